@@ -1,0 +1,142 @@
+# sloptimize — build, test, install.
+#
+# Every library comes through pkg-config.  `make deps` installs whatever is
+# missing (idempotent); run, test and bench* depend on it, so a fresh
+# machine needs only the two commands in the README.
+
+PREFIX	?= /usr/local
+DESTDIR	?=
+BUILD	?= build
+CC	?= cc
+
+PKGS		:= libuv libwebsockets libcjson
+PKGS_OPT	:= libnotify
+HAVE_NOTIFY	:= $(shell pkg-config --exists libnotify 2>/dev/null && echo 1)
+ifeq ($(HAVE_NOTIFY),1)
+PKGS		+= $(PKGS_OPT)
+NOTIFY_DEF	:= -DHAVE_LIBNOTIFY=1
+endif
+
+PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_CFLAGS	:= $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS	:= $(shell pkg-config --libs cmocka 2>/dev/null)
+
+VERSION		:= 0.1.0
+OPT		?= -O2 -g
+CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror $(OPT) -I. $(PKG_CFLAGS) \
+		   $(NOTIFY_DEF) -DSLOPTIMIZE_VERSION='"$(VERSION)"' \
+		   -DSLOPTIMIZE_SHARE='"$(PREFIX)/share/sloptimize"'
+LDLIBS		+= $(PKG_LIBS) -lm
+
+# Everything but the two mains goes into one archive that the programs
+# and every test link against.
+LIB_SRC		:= $(wildcard ledger/*.c watchers/*.c notifier/*.c) \
+		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
+		   $(filter-out cli/main.c,$(wildcard cli/*.c))
+LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC	:= $(wildcard tests/test_*.c)
+TEST_BIN	:= $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRC	:= $(wildcard tests/fuzz_*.c)
+
+PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
+
+.PHONY: all deps run test asan bench-fold bench-wake bench-http install \
+	install-service clean check-deps
+
+all: $(PROGS) $(TEST_BIN)
+
+$(BUILD)/%.o: %.c $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libsloptimize.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/sloptimize: $(BUILD)/cli/main.o $(BUILD)/libsloptimize.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/sloptimized: $(BUILD)/daemon/main.o $(BUILD)/libsloptimize.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a \
+	    $(LDFLAGS) $(CMOCKA_LIBS) $(LDLIBS)
+
+# --- dependencies -----------------------------------------------------------
+
+APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
+	libcjson-dev libnotify-dev libcmocka-dev python3 nodejs npm \
+	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
+	systemd curl
+BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
+
+deps: .deps-stamp
+.deps-stamp: Makefile tests/package.json
+	@if [ "$$(uname)" = Darwin ]; then \
+	    brew install $(BREW_PKGS); \
+	elif command -v apt-get >/dev/null; then \
+	    missing=""; for p in $(APT_PKGS); do \
+	        dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+	            grep -q "ok installed" || missing="$$missing $$p"; \
+	    done; \
+	    if [ -n "$$missing" ]; then \
+	        echo "deps: installing$$missing"; \
+	        SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	        $$SUDO apt-get update -qq && \
+	        DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	            --no-install-recommends $$missing; \
+	    fi; \
+	else \
+	    echo "deps: install $(PKGS) cmocka by hand on this system" >&2; \
+	fi
+	cd tests && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# --- running ----------------------------------------------------------------
+
+DEMO	?= $(BUILD)/demo
+
+run: deps all
+	sh tests/demo.sh $(DEMO)
+
+# --- tests ------------------------------------------------------------------
+
+test: deps all
+	sh tests/run.sh $(BUILD)
+
+asan: deps
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined \
+	    -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" all
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    sh tests/run.sh build-asan
+
+# --- benchmarks (figures, never pass/fail timing) ----------------------------
+
+bench-fold: deps all
+	sh tests/bench/fold.sh $(BUILD)
+
+bench-wake: deps all
+	sh tests/bench/wake.sh $(BUILD)
+
+bench-http: deps all
+	sh tests/bench/http.sh $(BUILD)
+
+# --- install ----------------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/sloptimize/page-runtime
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 docs/sloptimize.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	[ -z "$$(ls page-runtime 2>/dev/null)" ] || install -m 644 \
+	    page-runtime/*.js $(DESTDIR)$(PREFIX)/share/sloptimize/page-runtime/
+
+clean:
+	rm -rf $(BUILD) build-asan .deps-stamp

@@ -1,0 +1,59 @@
+/*
+ * sloptimize — the command line: a table of verbs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "verbs.h"
+
+static const struct {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*what;
+} verbs[] = {
+	{ "issues", verb_issues, "the issue catalogue (--fp ID for one)" },
+	{ "report", verb_report, "the five most frequent issues" },
+	{ "history", verb_history, "the timeline in buckets, one window per build" },
+	{ "fix", verb_fix, "record a fix, a proposal, or a decision on one" },
+	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
+	{ "doctor", verb_doctor, "check the environment and the ledger" },
+};
+
+static void
+usage(FILE *f)
+{
+	size_t	i;
+
+	fprintf(f, "usage: sloptimize <verb> [--json] [--project DIR] ...\n\n");
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(f, "  %-12s %s\n", verbs[i].name, verbs[i].what);
+	fprintf(f, "\n'sloptimize <verb> --help' for each; man sloptimize.\n"
+	    "Exit: 0 ok, 1 findings, 2 usage, 4 nothing to read.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t	i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("sloptimize %s\n", SLOPTIMIZE_VERSION);
+		return EXIT_OK;
+	}
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(argv[1], verbs[i].name) == 0)
+			return verbs[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "sloptimize: unknown verb '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

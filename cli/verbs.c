@@ -1,0 +1,989 @@
+/*
+ * verbs — `sloptimize` issues, report, history, fix, hook-status, doctor.
+ *
+ * Every verb reads the project's files directly through the fold; none
+ * needs the daemon.  Output is an aligned table for people or, with
+ * --json, the shapes of docs/json.md for programs.  Exit codes follow
+ * DESIGN §11: 0 ok, 1 findings, 2 usage, 4 nothing to read.
+ */
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ledger/footprint.h"
+#include "verbs.h"
+
+/* --- options ---------------------------------------------------------- */
+
+enum { O_FLAG, O_ARG };
+
+struct opt {
+	const char	*name;
+	int		 kind;
+	void		*dst;		/* int * for flags, const char ** */
+};
+
+/*
+ * Parse argv[1..] against the verb's options plus the common ones.
+ * Positional arguments are collected in pos (up to npos).  Returns -1 to
+ * go on, or an exit code (0 after --help, 2 on a usage error).
+ */
+static int
+parse(int argc, char **argv, const struct opt *opts, struct common *c,
+    const char *usage, const char **pos, int *npos)
+{
+	const char	*now = NULL;
+	int		 i, maxpos = npos ? *npos : 0;
+
+	c->project = ".";
+	c->json = 0;
+	c->now_ms = LEDGER_NO_TIME;
+	if (npos)
+		*npos = 0;
+	for (i = 1; i < argc; i++) {
+		const char		*a = argv[i], *eq, *val = NULL;
+		const struct opt	*o;
+		size_t			 nlen;
+		struct opt		 common[] = {
+			{ "project", O_ARG, &c->project },
+			{ "json", O_FLAG, &c->json },
+			{ "now", O_ARG, &now },
+			{ NULL, 0, NULL }
+		};
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage, stdout);
+			return EXIT_OK;
+		}
+		if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
+			if (npos == NULL || *npos >= maxpos) {
+				fprintf(stderr, "sloptimize %s: unexpected "
+				    "argument '%s'\n%s", argv[0], a, usage);
+				return EXIT_USAGE;
+			}
+			pos[(*npos)++] = a;
+			continue;
+		}
+		a += 2;
+		eq = strchr(a, '=');
+		nlen = eq ? (size_t)(eq - a) : strlen(a);
+		for (o = opts; o && o->name; o++)
+			if (strlen(o->name) == nlen &&
+			    strncmp(o->name, a, nlen) == 0)
+				break;
+		if (o == NULL || o->name == NULL)
+			for (o = common; o->name; o++)
+				if (strlen(o->name) == nlen &&
+				    strncmp(o->name, a, nlen) == 0)
+					break;
+		if (o->name == NULL) {
+			fprintf(stderr, "sloptimize %s: unknown option "
+			    "'--%.*s'\n%s", argv[0], (int)nlen, a, usage);
+			return EXIT_USAGE;
+		}
+		if (o->kind == O_FLAG) {
+			if (eq) {
+				fprintf(stderr, "sloptimize %s: --%s takes no "
+				    "value\n", argv[0], o->name);
+				return EXIT_USAGE;
+			}
+			*(int *)o->dst = 1;
+			continue;
+		}
+		if (eq)
+			val = eq + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else {
+			fprintf(stderr, "sloptimize %s: --%s needs a value\n",
+			    argv[0], o->name);
+			return EXIT_USAGE;
+		}
+		*(const char **)o->dst = val;
+	}
+	if (now != NULL && iso_parse_ms(now, strlen(now), &c->now_ms) != 0) {
+		fprintf(stderr, "sloptimize %s: --now takes an ISO-8601 time\n",
+		    argv[0]);
+		return EXIT_USAGE;
+	}
+	if (c->now_ms == LEDGER_NO_TIME) {
+		struct timespec	ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
+	return -1;
+}
+
+static int
+parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
+{
+	*ms = LEDGER_NO_TIME;
+	if (v == NULL)
+		return 0;
+	if (iso_parse_ms(v, strlen(v), ms) != 0) {
+		fprintf(stderr, "sloptimize %s: --%s takes an ISO-8601 time, "
+		    "not '%s'\n", verb, name, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* Fold the project or say why not; returns -1 to go on or an exit code. */
+static int
+fold_or_explain(const char *verb, const struct common *c,
+    const struct ledger_opts *o, struct ledger **l, struct fold_info *fi)
+{
+	int	rc = ledger_fold_project(c->project, o, l, fi);
+
+	if (rc == 0)
+		return -1;
+	if (rc == -ENOENT) {
+		fprintf(stderr, "sloptimize %s: no ledger at %s (the game's "
+		    "runtime writes it; is --project right?)\n", verb, fi->perf);
+		return EXIT_NOTHING;
+	}
+	fprintf(stderr, "sloptimize %s: cannot read the ledger: %s\n", verb,
+	    strerror(-rc));
+	return EXIT_NOTHING;
+}
+
+static void
+add_source(cJSON *o, const struct fold_info *fi)
+{
+	cJSON	*s = cJSON_AddObjectToObject(o, "source");
+
+	cJSON_AddStringToObject(s, "perf", fi->perf);
+	cJSON_AddStringToObject(s, "fixes", fi->fixes);
+	cJSON_AddNumberToObject(s, "bytes", (double)fi->bytes);
+	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
+}
+
+static void
+note_partial(const struct fold_info *fi)
+{
+	if (fi->partial > 0)
+		fprintf(stderr, "sloptimize: left %llu bytes of an unfinished "
+		    "last line in %s unfolded\n",
+		    (unsigned long long)fi->partial, fi->perf);
+}
+
+static const char *
+jstr(const cJSON *o, const char *name)
+{
+	const char	*s = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(o, name));
+
+	return s ? s : "-";
+}
+
+static double
+jnum(const cJSON *o, const char *name)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
+}
+
+static void
+fmt_num(double v, const char *unit, char *out, size_t cap)
+{
+	if (isnan(v))
+		snprintf(out, cap, "-");
+	else if (fabs(v) >= 100000)
+		snprintf(out, cap, "%.0f%s", v, unit);
+	else if (v == floor(v))
+		snprintf(out, cap, "%.0f%s", v, unit);
+	else
+		snprintf(out, cap, "%.1f%s", v, unit);
+}
+
+/* worst as "141.2ms" */
+static void
+fmt_worst(const cJSON *row, char *out, size_t cap)
+{
+	const cJSON	*w = cJSON_GetObjectItemCaseSensitive(row, "worst");
+
+	if (!cJSON_IsObject(w)) {
+		snprintf(out, cap, "-");
+		return;
+	}
+	fmt_num(jnum(w, "value"), strcmp(jstr(w, "unit"), "ms") == 0 ? "ms" :
+	    "u", out, cap);
+}
+
+static void
+fmt_last(const cJSON *row, char *out, size_t cap)
+{
+	double	ago = jnum(row, "lastAgoMs");
+
+	if (isnan(ago))
+		snprintf(out, cap, "-");
+	else
+		format_ago((int64_t)ago, out, cap);
+}
+
+static const char *
+verdict_guess(const cJSON *row)
+{
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(row, "verdict");
+
+	return cJSON_IsObject(v) ? jstr(v, "guess") : "-";
+}
+
+static void
+print_issue_table(const cJSON *issues, int limit)
+{
+	const cJSON	*row;
+	int		 n = 0;
+
+	printf("%-8s  %6s  %-9s  %-8s  %9s  %-9s  %-28s  %s\n", "ID", "COUNT",
+	    "STATUS", "TYPE", "WORST", "LAST", "VERDICT", "SITUATION");
+	cJSON_ArrayForEach(row, issues) {
+		char		 worst[32], last[32], sit[256] = "";
+		const cJSON	*f;
+		size_t		 o = 0;
+
+		if (limit && n++ >= limit)
+			break;
+		fmt_worst(row, worst, sizeof(worst));
+		fmt_last(row, last, sizeof(last));
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(row,
+		    "situation"))
+			if (o < sizeof(sit))
+				o += (size_t)snprintf(sit + o, sizeof(sit) - o,
+				    "%s%s=%s", o ? " " : "", f->string,
+				    cJSON_GetStringValue(f));
+		printf("%-8s  %6.0f  %-9s  %-8s  %9s  %-9s  %-28.28s  %s\n",
+		    jstr(row, "id"), jnum(row, "count"), jstr(row, "status"),
+		    jstr(row, "type"), worst, last, verdict_guess(row),
+		    *sit ? sit : "-");
+	}
+}
+
+/* --- issues ----------------------------------------------------------- */
+
+static const char issues_usage[] =
+"usage: sloptimize issues [--fp ID] [--type T] [--status S] [--from ISO]\n"
+"                         [--to ISO] [--include-automated] [--json]\n"
+"                         [--project DIR]\n"
+"The issue catalogue: one row per footprint, most frequent first.\n"
+"  --fp ID             one issue with its history and every occurrence\n"
+"  --type T            hitch, usermark, jitter, …\n"
+"  --status S          open, fixed or regressed\n"
+"  --from/--to ISO     count only occurrences in this time range\n"
+"  --include-automated include robots' records (automated: true)\n";
+
+static void
+print_issue_detail(const cJSON *doc)
+{
+	const cJSON	*row = cJSON_GetObjectItemCaseSensitive(doc, "issue");
+	const cJSON	*it, *v;
+	char		 worst[32], last[32];
+
+	fmt_worst(row, worst, sizeof(worst));
+	fmt_last(row, last, sizeof(last));
+	printf("issue     %s  (%s)\n", jstr(row, "id"), jstr(row, "status"));
+	printf("key       %s\n", jstr(row, "key"));
+	printf("count     %.0f\n", jnum(row, "count"));
+	printf("first     %s\n", jstr(row, "first"));
+	printf("last      %s (%s)\n", jstr(row, "last"), last);
+	printf("worst     %s at %s\n", worst,
+	    jstr(cJSON_GetObjectItemCaseSensitive(row, "worst"), "at"));
+	printf("builds   ");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row, "builds"))
+		printf(" %s", cJSON_GetStringValue(it));
+	printf("\n");
+	v = cJSON_GetObjectItemCaseSensitive(row, "verdict");
+	if (cJSON_IsObject(v))
+		printf("verdict   %s/%s \"%s\"\n", jstr(v, "guess"),
+		    jstr(v, "confidence"), jstr(v, "evidence"));
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row, "fixes"))
+		printf("fix       %s %s \"%s\" commit %s (judged on %s)\n",
+		    jstr(it, "id"), jstr(it, "at"), jstr(it, "title"),
+		    jstr(it, "commit"), jstr(it, "fixBuild"));
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row,
+	    "proposals"))
+		printf("proposal  %s %s \"%s\" (%s)\n", jstr(it, "id"),
+		    jstr(it, "at"), jstr(it, "title"), jstr(it, "status"));
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(row,
+	    "fixes")) == 0)
+		printf("record a fix with:\n  sloptimize fix --footprints %s "
+		    "--title \"…\" --commit <sha>\n", jstr(row, "id"));
+	printf("\n%-24s  %-16s  %9s  %-28s  %s\n", "AT", "BUILD", "VALUE",
+	    "VERDICT", "OFFSET");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc,
+	    "occurrences")) {
+		char	val[32];
+
+		fmt_num(jnum(it, "value"), "", val, sizeof(val));
+		v = cJSON_GetObjectItemCaseSensitive(it, "verdict");
+		printf("%-24s  %-16.16s  %9s  %-28.28s  %.0f\n",
+		    jstr(it, "at"), jstr(it, "build"), val,
+		    cJSON_IsObject(v) ? jstr(v, "guess") : "-",
+		    jnum(it, "offset"));
+	}
+}
+
+int
+verb_issues(int argc, char **argv)
+{
+	struct common		 c;
+	const char		*fp = NULL, *type = NULL, *status = NULL;
+	const char		*from = NULL, *to = NULL;
+	int			 automated = 0, rc;
+	struct opt		 opts[] = {
+		{ "fp", O_ARG, &fp }, { "type", O_ARG, &type },
+		{ "status", O_ARG, &status }, { "from", O_ARG, &from },
+		{ "to", O_ARG, &to },
+		{ "include-automated", O_FLAG, &automated },
+		{ NULL, 0, NULL }
+	};
+	struct ledger_opts	 lo = { 0 };
+	struct ledger_query	 q = { 0 };
+	struct ledger		*l = NULL;
+	struct fold_info	 fi;
+	cJSON			*out;
+	uint32_t		 id;
+
+	if ((rc = parse(argc, argv, opts, &c, issues_usage, NULL, NULL)) >= 0)
+		return rc;
+	if (parse_time_opt("issues", "from", from, &lo.from_ms) ||
+	    parse_time_opt("issues", "to", to, &lo.to_ms))
+		return EXIT_USAGE;
+	if (status && strcmp(status, "open") && strcmp(status, "fixed") &&
+	    strcmp(status, "regressed")) {
+		fprintf(stderr, "sloptimize issues: --status is open, fixed or "
+		    "regressed\n");
+		return EXIT_USAGE;
+	}
+	if (fp && footprint_parse_hex(fp, strlen(fp), &id) != 0) {
+		fprintf(stderr, "sloptimize issues: --fp takes an 8-hex "
+		    "footprint id\n");
+		return EXIT_USAGE;
+	}
+	lo.include_automated = automated;
+	lo.occurrences_of = fp;
+	if ((rc = fold_or_explain("issues", &c, &lo, &l, &fi)) >= 0)
+		return rc;
+	note_partial(&fi);
+	if (fp != NULL) {
+		char	hex[9];
+
+		footprint_hex(id, hex);
+		if ((out = ledger_issue_json(l, hex, c.now_ms)) == NULL) {
+			fprintf(stderr, "sloptimize issues: no issue %s in "
+			    "%s\n", hex, fi.perf);
+			ledger_destroy(l);
+			return EXIT_FINDINGS;
+		}
+	} else {
+		q.type = type;
+		q.status = status;
+		out = ledger_issues_json(l, &q, c.now_ms);
+	}
+	if (out == NULL) {
+		ledger_destroy(l);
+		fprintf(stderr, "sloptimize issues: out of memory\n");
+		return EXIT_FINDINGS;
+	}
+	if (c.json) {
+		add_source(out, &fi);
+		print_json(out);
+	} else if (fp != NULL)
+		print_issue_detail(out);
+	else {
+		const cJSON	*rows = cJSON_GetObjectItemCaseSensitive(out,
+				    "issues");
+
+		if (cJSON_GetArraySize(rows) == 0)
+			printf("no issues in %s\n", fi.perf);
+		else
+			print_issue_table(rows, 0);
+	}
+	cJSON_Delete(out);
+	ledger_destroy(l);
+	return EXIT_OK;
+}
+
+/* --- report ----------------------------------------------------------- */
+
+static const char report_usage[] =
+"usage: sloptimize report [--json] [--project DIR]\n"
+"The five most frequent issues, each with its verdict and evidence.\n"
+"Exits 1 when any issue has regressed after a fix.\n";
+
+int
+verb_report(int argc, char **argv)
+{
+	struct common		 c;
+	struct ledger_opts	 lo = { 0 };
+	struct ledger_query	 q = { .limit = 5 };
+	struct ledger		*l;
+	struct fold_info	 fi;
+	cJSON			*out, *reg, *row;
+	int			 rc, regressed;
+
+	if ((rc = parse(argc, argv, NULL, &c, report_usage, NULL, NULL)) >= 0)
+		return rc;
+	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
+	if ((rc = fold_or_explain("report", &c, &lo, &l, &fi)) >= 0)
+		return rc;
+	note_partial(&fi);
+	q.status = "regressed";
+	q.limit = 0;
+	reg = ledger_issues_json(l, &q, c.now_ms);
+	regressed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(reg,
+	    "issues"));
+	cJSON_Delete(reg);
+	q.status = NULL;
+	q.limit = 5;
+	if ((out = ledger_issues_json(l, &q, c.now_ms)) == NULL) {
+		ledger_destroy(l);
+		return EXIT_FINDINGS;
+	}
+	if (c.json) {
+		add_source(out, &fi);
+		print_json(out);
+	} else {
+		const cJSON	*rows = cJSON_GetObjectItemCaseSensitive(out,
+				    "issues");
+		const cJSON	*cnt = cJSON_GetObjectItemCaseSensitive(out,
+				    "counts");
+		int		 i = 0;
+
+		printf("%.0f issues from %.0f incidents in %s", jnum(cnt,
+		    "rows"), jnum(cnt, "incidents"), fi.perf);
+		if (regressed)
+			printf(" — %d regressed", regressed);
+		printf("\n");
+		cJSON_ArrayForEach(row, rows) {
+			char		 worst[32], last[32];
+			const cJSON	*v = cJSON_GetObjectItemCaseSensitive(row,
+					    "verdict");
+
+			fmt_worst(row, worst, sizeof(worst));
+			fmt_last(row, last, sizeof(last));
+			printf("\n%d. %s %s ×%.0f %s, worst %s, last %s\n",
+			    ++i, jstr(row, "id"), jstr(row, "type"),
+			    jnum(row, "count"), jstr(row, "status"), worst,
+			    last);
+			printf("   %s\n", jstr(row, "key"));
+			if (cJSON_IsObject(v))
+				printf("   %s/%s: %s\n", jstr(v, "guess"),
+				    jstr(v, "confidence"), jstr(v, "evidence"));
+		}
+	}
+	cJSON_Delete(out);
+	ledger_destroy(l);
+	return regressed ? EXIT_FINDINGS : EXIT_OK;
+}
+
+/* --- history ---------------------------------------------------------- */
+
+static const char history_usage[] =
+"usage: sloptimize history [--buckets N] [--include-automated] [--json]\n"
+"                          [--project DIR]\n"
+"The timeline: the ledger's span in N equal buckets (default 24) with the\n"
+"medians of the heartbeats, the hitch count and worst hitch, and one\n"
+"window per build.  '-' marks a bucket without evidence.\n";
+
+static void
+print_window_row(const char *label, const cJSON *b)
+{
+	char	p95[32], med[32], calls[32], tris[32], prog[32], hit[32],
+		worst[32];
+	const cJSON	*it;
+
+	fmt_num(jnum(b, "p95Ms"), "", p95, sizeof(p95));
+	fmt_num(jnum(b, "medianMs"), "", med, sizeof(med));
+	fmt_num(jnum(b, "calls"), "", calls, sizeof(calls));
+	fmt_num(jnum(b, "triangles"), "", tris, sizeof(tris));
+	fmt_num(jnum(b, "programs"), "", prog, sizeof(prog));
+	fmt_num(jnum(b, "hitches"), "", hit, sizeof(hit));
+	fmt_num(jnum(b, "worstHitchMs"), "", worst, sizeof(worst));
+	printf("%-24.24s  %7s  %7s  %6s  %9s  %5s  %7s  %7s ", label, p95, med,
+	    calls, tris, prog, hit, worst);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(b, "builds"))
+		printf(" %s", cJSON_GetStringValue(it));
+	printf("\n");
+}
+
+int
+verb_history(int argc, char **argv)
+{
+	struct common		 c;
+	const char		*nb = NULL;
+	int			 automated = 0, rc, buckets = 24;
+	struct opt		 opts[] = {
+		{ "buckets", O_ARG, &nb },
+		{ "include-automated", O_FLAG, &automated },
+		{ NULL, 0, NULL }
+	};
+	struct ledger_opts	 lo = { 0 };
+	struct ledger		*l;
+	struct fold_info	 fi;
+	cJSON			*out;
+	const cJSON		*b;
+
+	if ((rc = parse(argc, argv, opts, &c, history_usage, NULL, NULL)) >= 0)
+		return rc;
+	if (nb != NULL) {
+		char	*end;
+		long	 v = strtol(nb, &end, 10);
+
+		if (*nb == '\0' || *end != '\0' || v < 1 || v > 10000) {
+			fprintf(stderr, "sloptimize history: --buckets is 1 "
+			    "to 10000\n");
+			return EXIT_USAGE;
+		}
+		buckets = (int)v;
+	}
+	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
+	lo.include_automated = automated;
+	lo.want_timeline = 1;
+	if ((rc = fold_or_explain("history", &c, &lo, &l, &fi)) >= 0)
+		return rc;
+	note_partial(&fi);
+	if ((out = ledger_history_json(l, buckets)) == NULL) {
+		ledger_destroy(l);
+		fprintf(stderr, "sloptimize history: out of memory\n");
+		return EXIT_FINDINGS;
+	}
+	{
+		char	iso[32];
+
+		iso_format_ms(c.now_ms, iso);
+		cJSON_InsertItemInArray(out, 1, cJSON_CreateString(iso));
+		/* keep generatedAt next to v, like every other shape */
+		cJSON_GetArrayItem(out, 1)->string = strdup("generatedAt");
+	}
+	if (c.json) {
+		add_source(out, &fi);
+		print_json(out);
+	} else {
+		printf("%-24s  %7s  %7s  %6s  %9s  %5s  %7s  %7s  %s\n",
+		    "BUCKET", "P95", "MEDIAN", "CALLS", "TRIS", "PROG",
+		    "HITCHES", "WORST", "BUILDS");
+		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(out,
+		    "buckets"))
+			print_window_row(jstr(b, "from"), b);
+		printf("\n%-24s\n", "PER BUILD");
+		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(out,
+		    "builds"))
+			print_window_row(jstr(b, "build"), b);
+	}
+	cJSON_Delete(out);
+	ledger_destroy(l);
+	return EXIT_OK;
+}
+
+/* --- fix -------------------------------------------------------------- */
+
+static const char fix_usage[] =
+"usage: sloptimize fix [propose] --title TEXT [--footprints ID,…]\n"
+"                      [--issue TEXT] [--solution TEXT] [--commit SHA]\n"
+"                      [--files PATH,…] [--before W] [--after W] [--json]\n"
+"                      [--project DIR]\n"
+"       sloptimize fix merge|reject PROPOSAL-ID [--project DIR]\n"
+"Append a fix (or a proposal, or a decision on one) to fixes.jsonl.\n"
+"A window W is a build name or <ISO>..<ISO>; by default 'before' is the\n"
+"previous build with heartbeats and 'after' the latest one.\n";
+
+static cJSON *
+split_list(const char *s)
+{
+	cJSON		*a = cJSON_CreateArray();
+	const char	*p = s;
+
+	while (a != NULL && *p != '\0') {
+		const char	*e = strchr(p, ',');
+		size_t		 n = e ? (size_t)(e - p) : strlen(p);
+		char		*item = strndup(p, n);
+
+		if (item != NULL && *item != '\0')
+			cJSON_AddItemToArray(a, cJSON_CreateString(item));
+		free(item);
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return a;
+}
+
+int
+verb_fix(int argc, char **argv)
+{
+	struct common		 c;
+	const char		*title = NULL, *fps = NULL, *issue = NULL;
+	const char		*solution = NULL, *commit = NULL, *files = NULL;
+	const char		*before = NULL, *after = NULL, *why;
+	const char		*pos[2];
+	int			 npos = 2, rc, i;
+	struct opt		 opts[] = {
+		{ "title", O_ARG, &title }, { "footprints", O_ARG, &fps },
+		{ "issue", O_ARG, &issue }, { "solution", O_ARG, &solution },
+		{ "commit", O_ARG, &commit }, { "files", O_ARG, &files },
+		{ "before", O_ARG, &before }, { "after", O_ARG, &after },
+		{ NULL, 0, NULL }
+	};
+	cJSON			*rec;
+	const char		*mode = "applied";
+
+	if ((rc = parse(argc, argv, opts, &c, fix_usage, pos, &npos)) >= 0)
+		return rc;
+	if (npos > 0) {
+		if (strcmp(pos[0], "propose") == 0 && npos == 1)
+			mode = "proposed";
+		else if ((strcmp(pos[0], "merge") == 0 ||
+		    strcmp(pos[0], "reject") == 0) && npos == 2)
+			mode = pos[0][0] == 'm' ? "merged" : "rejected";
+		else {
+			fputs(fix_usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if ((rec = cJSON_CreateObject()) == NULL)
+		return EXIT_FINDINGS;
+	cJSON_AddStringToObject(rec, "type", "fix");
+	cJSON_AddStringToObject(rec, "status", mode);
+	if (strcmp(mode, "merged") == 0 || strcmp(mode, "rejected") == 0) {
+		cJSON_AddStringToObject(rec, "ref", pos[1]);
+	} else {
+		struct ledger_opts	 lo = { 0 };
+		struct ledger		*l = NULL;
+		struct fold_info	 fi;
+		const char		*spec[2] = { before, after };
+
+		if (title == NULL) {
+			fprintf(stderr, "sloptimize fix: --title is "
+			    "required\n%s", fix_usage);
+			cJSON_Delete(rec);
+			return EXIT_USAGE;
+		}
+		cJSON_AddStringToObject(rec, "title", title);
+		if (issue)
+			cJSON_AddStringToObject(rec, "issue", issue);
+		if (solution)
+			cJSON_AddStringToObject(rec, "solution", solution);
+		if (commit)
+			cJSON_AddStringToObject(rec, "commit", commit);
+		if (files)
+			cJSON_AddItemToObject(rec, "files", split_list(files));
+		cJSON_AddItemToObject(rec, "footprints",
+		    split_list(fps ? fps : ""));
+		/* the measured windows, when there is a ledger to measure */
+		lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
+		lo.want_timeline = 1;
+		if (ledger_fold_project(c.project, &lo, &l, &fi) != 0)
+			l = NULL;
+		for (i = 0; i < 2; i++) {
+			cJSON	*w = NULL;
+
+			if (l != NULL)
+				w = ledger_window_json(l, spec[i], i, &why);
+			if (w == NULL && spec[i] != NULL) {
+				fprintf(stderr, "sloptimize fix: --%s %s: %s\n",
+				    i ? "after" : "before", spec[i],
+				    l ? why : "there is no ledger to measure");
+				cJSON_Delete(rec);
+				ledger_destroy(l);
+				return EXIT_USAGE;
+			}
+			cJSON_AddItemToObject(rec, i ? "after" : "before",
+			    w ? w : cJSON_CreateNull());
+		}
+		ledger_destroy(l);
+	}
+	if ((rc = fix_append(c.project, rec, &why)) != 0) {
+		fprintf(stderr, "sloptimize fix: %s%s%s\n", why ? why : "",
+		    rc != -EINVAL ? ": " : "", rc != -EINVAL ?
+		    strerror(-rc) : "");
+		cJSON_Delete(rec);
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_FINDINGS;
+	}
+	if (c.json)
+		print_json(rec);
+	else
+		printf("recorded %s %s in %s/.sloptimize/fixes.jsonl\n",
+		    strcmp(mode, "applied") == 0 ? "fix" : mode,
+		    jstr(rec, strcmp(mode, "merged") == 0 ||
+		    strcmp(mode, "rejected") == 0 ? "ref" : "id"), c.project);
+	cJSON_Delete(rec);
+	return EXIT_OK;
+}
+
+/* --- hook-status ------------------------------------------------------ */
+
+static const char hook_usage[] =
+"usage: sloptimize hook-status [--json] [--project DIR]\n"
+"At most five lines for an agent's prompt hook: regressions, and issues\n"
+"seen in the last 30 minutes.  Silent, exit 0, when nothing needs\n"
+"attention or there is no ledger.\n";
+
+#define HOOK_RECENT_MS	(30 * 60 * 1000)
+
+int
+verb_hook_status(int argc, char **argv)
+{
+	struct common		 c;
+	struct ledger_opts	 lo = { 0 };
+	struct ledger		*l;
+	struct fold_info	 fi;
+	cJSON			*out, *row, *pick;
+	int			 rc, regressed = 0, recent = 0, lines = 0;
+
+	if ((rc = parse(argc, argv, NULL, &c, hook_usage, NULL, NULL)) >= 0)
+		return rc;
+	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
+	if (ledger_fold_project(c.project, &lo, &l, &fi) != 0)
+		return EXIT_OK;		/* nothing running: stay silent */
+	if ((out = ledger_issues_json(l, NULL, c.now_ms)) == NULL ||
+	    (pick = cJSON_CreateArray()) == NULL) {
+		cJSON_Delete(out);
+		ledger_destroy(l);
+		return EXIT_OK;
+	}
+	/* regressions first, then what happened lately */
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(out,
+	    "issues"))
+		if (strcmp(jstr(row, "status"), "regressed") == 0) {
+			regressed++;
+			cJSON_AddItemReferenceToArray(pick, row);
+		}
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(out,
+	    "issues")) {
+		double	ago = jnum(row, "lastAgoMs");
+
+		if (!isnan(ago) && ago <= HOOK_RECENT_MS &&
+		    strcmp(jstr(row, "status"), "regressed") != 0) {
+			recent++;
+			cJSON_AddItemReferenceToArray(pick, row);
+		}
+	}
+	if (regressed + recent > 0) {
+		if (c.json) {
+			cJSON	*o = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(o, "regressed", regressed);
+			cJSON_AddNumberToObject(o, "recent", recent);
+			cJSON_AddItemReferenceToObject(o, "issues", pick);
+			print_json(o);
+			cJSON_Delete(o);
+		} else {
+			printf("sloptimize: %d regressed, %d issues seen in "
+			    "the last 30 min (sloptimize issues for all)\n",
+			    regressed, recent);
+			cJSON_ArrayForEach(row, pick) {
+				char		 worst[32], last[32];
+				const cJSON	*v;
+
+				if (++lines > 4)
+					break;
+				v = cJSON_GetObjectItemCaseSensitive(row,
+				    "verdict");
+				fmt_worst(row, worst, sizeof(worst));
+				fmt_last(row, last, sizeof(last));
+				printf("  %s %s %s ×%.0f worst %s %s, last %s\n",
+				    jstr(row, "status"), jstr(row, "id"),
+				    jstr(row, "type"), jnum(row, "count"),
+				    worst, cJSON_IsObject(v) ?
+				    jstr(v, "guess") : "-", last);
+			}
+		}
+	}
+	cJSON_Delete(pick);
+	cJSON_Delete(out);
+	ledger_destroy(l);
+	return EXIT_OK;
+}
+
+/* --- doctor ----------------------------------------------------------- */
+
+static const char doctor_usage[] =
+"usage: sloptimize doctor [--json] [--project DIR]\n"
+"Checks the environment: the ledger and what the fold skipped, which\n"
+"file-watch backend the daemon will use and why, the notification server,\n"
+"and the limits sloptimize states.  Exits 1 when something needs fixing,\n"
+"4 when there is no ledger.\n";
+
+struct doc {
+	cJSON	*checks;
+	int	 problems;
+	int	 json;
+};
+
+static void
+check(struct doc *d, const char *name, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+check(struct doc *d, const char *name, int ok, const char *fmt, ...)
+{
+	char	msg[1024];
+	va_list	ap;
+	cJSON	*o = cJSON_CreateObject();
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cJSON_AddStringToObject(o, "check", name);
+	cJSON_AddStringToObject(o, "result", ok > 0 ? "ok" : ok == 0 ?
+	    "problem" : "note");
+	cJSON_AddStringToObject(o, "detail", msg);
+	cJSON_AddItemToArray(d->checks, o);
+	if (ok == 0)
+		d->problems++;
+	if (!d->json)
+		printf("%-7s %-14s %s\n", ok > 0 ? "ok" : ok == 0 ? "PROBLEM" :
+		    "note", name, msg);
+}
+
+/* Which backend a watch on `dir` gets, as the daemon decides it. */
+static const char *
+fs_backend(const char *dir, char *why, size_t cap)
+{
+	struct statfs	sf;
+
+	if (statfs(dir, &sf) == -1) {
+		snprintf(why, cap, "cannot statfs %s: %s", dir,
+		    strerror(errno));
+		return "poll";
+	}
+	switch ((unsigned long)sf.f_type) {
+	case 0x6969: snprintf(why, cap, "NFS: inotify misses remote writes");
+		return "poll";
+	case 0x517b: case 0xff534d42: case 0xfe534d42:
+		snprintf(why, cap, "SMB/CIFS: inotify misses remote writes");
+		return "poll";
+	case 0x65735546: snprintf(why, cap, "FUSE: events are not reliable");
+		return "poll";
+	case 0x01021997: snprintf(why, cap, "9p: events are not reliable");
+		return "poll";
+	default:
+		snprintf(why, cap, "local filesystem (type 0x%lx)",
+		    (unsigned long)sf.f_type);
+		return "inotify";
+	}
+}
+
+int
+verb_doctor(int argc, char **argv)
+{
+	struct common		 c;
+	struct doc		 d = { 0 };
+	struct ledger_opts	 lo = { 0 };
+	struct ledger		*l = NULL;
+	struct fold_info	 fi;
+	struct ledger_counts	 n;
+	char			 dir[PATH_MAX + 32], why[PATH_MAX + 64], real[PATH_MAX];
+	const char		*backend, *bus;
+	struct stat		 st;
+	int			 rc, nothing = 0;
+	FILE			*f;
+
+	if ((rc = parse(argc, argv, NULL, &c, doctor_usage, NULL, NULL)) >= 0)
+		return rc;
+	d.json = c.json;
+	d.checks = cJSON_CreateArray();
+	if (realpath(c.project, real) == NULL) {
+		check(&d, "project", 0, "%s: %s", c.project, strerror(errno));
+		nothing = 1;
+		goto out;
+	}
+	check(&d, "project", 1, "%s", real);
+	snprintf(dir, sizeof(dir), "%s/.sloptimize", real);
+	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
+	rc = ledger_fold_project(real, &lo, &l, &fi);
+	if (rc == -ENOENT) {
+		check(&d, "ledger", 0, "no %s yet: the game's runtime writes "
+		    "it while the game runs", fi.perf);
+		nothing = 1;
+	} else if (rc != 0) {
+		check(&d, "ledger", 0, "cannot read %s: %s", fi.perf,
+		    strerror(-rc));
+		nothing = 1;
+	} else {
+		ledger_counts(l, &n);
+		check(&d, "ledger", 1, "%s: %llu bytes, %llu records, %llu "
+		    "incidents in %llu issues, %llu builds", fi.perf,
+		    (unsigned long long)fi.bytes,
+		    (unsigned long long)n.folded,
+		    (unsigned long long)n.incidents,
+		    (unsigned long long)n.rows, (unsigned long long)n.builds);
+		if (n.skipped > 0) {
+			cJSON		*sk = ledger_skipped_json(l), *it;
+
+			check(&d, "skipped", 0, "%llu lines skipped (not valid "
+			    "records); the last ones:",
+			    (unsigned long long)n.skipped);
+			cJSON_ArrayForEach(it, sk)
+				check(&d, "skipped", -1, "%s offset %.0f "
+				    "length %.0f: %s", jstr(it, "stream"),
+				    jnum(it, "offset"), jnum(it, "length"),
+				    jstr(it, "reason"));
+			cJSON_Delete(sk);
+		} else
+			check(&d, "skipped", 1, "every line is a valid record");
+		if (n.malformed_footprints > 0)
+			check(&d, "footprints", 0, "%llu records carry a "
+			    "malformed v1 footprint id (re-derived)",
+			    (unsigned long long)n.malformed_footprints);
+		if (fi.partial > 0)
+			check(&d, "tail", -1, "%llu bytes of an unfinished last "
+			    "line (folded once its newline arrives)",
+			    (unsigned long long)fi.partial);
+		check(&d, "fixes", fi.have_fixes ? 1 : -1, "%s%s", fi.fixes,
+		    fi.have_fixes ? "" : " does not exist yet");
+	}
+	backend = fs_backend(stat(dir, &st) == 0 ? dir : real, why,
+	    sizeof(why));
+	check(&d, "watcher", 1, "%s (%s)", backend, why);
+	if ((f = fopen("/proc/sys/fs/inotify/max_user_watches", "r"))) {
+		long	w = 0;
+
+		if (fscanf(f, "%ld", &w) == 1)
+			check(&d, "inotify", w >= 64 ? 1 : 0,
+			    "max_user_watches %ld", w);
+		fclose(f);
+	}
+	bus = getenv("DBUS_SESSION_BUS_ADDRESS");
+#ifdef __APPLE__
+	check(&d, "notifications", 1, "osascript display notification");
+#else
+	if (bus == NULL || *bus == '\0')
+		check(&d, "notifications", -1, "no D-Bus session "
+		    "(DBUS_SESSION_BUS_ADDRESS unset): the daemon logs wakes "
+		    "but shows no desktop notifications");
+	else
+		check(&d, "notifications", 1, "D-Bus session at %s", bus);
+#endif
+	check(&d, "limits", -1, "lines over 1 MiB are skipped and counted; "
+	    "footprint keys are cut at %d bytes; verdict evidence at 255",
+	    FOOTPRINT_KEY_MAX - 1);
+out:
+	if (c.json) {
+		cJSON	*o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "v", 1);
+		cJSON_AddNumberToObject(o, "problems", d.problems);
+		cJSON_AddItemToObject(o, "checks", d.checks);
+		print_json(o);
+		cJSON_Delete(o);
+	} else
+		cJSON_Delete(d.checks);
+	ledger_destroy(l);
+	if (nothing)
+		return EXIT_NOTHING;
+	return d.problems ? EXIT_FINDINGS : EXIT_OK;
+}

@@ -1,0 +1,24 @@
+/*
+ * verbs — one function per `sloptimize` verb.  Each takes the arguments
+ * after the verb name (argv[0] is the verb) and returns an exit code.
+ */
+#ifndef CLI_VERBS_H
+#define CLI_VERBS_H
+
+#include <stdint.h>
+
+/* Options every verb shares. */
+struct common {
+	const char	*project;	/* --project DIR (default ".") */
+	int		 json;		/* --json */
+	int64_t		 now_ms;	/* --now ISO, for reproducible output */
+};
+
+int	verb_issues(int argc, char **argv);
+int	verb_report(int argc, char **argv);
+int	verb_history(int argc, char **argv);
+int	verb_fix(int argc, char **argv);
+int	verb_hook_status(int argc, char **argv);
+int	verb_doctor(int argc, char **argv);
+
+#endif

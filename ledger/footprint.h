@@ -1,0 +1,52 @@
+/*
+ * footprint — identity of a cause (DESIGN §6, footprint v1), plus the small
+ * text helpers the key needs: FNV-1a 32, separator scrubbing, ISO-8601
+ * times.  Pure functions, no allocation.
+ */
+#ifndef LEDGER_FOOTPRINT_H
+#define LEDGER_FOOTPRINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jscan.h"
+
+#define FOOTPRINT_VERSION	1
+#define FOOTPRINT_KEY_MAX	4096	/* keys longer than this are cut */
+
+uint32_t	fnv1a32(const void *data, size_t len);
+uint32_t	fnv1a32_more(uint32_t h, const void *data, size_t len);
+
+/* id of a v1 key: FNV-1a 32 of "v1:" + key */
+uint32_t	footprint_id(const char *key, size_t len);
+/* 8 lowercase hex digits + NUL */
+void		footprint_hex(uint32_t id, char out[9]);
+/* Parse exactly 8 hex digits (either case).  0 or -1. */
+int		footprint_parse_hex(const char *s, size_t n, uint32_t *id);
+
+/* Replace | , = \n \r \t with '_' in place. */
+void		footprint_scrub(char *s);
+
+/*
+ * Derive the v1 key of a record from its top-level members (as found by
+ * jscan_object).  Returns the key length (cut at FOOTPRINT_KEY_MAX-1), or
+ * -1 if the type has no derivation (not hitch, usermark or jitter).
+ */
+struct jscan_result;
+int		footprint_derive(const struct jscan_result *r, char *key,
+		    size_t cap);
+
+/* The top classification guess of a `classification` value (one object or
+ * a ranked array); J_NONE if there is none. */
+struct jspan	footprint_top_class(struct jspan cls);
+
+/*
+ * ISO-8601 date-time to milliseconds since the epoch.  Accepts
+ * YYYY-MM-DDTHH:MM[:SS[.fff…]] followed by Z, ±HH:MM or ±HHMM (a space may
+ * stand for the T).  Returns 0 or -1.
+ */
+int		iso_parse_ms(const char *s, size_t n, int64_t *ms);
+/* Milliseconds to "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 chars + NUL). */
+void		iso_format_ms(int64_t ms, char out[32]);
+
+#endif

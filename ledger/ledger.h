@@ -1,0 +1,138 @@
+/*
+ * ledger — the pure fold of perf.jsonl and fixes.jsonl (DESIGN §5–§7).
+ *
+ * A struct ledger is fed complete lines, one at a time, in file order, and
+ * answers with the issue catalogue, the timeline and measured windows as
+ * cJSON trees.  It does no I/O and knows nothing of event loops, so the
+ * daemon (live, line by line), the CLI (one pass over the file) and the
+ * tests share it.  Not thread-safe: one owner at a time.
+ *
+ * Memory is O(causes + builds) for the catalogue; with want_timeline it
+ * also keeps one small sample per heartbeat and per hitch, which exact
+ * medians need.
+ */
+#ifndef LEDGER_LEDGER_H
+#define LEDGER_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define LEDGER_MAX_LINE		(1024 * 1024)	/* longer lines are skipped */
+#define LEDGER_NO_TIME		INT64_MIN
+#define LEDGER_SKIPS_KEPT	32	/* the last N skipped lines are listed */
+
+struct ledger;
+
+struct ledger_opts {
+	int64_t		 from_ms;	/* LEDGER_NO_TIME: unbounded */
+	int64_t		 to_ms;		/* LEDGER_NO_TIME: unbounded */
+	int		 include_automated;
+	int		 want_timeline;	/* keep samples for history/windows */
+	const char	*occurrences_of; /* 8-hex id: keep its occurrences */
+};
+
+/* Streams: where a line came from (for skip reports). */
+enum ledger_stream { LEDGER_PERF = 0, LEDGER_FIXES = 1 };
+
+/*
+ * What one folded perf line was, for the daemon's wake events.  Strings
+ * point into the ledger's scratch space and are valid until the next
+ * fold call.  `row` fields are the catalogue row after this record.
+ */
+struct ledger_event {
+	const char	*type;
+	int64_t		 at_ms;		/* LEDGER_NO_TIME if none */
+	int		 automated;
+	int		 incident;	/* folded into the catalogue */
+	int		 counted;	/* inside the from/to and automated filters */
+	double		 value;		/* frameMs / worst[0].frameMs / units */
+	int		 has_value;
+	const char	*unit;		/* "ms", "units" or "" */
+	char		 id[9];		/* footprint id, "" if not an incident */
+	const char	*key;
+	const char	*phase;		/* "" if none */
+	const char	*build;		/* "" if none */
+	const char	*guess;		/* top verdict, "" if none */
+	const char	*confidence;
+	const char	*evidence;
+	uint64_t	 count;		/* the row's count after this record */
+	const char	*status;	/* "open", "fixed", "regressed" */
+};
+
+struct ledger	*ledger_create(const struct ledger_opts *opts);
+/* Accepts NULL. */
+void		 ledger_destroy(struct ledger *l);
+
+/*
+ * Fold one complete perf.jsonl line: `line` excludes the '\n' (a trailing
+ * '\r' is tolerated, and so is a UTF-8 BOM at its start); `offset` is the
+ * byte offset of its first byte.  Returns 0 when folded (ev filled if not
+ * NULL), 1 when the line was blank or skipped (skips are counted with
+ * their offset and reason), -ENOMEM on allocation failure (nothing half
+ * folded).
+ */
+int	ledger_fold_perf(struct ledger *l, const char *line, size_t len,
+	    uint64_t offset, struct ledger_event *ev);
+/* Same for a fixes.jsonl line (fix, proposal, merged, rejected). */
+int	ledger_fold_fix(struct ledger *l, const char *line, size_t len,
+	    uint64_t offset);
+/* Count a line the reader could not hand over whole (over
+ * LEDGER_MAX_LINE): `len` is its full length. */
+void	ledger_skip(struct ledger *l, enum ledger_stream s, uint64_t offset,
+	    uint64_t len, const char *reason);
+
+/* Counters, for status and doctor. */
+struct ledger_counts {
+	uint64_t	lines;		/* complete lines seen, both streams */
+	uint64_t	folded;		/* perf records folded */
+	uint64_t	incidents;	/* of which catalogue incidents */
+	uint64_t	fixes;		/* fixes.jsonl records folded */
+	uint64_t	skipped;	/* both streams */
+	uint64_t	malformed_footprints;
+	uint64_t	rows;
+	uint64_t	builds;
+};
+void	ledger_counts(const struct ledger *l, struct ledger_counts *c);
+
+/* The last skipped lines as [{stream, offset, length, reason}]. */
+cJSON	*ledger_skipped_json(const struct ledger *l);
+
+/* Catalogue filters applied when rendering (from/to/automated are fold
+ * options because they change the counts). */
+struct ledger_query {
+	const char	*type;		/* NULL: all */
+	const char	*status;	/* NULL: all */
+	size_t		 limit;		/* 0: all */
+};
+
+/*
+ * The catalogue (DESIGN §7) as {v, generatedAt, counts, issues:[row…],
+ * skipped}.  now_ms feeds lastAgoMs.  NULL on allocation failure.
+ */
+cJSON	*ledger_issues_json(struct ledger *l, const struct ledger_query *q,
+	    int64_t now_ms);
+/* One row {v, generatedAt, issue, occurrences:[…]} or NULL if the id is
+ * unknown (occurrences are kept only for opts.occurrences_of). */
+cJSON	*ledger_issue_json(struct ledger *l, const char *id, int64_t now_ms);
+/* The timeline {v, from, to, bucketMs, buckets:[…], builds:[…]}; needs
+ * want_timeline. */
+cJSON	*ledger_history_json(struct ledger *l, int buckets);
+/*
+ * A measured window: spec is NULL/"" for the default ("before": previous
+ * build with evidence, "after": latest build with evidence), a build name,
+ * or "<ISO>..<ISO>".  Returns the window object, or NULL and sets *err to
+ * a static reason.  Needs want_timeline.
+ */
+cJSON	*ledger_window_json(struct ledger *l, const char *spec, int after,
+	    const char **err);
+
+/* The status of a footprint id right now ("open", "fixed", "regressed"),
+ * or NULL if it has no row. */
+const char *ledger_status_of(struct ledger *l, const char *id);
+
+/* Situation string "k=v,k2=v2" to a cJSON object of facets. */
+cJSON	*ledger_situation_json(const char *ctx);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * linesplit — turn a byte stream into complete lines with their offsets.
+ *
+ * Shared by every reader of a ledger (the CLI's read loop, the daemon's
+ * tailer), so "a line" means the same thing everywhere: bytes up to and
+ * excluding '\n'.  A partial last line stays buffered until its newline
+ * arrives.  A line longer than `max_line` is never buffered whole: it is
+ * reported once, with its offset and full length, when its newline
+ * arrives, so memory stays bounded by max_line whatever the input.
+ */
+#ifndef LEDGER_LINESPLIT_H
+#define LEDGER_LINESPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void	(*linesplit_line_cb)(void *arg, const char *line, size_t len,
+		    uint64_t offset);
+typedef void	(*linesplit_long_cb)(void *arg, uint64_t offset, uint64_t len);
+
+struct linesplit {
+	char		*buf;		/* the partial line carried over */
+	size_t		 len, cap;
+	size_t		 max_line;
+	uint64_t	 offset;	/* stream offset of buf[0] */
+	int		 overlong;	/* discarding an over-long line */
+	uint64_t	 overlong_len;
+	linesplit_line_cb line_cb;
+	linesplit_long_cb long_cb;
+	void		*arg;
+};
+
+/* Stream offset 0; max_line of 0 means LEDGER_MAX_LINE. */
+void	linesplit_init(struct linesplit *ls, size_t max_line,
+	    linesplit_line_cb line_cb, linesplit_long_cb long_cb, void *arg);
+/* Start over at `offset` (a new generation, or a resume point). */
+void	linesplit_reset(struct linesplit *ls, uint64_t offset);
+void	linesplit_free(struct linesplit *ls);
+
+/*
+ * Feed the next `n` bytes of the stream.  Callbacks run synchronously for
+ * every line the bytes complete.  Returns 0 or -ENOMEM (the bytes were
+ * not consumed; feeding them again is safe).
+ */
+int	linesplit_feed(struct linesplit *ls, const char *data, size_t n);
+
+/* Offset just past the last complete line: where a cursor may stand. */
+uint64_t	linesplit_cursor(const struct linesplit *ls);
+/* Bytes held back in an unterminated last line. */
+uint64_t	linesplit_pending(const struct linesplit *ls);
+
+#endif

@@ -1,0 +1,47 @@
+#!/bin/sh
+# The test suite: every cmocka binary, every shell test, every node test.
+# Each is one unit that passes or fails; the last line is the tally, and the
+# exit status is non-zero if anything failed.
+#
+#   sh tests/run.sh BUILD_DIR [NAME_FILTER]
+set -u
+BUILD=${1:-build}
+FILTER=${2:-}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+export SLOPTIMIZE_BUILD="$top/$BUILD"
+export PATH="$top/$BUILD:$PATH"
+logdir="$top/$BUILD/test-logs"
+mkdir -p "$logdir"
+pass=0 fail=0 failed=""
+
+run_one() {	# name, command...
+	name=$1; shift
+	case "$name" in *"$FILTER"*) ;; *) return ;; esac
+	start=$(date +%s)
+	if "$@" >"$logdir/$name.log" 2>&1; then
+		pass=$((pass + 1))
+		echo "ok   $name ($(( $(date +%s) - start ))s)"
+	else
+		fail=$((fail + 1)); failed="$failed $name"
+		echo "FAIL $name — log follows"
+		tail -n 40 "$logdir/$name.log" | sed 's/^/     /'
+	fi
+}
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for t in tests/*.test.sh; do
+	[ -f "$t" ] || continue
+	run_one "$(basename "$t" .test.sh)" sh "$t"
+done
+for t in tests/*.test.mjs page-runtime/*.test.mjs; do
+	[ -f "$t" ] || continue
+	run_one "$(basename "$t" .test.mjs)" node --test "$t"
+done
+
+[ -z "$failed" ] || echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
