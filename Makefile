@@ -53,18 +53,21 @@ $(BUILD)/%.o: %.c $(wildcard */*.h)
 
 $(BUILD)/libsloptimize.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $^
+	@rm -f $@
+	@ar rcs $@ $^
 
 $(BUILD)/sloptimize: $(BUILD)/cli/main.o $(BUILD)/libsloptimize.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	@echo "LD $@"
+	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/sloptimized: $(BUILD)/daemon/main.o $(BUILD)/libsloptimize.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	@echo "LD $@"
+	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a \
+	@echo "LD $@"
+	@$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a \
 	    $(LDFLAGS) $(CMOCKA_LIBS) $(LDLIBS)
 
 # --- dependencies -----------------------------------------------------------

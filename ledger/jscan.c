@@ -50,6 +50,20 @@ skip_ws(struct scan *sc)
 		sc->p++;
 }
 
+#define ONES	0x0101010101010101ull
+#define HIGHS	0x8080808080808080ull
+
+/* Does any byte of w need the slow path: '"', '\\', < 0x20 or >= 0x80? */
+static inline int
+swar_special(uint64_t w)
+{
+	uint64_t	quote = w ^ (ONES * '"');
+	uint64_t	bslash = w ^ (ONES * '\\');
+
+	return ((((quote - ONES) & ~quote) | ((bslash - ONES) & ~bslash) |
+	    (w - ONES * 0x20) | w) & HIGHS) != 0;
+}
+
 /* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), or 0. */
 static int
 utf8_len(const unsigned char *p, const unsigned char *end)
@@ -113,6 +127,15 @@ scan_string(struct scan *sc, struct jspan *out)
 	int			 escaped = 0;
 
 	for (;;) {
+		/* eight bytes at a time while none of them is special */
+		while (end - p >= 8) {
+			uint64_t	w;
+
+			memcpy(&w, p, 8);
+			if (swar_special(w))
+				break;
+			p += 8;
+		}
 		while (p < end && !special[*p])
 			p++;
 		if (p >= end) {
@@ -431,6 +454,25 @@ bad:
  * Lookups on spans that jscan_object() has already validated: the grammar
  * is known to hold, so these only need to find value boundaries.
  */
+/* The closing quote of a valid string whose body starts at p: the first
+ * '"' not escaped by an odd run of backslashes. */
+static const char *
+string_end(const char *p)
+{
+	const char	*q = p;
+
+	for (;;) {
+		const char	*b;
+
+		q = strchr(q, '"');
+		for (b = q; b > p && b[-1] == '\\'; b--)
+			;
+		if ((q - b) % 2 == 0)
+			return q;
+		q++;
+	}
+}
+
 static const char *
 skip_value(const char *p)
 {
@@ -439,13 +481,7 @@ skip_value(const char *p)
 	for (;;) {
 		switch (*p) {
 		case '"':
-			p++;
-			while (*p != '"') {
-				if (*p == '\\')
-					p++;
-				p++;
-			}
-			p++;
+			p = string_end(p + 1) + 1;
 			break;
 		case '{': case '[':
 			depth++;
@@ -505,31 +541,45 @@ span_of(const char *p)
 	return s;
 }
 
-struct jspan
-jscan_get(struct jspan obj, const char *name)
+void
+jscan_getn(struct jspan obj, const char *const *names, struct jspan *out,
+    size_t n)
 {
-	struct jspan	none = { 0 }, found = { 0 };
 	const char	*p;
-	size_t		 nlen = strlen(name);
+	size_t		 i, lens[8];
 
+	for (i = 0; i < n; i++) {
+		out[i].kind = J_NONE;
+		lens[i] = strlen(names[i]);
+	}
 	if (obj.kind != J_OBJECT)
-		return none;
+		return;
 	p = ws(obj.p + 1);
 	while (*p == '"') {
 		struct jspan	key = span_of(p);
-		int		match;
+		int		match = -1;
 
-		match = !key.escaped && key.n == nlen &&
-		    memcmp(key.p, name, nlen) == 0;
+		for (i = 0; i < n && !key.escaped; i++)
+			if (key.n == lens[i] &&
+			    memcmp(key.p, names[i], lens[i]) == 0)
+				match = (int)i;
 		p = ws(ws(key.p + key.n + 1) + 1);	/* past '"' and ':' */
-		if (match)
-			found = span_of(p);	/* last duplicate wins */
+		if (match >= 0)
+			out[match] = span_of(p);	/* last duplicate wins */
 		p = ws(skip_value(p));
 		if (*p != ',')
 			break;
 		p = ws(p + 1);
 	}
-	return found;
+}
+
+struct jspan
+jscan_get(struct jspan obj, const char *name)
+{
+	struct jspan	v;
+
+	jscan_getn(obj, &name, &v, 1);
+	return v;
 }
 
 struct jspan

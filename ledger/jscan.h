@@ -61,6 +61,9 @@ int	jscan_object(const char *line, size_t len, struct jscan_result *r);
 /* Member `name` of a valid object span; kind J_NONE if absent or if `obj`
  * is not an object. */
 struct jspan	jscan_get(struct jspan obj, const char *name);
+/* Several members in one pass: out[i] is member names[i] (n <= 8). */
+void		jscan_getn(struct jspan obj, const char *const *names,
+		    struct jspan *out, size_t n);
 /* Element `i` of a valid array span; J_NONE if out of range. */
 struct jspan	jscan_at(struct jspan arr, size_t i);
 /* Iterate a valid array: *pos starts at 0; returns J_NONE at the end. */

@@ -429,18 +429,18 @@ static int
 incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
     const char **key)
 {
-	struct jspan	fp = r->f[F_FOOTPRINT], v, sid, skey;
+	static const char *const names[] = { "v", "id", "key" };
+	struct jspan	fp = r->f[F_FOOTPRINT], m[3], sid, skey;
 	double		ver = 0;
 	int		stamped, n;
 
-	stamped = fp.kind == J_OBJECT &&
-	    jscan_num(v = jscan_get(fp, "v"), &ver) == 0 &&
-	    ver == FOOTPRINT_VERSION;
+	jscan_getn(fp, names, m, 3);
+	sid = m[1];
+	skey = m[2];
+	stamped = jscan_num(m[0], &ver) == 0 && ver == FOOTPRINT_VERSION;
 	if (stamped) {
-		sid = jscan_get(fp, "id");
 		if (sid.kind == J_STRING && !sid.escaped &&
 		    footprint_parse_hex(sid.p, sid.n, id) == 0) {
-			skey = jscan_get(fp, "key");
 			if (skey.kind == J_STRING)
 				jscan_str(skey, l->s_key, sizeof(l->s_key));
 			else if (footprint_derive(r, l->s_key,
@@ -454,13 +454,9 @@ incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
 	n = footprint_derive(r, l->s_key, sizeof(l->s_key));
 	if (n < 0) {
 		/* A type we cannot derive: the writer's id is all there is. */
-		if (fp.kind != J_OBJECT)
-			return -1;
-		sid = jscan_get(fp, "id");
 		if (sid.kind != J_STRING || sid.escaped ||
 		    footprint_parse_hex(sid.p, sid.n, id) != 0)
 			return -1;
-		skey = jscan_get(fp, "key");
 		jscan_str(skey, l->s_key, sizeof(l->s_key));
 		*key = l->s_key;
 		return 0;
@@ -608,10 +604,16 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 			h = &l->hbs[l->nhbs++];
 			h->t = at;
 			h->build = b;
-			h->v[0] = num_or_nan(jscan_get(fr, "p95Ms"));
-			h->v[1] = num_or_nan(jscan_get(fr, "medianMs"));
-			h->v[2] = num_or_nan(jscan_get(re, "calls"));
-			h->v[3] = num_or_nan(jscan_get(re, "triangles"));
+			static const char *const fn[] = { "p95Ms", "medianMs" };
+			static const char *const rn[] = { "calls", "triangles" };
+			struct jspan	 m[2];
+
+			jscan_getn(fr, fn, m, 2);
+			h->v[0] = num_or_nan(m[0]);
+			h->v[1] = num_or_nan(m[1]);
+			jscan_getn(re, rn, m, 2);
+			h->v[2] = num_or_nan(m[0]);
+			h->v[3] = num_or_nan(m[1]);
 			h->v[4] = num_or_nan(jscan_get(f[F_MEMORY],
 			    "programs"));
 		} else if (at != LEDGER_NO_TIME &&
@@ -628,8 +630,11 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 
 	row = NULL;
 	if (incident && counted) {
-		struct jspan	top = footprint_top_class(cls);
+		static const char *const names[] = {
+			"guess", "confidence", "evidence"
+		};
 		struct jspan	c0 = cls.kind == J_ARRAY ? jscan_at(cls, 0) : cls;
+		struct jspan	vd[3];
 
 		if ((row = row_find(l, id)) == NULL &&
 		    (row = row_add(l, id, key, f[F_TYPE], f[F_PHASE])) == NULL)
@@ -652,11 +657,10 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 			row->worst_ms = at;
 		}
 		row->has_verdict = c0.kind == J_OBJECT;
-		copy_str(top, row->guess, sizeof(row->guess), &row->has_guess);
-		copy_str(jscan_get(c0, "confidence"), row->conf,
-		    sizeof(row->conf), &row->has_conf);
-		copy_str(jscan_get(c0, "evidence"), row->evid,
-		    sizeof(row->evid), &row->has_evid);
+		jscan_getn(c0, names, vd, 3);
+		copy_str(vd[0], row->guess, sizeof(row->guess), &row->has_guess);
+		copy_str(vd[1], row->conf, sizeof(row->conf), &row->has_conf);
+		copy_str(vd[2], row->evid, sizeof(row->evid), &row->has_evid);
 		if (l->want_occ && id == l->occ_id &&
 		    occurrence_add(l, at, b, value, has_value, row, offset))
 			return -ENOMEM;
