@@ -75,7 +75,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a
 APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 	libcjson-dev libnotify-dev libcmocka-dev python3 nodejs npm \
 	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
-	systemd curl
+	systemd curl jq bc time
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
 
 deps: .deps-stamp

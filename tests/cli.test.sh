@@ -1,0 +1,95 @@
+#!/bin/sh
+# The CLI from the outside: exit codes, --help on every verb, a partial
+# last line left alone, fix records appended whole by 20 concurrent writers.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+S=${SLOPTIMIZE_BUILD:-$top/build}/sloptimize
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_rc() {	# rc, command...
+	want=$1; shift
+	set +e; "$@" >"$tmp/out" 2>"$tmp/err"; got=$?; set -e
+	[ "$got" = "$want" ] || { cat "$tmp/err" >&2; fail "'$*' exited $got, want $want"; }
+}
+
+# --help on every verb, exit 0, says usage
+for v in issues report history fix hook-status doctor; do
+	expect_rc 0 "$S" "$v" --help
+	grep -q "usage: sloptimize $v" "$tmp/out" || fail "$v --help has no usage line"
+done
+expect_rc 2 "$S"
+expect_rc 2 "$S" nope
+expect_rc 2 "$S" issues --bogus
+expect_rc 2 "$S" issues --status maybe
+expect_rc 2 "$S" history --buckets 0
+expect_rc 2 "$S" fix --project "$tmp/p"		# no --title
+
+# nothing to read: exit 4 with a clear message; hook-status stays silent
+mkdir -p "$tmp/p"
+expect_rc 4 "$S" issues --project "$tmp/p"
+grep -q "no ledger at" "$tmp/err" || fail "no explanation for a missing ledger"
+expect_rc 0 "$S" hook-status --project "$tmp/p"
+[ ! -s "$tmp/out" ] || fail "hook-status printed with nothing to say"
+
+# an unterminated last line is not folded, and the CLI says how much it left
+mkdir -p "$tmp/p/.sloptimize"
+printf '%s\n%s' \
+  '{"type":"hitch","at":"2026-09-01T09:00:00.000Z","frameMs":150}' \
+  '{"type":"hitch","at":"2026-09-01T09:00:01.000Z","frameMs":1' \
+  > "$tmp/p/.sloptimize/perf.jsonl"
+expect_rc 0 "$S" issues --json --project "$tmp/p"
+node -e '
+  const o = JSON.parse(require("fs").readFileSync(process.argv[1]));
+  if (o.issues.length !== 1 || o.issues[0].count !== 1) throw "count " + JSON.stringify(o.issues);
+  if (o.source.partialBytes !== 59) throw "partialBytes " + o.source.partialBytes;
+' "$tmp/out"
+grep -q "left 59 bytes" "$tmp/err" || fail "partial line not reported"
+printf '50}\n' >> "$tmp/p/.sloptimize/perf.jsonl"
+expect_rc 0 "$S" issues --json --project "$tmp/p"
+node -e '
+  const o = JSON.parse(require("fs").readFileSync(process.argv[1]));
+  if (o.issues[0].count !== 2) throw "not folded once complete";
+' "$tmp/out"
+
+# hook-status speaks when something happened lately, in at most 5 lines
+expect_rc 0 "$S" hook-status --project "$tmp/p" --now 2026-09-01T09:10:00.000Z
+[ "$(wc -l < "$tmp/out")" -ge 2 ] && [ "$(wc -l < "$tmp/out")" -le 5 ] ||
+	fail "hook-status printed $(wc -l < "$tmp/out") lines"
+
+# report exits 1 once an issue regressed after a fix
+expect_rc 0 "$S" issues --json --project "$tmp/p"
+id=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).issues[0].id)' "$tmp/out")
+expect_rc 0 "$S" fix --project "$tmp/p" --title t --footprints "$id" --json
+printf '%s\n%s\n' \
+  '{"type":"heartbeat","at":"2030-01-01T00:00:00.000Z","build":"b9"}' \
+  '{"type":"hitch","at":"2030-01-01T00:00:01.000Z","frameMs":150,"build":"b9"}' \
+  >> "$tmp/p/.sloptimize/perf.jsonl"
+expect_rc 1 "$S" report --project "$tmp/p"
+grep -q "regressed" "$tmp/out" || fail "report does not say regressed"
+expect_rc 2 "$S" fix --project "$tmp/p" --title t --footprints nothex
+
+# 20 writers x 50 fixes: 1000 whole lines, every id distinct
+rm -f "$tmp/p/.sloptimize/fixes.jsonl"
+i=0
+while [ $i -lt 20 ]; do
+	( j=0; while [ $j -lt 50 ]; do
+		"$S" fix --project "$tmp/p" --title "writer $i fix $j with some text to make the line longer" \
+		    --footprints "$id" --commit "c$i$j" >/dev/null || exit 1
+		j=$((j + 1)); done ) &
+	i=$((i + 1))
+done
+wait
+node -e '
+  const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n");
+  if (lines.pop() !== "") throw "no final newline";
+  if (lines.length !== 1000) throw "lines: " + lines.length;
+  const ids = new Set(lines.map(l => JSON.parse(l).id));
+  if (ids.size !== 1000) throw "distinct ids: " + ids.size;
+' "$tmp/p/.sloptimize/fixes.jsonl"
+expect_rc 0 "$S" issues --json --project "$tmp/p"
+node -e '
+  const o = JSON.parse(require("fs").readFileSync(process.argv[1]));
+  if (o.counts.fixes !== 1000 || o.issues[0].fixes.length !== 1000) throw "fixes folded: " + o.counts.fixes;
+' "$tmp/out"
+echo "cli: all checks passed"
