@@ -185,11 +185,7 @@ ledger_destroy(struct ledger *l)
 	}
 	for (i = 0; i < l->nbuilds; i++)
 		free(l->builds[i].name);
-	for (i = 0; i < l->nfixes; i++) {
-		cJSON_Delete(l->fixes[i].rec);
-		free(l->fixes[i].after_build);
-		free(l->fixes[i].fps);
-	}
+	ledger_clear_fixes(l);
 	cJSON_Delete(l->occ);
 	free(l->rows);
 	free(l->slots);
@@ -808,6 +804,20 @@ nomem:
 	free(fx->fps);
 	cJSON_Delete(rec);
 	return -ENOMEM;
+}
+
+void
+ledger_clear_fixes(struct ledger *l)
+{
+	size_t	i;
+
+	for (i = 0; i < l->nfixes; i++) {
+		cJSON_Delete(l->fixes[i].rec);
+		free(l->fixes[i].after_build);
+		free(l->fixes[i].fps);
+	}
+	l->nfixes = 0;
+	l->c.fixes = 0;
 }
 
 static int

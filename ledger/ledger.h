@@ -78,6 +78,9 @@ int	ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 /* Same for a fixes.jsonl line (fix, proposal, merged, rejected). */
 int	ledger_fold_fix(struct ledger *l, const char *line, size_t len,
 	    uint64_t offset);
+/* Forget every fix folded so far (fixes.jsonl was truncated or
+ * replaced); its lines are folded again from byte 0.  Can't fail. */
+void	ledger_clear_fixes(struct ledger *l);
 /* Count a line the reader could not hand over whole (over
  * LEDGER_MAX_LINE): `len` is its full length. */
 void	ledger_skip(struct ledger *l, enum ledger_stream s, uint64_t offset,

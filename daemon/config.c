@@ -1,0 +1,360 @@
+/*
+ * config — defaults < config file < flags (see config.h).
+ *
+ * One table describes every setting once: its flag, its config key, its
+ * type and where it lives.  The flag parser and the file reader both walk
+ * it, so the two can never disagree about a name.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+
+enum kind { K_STR, K_BOOL, K_INT, K_DOUBLE, K_MS, K_UINT };
+
+struct setting {
+	const char	*name;
+	enum kind	 kind;
+	size_t		 off;		/* in struct config */
+	size_t		 size;		/* K_STR buffer size */
+	int		 file;		/* may appear in the config file */
+	const char	*help;
+};
+
+#define S(f)	offsetof(struct config, f), sizeof(((struct config *)0)->f)
+#define W(f)	offsetof(struct config, wake.f), 0
+
+static const struct setting settings[] = {
+	{ "project", K_STR, S(project), 1, "the game project (default .)" },
+	{ "listen", K_STR, S(listen_host), 1,
+	    "ADDR:PORT to serve on (default " CONFIG_DEFAULT_LISTEN
+	    "; port 0 picks a free one)" },
+	{ "state-dir", K_STR, S(state_dir), 1,
+	    "state directory (default $XDG_STATE_HOME/sloptimize/<project>)" },
+	{ "config", K_STR, S(config_file), 0, "JSON config file" },
+	{ "poll", K_BOOL, S(poll), 1, "stat-poll the ledger instead of inotify" },
+	{ "verbose", K_BOOL, S(verbose), 1, "debug logging (-v)" },
+	{ "check", K_BOOL, S(check_only), 0, "check the configuration and exit (-n)" },
+	{ "exec", K_STR, S(exec_cmd), 1, "run CMD (sh -c) for every wake" },
+	{ "loop", K_STR, S(loop_level), 1, "fix loop automation level shown in wakes" },
+	{ "hitch-ms", K_DOUBLE, W(hitch_ms), 1, "a hitch this long wakes (100)" },
+	{ "per-fp-ms", K_MS, W(per_fp_ms), 1, "one wake per footprint per N ms (10000; 0 off)" },
+	{ "global-max", K_UINT, W(global_max), 1, "at most N wakes … (6; 0 off)" },
+	{ "global-window-ms", K_MS, W(global_window_ms), 1, "… per N ms (60000)" },
+	{ "recent-ms", K_MS, W(recent_ms), 1, "records appended while stopped wake if this recent (600000)" },
+	{ "exec-max", K_UINT, W(exec_max), 1, "--exec children at once (4)" },
+	{ "exec-queue", K_UINT, W(exec_queue), 1, "--exec runs waiting (64)" },
+	{ "exec-timeout-ms", K_MS, W(exec_timeout_ms), 1, "kill a hook after N ms (60000)" },
+	{ "desktop", K_INT, W(desktop), 1, "desktop notifications, 1 on 0 off (1)" },
+	{ "desktop-ms", K_MS, W(desktop_ms), 1, "at most one popup per N ms (5000)" },
+};
+#define NSETTINGS	(sizeof(settings) / sizeof(settings[0]))
+
+static const struct setting *
+find(const char *name, size_t n)
+{
+	size_t	i, j;
+
+	for (i = 0; i < NSETTINGS; i++) {
+		const char	*s = settings[i].name;
+
+		if (strlen(s) != n)
+			continue;
+		for (j = 0; j < n; j++)
+			if (s[j] != name[j] && !(s[j] == '-' && name[j] == '_'))
+				break;
+		if (j == n)
+			return &settings[i];
+	}
+	return NULL;
+}
+
+static int
+set_value(struct config *c, const struct setting *s, const char *v,
+    char *err, size_t errcap)
+{
+	char	*base = (char *)c, *end;
+	double	 d;
+
+	if (s->kind == K_STR) {
+		if (strlen(v) >= s->size) {
+			snprintf(err, errcap, "%s: value too long", s->name);
+			return -1;
+		}
+		strcpy(base + s->off, v);
+		return 0;
+	}
+	if (s->kind == K_BOOL) {
+		*(int *)(base + s->off) = strcmp(v, "0") != 0 &&
+		    strcmp(v, "false") != 0;
+		return 0;
+	}
+	errno = 0;
+	d = strtod(v, &end);
+	if (*v == '\0' || *end != '\0' || errno != 0 || d < 0 || d != d ||
+	    d > 1e15) {
+		snprintf(err, errcap, "%s: '%s' is not a number >= 0", s->name,
+		    v);
+		return -1;
+	}
+	switch (s->kind) {
+	case K_INT: *(int *)(base + s->off) = (int)d; break;
+	case K_DOUBLE: *(double *)(base + s->off) = d; break;
+	case K_MS: *(int64_t *)(base + s->off) = (int64_t)d; break;
+	case K_UINT: *(unsigned *)(base + s->off) = (unsigned)d; break;
+	default: break;
+	}
+	return 0;
+}
+
+static int
+load_file(struct config *c, const char *path, char *err, size_t errcap)
+{
+	FILE	*f;
+	char	*buf = NULL;
+	long	 n;
+	cJSON	*root = NULL, *it;
+	int	 rc = -1;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errcap, "config %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+	    n > 1024 * 1024 || fseek(f, 0, SEEK_SET) != 0 ||
+	    (buf = malloc((size_t)n + 1)) == NULL ||
+	    fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		snprintf(err, errcap, "config %s: cannot read it (or over 1 MiB)",
+		    path);
+		goto out;
+	}
+	buf[n] = '\0';
+	if ((root = cJSON_Parse(buf)) == NULL || !cJSON_IsObject(root)) {
+		snprintf(err, errcap, "config %s: not a JSON object", path);
+		goto out;
+	}
+	cJSON_ArrayForEach(it, root) {
+		const struct setting	*s = find(it->string,
+					    strlen(it->string));
+		char			 num[64];
+		const char		*v;
+
+		if (s == NULL || !s->file) {
+			snprintf(err, errcap, "config %s: unknown key '%s'",
+			    path, it->string);
+			goto out;
+		}
+		if (cJSON_IsString(it))
+			v = it->valuestring;
+		else if (cJSON_IsBool(it))
+			v = cJSON_IsTrue(it) ? "1" : "0";
+		else if (cJSON_IsNumber(it)) {
+			snprintf(num, sizeof(num), "%.17g", it->valuedouble);
+			v = num;
+		} else {
+			snprintf(err, errcap, "config %s: '%s' must be a "
+			    "string, number or boolean", path, it->string);
+			goto out;
+		}
+		if (set_value(c, s, v, err, errcap))
+			goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+static void
+usage(FILE *f)
+{
+	size_t	i;
+
+	fprintf(f, "usage: sloptimized [--project DIR] [--listen ADDR:PORT] "
+	    "[--state-dir DIR]\n                   [--config FILE] [--poll] "
+	    "[--exec CMD] [-v] [-n] [--SETTING VALUE]\n\n");
+	for (i = 0; i < NSETTINGS; i++)
+		fprintf(f, "  --%-18s %s\n", settings[i].name, settings[i].help);
+	fprintf(f, "\nEvery setting but config and check is also a key of "
+	    "the JSON config file.\n");
+}
+
+/* Apply argv; with files_only, only find --config. */
+static int
+apply_args(struct config *c, int argc, char **argv, int config_only,
+    char *err, size_t errcap)
+{
+	int	i;
+
+	for (i = 1; i < argc; i++) {
+		const char		*a = argv[i], *eq, *v;
+		const struct setting	*s;
+		size_t			 n;
+
+		if (strcmp(a, "-v") == 0)
+			a = "--verbose";
+		else if (strcmp(a, "-n") == 0)
+			a = "--check";
+		if (strncmp(a, "--", 2) != 0) {
+			snprintf(err, errcap, "unexpected argument '%s'", a);
+			return -1;
+		}
+		a += 2;
+		eq = strchr(a, '=');
+		n = eq ? (size_t)(eq - a) : strlen(a);
+		if ((s = find(a, n)) == NULL) {
+			snprintf(err, errcap, "unknown option '--%.*s'",
+			    (int)n, a);
+			return -1;
+		}
+		if (s->kind == K_BOOL && eq == NULL)
+			v = "1";
+		else if (eq)
+			v = eq + 1;
+		else if (i + 1 < argc)
+			v = argv[++i];
+		else {
+			snprintf(err, errcap, "--%s needs a value", s->name);
+			return -1;
+		}
+		if (config_only && strcmp(s->name, "config") != 0)
+			continue;
+		if (set_value(c, s, v, err, errcap))
+			return -1;
+	}
+	return 0;
+}
+
+int
+config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
+{
+	char	 real[PATH_MAX], *colon;
+	int	 i;
+	long	 port;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("sloptimized %s\n", SLOPTIMIZE_VERSION);
+			return 1;
+		}
+	}
+	memset(c, 0, sizeof(*c));
+	wake_config_defaults(&c->wake);
+	strcpy(c->project, ".");
+	strcpy(c->listen_host, CONFIG_DEFAULT_LISTEN);
+	if (apply_args(c, argc, argv, 1, err, errcap))
+		return -1;
+	if (c->config_file[0] != '\0' &&
+	    load_file(c, c->config_file, err, errcap))
+		return -1;
+	if (apply_args(c, argc, argv, 0, err, errcap))
+		return -1;
+
+	if (realpath(c->project, real) == NULL) {
+		snprintf(err, errcap, "project %s: %s", c->project,
+		    strerror(errno));
+		return -1;
+	}
+	strcpy(c->project, real);
+	/* ADDR:PORT, [v6]:PORT */
+	if ((colon = strrchr(c->listen_host, ':')) == NULL) {
+		snprintf(err, errcap, "--listen takes ADDR:PORT, not '%s'",
+		    c->listen_host);
+		return -1;
+	}
+	{
+		char	*end;
+
+		port = strtol(colon + 1, &end, 10);
+		if (colon[1] == '\0' || *end != '\0' || port < 0 ||
+		    port > 65535) {
+			snprintf(err, errcap, "--listen: bad port in '%s'",
+			    c->listen_host);
+			return -1;
+		}
+	}
+	c->listen_port = (int)port;
+	*colon = '\0';
+	if (c->listen_host[0] == '[') {
+		size_t	n = strlen(c->listen_host);
+
+		if (n < 3 || c->listen_host[n - 1] != ']') {
+			snprintf(err, errcap, "--listen: bad address");
+			return -1;
+		}
+		memmove(c->listen_host, c->listen_host + 1, n - 2);
+		c->listen_host[n - 2] = '\0';
+	}
+	if (c->loop_level[0] != '\0' && strcmp(c->loop_level, "off") &&
+	    strcmp(c->loop_level, "propose") && strcmp(c->loop_level, "apply")) {
+		snprintf(err, errcap, "--loop is off, propose or apply");
+		return -1;
+	}
+	c->wake.loop = c->loop_level[0] ? c->loop_level : NULL;
+	return 0;
+}
+
+void
+config_print(const struct config *c)
+{
+	cJSON		*o = cJSON_CreateObject();
+	char		*s, listen[300];
+	const char	*base = (const char *)c;
+	size_t		 i;
+
+	for (i = 0; i < NSETTINGS; i++) {
+		const struct setting	*st = &settings[i];
+
+		if (!st->file)
+			continue;
+		switch (st->kind) {
+		case K_STR:
+			if (strcmp(st->name, "listen") == 0) {
+				snprintf(listen, sizeof(listen),
+				    strchr(c->listen_host, ':') ? "[%s]:%d" :
+				    "%s:%d", c->listen_host, c->listen_port);
+				cJSON_AddStringToObject(o, st->name, listen);
+			} else
+				cJSON_AddStringToObject(o, st->name,
+				    base + st->off);
+			break;
+		case K_BOOL:
+			cJSON_AddBoolToObject(o, st->name,
+			    *(const int *)(base + st->off));
+			break;
+		case K_INT:
+			cJSON_AddNumberToObject(o, st->name,
+			    *(const int *)(base + st->off));
+			break;
+		case K_DOUBLE:
+			cJSON_AddNumberToObject(o, st->name,
+			    *(const double *)(base + st->off));
+			break;
+		case K_MS:
+			cJSON_AddNumberToObject(o, st->name,
+			    (double)*(const int64_t *)(base + st->off));
+			break;
+		case K_UINT:
+			cJSON_AddNumberToObject(o, st->name,
+			    *(const unsigned *)(base + st->off));
+			break;
+		}
+	}
+	if ((s = cJSON_Print(o)) != NULL)
+		printf("%s\n", s);
+	free(s);
+	cJSON_Delete(o);
+}

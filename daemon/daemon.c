@@ -1,0 +1,653 @@
+/*
+ * daemon — from a line in perf.jsonl to a wake line (see daemon.h).
+ *
+ * The tailer tells each line's phase.  SEED lines (before the saved
+ * cursor: delivered by an earlier run) are folded, and their wakes are
+ * only kept in the replay ring — a `sloptimize watch` that outlived a
+ * kill -9 resumes from its last id and gets what the dead daemon never
+ * sent.  CATCHUP lines (appended while stopped) wake when recent and are
+ * otherwise counted into one summary line.  LIVE lines wake, subject to
+ * the rate limits, whose held-back count is said in the next line or in
+ * a summary when the window reopens.
+ *
+ * fixes.jsonl is tailed first, then perf.jsonl, so wake lines carry the
+ * status that the fixes decide.  Fix lines are kept in memory (they are
+ * few) so that a new generation of perf.jsonl can be folded from nothing
+ * with the fixes in place.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/sdnotify.h"
+#include "ledger/footprint.h"
+#include "watchers/statedir.h"
+
+int64_t
+daemon_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct ledger *
+new_ledger(void)
+{
+	struct ledger_opts	o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 1,
+				    NULL };
+
+	return ledger_create(&o);
+}
+
+/* --- wakes ------------------------------------------------------------ */
+
+/* Keep for replay and, unless seeding, send everywhere. */
+static void
+emit(struct daemon *d, const struct ledger_event *ev, uint64_t off,
+    cJSON *json, const char *line, int seed)
+{
+	char	*txt;
+
+	if (json == NULL || (txt = cJSON_PrintUnformatted(json)) == NULL) {
+		log_warnx("wake: out of memory");
+		cJSON_Delete(json);
+		return;
+	}
+	server_wake(&d->server, d->generation, off, txt, strlen(txt), !seed);
+	free(txt);
+	if (!seed) {
+		log_info("%s", line);
+		desktop_notify(&d->desktop, ev, line);
+		if (d->exec_on)
+			exec_run(&d->exec, line, json);
+		d->wakes++;
+	}
+	cJSON_Delete(json);
+}
+
+/* A line that stands for several records: held back, or caught up. */
+static void
+emit_note(struct daemon *d, const char *line, uint64_t count, uint64_t off)
+{
+	char	 id[WAKE_ID_SIZE];
+	cJSON	*json = wake_note_json(line, count);
+
+	wake_id_format(id, d->generation, off);
+	if (json != NULL)
+		cJSON_ReplaceItemInObject(json, "id", cJSON_CreateString(id));
+	emit(d, NULL, off, json, line, 0);
+}
+
+static void
+flush_catchup(struct daemon *d)
+{
+	char	line[WAKE_LINE_SIZE];
+	int	n;
+
+	if (d->catchup == NULL || wake_catchup_count(d->catchup) == 0)
+		return;
+	n = wake_catchup_format(d->catchup, line, sizeof(line));
+	if (n > 0)
+		emit_note(d, line, wake_catchup_count(d->catchup),
+		    d->catchup_off);
+	wake_catchup_destroy(d->catchup);
+	d->catchup = wake_catchup_create();
+}
+
+static void
+arm_flush(struct daemon *d)
+{
+	int64_t	at = wake_limiter_flush_at(d->limiter), now = daemon_now_ms();
+
+	if (at == WAKE_NEVER)
+		return;
+	uv_timer_start(&d->flush_timer, d->flush_timer.timer_cb,
+	    (uint64_t)(at > now ? at - now : 0), 0);
+}
+
+static void
+on_flush(uv_timer_t *t)
+{
+	struct daemon	*d = t->data;
+	char		 line[WAKE_LINE_SIZE];
+	uint64_t	 count = 0;
+
+	if (wake_limiter_flush(d->limiter, daemon_now_ms(), line,
+	    sizeof(line), &count) > 0)
+		emit_note(d, line, count, d->held_off);
+	arm_flush(d);
+}
+
+static void
+wake(struct daemon *d, const struct ledger_event *ev, uint64_t off,
+    enum tail_phase phase)
+{
+	char			 id[WAKE_ID_SIZE], line[WAKE_LINE_SIZE];
+	struct wake_held	 held = { 0, 0 };
+	int			 rc;
+
+	wake_id_format(id, d->generation, off);
+	if (phase == TAIL_SEED) {
+		wake_format(line, sizeof(line), ev, id, NULL, &d->cfg.wake);
+		emit(d, ev, off, wake_json(ev, id, line, NULL), line, 1);
+		return;
+	}
+	if (phase == TAIL_CATCHUP &&
+	    !wake_is_recent(ev->at_ms, daemon_now_ms(), &d->cfg.wake)) {
+		if (d->catchup != NULL)
+			wake_catchup_add(d->catchup, ev);
+		d->catchup_off = off;
+		return;
+	}
+	flush_catchup(d);
+	rc = wake_limiter_admit(d->limiter, ev, daemon_now_ms(), &held);
+	if (rc == 0) {
+		d->held_off = off;
+		arm_flush(d);
+		return;
+	}
+	if (rc < 0) {
+		log_warnx("wake: rate limiter out of memory; waking anyway");
+		held.count = 0;
+	}
+	wake_format(line, sizeof(line), ev, id, &held, &d->cfg.wake);
+	emit(d, ev, off, wake_json(ev, id, line, &held), line, 0);
+}
+
+/* --- the tailers' callbacks ------------------------------------------- */
+
+static void
+record_json(struct daemon *d, const struct ledger_event *ev, uint64_t off)
+{
+	char	 id[WAKE_ID_SIZE], *txt;
+	cJSON	*o = cJSON_CreateObject(), *r;
+
+	wake_id_format(id, d->generation, off);
+	cJSON_AddStringToObject(o, "type", "record");
+	cJSON_AddStringToObject(o, "id", id);
+	r = wake_json(ev, id, "", NULL);
+	/* the record part of a wake is the shape the panel wants */
+	cJSON_AddItemToObject(o, "record",
+	    cJSON_DetachItemFromObject(r, "record"));
+	cJSON_Delete(r);
+	if ((txt = cJSON_PrintUnformatted(o)) != NULL)
+		server_broadcast(&d->server, txt, strlen(txt));
+	free(txt);
+	cJSON_Delete(o);
+}
+
+static void
+perf_line(void *arg, const char *line, size_t len, uint64_t off,
+    enum tail_phase phase)
+{
+	struct daemon		*d = arg;
+	struct ledger_event	 ev;
+	int			 rc;
+
+	rc = ledger_fold_perf(d->ledger, line, len, off, &ev);
+	if (rc < 0) {
+		log_warnx("fold: out of memory at offset %llu; the line is "
+		    "not counted", (unsigned long long)off);
+		return;
+	}
+	if (rc == 1) {
+		if (phase == TAIL_LIVE && len > 0)
+			log_warnx("perf.jsonl: skipped the line at offset %llu "
+			    "(not a valid record; see the status endpoint)",
+			    (unsigned long long)off);
+		return;
+	}
+	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
+		record_json(d, &ev, off);
+	if (wake_is_meaningful(&ev, &d->cfg.wake))
+		wake(d, &ev, off, phase);
+}
+
+static void
+perf_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
+{
+	struct daemon	*d = arg;
+
+	ledger_skip(d->ledger, LEDGER_PERF, off, len, NULL);
+	if (phase == TAIL_LIVE)
+		log_warnx("perf.jsonl: skipped a %llu-byte line at offset %llu "
+		    "(over 1 MiB)", (unsigned long long)len,
+		    (unsigned long long)off);
+}
+
+static void
+perf_reset(void *arg, uint64_t generation, const char *why)
+{
+	struct daemon	*d = arg;
+	struct ledger	*l;
+	size_t		 i;
+
+	log_info("perf.jsonl: generation %llu: %s",
+	    (unsigned long long)generation, why);
+	d->generation = generation;
+	server_ring_clear(&d->server);
+	if ((l = new_ledger()) == NULL) {
+		log_warnx("fold: out of memory starting a new generation; "
+		    "keeping the old catalogue");
+		return;
+	}
+	ledger_destroy(d->ledger);
+	d->ledger = l;
+	for (i = 0; i < d->nfixes; i++)
+		ledger_fold_fix(l, d->fixes[i].line, d->fixes[i].len,
+		    d->fixes[i].off);
+}
+
+static void
+perf_ready(void *arg)
+{
+	struct daemon		*d = arg;
+	struct ledger_counts	 c;
+
+	flush_catchup(d);
+	d->perf_ready = 1;
+	ledger_counts(d->ledger, &c);
+	log_info("ready: %llu records folded into %llu issues (generation "
+	    "%llu), serving on %s:%d", (unsigned long long)c.folded,
+	    (unsigned long long)c.rows, (unsigned long long)d->generation,
+	    d->cfg.listen_host, d->server.port);
+	sdnotify_send("READY=1\nSTATUS=watching perf.jsonl");
+}
+
+static void
+fix_line(void *arg, const char *line, size_t len, uint64_t off,
+    enum tail_phase phase)
+{
+	struct daemon	*d = arg;
+	struct fixline	*f;
+
+	(void)phase;
+	if (d->nfixes == d->capfixes) {
+		size_t		 n = d->capfixes ? d->capfixes * 2 : 64;
+		struct fixline	*nf = realloc(d->fixes, n * sizeof(*nf));
+
+		if (nf == NULL) {
+			log_warnx("fixes.jsonl: out of memory");
+			return;
+		}
+		d->fixes = nf;
+		d->capfixes = n;
+	}
+	f = &d->fixes[d->nfixes];
+	if ((f->line = malloc(len + 1)) == NULL)
+		return;
+	memcpy(f->line, line, len);
+	f->line[len] = '\0';
+	f->len = len;
+	f->off = off;
+	d->nfixes++;
+	if (ledger_fold_fix(d->ledger, line, len, off) == 1)
+		log_warnx("fixes.jsonl: skipped the line at offset %llu",
+		    (unsigned long long)off);
+}
+
+static void
+fix_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
+{
+	struct daemon	*d = arg;
+
+	(void)phase;
+	ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
+}
+
+static void
+free_fixlines(struct daemon *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->nfixes; i++)
+		free(d->fixes[i].line);
+	d->nfixes = 0;
+}
+
+static void
+fix_reset(void *arg, uint64_t generation, const char *why)
+{
+	struct daemon	*d = arg;
+
+	if (generation > 1)
+		log_info("fixes.jsonl: %s", why);
+	free_fixlines(d);
+	ledger_clear_fixes(d->ledger);
+}
+
+static void
+fixes_ready(void *arg)
+{
+	struct daemon		*d = arg;
+	char			 cursor[PATH_MAX + 16], path[PATH_MAX + 32];
+	struct tailer_cbs	 cbs = { perf_line, perf_long, perf_reset,
+				    perf_ready, d };
+	int			 rc;
+
+	if (d->fixes_ready++ || d->stopping)
+		return;
+	snprintf(path, sizeof(path), "%s/.sloptimize/perf.jsonl",
+	    d->cfg.project);
+	snprintf(cursor, sizeof(cursor), "%s/cursor", d->state_dir);
+	if ((rc = tailer_init(&d->perf, d->loop, path, cursor, d->cfg.poll,
+	    &cbs)) != 0) {
+		log_warnx("cannot tail %s: %s", path, strerror(-rc));
+		daemon_stop(d, "no ledger to tail");
+		d->exit_code = 1;
+		return;
+	}
+	d->perf.data = d;
+	d->perf_started = 1;
+	if ((rc = tailer_start(&d->perf)) != 0) {
+		log_warnx("cannot tail %s: %s", path, strerror(-rc));
+		daemon_stop(d, "no ledger to tail");
+		d->exit_code = 1;
+	}
+}
+
+/* --- signals, watchdog, daemon.json ----------------------------------- */
+
+static int
+write_daemon_json(struct daemon *d)
+{
+	char	 path[PATH_MAX + 32], tmp[PATH_MAX + 48], listen[300];
+	char	 iso[32], *txt;
+	cJSON	*o = cJSON_CreateObject();
+	int	 fd, rc = 0;
+	size_t	 n;
+
+	snprintf(listen, sizeof(listen), strchr(d->cfg.listen_host, ':') ?
+	    "[%s]:%d" : "%s:%d", d->cfg.listen_host, d->server.port);
+	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	cJSON_AddStringToObject(o, "listen", listen);
+	{
+		char	url[320];
+
+		snprintf(url, sizeof(url), "ws://%s", listen);
+		cJSON_AddStringToObject(o, "url", url);
+	}
+	cJSON_AddStringToObject(o, "project", d->cfg.project);
+	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
+	iso_format_ms(daemon_now_ms(), iso);
+	cJSON_AddStringToObject(o, "startedAt", iso);
+	txt = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (txt == NULL)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/daemon.json", d->state_dir);
+	snprintf(tmp, sizeof(tmp), "%s/.daemon.json.tmp", d->state_dir);
+	n = strlen(txt);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0644)) == -1 || write(fd, txt, n) != (ssize_t)n || fsync(fd) == -1 ||
+	    close(fd) == -1 || rename(tmp, path) == -1) {
+		rc = -errno;
+		log_warn("cannot write %s", path);
+		if (fd != -1)
+			close(fd);
+	}
+	free(txt);
+	return rc;
+}
+
+static void
+reload(struct daemon *d)
+{
+	struct config	c;
+	char		err[512];
+
+	{
+		struct timespec	ts;
+		char		msg[96];
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
+		    (unsigned long long)ts.tv_sec * 1000000ull +
+		    (unsigned long long)ts.tv_nsec / 1000);
+		sdnotify_send(msg);
+	}
+	if (config_load(&c, d->argc, d->argv, err, sizeof(err)) != 0) {
+		log_warnx("SIGHUP: configuration not reloaded: %s", err);
+		sdnotify_send("READY=1");
+		return;
+	}
+	if (strcmp(c.project, d->cfg.project) ||
+	    strcmp(c.listen_host, d->cfg.listen_host) ||
+	    c.listen_port != d->cfg.listen_port ||
+	    strcmp(c.state_dir, d->cfg.state_dir) ||
+	    strcmp(c.exec_cmd, d->cfg.exec_cmd) ||
+	    c.wake.desktop != d->cfg.wake.desktop || c.poll != d->cfg.poll)
+		log_warnx("SIGHUP: project, listen, state-dir, exec, desktop "
+		    "and poll take effect at the next start");
+	d->cfg.verbose = c.verbose;
+	log_setverbose(c.verbose);
+	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
+	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
+	d->cfg.wake.recent_ms = c.wake.recent_ms;
+	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
+	if (c.wake.per_fp_ms != d->cfg.wake.per_fp_ms ||
+	    c.wake.global_max != d->cfg.wake.global_max ||
+	    c.wake.global_window_ms != d->cfg.wake.global_window_ms) {
+		struct wake_limiter	*wl;
+
+		d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
+		d->cfg.wake.global_max = c.wake.global_max;
+		d->cfg.wake.global_window_ms = c.wake.global_window_ms;
+		/* say what the old limiter held before it goes */
+		on_flush(&d->flush_timer);
+		if ((wl = wake_limiter_create(&d->cfg.wake)) != NULL) {
+			wake_limiter_destroy(d->limiter);
+			d->limiter = wl;
+		}
+	}
+	log_info("SIGHUP: configuration reloaded");
+	sdnotify_send("READY=1");
+}
+
+static void
+on_signal(uv_signal_t *h, int signum)
+{
+	struct daemon	*d = h->data;
+
+	if (signum == SIGHUP)
+		reload(d);
+	else
+		daemon_stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void
+on_watchdog(uv_timer_t *t)
+{
+	(void)t;
+	sdnotify_send("WATCHDOG=1");
+}
+
+/* --- life cycle ------------------------------------------------------- */
+
+int
+daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
+{
+	char	err[1024];
+	int	rc;
+
+	memset(d, 0, sizeof(*d));
+	d->loop = loop;
+	d->argc = argc;
+	d->argv = argv;
+	d->lock_fd = -1;
+	d->started_ms = daemon_now_ms();
+	if ((rc = config_load(&d->cfg, argc, argv, err, sizeof(err))) != 0) {
+		if (rc < 0)
+			fprintf(stderr, "sloptimized: %s\n", err);
+		return rc < 0 ? -EINVAL : 1;
+	}
+	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
+	log_init(d->cfg.verbose);
+	if ((rc = statedir_resolve(d->cfg.project, d->cfg.state_dir,
+	    d->state_dir, sizeof(d->state_dir))) != 0) {
+		fprintf(stderr, "sloptimized: no state directory for %s: %s\n",
+		    d->cfg.project, strerror(-rc));
+		return -EINVAL;
+	}
+	if (d->cfg.check_only) {
+		config_print(&d->cfg);
+		printf("configuration OK (state in %s)\n", d->state_dir);
+		return 1;
+	}
+	return 0;
+}
+
+int
+daemon_start(struct daemon *d)
+{
+	char			 path[PATH_MAX + 32];
+	struct tailer_cbs	 fcbs = { fix_line, fix_long, fix_reset,
+				    fixes_ready, d };
+	pid_t			 holder = 0;
+	uint64_t		 usec;
+	int			 rc;
+
+	if ((rc = statedir_make(d->state_dir)) != 0) {
+		log_warnx("cannot create %s: %s", d->state_dir, strerror(-rc));
+		return rc;
+	}
+	if ((rc = statedir_lock(d->state_dir, &d->lock_fd, &holder)) != 0) {
+		if (rc == -EBUSY)
+			log_warnx("another sloptimized (pid %d) already watches "
+			    "%s (state in %s); stop it first", (int)holder,
+			    d->cfg.project, d->state_dir);
+		else
+			log_warnx("cannot lock %s: %s", d->state_dir,
+			    strerror(-rc));
+		return rc;
+	}
+	if ((d->ledger = new_ledger()) == NULL ||
+	    (d->limiter = wake_limiter_create(&d->cfg.wake)) == NULL ||
+	    (d->catchup = wake_catchup_create()) == NULL)
+		return -ENOMEM;
+
+	uv_signal_init(d->loop, &d->sig_term);
+	uv_signal_init(d->loop, &d->sig_int);
+	uv_signal_init(d->loop, &d->sig_hup);
+	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+	uv_signal_start(&d->sig_int, on_signal, SIGINT);
+	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+	uv_timer_init(d->loop, &d->flush_timer);
+	uv_timer_init(d->loop, &d->watchdog_timer);
+	d->flush_timer.data = d->watchdog_timer.data = d;
+	d->flush_timer.timer_cb = on_flush;
+	d->handles_up = 1;
+
+	if ((rc = desktop_init(&d->desktop, d->loop, &d->cfg.wake, log_prio,
+	    NULL)) != 0)
+		log_warnx("desktop notifications off: %s", strerror(-rc));
+	else
+		d->desktop_up = 1;
+	if (d->cfg.exec_cmd[0] != '\0') {
+		if ((rc = exec_init(&d->exec, d->loop, d->cfg.exec_cmd,
+		    &d->cfg.wake, log_prio, NULL)) != 0) {
+			log_warnx("--exec: %s", strerror(-rc));
+			return rc;
+		}
+		d->exec_on = 1;
+	}
+	if ((rc = server_start(&d->server, d, d->loop, d->cfg.listen_host,
+	    d->cfg.listen_port)) != 0)
+		return rc;
+	if ((rc = write_daemon_json(d)) != 0)
+		return rc;
+
+	snprintf(path, sizeof(path), "%s/.sloptimize/fixes.jsonl",
+	    d->cfg.project);
+	if ((rc = tailer_init(&d->fixes_t, d->loop, path, NULL, d->cfg.poll,
+	    &fcbs)) != 0) {
+		log_warnx("cannot tail %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	d->fixes_t.data = d;
+	d->fixes_started = 1;
+	if ((rc = tailer_start(&d->fixes_t)) != 0) {
+		log_warnx("cannot tail %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (sdnotify_watchdog_usec(&usec) > 0 && usec >= 2000) {
+		d->watchdog_on = 1;
+		uv_timer_start(&d->watchdog_timer, on_watchdog, usec / 2000,
+		    usec / 2000);
+	}
+	log_info("sloptimized %s watching %s (state in %s)",
+	    SLOPTIMIZE_VERSION, d->cfg.project, d->state_dir);
+	return 0;
+}
+
+static void
+tailer_closed(struct tailer *t)
+{
+	(void)t;
+}
+
+static void
+handle_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+void
+daemon_stop(struct daemon *d, const char *why)
+{
+	char	path[PATH_MAX + 32];
+	int	rc;
+
+	if (d->stopping++)
+		return;
+	log_info("stopping (%s)", why);
+	sdnotify_send("STOPPING=1");
+	if (d->perf_started) {
+		/* every line handed over is folded: the cursor may stand
+		 * past it */
+		if ((rc = tailer_save_sync(&d->perf)) != 0)
+			log_warnx("cannot save the cursor: %s", strerror(-rc));
+		tailer_close(&d->perf, tailer_closed);
+	}
+	if (d->fixes_started)
+		tailer_close(&d->fixes_t, tailer_closed);
+	if (d->server.ctx != NULL) {
+		snprintf(path, sizeof(path), "%s/daemon.json", d->state_dir);
+		unlink(path);
+	}
+	server_stop(&d->server);
+	if (d->desktop_up)
+		desktop_close(&d->desktop, NULL);
+	if (d->exec_on)
+		exec_close(&d->exec, NULL);
+	if (!d->handles_up)
+		return;
+	uv_close((uv_handle_t *)&d->sig_term, handle_closed);
+	uv_close((uv_handle_t *)&d->sig_int, handle_closed);
+	uv_close((uv_handle_t *)&d->sig_hup, handle_closed);
+	uv_close((uv_handle_t *)&d->flush_timer, handle_closed);
+	uv_close((uv_handle_t *)&d->watchdog_timer, handle_closed);
+}
+
+void
+daemon_free(struct daemon *d)
+{
+	free_fixlines(d);
+	free(d->fixes);
+	ledger_destroy(d->ledger);
+	wake_limiter_destroy(d->limiter);
+	wake_catchup_destroy(d->catchup);
+	statedir_unlock(d->lock_fd);
+}

@@ -1,0 +1,76 @@
+/*
+ * daemon — sloptimized's state in one struct, and the glue between its
+ * parts: the tailers feed the fold, the fold's events become wakes, wakes
+ * go to the log, the events socket, desktop notifications and --exec.
+ *
+ * Everything here runs on the one libuv loop thread.
+ */
+#ifndef DAEMON_DAEMON_H
+#define DAEMON_DAEMON_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "daemon/config.h"
+#include "daemon/server.h"
+#include "ledger/ledger.h"
+#include "notifier/desktop.h"
+#include "notifier/exec.h"
+#include "notifier/wake.h"
+#include "watchers/tailer.h"
+
+struct fixline {
+	char		*line;
+	size_t		 len;
+	uint64_t	 off;
+};
+
+struct daemon {
+	struct config		 cfg;
+	int			 argc;
+	char			**argv;		/* kept for SIGHUP */
+	uv_loop_t		*loop;
+	char			 state_dir[PATH_MAX];
+	int			 lock_fd;
+	int64_t			 started_ms;
+
+	struct ledger		*ledger;
+	struct fixline		*fixes;		/* fixes.jsonl lines, to refold */
+	size_t			 nfixes, capfixes;
+
+	struct tailer		 perf, fixes_t;
+	int			 perf_started, perf_ready, fixes_ready;
+	int			 fixes_started, handles_up, desktop_up;
+	uint64_t		 generation;
+	uint64_t		 skipped_live;
+
+	struct wake_limiter	*limiter;
+	struct wake_catchup	*catchup;
+	uint64_t		 catchup_off;	/* last summarised record */
+	uint64_t		 held_off;	/* last held-back record */
+	struct desktop		 desktop;
+	struct exec		 exec;
+	int			 exec_on;
+	uint64_t		 wakes;
+
+	struct server		 server;
+
+	uv_signal_t		 sig_term, sig_int, sig_hup;
+	uv_timer_t		 flush_timer, watchdog_timer;
+	int			 watchdog_on;
+	int			 stopping;
+	int			 exit_code;
+};
+
+/* now, in ms since the epoch */
+int64_t	daemon_now_ms(void);
+
+int	daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv);
+int	daemon_start(struct daemon *d);
+/* Persist, close everything; the loop then runs out. */
+void	daemon_stop(struct daemon *d, const char *why);
+void	daemon_free(struct daemon *d);
+
+#endif

@@ -1,0 +1,376 @@
+/*
+ * server — libwebsockets on the daemon's libuv loop (see server.h).
+ *
+ * A subscriber never slows the daemon down: messages are queued per
+ * subscriber and written when its socket is writable.  A queue that grows
+ * past its bound (a client that stopped reading) is dropped whole and the
+ * client told {"type":"dropped"}; it reconnects with ?since= and the ring
+ * gives it back what it missed, so nothing is lost, only delayed.
+ *
+ * Ids are <generation>:<offset> and are compared as number pairs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <libwebsockets.h>
+
+#include "daemon/api.h"
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/server.h"
+
+#define EVENTS_PATH	"/api/sloptimize/events"
+
+struct msg {
+	struct msg	*next;
+	size_t		 len;
+	unsigned char	 buf[];		/* LWS_PRE + len */
+};
+
+struct sub {
+	struct sub	*next, *prev;
+	struct lws	*wsi;
+	struct server	*s;
+	struct msg	*head, *tail;
+	size_t		 qlen, qbytes;
+	uint64_t	 dropped;
+};
+
+/* Per connection: HTTP request state (api.c) or a subscriber. */
+struct pss {
+	struct sub		*sub;
+	struct api_request	 req;
+};
+
+static int
+parse_id(const char *s, uint64_t *gen, uint64_t *off)
+{
+	char	*end;
+
+	*gen = strtoull(s, &end, 10);
+	if (end == s || *end != ':')
+		return -1;
+	s = end + 1;
+	*off = strtoull(s, &end, 10);
+	return end == s || *end != '\0' ? -1 : 0;
+}
+
+static int
+id_after(uint64_t g, uint64_t o, uint64_t sg, uint64_t so)
+{
+	return g > sg || (g == sg && o > so);
+}
+
+static struct msg *
+msg_new(const char *json, size_t len)
+{
+	struct msg	*m = malloc(sizeof(*m) + LWS_PRE + len);
+
+	if (m == NULL)
+		return NULL;
+	m->next = NULL;
+	m->len = len;
+	memcpy(m->buf + LWS_PRE, json, len);
+	return m;
+}
+
+static void
+sub_clear(struct sub *u)
+{
+	struct msg	*m, *n;
+
+	for (m = u->head; m != NULL; m = n) {
+		n = m->next;
+		free(m);
+	}
+	u->head = u->tail = NULL;
+	u->qlen = u->qbytes = 0;
+}
+
+static void
+sub_push(struct sub *u, const char *json, size_t len)
+{
+	struct msg	*m;
+
+	if (u->qlen >= SERVER_SUB_MAX_MSGS ||
+	    u->qbytes + len > SERVER_SUB_MAX_BYTES) {
+		/* It stopped reading: drop its backlog and say so; it
+		 * resumes with ?since= from the ring. */
+		u->dropped += u->qlen;
+		u->s->dropped += u->qlen;
+		log_warnx("events: subscriber too slow, dropped %zu queued "
+		    "messages (it can resume with ?since=)", u->qlen);
+		sub_clear(u);
+		{
+			char	note[96];
+			int	n = snprintf(note, sizeof(note),
+				    "{\"type\":\"dropped\",\"count\":%llu}",
+				    (unsigned long long)u->dropped);
+
+			if ((m = msg_new(note, (size_t)n)) != NULL) {
+				u->head = u->tail = m;
+				u->qlen = 1;
+				u->qbytes = (size_t)n;
+			}
+		}
+		lws_callback_on_writable(u->wsi);
+		return;
+	}
+	if ((m = msg_new(json, len)) == NULL) {
+		log_warnx("events: out of memory queueing a message");
+		return;
+	}
+	if (u->tail)
+		u->tail->next = m;
+	else
+		u->head = m;
+	u->tail = m;
+	u->qlen++;
+	u->qbytes += len;
+	lws_callback_on_writable(u->wsi);
+}
+
+void
+server_broadcast(struct server *s, const char *json, size_t len)
+{
+	struct sub	*u;
+
+	for (u = s->subs; u != NULL; u = u->next)
+		sub_push(u, json, len);
+}
+
+void
+server_wake(struct server *s, uint64_t gen, uint64_t off, const char *json,
+    size_t len, int broadcast)
+{
+	struct ring_entry	*e;
+	char			*copy;
+
+	if ((copy = malloc(len)) != NULL) {
+		memcpy(copy, json, len);
+		if (s->ring_len == SERVER_RING) {
+			e = &s->ring[s->ring_head];
+			free(e->json);
+			s->ring_head = (s->ring_head + 1) % SERVER_RING;
+			s->ring_len--;
+			s->ring_evicted++;
+		}
+		e = &s->ring[(s->ring_head + s->ring_len) % SERVER_RING];
+		e->gen = gen;
+		e->off = off;
+		e->json = copy;
+		e->len = len;
+		s->ring_len++;
+	}
+	if (broadcast)
+		server_broadcast(s, json, len);
+}
+
+void
+server_ring_clear(struct server *s)
+{
+	size_t	i;
+
+	for (i = 0; i < s->ring_len; i++)
+		free(s->ring[(s->ring_head + i) % SERVER_RING].json);
+	s->ring_head = s->ring_len = 0;
+}
+
+/* hello, then the ring after `since` */
+static void
+sub_welcome(struct server *s, struct sub *u, const char *since)
+{
+	cJSON		*o = cJSON_CreateObject();
+	char		*txt;
+	uint64_t	 sg = 0, so = 0;
+	int		 resume = since != NULL && parse_id(since, &sg, &so) == 0;
+	size_t		 i, sent = 0;
+
+	cJSON_AddStringToObject(o, "type", "hello");
+	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
+	cJSON_AddStringToObject(o, "project", s->d->cfg.project);
+	cJSON_AddNumberToObject(o, "generation", (double)s->d->generation);
+	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	cJSON_AddBoolToObject(o, "ready", s->d->perf_ready);
+	if ((txt = cJSON_PrintUnformatted(o)) != NULL)
+		sub_push(u, txt, strlen(txt));
+	free(txt);
+	cJSON_Delete(o);
+	if (!resume)
+		return;
+	for (i = 0; i < s->ring_len; i++) {
+		const struct ring_entry	*e = &s->ring[(s->ring_head + i) %
+					    SERVER_RING];
+
+		if (id_after(e->gen, e->off, sg, so)) {
+			sub_push(u, e->json, e->len);
+			sent++;
+		}
+	}
+	log_debug("events: subscriber resumed after %s, %zu wakes replayed",
+	    since, sent);
+}
+
+static int
+sub_write(struct sub *u)
+{
+	struct msg	*m = u->head;
+
+	if (m == NULL)
+		return 0;
+	if (lws_write(u->wsi, m->buf + LWS_PRE, m->len, LWS_WRITE_TEXT) <
+	    (int)m->len)
+		return -1;
+	u->head = m->next;
+	if (u->head == NULL)
+		u->tail = NULL;
+	u->qlen--;
+	u->qbytes -= m->len;
+	free(m);
+	if (u->head != NULL)
+		lws_callback_on_writable(u->wsi);
+	return 0;
+}
+
+static int
+callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct pss	*p = user;
+	struct server	*s = lws_context_user(lws_get_context(wsi));
+	struct sub	*u;
+	char		 uri[256], since[64];
+
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		/* a WebSocket upgrade: only on the events path */
+		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
+		    strcmp(uri, EVENTS_PATH) != 0)
+			return -1;
+		return api_ws_allowed(s, wsi) ? 0 : -1;
+	case LWS_CALLBACK_ESTABLISHED:
+		if (s->nsubs >= SERVER_MAX_SUBS) {
+			log_warnx("events: %u subscribers, refusing another",
+			    s->nsubs);
+			return -1;
+		}
+		if ((u = calloc(1, sizeof(*u))) == NULL)
+			return -1;
+		u->wsi = wsi;
+		u->s = s;
+		u->next = s->subs;
+		if (s->subs)
+			s->subs->prev = u;
+		s->subs = u;
+		s->nsubs++;
+		p->sub = u;
+		if (lws_get_urlarg_by_name(wsi, "since=", since,
+		    sizeof(since)) == NULL)
+			sub_welcome(s, u, NULL);
+		else
+			sub_welcome(s, u, since);
+		return 0;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return p->sub ? sub_write(p->sub) : 0;
+	case LWS_CALLBACK_RECEIVE:
+		return 0;	/* clients have nothing to say */
+	case LWS_CALLBACK_CLOSED:
+		if ((u = p->sub) != NULL) {
+			if (u->prev)
+				u->prev->next = u->next;
+			else
+				s->subs = u->next;
+			if (u->next)
+				u->next->prev = u->prev;
+			s->nsubs--;
+			sub_clear(u);
+			free(u);
+			p->sub = NULL;
+		}
+		return 0;
+	case LWS_CALLBACK_HTTP:
+		return api_http(s, wsi, &p->req, (const char *)in);
+	case LWS_CALLBACK_HTTP_BODY:
+		return api_http_body(s, wsi, &p->req, in, len);
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		return api_http_body_done(s, wsi, &p->req);
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return api_http_writeable(s, wsi, &p->req);
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		api_request_free(&p->req);
+		return 0;
+	default:
+		break;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+static const struct lws_protocols protocols[] = {
+	{ "sloptimize", callback, sizeof(struct pss), 64 * 1024, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+static void
+lws_log(int level, const char *line)
+{
+	size_t	n = strlen(line);
+
+	if (n > 0 && line[n - 1] == '\n')
+		n--;
+	if (level & LLL_ERR)
+		log_warnx("lws: %.*s", (int)n, line);
+	else
+		log_debug("lws: %.*s", (int)n, line);
+}
+
+int
+server_start(struct server *s, struct daemon *d, uv_loop_t *loop,
+    const char *host, int port)
+{
+	struct lws_context_creation_info	info;
+	void					*loops[1] = { loop };
+
+	memset(s, 0, sizeof(*s));
+	s->d = d;
+	lws_set_log_level(LLL_ERR | LLL_WARN | (d->cfg.verbose ? LLL_NOTICE :
+	    0), lws_log);
+	memset(&info, 0, sizeof(info));
+	info.port = port;
+	info.iface = host;
+	info.protocols = protocols;
+	info.user = s;
+	info.options = LWS_SERVER_OPTION_LIBUV |
+	    LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE |
+	    LWS_SERVER_OPTION_VALIDATE_UTF8;
+	if (strchr(host, ':') == NULL)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.foreign_loops = loops;
+	api_tune(&info);
+	if ((s->ctx = lws_create_context(&info)) == NULL) {
+		log_warnx("cannot serve on %s:%d (in use? is the "
+		    "libwebsockets-evlib-uv package installed?)", host, port);
+		return -EADDRINUSE;
+	}
+	s->vh = lws_get_vhost_by_name(s->ctx, "default");
+	s->port = s->vh ? lws_get_vhost_listen_port(s->vh) : port;
+	if (s->port <= 0) {
+		log_warnx("cannot listen on %s:%d", host, port);
+		lws_context_destroy(s->ctx);
+		s->ctx = NULL;
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
+void
+server_stop(struct server *s)
+{
+	if (s->ctx != NULL) {
+		lws_context_destroy(s->ctx);
+		s->ctx = NULL;
+	}
+	server_ring_clear(s);
+}
