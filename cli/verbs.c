@@ -555,18 +555,10 @@ verb_history(int argc, char **argv)
 	if ((rc = fold_or_explain("history", &c, &lo, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
-	if ((out = ledger_history_json(l, buckets)) == NULL) {
+	if ((out = ledger_history_json(l, buckets, c.now_ms)) == NULL) {
 		ledger_destroy(l);
 		fprintf(stderr, "sloptimize history: out of memory\n");
 		return EXIT_FINDINGS;
-	}
-	{
-		char	iso[32];
-
-		iso_format_ms(c.now_ms, iso);
-		cJSON_InsertItemInArray(out, 1, cJSON_CreateString(iso));
-		/* keep generatedAt next to v, like every other shape */
-		cJSON_GetArrayItem(out, 1)->string = strdup("generatedAt");
 	}
 	if (c.json) {
 		add_source(out, &fi);

@@ -245,7 +245,7 @@ route_get(struct server *s, struct lws *wsi, struct api_request *r)
 		    NULL, daemon_now_ms()));
 	if (strcmp(path, PREFIX "/history") == 0)
 		return respond(wsi, r, 200, ledger_history_json(s->d->ledger,
-		    24));
+		    24, daemon_now_ms()));
 	return respond_error(wsi, r, 404, "not_found", "no such route");
 }
 

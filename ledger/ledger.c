@@ -34,6 +34,7 @@ struct row {
 	char		*key;
 	char		*type;
 	char		*phase;		/* NULL when the record had none */
+	char		*ctx;		/* the last occurrence's, "" if none */
 	uint64_t	 count;
 	int64_t		 first_ms, last_ms;	/* LEDGER_NO_TIME if none */
 	uint32_t	*builds;	/* build indices, first-seen order */
@@ -180,6 +181,7 @@ ledger_destroy(struct ledger *l)
 		free(l->rows[i]->key);
 		free(l->rows[i]->type);
 		free(l->rows[i]->phase);
+		free(l->rows[i]->ctx);
 		free(l->rows[i]->builds);
 		free(l->rows[i]);
 	}
@@ -376,6 +378,29 @@ nomem:
 	return NO_BUILD;
 }
 
+/* The situation is the record's ctx; it is nearly always the same string,
+ * so it is compared before anything is copied. */
+static int
+row_set_ctx(struct row *r, struct jspan ctx)
+{
+	char	*n;
+
+	if (ctx.kind != J_STRING)
+		ctx.n = 0;
+	if (r->ctx != NULL && !ctx.escaped && strlen(r->ctx) == ctx.n &&
+	    memcmp(r->ctx, ctx.p, ctx.n) == 0)
+		return 0;
+	if (ctx.n == 0)
+		n = strdup("");
+	else
+		n = dup_span(ctx);
+	if (n == NULL)
+		return -ENOMEM;
+	free(r->ctx);
+	r->ctx = n;
+	return 0;
+}
+
 static int
 row_add_build(struct row *r, uint32_t b)
 {
@@ -551,9 +576,10 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		    (l->opts.to_ms == LEDGER_NO_TIME || at <= l->opts.to_ms);
 	}
 	/* Builds are ordered by first appearance in the file, whatever the
-	 * filters, so "older than the fix's build" means the same thing to
-	 * every query. */
-	b = build_lookup(l, f[F_BUILD], at, &err);
+	 * time filters, so "older than the fix's build" means the same thing
+	 * to every query; robots' builds stay out like their records. */
+	b = !automated || l->opts.include_automated ?
+	    build_lookup(l, f[F_BUILD], at, &err) : NO_BUILD;
 	if (err)
 		return err;
 	l->c.folded++;
@@ -652,6 +678,8 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 			row->worst = value;
 			row->worst_ms = at;
 		}
+		if (row_set_ctx(row, f[F_CTX]))
+			return -ENOMEM;
 		row->has_verdict = c0.kind == J_OBJECT;
 		jscan_getn(c0, names, vd, 3);
 		copy_str(vd[0], row->guess, sizeof(row->guess), &row->has_guess);
@@ -997,7 +1025,6 @@ static cJSON *
 row_json(struct ledger *l, const struct row *r, int64_t now_ms)
 {
 	cJSON		*o, *a, *fixes, *props, *v;
-	const char	*ctx;
 	uint32_t	 i;
 	size_t		 k;
 
@@ -1040,10 +1067,8 @@ row_json(struct ledger *l, const struct row *r, int64_t now_ms)
 		    r->evid) : (void)cJSON_AddNullToObject(v, "evidence");
 	} else
 		cJSON_AddNullToObject(o, "verdict");
-	ctx = strstr(r->key, "|ctx:");
-	ctx = ctx ? ctx + 5 : (strncmp(r->key, "ctx:", 4) == 0 ?
-	    r->key + 4 : "");
-	cJSON_AddItemToObject(o, "situation", ledger_situation_json(ctx));
+	cJSON_AddItemToObject(o, "situation",
+	    ledger_situation_json(r->ctx ? r->ctx : ""));
 	fixes = cJSON_AddArrayToObject(o, "fixes");
 	props = cJSON_AddArrayToObject(o, "proposals");
 	for (k = 0; k < l->nfixes; k++) {
@@ -1251,27 +1276,21 @@ slice_width(int64_t t0, int64_t t1, int n)
 	return (span + n - 1) / n;
 }
 
-/* p95 medians over up to SERIES_SLICES slices of a window */
+/* p95 medians over SERIES_SLICES equal slices of the window [t0, t1],
+ * cut like the timeline's buckets; a slice without a heartbeat is null. */
 static cJSON *
-series_json(const struct ledger *l, const struct sample_set *s,
-    double *scratch)
+series_json(const struct ledger *l, const struct sample_set *s, int64_t t0,
+    int64_t t1, double *scratch)
 {
 	cJSON	*a = cJSON_CreateArray();
-	int64_t	 t0 = INT64_MAX, t1 = INT64_MIN, w;
+	int64_t	 w;
 	size_t	 i, n;
-	int	 k, nslices;
+	int	 k;
 
-	if (a == NULL || s->nhb == 0)
+	if (a == NULL || s->nhb == 0 || t0 == LEDGER_NO_TIME)
 		return a;
-	for (i = 0; i < s->nhb; i++) {
-		int64_t	t = l->hbs[s->hb[i]].t;
-
-		t0 = t < t0 ? t : t0;
-		t1 = t > t1 ? t : t1;
-	}
-	nslices = s->nhb < SERIES_SLICES ? (int)s->nhb : SERIES_SLICES;
-	w = slice_width(t0, t1, nslices);
-	for (k = 0; k < nslices; k++) {
+	w = slice_width(t0, t1, SERIES_SLICES);
+	for (k = 0; k < SERIES_SLICES; k++) {
 		for (i = n = 0; i < s->nhb; i++) {
 			const struct hb	*h = &l->hbs[s->hb[i]];
 
@@ -1322,7 +1341,8 @@ window_json(const struct ledger *l, const struct sample_set *s,
 	add_time(o, "from", from);
 	add_time(o, "to", to);
 	add_summary(o, l, s, scratch);
-	cJSON_AddItemToObject(o, "series", series_json(l, s, scratch));
+	cJSON_AddItemToObject(o, "series", series_json(l, s, from, to,
+	    scratch));
 	return o;
 }
 
@@ -1366,7 +1386,7 @@ u32_cmp(const void *a, const void *b)
 }
 
 cJSON *
-ledger_history_json(struct ledger *l, int nbuckets)
+ledger_history_json(struct ledger *l, int nbuckets, int64_t now_ms)
 {
 	cJSON			*o, *ba, *wa;
 	int64_t			 w = 0;
@@ -1378,9 +1398,8 @@ ledger_history_json(struct ledger *l, int nbuckets)
 
 	if (nbuckets < 1)
 		nbuckets = 24;
-	if ((o = envelope(0)) == NULL)
+	if ((o = envelope(now_ms)) == NULL)
 		return NULL;
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "generatedAt");
 	add_time(o, "from", l->tmin);
 	add_time(o, "to", l->tmax);
 	ba = cJSON_AddArrayToObject(o, "buckets");

@@ -121,7 +121,7 @@ cJSON	*ledger_issues_json(struct ledger *l, const struct ledger_query *q,
 cJSON	*ledger_issue_json(struct ledger *l, const char *id, int64_t now_ms);
 /* The timeline {v, from, to, bucketMs, buckets:[…], builds:[…]}; needs
  * want_timeline. */
-cJSON	*ledger_history_json(struct ledger *l, int buckets);
+cJSON	*ledger_history_json(struct ledger *l, int buckets, int64_t now_ms);
 /*
  * A measured window: spec is NULL/"" for the default ("before": previous
  * build with evidence, "after": latest build with evidence), a build name,

@@ -99,7 +99,7 @@ ledger_empty(void **state)
 	(void)state;
 	o = issues(l);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "issues")), 0);
-	h = ledger_history_json(l, 4);
+	h = ledger_history_json(l, 4, 0);
 	assert_non_null(h);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(h, "from")));
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(h, "bucketMs")));
@@ -131,7 +131,7 @@ ledger_heartbeats_only(void **state)
 	o = issues(l);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "issues")), 0);
 	assert_int_equal(n(cJSON_GetObjectItem(o, "counts"), "folded"), 3);
-	h = ledger_history_json(l, 2);
+	h = ledger_history_json(l, 2, 0);
 	/* span 4001 ms in 2 buckets of 2001 ms: {0s, 2s} and {4s} */
 	assert_int_equal(n(h, "bucketMs"), 2001);
 	b0 = cJSON_GetArrayItem(cJSON_GetObjectItem(h, "buckets"), 0);
@@ -155,7 +155,7 @@ ledger_timeline_gap_is_null(void **state)
 
 	(void)state;
 	feed(l, t, strlen(t));
-	h = ledger_history_json(l, 4);
+	h = ledger_history_json(l, 4, 0);
 	mid = cJSON_GetArrayItem(cJSON_GetObjectItem(h, "buckets"), 1);
 	assert_int_equal(n(mid, "heartbeats"), 0);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(mid, "p95Ms")));
@@ -423,7 +423,12 @@ ledger_windows(void **state)
 	assert_true(n(w, "p95Ms") == 20);
 	assert_int_equal(n(w, "hitches"), 1);
 	assert_true(n(w, "worstHitchMs") == 130);
-	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(w, "series")), 2);
+	/* 32 slices over the window, a null where a slice has no heartbeat */
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(w, "series")), 32);
+	assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(w, "series"), 0)->valuedouble == 20);
+	assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(w, "series"), 1)));
+	/* the window runs to the hitch at 3 s: 94 ms slices, 2 s is slice 21 */
+	assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(w, "series"), 21)->valuedouble == 22);
 	cJSON_Delete(w);
 	w = ledger_window_json(l,
 	    "2026-09-01T09:00:01Z..2026-09-01T09:00:05Z", 0, &err);
