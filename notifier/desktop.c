@@ -1,0 +1,770 @@
+/*
+ * desktop — desktop notifications (see desktop.h).
+ *
+ * Threads: everything here runs on the loop thread except the libnotify
+ * calls in worker_show/worker_cleanup, which run on libuv's thread pool.
+ * At most one job is out at a time (d->busy) and it owns d->job and
+ * d->backend until its after-work callback runs, so the two threads never
+ * touch the same data at once.  The backend (NotifyNotification objects,
+ * one per footprint for the in-place update) is only ever touched by
+ * worker jobs.
+ *
+ * GDBus delivers libnotify's signals (NotificationClosed) through GLib's
+ * default main context, which nobody iterates here; every job drains it,
+ * or those events would pile up for the life of the daemon.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#ifdef HAVE_LIBNOTIFY
+#include <libnotify/notify.h>
+#endif
+
+#include "desktop.h"
+
+enum item_kind { ITEM_SHOW, ITEM_PROBE, ITEM_CLEANUP };
+
+struct desktop_item {
+	struct desktop_item	*next;
+	enum item_kind		 kind;
+	char			 fp[9];		/* "" for a summary line */
+	char			*summary;
+	char			*text;		/* evidence, or the line */
+	char			*tail;		/* "fp=… ×N status=…" */
+	char			*body;		/* made when its turn comes */
+	int			 critical;
+	uint64_t		 more;		/* updates it stands for */
+	int			 status;	/* set by the job */
+	char			 err[200];
+};
+
+static void __attribute__((format(printf, 3, 4)))
+desktop_log(struct desktop *d, int prio, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (d->log == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	d->log(d->log_arg, prio, msg);
+}
+
+static void
+item_free(struct desktop_item *it)
+{
+	if (it == NULL)
+		return;
+	free(it->summary);
+	free(it->text);
+	free(it->tail);
+	free(it->body);
+	free(it);
+}
+
+static void
+set_state(struct desktop *d, enum desktop_status s, const char *reason)
+{
+	d->status = s;
+	switch (s) {
+	case DESKTOP_DISABLED:
+		snprintf(d->state, sizeof(d->state), "disabled");
+		break;
+	case DESKTOP_OK:
+		snprintf(d->state, sizeof(d->state), "ok");
+		break;
+	case DESKTOP_UNAVAILABLE:
+		snprintf(d->state, sizeof(d->state), "unavailable: %s",
+		    reason);
+		break;
+	}
+}
+
+/*
+ * Copy s for a notification: control characters become spaces (a body is
+ * not a terminal), cut to max bytes at a UTF-8 boundary with "…".
+ */
+static char *
+clean_copy(const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+	char *out;
+	int cut = 0;
+
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		cut = 1;
+	}
+	if ((out = malloc(n + 4)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		out[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? ' ' :
+		    s[i];
+	if (cut) {
+		memcpy(out + n, "\xe2\x80\xa6", 3);	/* … */
+		n += 3;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static char *
+xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *
+xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* --- backends: start one job; it ends in desktop_job_done ------------- */
+
+static void desktop_job_done(struct desktop *d);
+static int backend_start(struct desktop *d);
+static void backend_init(struct desktop *d);
+
+#ifdef HAVE_LIBNOTIFY
+
+struct kept {
+	char			 fp[9];
+	NotifyNotification	*n;
+	uint64_t		 used;		/* LRU tick */
+};
+
+struct backend {
+	struct kept	kept[DESKTOP_KEEP];
+	uint64_t	tick;
+};
+
+static void
+glib_drain(void)
+{
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+static int
+worker_probe(struct desktop_item *it)
+{
+	GDBusConnection *bus;
+	GError *err = NULL;
+	char *name = NULL, *version = NULL;
+
+	/* Ask GIO first: its error says why there is no bus. */
+	if ((bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &err)) == NULL) {
+		snprintf(it->err, sizeof(it->err), "no D-Bus session bus: %s",
+		    err != NULL ? err->message : "unknown error");
+		g_clear_error(&err);
+		return -ENOTCONN;
+	}
+	g_object_unref(bus);
+	if (!notify_init("sloptimize")) {
+		snprintf(it->err, sizeof(it->err), "notify_init failed");
+		return -ENOTCONN;
+	}
+	if (!notify_get_server_info(&name, NULL, &version, NULL)) {
+		snprintf(it->err, sizeof(it->err), "nothing owns "
+		    "org.freedesktop.Notifications on the session bus");
+		return -ENOTCONN;
+	}
+	snprintf(it->err, sizeof(it->err), "%s %s", name, version);
+	g_free(name);
+	g_free(version);
+	return 0;
+}
+
+static struct kept *
+kept_slot(struct backend *be, const char *fp, int *fresh)
+{
+	struct kept *k, *lru = &be->kept[0];
+	size_t i;
+
+	*fresh = 0;
+	for (i = 0; i < DESKTOP_KEEP; i++) {
+		k = &be->kept[i];
+		if (k->n != NULL && strcmp(k->fp, fp) == 0)
+			return k;
+		if (k->n == NULL || (lru->n != NULL && k->used < lru->used))
+			lru = k;
+	}
+	/* Forgetting one only means its next wake opens a new bubble. */
+	if (lru->n != NULL)
+		g_object_unref(lru->n);
+	lru->n = NULL;
+	snprintf(lru->fp, sizeof(lru->fp), "%s", fp);
+	*fresh = 1;
+	return lru;
+}
+
+static int
+worker_show(struct backend *be, struct desktop_item *it)
+{
+	struct kept *k;
+	GError *err = NULL;
+	char *summary, *body;
+	int fresh, rc = 0;
+
+	if (!notify_is_initted() && !notify_init("sloptimize")) {
+		snprintf(it->err, sizeof(it->err), "notify_init failed");
+		return -ENOTCONN;
+	}
+	/* D-Bus strings must be UTF-8; bodies may carry markup. */
+	summary = g_utf8_make_valid(it->summary, -1);
+	body = g_utf8_make_valid(it->body, -1);
+	{
+		char *esc = g_markup_escape_text(body, -1);
+
+		g_free(body);
+		body = esc;
+	}
+	k = kept_slot(be, it->fp, &fresh);
+	if (fresh)
+		k->n = notify_notification_new(summary, body, NULL);
+	else
+		notify_notification_update(k->n, summary, body, NULL);
+	k->used = ++be->tick;
+	notify_notification_set_app_name(k->n, "sloptimize");
+	notify_notification_set_urgency(k->n, it->critical ?
+	    NOTIFY_URGENCY_CRITICAL : NOTIFY_URGENCY_NORMAL);
+	if (!notify_notification_show(k->n, &err)) {
+		snprintf(it->err, sizeof(it->err), "%s",
+		    err != NULL ? err->message : "show failed");
+		g_clear_error(&err);
+		g_object_unref(k->n);	/* its id means nothing now */
+		k->n = NULL;
+		rc = -ENOTCONN;
+	}
+	g_free(summary);
+	g_free(body);
+	return rc;
+}
+
+static void
+worker_cleanup(struct backend *be)
+{
+	size_t i;
+
+	for (i = 0; i < DESKTOP_KEEP; i++)
+		if (be->kept[i].n != NULL)
+			g_object_unref(be->kept[i].n);
+	if (notify_is_initted())
+		notify_uninit();
+}
+
+static void
+worker(uv_work_t *w)
+{
+	struct desktop *d = w->data;
+	struct desktop_item *it = d->job;
+	struct backend *be = d->backend;
+
+	glib_drain();
+	switch (it->kind) {
+	case ITEM_PROBE:
+		it->status = worker_probe(it);
+		break;
+	case ITEM_SHOW:
+		it->status = worker_show(be, it);
+		break;
+	case ITEM_CLEANUP:
+		worker_cleanup(be);
+		break;
+	}
+	glib_drain();
+}
+
+static void
+worker_done(uv_work_t *w, int status)
+{
+	struct desktop *d = w->data;
+
+	if (status == UV_ECANCELED && d->job->status == 0)
+		d->job->status = -ECANCELED;
+	desktop_job_done(d);
+}
+
+static void
+backend_init(struct desktop *d)
+{
+	d->work.data = d;
+	d->backend = calloc(1, sizeof(struct backend));
+}
+
+static int
+backend_start(struct desktop *d)
+{
+	if (d->backend == NULL)
+		return -ENOMEM;
+	return uv_queue_work(d->loop, &d->work, worker, worker_done);
+}
+
+static void
+backend_free(struct desktop *d)
+{
+	free(d->backend);
+	d->backend = NULL;
+}
+
+#else	/* !HAVE_LIBNOTIFY: osascript */
+
+/*
+ * An AppleScript string literal: backslash and double quote escaped;
+ * control characters are already spaces (clean_copy).  The script goes to
+ * osascript as one argv entry, so no shell quoting is involved.
+ */
+static void
+as_quote(char *out, size_t size, const char *s)
+{
+	size_t k = 0;
+
+	out[k++] = '"';
+	for (; *s != '\0' && k + 3 < size; s++) {
+		if (*s == '"' || *s == '\\')
+			out[k++] = '\\';
+		out[k++] = *s;
+	}
+	/* never end inside a UTF-8 sequence */
+	while (k > 1 && ((unsigned char)out[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (k > 1 && (unsigned char)out[k - 1] >= 0xc0)
+		k--;
+	out[k++] = '"';
+	out[k] = '\0';
+}
+
+static void
+osa_closed(uv_handle_t *h)
+{
+	desktop_job_done(h->data);
+}
+
+static void
+osa_exited(uv_process_t *p, int64_t status, int sig)
+{
+	struct desktop *d = p->data;
+
+	if (sig != 0 || status != 0) {
+		d->job->status = -EIO;
+		snprintf(d->job->err, sizeof(d->job->err), "osascript %s %d",
+		    sig != 0 ? "killed by signal" : "exited with status",
+		    sig != 0 ? sig : (int)status);
+	}
+	uv_close((uv_handle_t *)p, osa_closed);
+}
+
+static void
+backend_init(struct desktop *d)
+{
+	d->proc.data = d;
+}
+
+static int
+backend_start(struct desktop *d)
+{
+	struct desktop_item *it = d->job;
+	uv_process_options_t opt;
+	uv_stdio_container_t stdio[3];
+	char text[1024], title[512], sub[256], script[2048];
+	char *args[4];
+	int rc;
+
+	if (it->kind != ITEM_SHOW) {
+		/* nothing to probe or release: finish on the next turn */
+		return UV_ENOSYS;
+	}
+	as_quote(text, sizeof(text), it->text);
+	as_quote(title, sizeof(title), it->summary);
+	as_quote(sub, sizeof(sub), it->tail != NULL ? it->tail : "");
+	if (it->more > 0) {
+		char more[64];
+
+		snprintf(more, sizeof(more), " +%" PRIu64 " more", it->more);
+		/* drop the closing quote, add, close again */
+		sub[strlen(sub) - 1] = '\0';
+		strncat(sub, more, sizeof(sub) - strlen(sub) - 2);
+		strcat(sub, "\"");
+	}
+	snprintf(script, sizeof(script), "display notification %s with "
+	    "title %s subtitle %s", text, title, sub);
+	args[0] = "osascript";
+	args[1] = "-e";
+	args[2] = script;
+	args[3] = NULL;
+	memset(&opt, 0, sizeof(opt));
+	memset(stdio, 0, sizeof(stdio));
+	stdio[0].flags = stdio[1].flags = stdio[2].flags = UV_IGNORE;
+	opt.file = args[0];
+	opt.args = args;
+	opt.stdio = stdio;
+	opt.stdio_count = 3;
+	opt.exit_cb = osa_exited;
+	if ((rc = uv_spawn(d->loop, &d->proc, &opt)) < 0) {
+		it->status = -ENOTCONN;
+		snprintf(it->err, sizeof(it->err), "cannot run osascript: %s",
+		    uv_strerror(rc));
+		uv_close((uv_handle_t *)&d->proc, osa_closed);
+	}
+	return 0;
+}
+
+static void
+backend_free(struct desktop *d)
+{
+	(void)d;
+}
+
+#endif
+
+/* --- the queue, on the loop thread --------------------------------------- */
+
+static void desktop_dispatch(struct desktop *d);
+static void desktop_close_step(struct desktop *d);
+
+static void
+timer_fired(uv_timer_t *t)
+{
+	desktop_dispatch(t->data);
+}
+
+/* Hand it to the backend; if it cannot even start, it ends here (the
+ * caller sees d->busy still 0). */
+static void
+desktop_job_start(struct desktop *d, struct desktop_item *it)
+{
+	int rc;
+
+	d->busy = 1;
+	d->job = it;
+	if ((rc = backend_start(d)) < 0) {
+		d->busy = 0;
+		d->job = NULL;
+		if (it->kind == ITEM_SHOW)
+			d->dropped += 1 + it->more;
+		item_free(it);
+	}
+}
+
+static int
+make_body(struct desktop_item *it)
+{
+	if (it->tail == NULL)
+		it->body = xprintf("%s", it->text);
+	else if (it->more > 0)
+		it->body = xprintf("%s%s%s +%" PRIu64 " more", it->text,
+		    it->text[0] != '\0' ? "\n" : "", it->tail, it->more);
+	else
+		it->body = xprintf("%s%s%s", it->text,
+		    it->text[0] != '\0' ? "\n" : "", it->tail);
+	return it->body != NULL ? 0 : -ENOMEM;
+}
+
+static void
+desktop_dispatch(struct desktop *d)
+{
+	struct desktop_item *it;
+	uint64_t now;
+
+	if (d->busy || d->closing || (it = d->pending) == NULL)
+		return;
+	now = uv_now(d->loop);
+	if (now < d->next_ms) {
+		uv_timer_start(&d->timer, timer_fired, d->next_ms - now, 0);
+		return;
+	}
+	if ((d->pending = it->next) == NULL)
+		d->pending_tail = &d->pending;
+	d->npending--;
+	it->next = NULL;
+	it->more += d->overflow;
+	d->overflow = 0;
+	if (make_body(it) < 0) {
+		d->dropped += 1 + it->more;
+		item_free(it);
+		return;
+	}
+	d->next_ms = now + d->interval_ms;
+	desktop_job_start(d, it);
+}
+
+static void
+drop_pending(struct desktop *d)
+{
+	struct desktop_item *it;
+	uint64_t n = d->overflow;
+
+	while ((it = d->pending) != NULL) {
+		d->pending = it->next;
+		n += 1 + it->more;
+		item_free(it);
+	}
+	d->pending_tail = &d->pending;
+	d->npending = 0;
+	d->overflow = 0;
+	d->dropped += n;
+}
+
+static void
+desktop_job_done(struct desktop *d)
+{
+	struct desktop_item *it = d->job;
+	enum desktop_status was = d->status;
+	int status = it->status;
+
+	d->busy = 0;
+	d->job = NULL;
+	if (it->kind == ITEM_CLEANUP) {
+		item_free(it);
+		desktop_close_step(d);
+		return;
+	}
+	if (status < 0) {
+		if (it->kind == ITEM_SHOW) {
+			d->failed++;
+			d->dropped += 1 + it->more;
+		}
+		/*
+		 * Said once: every later failure while unavailable is only
+		 * counted, or a desktop without a notification server would
+		 * get one log line per wake.
+		 */
+		if (d->status != DESKTOP_UNAVAILABLE)
+			desktop_log(d, LOG_WARNING, "desktop: no notification "
+			    "server (%s); notifications off, retried at most "
+			    "every %d s", it->err, DESKTOP_RETRY_MS / 1000);
+		set_state(d, DESKTOP_UNAVAILABLE, it->err);
+		d->retry_ms = uv_now(d->loop) + DESKTOP_RETRY_MS;
+		drop_pending(d);
+	} else {
+		if (d->status == DESKTOP_UNAVAILABLE)
+			desktop_log(d, LOG_INFO, "desktop: notification server "
+			    "is back");
+		else if (it->kind == ITEM_PROBE)
+			desktop_log(d, LOG_DEBUG, "desktop: notification server "
+			    "%s", it->err);
+		set_state(d, DESKTOP_OK, NULL);
+		if (it->kind == ITEM_SHOW)
+			d->shown++;
+	}
+	if (it->kind == ITEM_SHOW && d->shown_cb != NULL)
+		d->shown_cb(d, status);
+	if ((it->kind == ITEM_PROBE || d->status != was) && d->state_cb != NULL)
+		d->state_cb(d);
+	item_free(it);
+	if (d->closing)
+		desktop_close_step(d);
+	else
+		desktop_dispatch(d);
+}
+
+int
+desktop_init(struct desktop *d, uv_loop_t *loop,
+    const struct wake_config *cfg, wake_log_fn *log, void *log_arg)
+{
+	struct desktop_item *probe;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->loop = loop;
+	d->log = log;
+	d->log_arg = log_arg;
+	d->interval_ms = cfg->desktop_ms > 0 ? (uint64_t)cfg->desktop_ms : 0;
+	d->pending_tail = &d->pending;
+	if ((rc = uv_timer_init(loop, &d->timer)) < 0)
+		return rc;
+	d->timer.data = d;
+	if (!cfg->desktop) {
+		set_state(d, DESKTOP_DISABLED, NULL);
+		return 0;
+	}
+	set_state(d, DESKTOP_OK, NULL);
+	backend_init(d);
+	if ((probe = calloc(1, sizeof(*probe))) != NULL) {
+		probe->kind = ITEM_PROBE;
+		desktop_job_start(d, probe);
+	}
+	return 0;
+}
+
+static struct desktop_item *
+item_make(const struct ledger_event *ev, const char *line)
+{
+	struct desktop_item *it;
+	char what[128];
+
+	if ((it = calloc(1, sizeof(*it))) == NULL)
+		return NULL;
+	it->kind = ITEM_SHOW;
+	if (ev == NULL) {
+		it->summary = xprintf("sloptimize");
+		it->text = clean_copy(line != NULL ? line : "", WAKE_LINE_MAX);
+		if (it->summary == NULL || it->text == NULL)
+			goto fail;
+		return it;
+	}
+	snprintf(it->fp, sizeof(it->fp), "%s", ev->id[0] != '\0' ? ev->id :
+	    "-");
+	wake_what_format(what, sizeof(what), ev);
+	if (ev->guess != NULL && ev->guess[0] != '\0')
+		it->summary = xprintf("sloptimize: %s (%s)", what, ev->guess);
+	else
+		it->summary = xprintf("sloptimize: %s", what);
+	it->text = clean_copy(ev->evidence != NULL ? ev->evidence : "",
+	    DESKTOP_EVIDENCE_MAX);
+	it->tail = xprintf("fp=%s \xc3\x97%" PRIu64 " status=%s", it->fp,
+	    ev->count, ev->status != NULL && ev->status[0] != '\0' ?
+	    ev->status : "-");
+	it->critical = ev->status != NULL &&
+	    strcmp(ev->status, "regressed") == 0;
+	if (it->summary == NULL || it->text == NULL || it->tail == NULL)
+		goto fail;
+	/* the summary is user text too */
+	{
+		char *s = clean_copy(it->summary, 200);
+
+		if (s == NULL)
+			goto fail;
+		free(it->summary);
+		it->summary = s;
+	}
+	return it;
+fail:
+	item_free(it);
+	return NULL;
+}
+
+int
+desktop_notify(struct desktop *d, const struct ledger_event *ev,
+    const char *line)
+{
+	struct desktop_item *it, *p;
+
+	if (d->status == DESKTOP_DISABLED)
+		return 0;
+	if (d->closing) {
+		d->dropped++;
+		return -ESHUTDOWN;
+	}
+	if (d->status == DESKTOP_UNAVAILABLE && uv_now(d->loop) < d->retry_ms) {
+		d->dropped++;
+		return -ENOTCONN;
+	}
+	if ((it = item_make(ev, line)) == NULL)
+		return -ENOMEM;
+
+	/* the newest update of a footprint replaces its pending one */
+	for (p = d->pending; p != NULL; p = p->next)
+		if (strcmp(p->fp, it->fp) == 0)
+			break;
+	if (p != NULL) {
+		d->coalesced++;
+		p->more++;
+		p->critical = it->critical;
+		free(p->summary);
+		free(p->text);
+		free(p->tail);
+		p->summary = it->summary;
+		p->text = it->text;
+		p->tail = it->tail;
+		it->summary = it->text = it->tail = NULL;
+		item_free(it);
+	} else if (d->npending >= DESKTOP_PENDING_MAX) {
+		/* no slot: said as "+N more" by the next one shown */
+		d->coalesced++;
+		d->overflow++;
+		item_free(it);
+	} else {
+		*d->pending_tail = it;
+		d->pending_tail = &it->next;
+		d->npending++;
+	}
+	desktop_dispatch(d);
+	return 0;
+}
+
+const char *
+desktop_state(const struct desktop *d)
+{
+	return d->state;
+}
+
+void
+desktop_stats(const struct desktop *d, struct desktop_stats *st)
+{
+	st->shown = d->shown;
+	st->failed = d->failed;
+	st->dropped = d->dropped;
+	st->coalesced = d->coalesced;
+	st->pending = d->npending;
+}
+
+static void
+timer_closed(uv_handle_t *h)
+{
+	struct desktop *d = h->data;
+
+	backend_free(d);
+	if (d->close_cb != NULL)
+		d->close_cb(d);
+}
+
+/*
+ * Called on desktop_close and after every job while closing: wait for the
+ * job out, release libnotify in a last job, then close the timer.
+ */
+static void
+desktop_close_step(struct desktop *d)
+{
+	struct desktop_item *it;
+
+	if (d->busy || uv_is_closing((uv_handle_t *)&d->timer))
+		return;
+	if (d->backend != NULL && d->closing == 1) {
+		d->closing = 2;
+		if ((it = calloc(1, sizeof(*it))) != NULL) {
+			it->kind = ITEM_CLEANUP;
+			desktop_job_start(d, it);
+			if (d->busy)
+				return;
+		}
+	}
+	uv_close((uv_handle_t *)&d->timer, timer_closed);
+}
+
+void
+desktop_close(struct desktop *d, desktop_close_cb *cb)
+{
+	uint64_t before = d->dropped;
+
+	if (d->closing)
+		return;
+	d->closing = 1;
+	d->close_cb = cb;
+	uv_timer_stop(&d->timer);
+	drop_pending(d);
+	if (d->dropped > before)
+		desktop_log(d, LOG_INFO, "desktop: %" PRIu64 " pending "
+		    "notification%s not shown (shutting down)",
+		    d->dropped - before, d->dropped - before == 1 ? "" : "s");
+	desktop_close_step(d);
+}
