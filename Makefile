@@ -133,13 +133,55 @@ bench-http: deps all
 
 # --- install ----------------------------------------------------------------
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	    $(DESTDIR)$(PREFIX)/share/sloptimize/page-runtime
-	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 docs/sloptimize.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	[ -z "$$(ls page-runtime 2>/dev/null)" ] || install -m 644 \
-	    page-runtime/*.js $(DESTDIR)$(PREFIX)/share/sloptimize/page-runtime/
+# `install` puts the programs, the man pages, the docs and page-runtime/
+# (which the daemon serves from SLOPTIMIZE_SHARE, compiled in from PREFIX:
+# build and install with the same PREFIX) under $(DESTDIR)$(PREFIX).
+# `install-service` installs the per-project service definition: a systemd
+# user unit template on Linux, a LaunchAgent on macOS (docs/service.md).
+# Both take DESTDIR for packaging and print every file they write.
+BINDIR		?= $(PREFIX)/bin
+MANDIR		?= $(PREFIX)/share/man
+DOCDIR		?= $(PREFIX)/share/doc/sloptimize
+SHAREDIR	:= $(PREFIX)/share/sloptimize
+SERVICE		?= $(if $(filter Darwin,$(shell uname -s)),launchd,systemd)
+PROJECT		?=
+XDG_DATA_HOME	?= $(HOME)/.local/share
+# The systemd unit goes where the user managers find it: for a package
+# (DESTDIR) or a root install, PREFIX's system-wide user-unit directory
+# (/usr/lib/systemd/user, /usr/local/lib/systemd/user), which every user's
+# manager reads; for a user's own `make install-service`, that user's
+# ~/.local/share/systemd/user (not ~/.config/systemd/user, which is for the
+# user's overrides: `systemctl --user edit` and `mask` write there).
+UNITDIR		?= $(if $(DESTDIR)$(filter 0,$(shell id -u)),$(PREFIX)/lib/systemd/user,$(XDG_DATA_HOME)/systemd/user)
+AGENTDIR	?= $(HOME)/Library/LaunchAgents
+AGENTLOGDIR	?= $(HOME)/Library/Logs/sloptimize
+
+install: $(PROGS)
+	@set -e; \
+	put() { install -d "$$(dirname "$$3")"; install -m "$$1" "$$2" "$$3"; \
+	    echo "install: $$3"; }; \
+	for p in $(PROGS); do \
+	    put 755 "$$p" "$(DESTDIR)$(BINDIR)/$${p##*/}"; \
+	done; \
+	for m in docs/*.[1-8]; do \
+	    [ -f "$$m" ] || continue; \
+	    put 644 "$$m" "$(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}"; \
+	done; \
+	for d in docs/*.md; do \
+	    [ -f "$$d" ] || continue; \
+	    put 644 "$$d" "$(DESTDIR)$(DOCDIR)/$${d##*/}"; \
+	done; \
+	find page-runtime -type f ! -name '.*' ! -name '*.test.*' \
+	    ! -path '*/node_modules/*' 2>/dev/null | sort | \
+	while IFS= read -r f; do \
+	    put 644 "$$f" "$(DESTDIR)$(SHAREDIR)/$$f"; \
+	done
+
+install-service:
+	@DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DOCDIR='$(DOCDIR)' \
+	    UNITDIR='$(UNITDIR)' AGENTDIR='$(AGENTDIR)' \
+	    LOGDIR='$(AGENTLOGDIR)' PROJECT='$(PROJECT)' \
+	    sh $(SERVICE)/install.sh
 
 clean:
 	rm -rf $(BUILD) build-asan .deps-stamp

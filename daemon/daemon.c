@@ -257,6 +257,7 @@ perf_ready(void *arg)
 
 	flush_catchup(d);
 	d->perf_ready = 1;
+	server_ready(&d->server);
 	ledger_counts(d->ledger, &c);
 	log_info("ready: %llu records folded into %llu issues (generation "
 	    "%llu), serving on %s:%d", (unsigned long long)c.folded,
@@ -354,6 +355,14 @@ fixes_ready(void *arg)
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));
 		daemon_stop(d, "no ledger to tail");
 		d->exit_code = 1;
+		return;
+	}
+	/* resuming from a saved cursor keeps its generation: no reset() */
+	{
+		struct tailer_status	st;
+
+		tailer_status(&d->perf, &st);
+		d->generation = st.generation;
 	}
 }
 

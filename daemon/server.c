@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
@@ -36,6 +37,8 @@ struct sub {
 	struct msg	*head, *tail;
 	size_t		 qlen, qbytes;
 	uint64_t	 dropped;
+	int		 waiting;	/* resuming before the daemon is ready */
+	uint64_t	 since_gen, since_off;
 };
 
 /* Per connection: HTTP request state (api.c) or a subscriber. */
@@ -138,7 +141,8 @@ server_broadcast(struct server *s, const char *json, size_t len)
 	struct sub	*u;
 
 	for (u = s->subs; u != NULL; u = u->next)
-		sub_push(u, json, len);
+		if (!u->waiting)
+			sub_push(u, json, len);
 }
 
 void
@@ -178,15 +182,38 @@ server_ring_clear(struct server *s)
 	s->ring_head = s->ring_len = 0;
 }
 
-/* hello, then the ring after `since` */
+/* The ring after the subscriber's since-point, oldest first. */
+static void
+sub_replay(struct server *s, struct sub *u)
+{
+	size_t	i, sent = 0;
+
+	for (i = 0; i < s->ring_len; i++) {
+		const struct ring_entry	*e = &s->ring[(s->ring_head + i) %
+					    SERVER_RING];
+
+		if (id_after(e->gen, e->off, u->since_gen, u->since_off)) {
+			sub_push(u, e->json, e->len);
+			sent++;
+		}
+	}
+	u->waiting = 0;
+	log_debug("events: subscriber resumed after %llu:%llu, %zu wakes "
+	    "replayed", (unsigned long long)u->since_gen,
+	    (unsigned long long)u->since_off, sent);
+}
+
+/*
+ * hello, then the ring after `since`.  Before the start-up fold is done
+ * the ring does not reach the file's end yet: a resuming subscriber waits
+ * (live messages are not sent to it either, or it would see later ids
+ * before earlier ones) and is replayed in server_ready().
+ */
 static void
 sub_welcome(struct server *s, struct sub *u, const char *since)
 {
-	cJSON		*o = cJSON_CreateObject();
-	char		*txt;
-	uint64_t	 sg = 0, so = 0;
-	int		 resume = since != NULL && parse_id(since, &sg, &so) == 0;
-	size_t		 i, sent = 0;
+	cJSON	*o = cJSON_CreateObject();
+	char	*txt;
 
 	cJSON_AddStringToObject(o, "type", "hello");
 	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
@@ -198,19 +225,21 @@ sub_welcome(struct server *s, struct sub *u, const char *since)
 		sub_push(u, txt, strlen(txt));
 	free(txt);
 	cJSON_Delete(o);
-	if (!resume)
+	if (since == NULL || parse_id(since, &u->since_gen, &u->since_off))
 		return;
-	for (i = 0; i < s->ring_len; i++) {
-		const struct ring_entry	*e = &s->ring[(s->ring_head + i) %
-					    SERVER_RING];
+	u->waiting = 1;
+	if (s->d->perf_ready)
+		sub_replay(s, u);
+}
 
-		if (id_after(e->gen, e->off, sg, so)) {
-			sub_push(u, e->json, e->len);
-			sent++;
-		}
-	}
-	log_debug("events: subscriber resumed after %s, %zu wakes replayed",
-	    since, sent);
+void
+server_ready(struct server *s)
+{
+	struct sub	*u;
+
+	for (u = s->subs; u != NULL; u = u->next)
+		if (u->waiting)
+			sub_replay(s, u);
 }
 
 static int

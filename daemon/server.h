@@ -57,6 +57,9 @@ void	server_broadcast(struct server *s, const char *json, size_t len);
 /* Keep a wake for replay, then send it to every subscriber. */
 void	server_wake(struct server *s, uint64_t gen, uint64_t off,
 	    const char *json, size_t len, int broadcast);
+/* The start-up fold is done: replay to the subscribers that resumed
+ * before it. */
+void	server_ready(struct server *s);
 /* A new generation: the ring's ids no longer name lines in the file. */
 void	server_ring_clear(struct server *s);
 

@@ -1,0 +1,260 @@
+// The real daemon on a temp project, its ledger driven by other processes
+// (DESIGN §8, §9): each test states one guarantee and checks it against
+// the daemon's own endpoints, an offline fold, and `sloptimize watch`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  Daemon, Watch, appendFromProcess, comparable, hitch, meaningfulOffsets,
+  offlineIssues, perfPath, tmpdir, waitFor, DAEMON,
+} from './lib.mjs';
+
+function project() {
+  const p = tmpdir('proj');
+  fs.mkdirSync(path.join(p, '.sloptimize'));
+  return p;
+}
+
+async function sameAsOffline(d) {
+  await d.caughtUp();
+  const live = comparable(await d.get('/api/sloptimize/issues'));
+  assert.deepEqual(live, offlineIssues(d.project), 'daemon catalogue == offline fold');
+  return live;
+}
+
+test('appends are folded once and wake the watcher', async () => {
+  const p = project();
+  const d = await new Daemon(p).start();
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    appendFromProcess(perfPath(p), hitch(150) + '\n');
+    appendFromProcess(perfPath(p), hitch(20) + '\n' + hitch(230) + '\n');
+    await waitFor(() => w.lines.length >= 2, { what: 'two wakes' });
+    assert.match(w.lines[0].line, /^sloptimize hitch 150(\.0)?ms shader-compile\/medium .* id=1:0/);
+    const rows = await sameAsOffline(d);
+    assert.equal(rows.reduce((n, r) => n + r.count, 0), 3);
+    assert.deepEqual(w.ids(), meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`));
+  } finally {
+    await w.stop();
+    await d.stop();
+  }
+});
+
+test('a line written byte by byte is folded once, when its newline lands', async () => {
+  const p = project();
+  const d = await new Daemon(p).start();
+  try {
+    const line = hitch(180);
+    // another process, one byte per write, with pauses
+    const writer = spawn('python3', ['-c', `
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o644)
+data = sys.argv[2].encode() + b"\\n"
+for i in range(len(data)):
+    os.write(fd, data[i:i+1])
+    if i % 40 == 0: time.sleep(0.01)
+`, perfPath(p), line]);
+    await new Promise((r) => writer.on('exit', r));
+    const rows = await sameAsOffline(d);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].count, 1);
+    assert.equal((await d.status()).counts.skipped, 0, 'no partial line was folded');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('truncation starts a new generation folded from byte 0', async () => {
+  const p = project();
+  const d = await new Daemon(p).start();
+  try {
+    appendFromProcess(perfPath(p), hitch(150) + '\n' + hitch(160) + '\n');
+    await sameAsOffline(d);
+    const gen = (await d.status()).generation;
+    fs.truncateSync(perfPath(p), 0);
+    appendFromProcess(perfPath(p), hitch(170, { classification: { guess: 'long-render' } }) + '\n');
+    await waitFor(async () => (await d.status()).generation > gen, { what: 'new generation' });
+    const rows = await sameAsOffline(d);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].verdict.guess, 'long-render');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('rotation drains lines written to the old file before switching', async () => {
+  const p = project();
+  const d = await new Daemon(p).start();
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    const f = perfPath(p);
+    const r = spawnSync('python3', ['-c', `
+import os, sys, time
+f = sys.argv[1]
+fd = os.open(f, os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o644)
+os.write(fd, (sys.argv[2] + "\\n").encode())
+time.sleep(0.2)
+os.rename(f, f + ".1")
+os.write(fd, (sys.argv[3] + "\\n").encode())     # still to the old file
+time.sleep(0.2)
+nf = os.open(f, os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o644)
+os.write(nf, (sys.argv[4] + "\\n").encode())
+`, f, hitch(101), hitch(102), hitch(103)]);
+    assert.equal(r.status, 0, String(r.stderr));
+    await waitFor(() => w.lines.length >= 3, { what: 'three wakes' });
+    assert.deepEqual(w.lines.map((x) => x.record.value), [101, 102, 103]);
+    const rows = await sameAsOffline(d);
+    assert.equal(rows[0].worst.value, 103, 'the catalogue is the new file');
+  } finally {
+    await w.stop();
+    await d.stop();
+  }
+});
+
+test('the file and .sloptimize/ may appear after start, vanish and come back', async () => {
+  const p = tmpdir('proj');
+  const d = await new Daemon(p).start();
+  try {
+    assert.equal((await d.status()).files.perf.exists, false);
+    fs.mkdirSync(path.join(p, '.sloptimize'));
+    appendFromProcess(perfPath(p), hitch(150) + '\n');
+    await waitFor(async () => (await d.status()).counts.folded === 1, { what: 'first record' });
+    fs.rmSync(path.join(p, '.sloptimize'), { recursive: true });
+    fs.mkdirSync(path.join(p, '.sloptimize'));
+    appendFromProcess(perfPath(p), hitch(160) + '\n' + hitch(170) + '\n');
+    const rows = await sameAsOffline(d);
+    assert.equal(rows.reduce((n, r) => n + r.count, 0), 2, 'only the new file is in the catalogue');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a 2 MiB line, garbage and invalid UTF-8 are counted; nothing stalls', async () => {
+  const p = project();
+  const d = await new Daemon(p).start();
+  try {
+    const big = '{"type":"hitch","pad":"' + 'x'.repeat(2 * 1024 * 1024) + '"}';
+    appendFromProcess(perfPath(p), hitch(150) + '\n' + big + '\n');
+    appendFromProcess(perfPath(p), Buffer.concat([
+      Buffer.from('not json at all\n{"type":"hitch","s":"'), Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}\n' + hitch(160) + '\n')]));
+    await sameAsOffline(d);
+    const s = await d.status();
+    assert.equal(s.counts.skipped, 3);
+    assert.equal(s.counts.folded, 2);
+    const long = s.skipped.find((k) => k.length > 1024 * 1024);
+    assert.ok(long, 'the long line is listed');
+    assert.equal(long.offset, Buffer.byteLength(hitch(150)) + 1);
+    assert.ok(s.skipped.some((k) => k.reason === 'invalid UTF-8'));
+  } finally {
+    await d.stop();
+  }
+});
+
+test('--poll catches everything without inotify', async () => {
+  const p = project();
+  const d = await new Daemon(p, { args: ['--poll'] }).start();
+  try {
+    const s = await d.status();
+    assert.equal(s.files.perf.backend, 'poll');
+    for (let i = 0; i < 5; i++) appendFromProcess(perfPath(p), hitch(100 + i) + '\n');
+    const rows = await sameAsOffline(d);
+    assert.equal(rows.reduce((n, r) => n + r.count, 0), 5);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a second daemon on the same project refuses with a clear message', async () => {
+  const p = project();
+  const d = await new Daemon(p).start();
+  try {
+    const r = spawnSync(DAEMON, ['--project', p, '--listen', '127.0.0.1:0'], { env: d.env, encoding: 'utf8', timeout: 10000 });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, new RegExp(`another sloptimized \\(pid ${d.proc.pid}\\)`));
+    assert.ok((await d.status()).ready, 'the first one runs on');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('SIGTERM persists the cursor and exits 0; a restart wakes nothing twice', async () => {
+  const p = project();
+  const d = await new Daemon(p).start();
+  appendFromProcess(perfPath(p), hitch(150) + '\n' + hitch(151) + '\n');
+  await d.caughtUp();
+  assert.deepEqual(await d.stop('SIGTERM'), { code: 0, sig: null });
+  const cursor = fs.readFileSync(path.join(d.stateDir(), 'cursor'), 'utf8');
+  assert.ok(cursor.length > 0);
+  await d.start();
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    appendFromProcess(perfPath(p), hitch(152) + '\n');
+    await waitFor(() => w.lines.length >= 1, { what: 'the new wake' });
+    await sameAsOffline(d);
+    assert.equal(w.lines.length, 1, 'only the record appended after the restart');
+    assert.equal(w.lines[0].record.value, 152);
+    assert.doesNotMatch(d.log, /hitch 150/, 'the seeded records did not wake again');
+  } finally {
+    await w.stop();
+    await d.stop();
+  }
+});
+
+test('kill -9 soak: 50 kills during 20,000 records, every wake exactly once', { timeout: 240000 }, async () => {
+  const p = project();
+  const args = ['--per-fp-ms', '0', '--global-max', '0', '--recent-ms', '86400000', '--desktop', '0'];
+  let d = await new Daemon(p, { args }).start();
+  const w = new Watch(d);
+  await w.connected();
+  // the writer: 20,000 records, a third of them meaningful, in small bursts
+  const writer = spawn('python3', ['-c', `
+import json, os, sys, time, datetime, random
+rng = random.Random(7)
+fd = os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o644)
+for i in range(20000):
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    k = rng.random()
+    if k < 0.6:
+        r = {"type": "heartbeat", "at": now, "build": "v1", "frame": {"p95Ms": 14, "medianMs": 8}}
+    elif k < 0.9:
+        r = {"type": "hitch", "at": now, "build": "v1", "frameMs": rng.choice([40, 99.9, 100, 180]),
+             "phase": "play", "minted": ["m%d@o" % (i % 50)],
+             "classification": {"guess": "spawn-burst", "confidence": "high", "evidence": "n=%d" % i}}
+    elif k < 0.95:
+        r = {"type": "jitter", "at": now, "build": "v1", "track": "unit", "kind": "snap",
+             "jump": [0.5, 0.1, 0], "units": 0.51, "classification": [{"guess": "snap", "confidence": "high", "evidence": "e"}]}
+    else:
+        r = {"type": "usermark", "at": now, "build": "v1", "worst": [{"frameMs": 60}], "automated": i % 2 == 0}
+    os.write(fd, (json.dumps(r) + "\\n").encode())
+    if i % 100 == 0: time.sleep(0.06)
+`, perfPath(p)]);
+  const writerDone = new Promise((r) => writer.on('exit', r));
+  let kills = 0;
+  try {
+    while (kills < 50) {
+      await new Promise((r) => setTimeout(r, 30 + Math.random() * 120));
+      await d.stop('SIGKILL');
+      kills++;
+      d = await new Daemon(p, { state: d.state, args }).start({ ready: false });
+    }
+    await writerDone;
+    await d.caughtUp();
+    const want = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
+    assert.ok(want.length > 3000, `meaningful records: ${want.length}`);
+    await waitFor(() => w.ids().length >= want.length, { timeout: 60000, what: `${want.length} wakes (have ${w.ids().length})\n${w.err.slice(-1500)}\n${d.log.slice(-1500)}` });
+    const got = w.ids();
+    assert.equal(new Set(got).size, got.length, 'no wake printed twice');
+    assert.deepEqual(got, want, 'every meaningful record woke, in order');
+    await sameAsOffline(d);
+  } finally {
+    writer.kill();
+    await w.stop();
+    await d.stop();
+  }
+});

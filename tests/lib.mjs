@@ -1,0 +1,179 @@
+// Shared by the node tests: start the real daemon on a temp project,
+// drive its files from other processes, wait on conditions with deadlines.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const top = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const build = process.env.SLOPTIMIZE_BUILD || path.join(top, 'build');
+export const DAEMON = path.join(build, 'sloptimized');
+export const CLI = path.join(build, 'sloptimize');
+
+export function tmpdir(name = 'slop') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+}
+
+// Poll fn() until it returns a truthy value; fail with `what` at the deadline.
+export async function waitFor(fn, { timeout = 10000, interval = 20, what = 'condition' } = {}) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end)
+      throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last})`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+export function perfPath(project) {
+  return path.join(project, '.sloptimize', 'perf.jsonl');
+}
+
+// Append with one write(2) from another process, as the game's runtime does.
+export function appendFromProcess(file, text) {
+  const r = spawnSync('python3', ['-c',
+    'import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o644); ' +
+    'os.write(fd, sys.stdin.buffer.read()); os.close(fd)', file], { input: text });
+  if (r.status !== 0) throw new Error(`append failed: ${r.stderr}`);
+}
+
+let seq = 0;
+export function hitch(ms, extra = {}) {
+  seq++;
+  return JSON.stringify({
+    type: 'hitch', at: new Date().toISOString(), frame: seq, frameMs: ms, phase: 'play',
+    build: 'v1', minted: [`mat_${seq % 7}@obj`],
+    classification: { guess: 'shader-compile', confidence: 'medium', evidence: `programs +${seq % 5}` },
+    ...extra,
+  });
+}
+
+export function meaningful(rec) {
+  if (rec.automated) return false;
+  if (rec.type === 'hitch') return typeof rec.frameMs === 'number' && rec.frameMs >= 100;
+  return rec.type === 'usermark' || rec.type === 'jitter';
+}
+
+// Offsets of the meaningful records of a ledger file: their wake ids.
+export function meaningfulOffsets(file) {
+  const buf = fs.readFileSync(file);
+  const out = [];
+  let start = 0;
+  for (let i = 0; i < buf.length; i++) {
+    if (buf[i] !== 10) continue;
+    try {
+      if (meaningful(JSON.parse(buf.subarray(start, i).toString('utf8')))) out.push(start);
+    } catch { /* skipped lines never wake */ }
+    start = i + 1;
+  }
+  return out;
+}
+
+export class Daemon {
+  constructor(project, { state, args = [], env = {} } = {}) {
+    this.project = project;
+    this.state = state || tmpdir('state');
+    this.args = args;
+    this.env = { ...process.env, XDG_STATE_HOME: this.state, DBUS_SESSION_BUS_ADDRESS: '', ...env };
+    this.log = '';
+  }
+
+  stateDir() {
+    const dir = path.join(this.state, 'sloptimize');
+    const names = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+    return names.length ? path.join(dir, names[0]) : null;
+  }
+
+  async start({ ready = true } = {}) {
+    this.log = '';
+    this.proc = spawn(DAEMON, ['--project', this.project, '--listen', '127.0.0.1:0', ...this.args],
+      { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    this.proc.stderr.on('data', (d) => { this.log += d; });
+    this.exited = new Promise((r) => this.proc.on('exit', (code, sig) => r({ code, sig })));
+    const pid = this.proc.pid;
+    const info = await waitFor(() => {
+      const sd = this.stateDir();
+      if (!sd) return null;
+      const j = JSON.parse(fs.readFileSync(path.join(sd, 'daemon.json'), 'utf8'));
+      return j.pid === pid ? j : null;
+    }, { what: `daemon.json of pid ${pid}\n${this.log}` });
+    this.base = `http://${info.listen}`;
+    if (ready) await waitFor(async () => (await this.status()).ready, { what: 'ready' });
+    return this;
+  }
+
+  async get(p) {
+    const r = await fetch(this.base + p);
+    if (!r.ok) throw new Error(`${p}: ${r.status}`);
+    return r.json();
+  }
+
+  status() { return this.get('/api/sloptimize/status'); }
+
+  // Caught up: every byte of perf.jsonl is behind the cursor.
+  async caughtUp() {
+    const size = fs.existsSync(perfPath(this.project)) ? fs.statSync(perfPath(this.project)).size : 0;
+    await waitFor(async () => {
+      const s = await this.status();
+      return s.ready && s.files.perf.cursor === size && s.files.perf.lag === 0;
+    }, { what: `cursor at ${size}` });
+  }
+
+  async stop(sig = 'SIGTERM') {
+    if (!this.proc || this.proc.exitCode !== null || this.proc.signalCode) return this.exited;
+    this.proc.kill(sig);
+    return this.exited;
+  }
+}
+
+// `sloptimize watch` as the agent runs it: the wake lines it printed.
+export class Watch {
+  constructor(daemon, args = []) {
+    this.lines = [];
+    this.err = '';
+    this.proc = spawn(CLI, ['watch', '--project', daemon.project, '--json', ...args],
+      { env: daemon.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let buf = '';
+    this.proc.stdout.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        this.lines.push(JSON.parse(buf.slice(0, i)));
+        buf = buf.slice(i + 1);
+      }
+    });
+    this.proc.stderr.on('data', (d) => { this.err += d; });
+    this.exited = new Promise((r) => this.proc.on('exit', (code) => r(code)));
+  }
+
+  // The daemon has us as a subscriber: what is appended now reaches us.
+  connected() {
+    return waitFor(() => /connected to /.test(this.err), { what: `watch connected\n${this.err}` });
+  }
+
+  ids() { return this.lines.filter((w) => w.id).map((w) => w.id); }
+
+  stop() {
+    this.proc.kill('SIGTERM');
+    return this.exited;
+  }
+}
+
+// The catalogue an offline `sloptimize issues --json` gives, for comparing
+// with the daemon's: times that depend on "now" are left out.
+export function offlineIssues(project) {
+  const r = spawnSync(CLI, ['issues', '--json', '--project', project], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`sloptimize issues: ${r.stderr}`);
+  return comparable(JSON.parse(r.stdout));
+}
+
+export function comparable(doc) {
+  return doc.issues.map(({ lastAgoMs, ...row }) => row);
+}
