@@ -20,5 +20,7 @@ int	verb_history(int argc, char **argv);
 int	verb_fix(int argc, char **argv);
 int	verb_hook_status(int argc, char **argv);
 int	verb_doctor(int argc, char **argv);
+int	verb_watch(int argc, char **argv);
+int	verb_replay(int argc, char **argv);
 
 #endif

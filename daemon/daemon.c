@@ -41,6 +41,17 @@ daemon_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+uint64_t
+daemon_cursor(struct daemon *d)
+{
+	struct tailer_status	st;
+
+	if (!d->perf_started)
+		return 0;
+	tailer_status(&d->perf, &st);
+	return st.cursor;
+}
+
 static struct ledger *
 new_ledger(void)
 {

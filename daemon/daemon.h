@@ -67,6 +67,9 @@ struct daemon {
 /* now, in ms since the epoch */
 int64_t	daemon_now_ms(void);
 
+/* Just past the last perf.jsonl line folded (0 before the tailer runs). */
+uint64_t daemon_cursor(struct daemon *d);
+
 int	daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv);
 int	daemon_start(struct daemon *d);
 /* Persist, close everything; the loop then runs out. */

@@ -39,31 +39,43 @@ struct sub {
 	uint64_t	 dropped;
 	int		 waiting;	/* resuming before the daemon is ready */
 	uint64_t	 since_gen, since_off;
+	int		 since_all;
 };
 
 /* Per connection: HTTP request state (api.c) or a subscriber. */
 struct pss {
 	struct sub		*sub;
 	struct api_request	 req;
+	char			 since[64];	/* ?since= of the upgrade */
+	int			 has_since;
 };
 
+/* "<gen>:<off>", or "<gen>:-1" for the start of a generation (*all). */
 static int
-parse_id(const char *s, uint64_t *gen, uint64_t *off)
+parse_id(const char *s, uint64_t *gen, uint64_t *off, int *all)
 {
 	char	*end;
 
+	*all = 0;
 	*gen = strtoull(s, &end, 10);
 	if (end == s || *end != ':')
 		return -1;
 	s = end + 1;
+	if (strcmp(s, "-1") == 0) {
+		*all = 1;
+		*off = 0;
+		return 0;
+	}
 	*off = strtoull(s, &end, 10);
 	return end == s || *end != '\0' ? -1 : 0;
 }
 
 static int
-id_after(uint64_t g, uint64_t o, uint64_t sg, uint64_t so)
+id_after(uint64_t g, uint64_t o, const struct sub *u)
 {
-	return g > sg || (g == sg && o > so);
+	if (u->since_all)
+		return g >= u->since_gen;
+	return g > u->since_gen || (g == u->since_gen && o > u->since_off);
 }
 
 static struct msg *
@@ -192,7 +204,7 @@ sub_replay(struct server *s, struct sub *u)
 		const struct ring_entry	*e = &s->ring[(s->ring_head + i) %
 					    SERVER_RING];
 
-		if (id_after(e->gen, e->off, u->since_gen, u->since_off)) {
+		if (id_after(e->gen, e->off, u)) {
 			sub_push(u, e->json, e->len);
 			sent++;
 		}
@@ -221,11 +233,15 @@ sub_welcome(struct server *s, struct sub *u, const char *since)
 	cJSON_AddNumberToObject(o, "generation", (double)s->d->generation);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddBoolToObject(o, "ready", s->d->perf_ready);
+	/* Lines before the cursor are folded: what comes next is live.  A
+	 * client resumes with since=<generation>:<cursor - 1> (":-1" at 0). */
+	cJSON_AddNumberToObject(o, "cursor", (double)daemon_cursor(s->d));
 	if ((txt = cJSON_PrintUnformatted(o)) != NULL)
 		sub_push(u, txt, strlen(txt));
 	free(txt);
 	cJSON_Delete(o);
-	if (since == NULL || parse_id(since, &u->since_gen, &u->since_off))
+	if (since == NULL || parse_id(since, &u->since_gen, &u->since_off,
+	    &u->since_all))
 		return;
 	u->waiting = 1;
 	if (s->d->perf_ready)
@@ -270,7 +286,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	struct pss	*p = user;
 	struct server	*s = lws_context_user(lws_get_context(wsi));
 	struct sub	*u;
-	char		 uri[256], since[64];
+	char		 uri[256];
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -278,6 +294,17 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
 		    strcmp(uri, EVENTS_PATH) != 0)
 			return -1;
+		/* the headers are gone once the upgrade is done: keep since */
+		{
+			char		 arg[64];
+			const char	*v = lws_get_urlarg_by_name(wsi, "since=",
+					    arg, sizeof(arg));
+
+			/* v points past "since=" inside arg */
+			p->has_since = v != NULL;
+			if (v != NULL)
+				snprintf(p->since, sizeof(p->since), "%s", v);
+		}
 		return api_ws_allowed(s, wsi) ? 0 : -1;
 	case LWS_CALLBACK_ESTABLISHED:
 		if (s->nsubs >= SERVER_MAX_SUBS) {
@@ -295,11 +322,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		s->subs = u;
 		s->nsubs++;
 		p->sub = u;
-		if (lws_get_urlarg_by_name(wsi, "since=", since,
-		    sizeof(since)) == NULL)
-			sub_welcome(s, u, NULL);
-		else
-			sub_welcome(s, u, since);
+		sub_welcome(s, u, p->has_since ? p->since : NULL);
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return p->sub ? sub_write(p->sub) : 0;

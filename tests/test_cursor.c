@@ -1,0 +1,642 @@
+/*
+ * test_cursor — the persisted cursor (watchers/cursor.h) and the state
+ * directory it lives in (watchers/statedir.h).
+ *
+ * The cursor must never be silently wrong: every damaged form of the file
+ * (cut at every length, NUL-filled, every single byte flipped) is refused
+ * with a reason, and a file that no longer matches the cursor is caught
+ * by cursor_verify, whatever changed (inode, size, the bytes before it).
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ledger/footprint.h"
+#include "watchers/cursor.h"
+#include "watchers/statedir.h"
+
+struct fx {
+	char	root[PATH_MAX];
+	char	cursor[PATH_MAX];
+	char	file[PATH_MAX];
+};
+
+static int
+setup(void **state)
+{
+	struct fx	*fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	strcpy(fx->root, "/tmp/sloptimize-cursor-XXXXXX");
+	assert_non_null(mkdtemp(fx->root));
+	snprintf(fx->cursor, sizeof(fx->cursor), "%s/cursor", fx->root);
+	snprintf(fx->file, sizeof(fx->file), "%s/perf.jsonl", fx->root);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx	*fx = *state;
+	char		 cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
+	if (system(cmd) != 0)
+		return -1;
+	free(fx);
+	return 0;
+}
+
+static void
+put(const char *path, const void *data, size_t n)
+{
+	int	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, n), (ssize_t)n);
+	close(fd);
+}
+
+static size_t
+get(const char *path, char *buf, size_t cap)
+{
+	int	fd = open(path, O_RDONLY);
+	ssize_t	n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, cap);
+	assert_true(n >= 0);
+	close(fd);
+	return (size_t)n;
+}
+
+/* A cursor that points just past line `k` of the ledger in `path`. */
+static void
+cursor_for(const char *path, uint64_t offset, struct cursor *c)
+{
+	char		buf[CURSOR_WINDOW];
+	struct stat	st;
+	uint32_t	n;
+	int		fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(cursor_window_read(fd, offset, buf, &n), 0);
+	close(fd);
+	memset(c, 0, sizeof(*c));
+	c->generation = 7;
+	c->offset = offset;
+	c->dev = (uint64_t)st.st_dev;
+	c->ino = (uint64_t)st.st_ino;
+	c->size_seen = (uint64_t)st.st_size;
+	c->hash_len = n;
+	c->hash = cursor_hash(buf, n);
+}
+
+static void
+sample(struct cursor *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->generation = 3;
+	c->offset = 1048576;
+	c->dev = 2049;
+	c->ino = 1234567;
+	c->size_seen = 1048600;
+	c->hash_len = CURSOR_WINDOW;
+	c->hash = 0x0123456789abcdefULL;
+}
+
+/* --- format ----------------------------------------------------------- */
+
+static void
+cursor_round_trip(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c, d;
+	struct stat	 st;
+	char		 why[CURSOR_WHY_MAX], tmp[PATH_MAX + 8];
+
+	sample(&c);
+	assert_int_equal(cursor_save(fx->cursor, &c), 0);
+	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)), 0);
+	assert_memory_equal(&c, &d, sizeof(c));
+	assert_int_equal(stat(fx->cursor, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", fx->cursor);
+	assert_int_equal(access(tmp, F_OK), -1);	/* no temp left */
+
+	/* A second save replaces the first whole. */
+	c.offset = 10;
+	c.size_seen = 10;
+	c.hash_len = 10;
+	c.generation = UINT64_MAX;
+	assert_int_equal(cursor_save(fx->cursor, &c), 0);
+	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)), 0);
+	assert_memory_equal(&c, &d, sizeof(c));
+}
+
+static void
+cursor_missing_is_enoent(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX];
+
+	assert_int_equal(cursor_load(fx->cursor, &c, why, sizeof(why)),
+	    -ENOENT);
+	assert_non_null(strstr(why, "first start"));
+}
+
+/* Cut the file at every length short of whole: each is refused. */
+static void
+cursor_torn_every_length(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c, d;
+	char		 img[1024], why[CURSOR_WHY_MAX];
+	size_t		 n, len;
+
+	sample(&c);
+	assert_int_equal(cursor_save(fx->cursor, &c), 0);
+	n = get(fx->cursor, img, sizeof(img));
+	assert_true(n > 100);
+	for (len = 0; len < n; len++) {
+		put(fx->cursor, img, len);
+		why[0] = '\0';
+		assert_int_equal(cursor_load(fx->cursor, &d, why,
+		    sizeof(why)), -EBADMSG);
+		assert_true(why[0] != '\0');
+		assert_int_equal(d.offset, 0);	/* nothing half-parsed */
+		if (len == 0)
+			assert_non_null(strstr(why, "empty"));
+	}
+	/* And grown with junk after the checksum line. */
+	memcpy(img + n, "x\n", 2);
+	put(fx->cursor, img, n + 2);
+	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
+	    -EBADMSG);
+}
+
+static void
+cursor_nul_filled(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c, d;
+	char		 img[1024], why[CURSOR_WHY_MAX];
+	size_t		 n;
+
+	/* What a crash after the size was updated but not the data leaves. */
+	memset(img, 0, sizeof(img));
+	put(fx->cursor, img, 180);
+	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
+	    -EBADMSG);
+	assert_non_null(strstr(why, "NUL"));
+
+	/* NULs over the middle of a real one. */
+	sample(&c);
+	assert_int_equal(cursor_save(fx->cursor, &c), 0);
+	n = get(fx->cursor, img, sizeof(img));
+	memset(img + 30, 0, 40);
+	put(fx->cursor, img, n);
+	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
+	    -EBADMSG);
+	assert_non_null(strstr(why, "NUL"));
+}
+
+/* Every single-byte change anywhere in the file is detected. */
+static void
+cursor_every_byte_flip(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c, d;
+	char		 img[1024], bad[1024], why[CURSOR_WHY_MAX];
+	size_t		 n, i;
+	int		 bit;
+
+	sample(&c);
+	assert_int_equal(cursor_save(fx->cursor, &c), 0);
+	n = get(fx->cursor, img, sizeof(img));
+	for (i = 0; i < n; i++)
+		for (bit = 0; bit < 8; bit++) {
+			memcpy(bad, img, n);
+			bad[i] ^= (char)(1 << bit);
+			put(fx->cursor, bad, n);
+			assert_int_equal(cursor_load(fx->cursor, &d, why,
+			    sizeof(why)), -EBADMSG);
+		}
+}
+
+static void
+cursor_bad_checksum(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c, d;
+	char		 img[1024], why[CURSOR_WHY_MAX], *p;
+	size_t		 n;
+
+	sample(&c);
+	assert_int_equal(cursor_save(fx->cursor, &c), 0);
+	n = get(fx->cursor, img, sizeof(img));
+	img[n] = '\0';
+	assert_non_null(p = strstr(img, "offset 1048576"));
+	p[7] = '2';		/* a different, well-formed offset */
+	put(fx->cursor, img, n);
+	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
+	    -EBADMSG);
+	assert_string_equal(why, "cursor file torn (checksum mismatch)");
+}
+
+/* A checksum that holds over nonsense (a bad writer) is still refused. */
+static void
+cursor_inconsistent_refused(void **state)
+{
+	static const char *bodies[] = {
+		/* offset past the size seen */
+		"sloptimize-cursor 1\ngeneration 1\noffset 100\ndev 1\n"
+		"ino 2\nsize 50\nhashlen 100\nhash 0000000000000000\n",
+		/* hashlen not min(offset, window) */
+		"sloptimize-cursor 1\ngeneration 1\noffset 10000\ndev 1\n"
+		"ino 2\nsize 20000\nhashlen 10\nhash 0000000000000000\n",
+		/* unknown version */
+		"sloptimize-cursor 2\ngeneration 1\noffset 0\ndev 1\n"
+		"ino 2\nsize 0\nhashlen 0\nhash 0000000000000000\n",
+		/* a sign */
+		"sloptimize-cursor 1\ngeneration -1\noffset 0\ndev 1\n"
+		"ino 2\nsize 0\nhashlen 0\nhash 0000000000000000\n",
+		/* overflow */
+		"sloptimize-cursor 1\ngeneration 99999999999999999999\n"
+		"offset 0\ndev 1\nino 2\nsize 0\nhashlen 0\n"
+		"hash 0000000000000000\n",
+	};
+	struct fx	*fx = *state;
+	struct cursor	 d;
+	char		 img[1024], why[CURSOR_WHY_MAX];
+	size_t		 i;
+	int		 n;
+
+	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		n = snprintf(img, sizeof(img), "%ssum %08x\n", bodies[i],
+		    fnv1a32(bodies[i], strlen(bodies[i])));
+		put(fx->cursor, img, (size_t)n);
+		assert_int_equal(cursor_load(fx->cursor, &d, why,
+		    sizeof(why)), -EBADMSG);
+		assert_non_null(strstr(why, "malformed"));
+	}
+}
+
+/* --- verify ----------------------------------------------------------- */
+
+#define LEDGER	"{\"type\":\"a\"}\n{\"type\":\"b\"}\n{\"type\":\"c\"}\n"
+
+static void
+cursor_verify_matches(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX];
+	int		 fd;
+
+	put(fx->file, LEDGER, strlen(LEDGER));
+	fd = open(fx->file, O_RDONLY);
+	cursor_for(fx->file, 26, &c);		/* after two lines */
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	cursor_for(fx->file, 0, &c);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	close(fd);
+	/* Appending does not disturb it. */
+	fd = open(fx->file, O_WRONLY | O_APPEND);
+	assert_int_equal(write(fd, "{}\n", 3), 3);
+	close(fd);
+	fd = open(fx->file, O_RDONLY);
+	cursor_for(fx->file, 26, &c);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	close(fd);
+}
+
+/* Replaced by rename with the very same bytes: still another file. */
+static void
+cursor_verify_inode_change(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX], other[PATH_MAX + 8];
+	int		 fd;
+
+	put(fx->file, LEDGER, strlen(LEDGER));
+	cursor_for(fx->file, 26, &c);
+	snprintf(other, sizeof(other), "%s.new", fx->file);
+	put(other, LEDGER, strlen(LEDGER));
+	assert_int_equal(rename(other, fx->file), 0);
+	fd = open(fx->file, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "replaced"));
+	close(fd);
+}
+
+static void
+cursor_verify_truncated(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX];
+	int		 fd;
+
+	put(fx->file, LEDGER, strlen(LEDGER));
+	cursor_for(fx->file, 39, &c);
+	assert_int_equal(truncate(fx->file, 13), 0);
+	fd = open(fx->file, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "truncated"));
+	close(fd);
+}
+
+/* Truncated and rewritten past the old offset: same inode, same size
+ * class, a newline where the cursor expects one — only the bytes tell. */
+static void
+cursor_verify_regrown(void **state)
+{
+	static const char other[] =
+	    "{\"type\":\"x\"}\n{\"type\":\"y\"}\n{\"type\":\"z\"}\n{}\n";
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX];
+	int		 fd;
+
+	put(fx->file, LEDGER, strlen(LEDGER));
+	cursor_for(fx->file, 26, &c);
+	fd = open(fx->file, O_WRONLY | O_TRUNC);	/* same inode */
+	assert_int_equal(write(fd, other, strlen(other)),
+	    (ssize_t)strlen(other));
+	close(fd);
+	fd = open(fx->file, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "hash mismatch"));
+	close(fd);
+
+	/* Regrown with lines of other lengths: no newline before it. */
+	fd = open(fx->file, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, "{\"type\":\"long one\"}\n{}\n", 23), 23);
+	close(fd);
+	cursor_for(fx->file, 0, &c);	/* refresh dev/ino only */
+	c.offset = 13;
+	c.hash_len = 13;
+	fd = open(fx->file, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "not a newline"));
+	close(fd);
+}
+
+/* A cursor in the middle of a line is refused even if its hash holds. */
+static void
+cursor_verify_mid_line(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX];
+	int		 fd;
+
+	put(fx->file, LEDGER, strlen(LEDGER));
+	cursor_for(fx->file, 20, &c);
+	fd = open(fx->file, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "not a newline"));
+	close(fd);
+}
+
+/* A window longer than CURSOR_WINDOW: only the last 4096 bytes count. */
+static void
+cursor_verify_big_window(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX], *big;
+	int		 fd;
+
+	big = malloc(20000);
+	memset(big, 'a', 20000);
+	big[9999] = '\n';
+	big[19999] = '\n';
+	put(fx->file, big, 20000);
+	cursor_for(fx->file, 20000, &c);
+	assert_int_equal(c.hash_len, CURSOR_WINDOW);
+	fd = open(fx->file, O_RDWR);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	/* A change just inside the window is seen ... */
+	assert_int_equal(pwrite(fd, "b", 1, 20000 - CURSOR_WINDOW), 1);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	/* ... one just outside it is not looked at. */
+	assert_int_equal(pwrite(fd, "a", 1, 20000 - CURSOR_WINDOW), 1);
+	assert_int_equal(pwrite(fd, "b", 1, 20000 - CURSOR_WINDOW - 1), 1);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	close(fd);
+	free(big);
+}
+
+/*
+ * kill -9 at any point of a save leaves either the old cursor or the new
+ * one, never a torn file.  A child saves in a loop and reports each save
+ * on a pipe; we kill it after a varying number of saves.
+ */
+static void
+cursor_save_survives_kill9(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	char		 why[CURSOR_WHY_MAX];
+	int		 round;
+
+	for (round = 0; round < 20; round++) {
+		int	p[2], status;
+		pid_t	pid;
+		char	b;
+		int	k;
+
+		unlink(fx->cursor);
+		assert_int_equal(pipe(p), 0);
+		if ((pid = fork()) == 0) {
+			struct cursor	w;
+			uint64_t	i;
+
+			close(p[0]);
+			sample(&w);
+			for (i = 1; ; i++) {
+				w.generation = i;
+				if (cursor_save(fx->cursor, &w) != 0)
+					_exit(1);
+				if (write(p[1], "x", 1) != 1)
+					_exit(1);
+			}
+		}
+		assert_true(pid > 0);
+		close(p[1]);
+		for (k = 0; k < 1 + round * 3; k++)
+			assert_int_equal(read(p[0], &b, 1), 1);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		close(p[0]);
+		assert_int_equal(cursor_load(fx->cursor, &c, why, sizeof(why)),
+		    0);
+		/* At least the save it reported last. */
+		assert_true(c.generation >= (uint64_t)k);
+	}
+}
+
+/* --- statedir --------------------------------------------------------- */
+
+static void
+statedir_resolve_paths(void **state)
+{
+	char	out[PATH_MAX], want[PATH_MAX];
+	char	*home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	char	*xdg = getenv("XDG_STATE_HOME") ?
+		    strdup(getenv("XDG_STATE_HOME")) : NULL;
+	uint32_t id = fnv1a32("/home/dev/games/orbit", 21);
+
+	(void)state;
+	setenv("XDG_STATE_HOME", "/xdg/state", 1);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	snprintf(want, sizeof(want), "/xdg/state/sloptimize/orbit-%08x", id);
+	assert_string_equal(out, want);
+	/* Trailing slashes name the same project. */
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit//", NULL,
+	    out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+
+	/* Unset, empty or relative XDG_STATE_HOME: ~/.local/state. */
+	setenv("HOME", "/home/dev", 1);
+	snprintf(want, sizeof(want),
+	    "/home/dev/.local/state/sloptimize/orbit-%08x", id);
+	unsetenv("XDG_STATE_HOME");
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, want);
+	setenv("XDG_STATE_HOME", "", 1);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, want);
+	setenv("XDG_STATE_HOME", "rel/state", 1);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, want);
+
+	/* Same folder name elsewhere: another id. */
+	assert_int_equal(statedir_resolve("/srv/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_not_equal(out, want);
+	assert_non_null(strstr(out, "/orbit-"));
+
+	assert_int_equal(statedir_resolve("/x", "/my/state", out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, "/my/state");
+	assert_int_equal(statedir_resolve("relative", NULL, out, sizeof(out)),
+	    -EINVAL);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    10), -ENAMETOOLONG);
+
+	if (home)
+		setenv("HOME", home, 1);
+	if (xdg)
+		setenv("XDG_STATE_HOME", xdg, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	free(home);
+	free(xdg);
+}
+
+static void
+statedir_make_and_lock(void **state)
+{
+	struct fx	*fx = *state;
+	char		 dir[PATH_MAX + 64], lockfile[PATH_MAX + 72], pidtxt[32];
+	struct stat	 st;
+	pid_t		 holder;
+	int		 fd, fd2, status;
+	pid_t		 pid;
+
+	snprintf(dir, sizeof(dir), "%s/a/b/sloptimize/orbit-01234567",
+	    fx->root);
+	assert_int_equal(statedir_make(dir), 0);
+	assert_int_equal(statedir_make(dir), 0);	/* idempotent */
+	assert_int_equal(stat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+
+	assert_int_equal(statedir_lock(dir, &fd, &holder), 0);
+	assert_true(fd >= 0);
+	snprintf(lockfile, sizeof(lockfile), "%s/lock", dir);
+	pidtxt[get(lockfile, pidtxt, sizeof(pidtxt) - 1)] = '\0';
+	assert_int_equal(strtol(pidtxt, NULL, 10), (long)getpid());
+
+	/* A second daemon (another process) is refused and told who. */
+	if ((pid = fork()) == 0) {
+		int	rc = statedir_lock(dir, &fd2, &holder);
+
+		_exit(rc == -EBUSY && holder == getppid() ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	/* Released, it can be taken again. */
+	statedir_unlock(fd);
+	assert_int_equal(statedir_lock(dir, &fd2, &holder), 0);
+	statedir_unlock(fd2);
+	statedir_unlock(-1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(cursor_round_trip, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_missing_is_enoent,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(cursor_torn_every_length,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(cursor_nul_filled, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_every_byte_flip, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_bad_checksum, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_inconsistent_refused,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(cursor_verify_matches, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_verify_inode_change,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(cursor_verify_truncated,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(cursor_verify_regrown, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_verify_mid_line, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_verify_big_window,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(cursor_save_survives_kill9,
+		    setup, teardown),
+		cmocka_unit_test(statedir_resolve_paths),
+		cmocka_unit_test_setup_teardown(statedir_make_and_lock, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

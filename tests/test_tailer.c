@@ -1,0 +1,1019 @@
+/*
+ * test_tailer — the byte-cursor tailer against real files on a real loop
+ * (watchers/tailer.h, DESIGN §8).
+ *
+ * Every callback is written into a one-line log ("R1 C:a Y L:b ..."), so
+ * each test states its whole expected story in one string:
+ *
+ *   R<gen>        reset (new generation)   Y          ready
+ *   S:/C:/L:<t>   a line, phase SEED / CATCHUP / LIVE
+ *   G<off>+<len>  a long line
+ *
+ * Independently of the log, every line must start exactly where the one
+ * before it ended (0 after a reset): that is "exactly once, in order".
+ * Tests never sleep: they run the loop until a condition holds, under a
+ * deadline that fails the test.  Scenarios run twice, with the kernel's
+ * events and with forced polling.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "watchers/cursor.h"
+#include "watchers/tailer.h"
+
+#define WAIT_MS		15000	/* a deadline, not a delay: fails the test */
+#define TEST_POLL_MS	40
+
+struct fx {
+	char		 root[PATH_MAX];
+	char		 proj[PATH_MAX + 16];
+	char		 dir[PATH_MAX + 32];
+	char		 path[PATH_MAX + 64];
+	char		 cursor[PATH_MAX + 16];
+	uv_loop_t	 loop;
+	uv_timer_t	 deadline;
+	int		 timed_out;
+	int		 poll;		/* force_poll for this run */
+	struct tailer	 t;
+	int		 live, closed;
+
+	char		*log;
+	size_t		 loglen, logcap;
+	int		 quiet;		/* count, don't log (big tests) */
+	uint64_t	 lines, longs, resets, readies, gen;
+	uint64_t	 phase_count[3];
+	char		 why[512];
+	uint64_t	 expect_off;	/* where the next line must start */
+	char		 bad[256];	/* first contract violation */
+	uint64_t	 seq;		/* quiet mode: next "n=" expected */
+	uint64_t	 pause_at, close_at;
+};
+
+/* --- the recorder ----------------------------------------------------- */
+
+static void	on_closed(struct tailer *);
+
+static void
+logf_(struct fx *fx, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(fx->log + fx->loglen, fx->logcap - fx->loglen,
+		    fmt, ap);
+		va_end(ap);
+		if ((size_t)n < fx->logcap - fx->loglen)
+			break;
+		fx->logcap = fx->logcap * 2 + (size_t)n;
+		fx->log = realloc(fx->log, fx->logcap);
+	}
+	fx->loglen += (size_t)n;
+}
+
+static void
+violation(struct fx *fx, const char *what, uint64_t off)
+{
+	if (fx->bad[0] == '\0')
+		snprintf(fx->bad, sizeof(fx->bad), "%s at offset %" PRIu64
+		    " (expected %" PRIu64 ")", what, off, fx->expect_off);
+}
+
+static void
+on_line(void *arg, const char *line, size_t len, uint64_t off,
+    enum tail_phase ph)
+{
+	struct fx	*fx = arg;
+
+	if (fx->closed || fx->t.closing)
+		violation(fx, "line after close", off);
+	if (off != fx->expect_off)
+		violation(fx, "line out of place", off);
+	if (memchr(line, '\n', len) != NULL)
+		violation(fx, "newline inside a line", off);
+	fx->expect_off = off + len + 1;
+	fx->lines++;
+	fx->phase_count[ph]++;
+	if (fx->quiet) {
+		char	want[32];
+		int	n = snprintf(want, sizeof(want), "n=%06" PRIu64 " ",
+			    fx->seq);
+
+		if (len < (size_t)n || memcmp(line, want, (size_t)n) != 0)
+			violation(fx, "line out of sequence", off);
+		fx->seq++;
+	} else
+		logf_(fx, "%c:%.*s ", "SCL"[ph], (int)len, line);
+	if (fx->pause_at != 0 && fx->lines == fx->pause_at)
+		tailer_pause(&fx->t);
+	if (fx->close_at != 0 && fx->lines == fx->close_at)
+		tailer_close(&fx->t, on_closed);
+}
+
+static void
+on_long(void *arg, uint64_t off, uint64_t len, enum tail_phase ph)
+{
+	struct fx	*fx = arg;
+
+	(void)ph;
+	if (off != fx->expect_off)
+		violation(fx, "long line out of place", off);
+	fx->expect_off = off + len + 1;
+	fx->longs++;
+	logf_(fx, "G%" PRIu64 "+%" PRIu64 " ", off, len);
+}
+
+static void
+on_reset(void *arg, uint64_t gen, const char *why)
+{
+	struct fx	*fx = arg;
+
+	if (gen <= fx->gen && fx->resets > 0)
+		violation(fx, "generation not increasing", gen);
+	fx->gen = gen;
+	fx->resets++;
+	fx->expect_off = 0;
+	fx->seq = 0;
+	snprintf(fx->why, sizeof(fx->why), "%s", why);
+	if (fx->quiet)
+		return;
+	/* Clock-based generations (torn cursor) are logged as "Rt". */
+	if (gen > 1000000)
+		logf_(fx, "Rt ");
+	else
+		logf_(fx, "R%" PRIu64 " ", gen);
+}
+
+static void
+on_ready(void *arg)
+{
+	struct fx	*fx = arg;
+
+	fx->readies++;
+	if (!fx->quiet)
+		logf_(fx, "Y ");
+}
+
+static const struct tailer_cbs cbs_template = {
+	on_line, on_long, on_reset, on_ready, NULL
+};
+
+/* --- fixture ---------------------------------------------------------- */
+
+static void
+on_deadline(uv_timer_t *h)
+{
+	((struct fx *)h->data)->timed_out = 1;
+}
+
+/* Run the loop until `cond` holds; fail the test at the deadline. */
+#define WAIT(fx, cond) do {						\
+	(fx)->timed_out = 0;						\
+	uv_timer_start(&(fx)->deadline, on_deadline, WAIT_MS, 0);	\
+	while (!(cond) && !(fx)->timed_out)				\
+		uv_run(&(fx)->loop, UV_RUN_ONCE);			\
+	uv_timer_stop(&(fx)->deadline);					\
+	if (!(cond))							\
+		fail_msg("timed out waiting for %s; log: %s; bad: %s",	\
+		    #cond, (fx)->log, (fx)->bad);			\
+} while (0)
+
+#define LOG_IS(fx, want) do {						\
+	assert_string_equal((fx)->bad, "");				\
+	assert_string_equal((fx)->log, (want));				\
+} while (0)
+
+static struct tailer_status
+status(struct fx *fx)
+{
+	struct tailer_status	st;
+
+	tailer_status(&fx->t, &st);
+	return st;
+}
+
+static int
+setup(void **state)
+{
+	struct fx	*fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	strcpy(fx->root, "/tmp/sloptimize-tailer-XXXXXX");
+	assert_non_null(mkdtemp(fx->root));
+	snprintf(fx->proj, sizeof(fx->proj), "%s/game", fx->root);
+	snprintf(fx->dir, sizeof(fx->dir), "%s/.sloptimize", fx->proj);
+	snprintf(fx->path, sizeof(fx->path), "%s/perf.jsonl", fx->dir);
+	snprintf(fx->cursor, sizeof(fx->cursor), "%s/cursor", fx->root);
+	assert_int_equal(mkdir(fx->proj, 0755), 0);
+	assert_int_equal(mkdir(fx->dir, 0755), 0);
+	assert_int_equal(uv_loop_init(&fx->loop), 0);
+	uv_timer_init(&fx->loop, &fx->deadline);
+	fx->deadline.data = fx;
+	fx->logcap = 256;
+	fx->log = calloc(1, fx->logcap);
+	*state = fx;
+	return 0;
+}
+
+static void
+on_closed(struct tailer *t)
+{
+	struct fx	*fx = t->data;
+
+	fx->closed = 1;
+}
+
+static void
+tail_stop(struct fx *fx)
+{
+	if (!fx->live)
+		return;
+	fx->closed = 0;
+	tailer_close(&fx->t, on_closed);
+	WAIT(fx, fx->closed);
+	fx->live = 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx	*fx = *state;
+	char		 cmd[PATH_MAX + 16];
+
+	tail_stop(fx);
+	uv_close((uv_handle_t *)&fx->deadline, NULL);
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	/* Every handle the tailer had is closed: the loop closes cleanly. */
+	if (uv_loop_close(&fx->loop) != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
+	if (system(cmd) != 0)
+		return -1;
+	free(fx->log);
+	free(fx);
+	return 0;
+}
+
+static void
+log_clear(struct fx *fx)
+{
+	fx->log[0] = '\0';
+	fx->loglen = 0;
+}
+
+/* Start a tailer on fx->path; `cursor`: keep one in fx->cursor. */
+static void
+tail_start(struct fx *fx, int cursor)
+{
+	struct tailer_cbs	cbs = cbs_template;
+
+	cbs.arg = fx;
+	fx->expect_off = 0;
+	fx->readies = 0;
+	assert_int_equal(tailer_init(&fx->t, &fx->loop, fx->path,
+	    cursor ? fx->cursor : NULL, fx->poll, &cbs), 0);
+	fx->t.data = fx;
+	fx->t.poll_ms = TEST_POLL_MS;
+	fx->t.save_interval_ms = 0;
+	fx->live = 1;
+	fx->closed = 0;
+	assert_int_equal(tailer_start(&fx->t), 0);
+}
+
+static int
+wopen(const char *path)
+{
+	int	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void
+wr(int fd, const char *s)
+{
+	size_t	n = strlen(s);
+
+	assert_int_equal(write(fd, s, n), (ssize_t)n);
+}
+
+static void
+put(const char *path, const char *s)
+{
+	int	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	wr(fd, s);
+	close(fd);
+}
+
+static uint64_t
+fsize(const char *path)
+{
+	struct stat	st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Everything in the file has been read and delivered. */
+#define CAUGHT_UP(fx)	(status(fx).read == fsize((fx)->path) &&	\
+			 status(fx).cursor == status(fx).read &&	\
+			 (fx)->readies > 0)
+
+/* --- scenarios (each runs with events and with polling) --------------- */
+
+static void
+appends(struct fx *fx)
+{
+	int	fd;
+
+	put(fx->path, "a\nb\n");
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1);
+	fd = wopen(fx->path);
+	wr(fd, "c\n");
+	WAIT(fx, fx->lines == 3);
+	wr(fd, "d\ne\n");
+	wr(fd, "f\n");
+	WAIT(fx, fx->lines == 6);
+	close(fd);
+	LOG_IS(fx, "R1 C:a C:b Y L:c L:d L:e L:f ");
+	assert_int_equal(status(fx).cursor, 12);
+	assert_int_equal(status(fx).lag, 0);
+	assert_string_equal(status(fx).backend, fx->poll ? "poll" : "inotify");
+	assert_non_null(strstr(status(fx).backend_why,
+	    fx->poll ? "forced" : "local"));
+}
+
+/*
+ * A line written one byte per write: the cursor stays put, nothing is
+ * delivered until the newline, then the line comes once, whole.  After
+ * each byte we wait until the tailer has read it, so every partial state
+ * was really seen.
+ */
+static void
+bytewise(struct fx *fx)
+{
+	const char	*line = "{\"type\":\"hitch\",\"frameMs\":141.2}\n";
+	size_t		 i;
+	int		 fd;
+
+	put(fx->path, "x\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx));
+	fd = wopen(fx->path);
+	for (i = 0; line[i] != '\0'; i++) {
+		assert_int_equal(write(fd, line + i, 1), 1);
+		WAIT(fx, status(fx).read == 3 + i);
+		if (line[i + 1] != '\0') {
+			assert_int_equal(fx->lines, 1);
+			assert_int_equal(status(fx).cursor, 2);
+			assert_int_equal(status(fx).lag, i + 1);
+		}
+	}
+	WAIT(fx, fx->lines == 2);
+	close(fd);
+	LOG_IS(fx, "R1 C:x Y L:{\"type\":\"hitch\",\"frameMs\":141.2} ");
+	assert_int_equal(status(fx).cursor, 2 + strlen(line));
+}
+
+static void
+truncation(struct fx *fx)
+{
+	int	fd;
+
+	put(fx->path, "a\nb\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx));
+	/* Shorter: seen as size < bytes read. */
+	fd = open(fx->path, O_WRONLY | O_TRUNC);
+	wr(fd, "x\n");
+	close(fd);
+	WAIT(fx, fx->lines == 3);
+	/* Truncated and regrown past the old offset before we look: the
+	 * same inode, a bigger size, only the bytes tell. */
+	fd = open(fx->path, O_WRONLY | O_TRUNC);
+	wr(fd, "long line one\nlong line two\n");
+	close(fd);
+	WAIT(fx, fx->lines == 5);
+	LOG_IS(fx, "R1 C:a C:b Y R2 L:x R3 L:long line one L:long line two ");
+	assert_non_null(strstr(fx->why, "changed") != NULL ? fx->why :
+	    strstr(fx->why, "truncated"));
+	assert_int_equal(status(fx).generation, 3);
+}
+
+/*
+ * Rotation by rename, by a separate writer process: it keeps appending to
+ * the renamed file through its open descriptor, even after the new file
+ * exists; all of that is read before the new file's first line.
+ */
+static void
+rotation(struct fx *fx)
+{
+	char	old[PATH_MAX + 80];
+	pid_t	pid;
+	int	st;
+
+	snprintf(old, sizeof(old), "%s.1", fx->path);
+	put(fx->path, "");
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1);
+	if ((pid = fork()) == 0) {
+		int	fd = open(fx->path, O_WRONLY | O_APPEND), nfd;
+
+		if (fd < 0 || write(fd, "r1\nr2\n", 6) != 6 ||
+		    rename(fx->path, old) != 0 || write(fd, "r3\n", 3) != 3 ||
+		    (nfd = open(fx->path, O_WRONLY | O_CREAT | O_APPEND,
+		    0644)) < 0 || write(fd, "r4\n", 3) != 3 ||
+		    write(nfd, "s1\n", 3) != 3)
+			_exit(1);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(st, 0);
+	WAIT(fx, fx->lines == 5);
+	LOG_IS(fx, "R1 Y L:r1 L:r2 L:r3 L:r4 R2 L:s1 ");
+	assert_non_null(strstr(fx->why, "new file"));
+	assert_int_equal(status(fx).draining, 0);
+}
+
+/* The same, one step at a time, checking the state in between. */
+static void
+rotation_steps(struct fx *fx)
+{
+	char	old[PATH_MAX + 80];
+	int	fd, nfd;
+
+	snprintf(old, sizeof(old), "%s.1", fx->path);
+	put(fx->path, "a\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx));
+	fd = wopen(fx->path);
+	assert_int_equal(rename(fx->path, old), 0);
+	WAIT(fx, status(fx).draining && !status(fx).file_exists);
+	wr(fd, "b\n");			/* into the renamed file */
+	WAIT(fx, fx->lines == 2);
+	nfd = wopen(fx->path);		/* new, empty: no switch yet */
+	WAIT(fx, status(fx).file_exists);
+	wr(fd, "c\n");
+	WAIT(fx, fx->lines == 3);
+	assert_int_equal(fx->resets, 1);
+	wr(nfd, "n\n");
+	WAIT(fx, fx->lines == 4);
+	close(fd);
+	close(nfd);
+	LOG_IS(fx, "R1 C:a Y L:b L:c R2 L:n ");
+}
+
+/* Deleted while a writer holds it: its last lines still come, then the
+ * re-created file from byte 0. */
+static void
+delete_recreate(struct fx *fx)
+{
+	int	fd, nfd;
+
+	put(fx->path, "a\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx));
+	fd = wopen(fx->path);
+	assert_int_equal(unlink(fx->path), 0);
+	WAIT(fx, !status(fx).file_exists);
+	wr(fd, "b\n");
+	WAIT(fx, fx->lines == 2);
+	nfd = wopen(fx->path);
+	wr(nfd, "x\ny\n");
+	WAIT(fx, fx->lines == 4);
+	close(fd);
+	close(nfd);
+	LOG_IS(fx, "R1 C:a Y L:b R2 L:x L:y ");
+}
+
+/* .sloptimize/ does not exist at start; later it comes, goes, comes. */
+static void
+dir_created_later(struct fx *fx)
+{
+	char	cmd[PATH_MAX + 80];
+	int	fd;
+
+	assert_int_equal(rmdir(fx->dir), 0);
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1);
+	assert_int_equal(status(fx).file_exists, 0);
+	assert_int_equal(mkdir(fx->dir, 0755), 0);
+	fd = wopen(fx->path);
+	wr(fd, "a\n");
+	close(fd);
+	WAIT(fx, fx->lines == 1);
+
+	/* The whole directory removed and made again. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+	assert_int_equal(system(cmd), 0);
+	WAIT(fx, !status(fx).file_exists);
+	assert_int_equal(mkdir(fx->dir, 0755), 0);
+	fd = wopen(fx->path);
+	wr(fd, "b\n");
+	close(fd);
+	WAIT(fx, fx->lines == 2);
+	LOG_IS(fx, "Y R1 L:a R2 L:b ");
+}
+
+/* A 2 MiB line: one long_line with its offset and length; the stream
+ * goes on; memory stays bounded (the long line is never held). */
+static void
+long_line(struct fx *fx)
+{
+	size_t	big = 2 * 1024 * 1024, i;
+	char	*buf = malloc(64 * 1024);
+	int	fd;
+
+	memset(buf, 'x', 64 * 1024);
+	put(fx->path, "a\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx));
+	fd = wopen(fx->path);
+	for (i = 0; i < big; i += 64 * 1024)
+		assert_int_equal(write(fd, buf, 64 * 1024), 64 * 1024);
+	wr(fd, "\nb\n");
+	close(fd);
+	WAIT(fx, fx->lines == 2);
+	assert_int_equal(fx->longs, 1);
+	LOG_IS(fx, "R1 C:a Y G2+2097152 L:b ");
+	assert_int_equal(status(fx).long_lines, 1);
+	assert_int_equal(status(fx).cursor, 2 + big + 1 + 2);
+	free(buf);
+}
+
+/*
+ * A writer in another process appends 3000 lines in random pieces, lines
+ * split across writes at random points: every line exactly once, in
+ * order (the quiet recorder checks the sequence numbers).
+ */
+static void
+concurrent_writer(struct fx *fx)
+{
+	const uint64_t	n = 3000;
+	pid_t		pid;
+	int		st;
+
+	put(fx->path, "");
+	fx->quiet = 1;
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1);
+	if ((pid = fork()) == 0) {
+		int		fd = open(fx->path, O_WRONLY | O_APPEND);
+		char		line[128];
+		uint64_t	i;
+
+		srand(12345);
+		for (i = 0; i < n; i++) {
+			int	len = snprintf(line, sizeof(line),
+				    "n=%06" PRIu64 " {\"type\":\"heartbeat\","
+				    "\"pad\":\"%.*s\"}\n", i, rand() % 40,
+				    "........................................");
+			int	off = 0;
+
+			while (off < len) {
+				int	k = 1 + rand() % (len - off);
+
+				if (rand() % 4 == 0)
+					k = 1;
+				if (write(fd, line + off, (size_t)k) != k)
+					_exit(1);
+				off += k;
+			}
+		}
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	WAIT(fx, fx->lines == n);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(st, 0);
+	assert_string_equal(fx->bad, "");
+	assert_int_equal(fx->resets, 1);
+	assert_int_equal(status(fx).cursor, fsize(fx->path));
+}
+
+#define BOTH(name)							\
+static void name##_events(void **s) { name(*s); }			\
+static void name##_poll(void **s)					\
+{ ((struct fx *)*s)->poll = 1; name(*s); }
+
+BOTH(appends)
+BOTH(bytewise)
+BOTH(truncation)
+BOTH(rotation)
+BOTH(rotation_steps)
+BOTH(delete_recreate)
+BOTH(dir_created_later)
+BOTH(long_line)
+BOTH(concurrent_writer)
+
+/* --- restarts: the cursor --------------------------------------------- */
+
+/* The background save reaches the disk with the delivered position. */
+static int
+saved_at(struct fx *fx, uint64_t offset)
+{
+	struct cursor	c;
+
+	return cursor_load(fx->cursor, &c, NULL, 0) == 0 &&
+	    c.offset == offset;
+}
+
+/*
+ * Lines before the saved cursor come back as SEED, lines appended while
+ * stopped as CATCHUP, then LIVE; no reset while the file is the same.
+ */
+static void
+tailer_restart_phases(void **state)
+{
+	struct fx	*fx = *state;
+	int		 fd;
+
+	put(fx->path, "a\nb\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	fd = wopen(fx->path);
+	wr(fd, "c\n");
+	WAIT(fx, fx->lines == 3);
+	/* Saved off the loop thread, without being asked. */
+	WAIT(fx, saved_at(fx, 6) && !fx->t.save_inflight);
+	assert_true(status(fx).saves >= 1);
+	assert_int_equal(status(fx).save_error, 0);
+	tail_stop(fx);
+	LOG_IS(fx, "R1 C:a C:b Y L:c ");
+
+	/* Appended while stopped. */
+	wr(fd, "d\ne\n");
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	wr(fd, "f\n");
+	WAIT(fx, fx->lines == 9);
+	LOG_IS(fx, "S:a S:b S:c C:d C:e Y L:f ");
+	assert_int_equal(status(fx).generation, 1);
+
+	/* SIGTERM path: save now, synchronously. */
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	assert_true(saved_at(fx, 12));
+	tail_stop(fx);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "S:a S:b S:c S:d S:e S:f Y ");
+	close(fd);
+}
+
+/* Stop; truncate and rewrite the file longer than before; start: the
+ * cursor's hash does not match, so a new generation from byte 0. */
+static void
+tailer_regrow_while_stopped(void **state)
+{
+	struct fx	*fx = *state;
+
+	put(fx->path, "aaaa\nbbbb\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	{
+		int	fd = open(fx->path, O_WRONLY | O_TRUNC);
+
+		wr(fd, "cccc\ndddd\neeee\n");	/* same inode, longer */
+		close(fd);
+	}
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "R2 C:cccc C:dddd C:eeee Y ");
+	assert_non_null(strstr(fx->why, "hash mismatch"));
+	assert_non_null(strstr(fx->why, "new generation from byte 0"));
+}
+
+/* Stop; truncate shorter; start. */
+static void
+tailer_truncated_while_stopped(void **state)
+{
+	struct fx	*fx = *state;
+
+	put(fx->path, "aaaa\nbbbb\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	assert_int_equal(truncate(fx->path, 5), 0);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "R2 C:aaaa Y ");
+	assert_non_null(strstr(fx->why, "truncated while stopped"));
+}
+
+/* Stop; replace the file by rename with identical bytes; start. */
+static void
+tailer_replaced_while_stopped(void **state)
+{
+	struct fx	*fx = *state;
+	char		 tmp[PATH_MAX + 80];
+
+	put(fx->path, "aaaa\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", fx->path);
+	put(tmp, "aaaa\n");
+	assert_int_equal(rename(tmp, fx->path), 0);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "R2 C:aaaa Y ");
+	assert_non_null(strstr(fx->why, "replaced"));
+}
+
+/* A torn cursor file: refused, said so, new generation from byte 0. */
+static void
+tailer_torn_cursor(void **state)
+{
+	struct fx	*fx = *state;
+
+	put(fx->path, "a\nb\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	assert_int_equal(truncate(fx->cursor, fsize(fx->cursor) / 2), 0);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "Rt C:a C:b Y ");
+	assert_non_null(strstr(fx->why, "cursor file"));
+	assert_non_null(strstr(fx->why, "new generation from byte 0"));
+	tail_stop(fx);
+
+	/* NUL-filled, as a crash can leave it. */
+	{
+		char	zeros[200] = { 0 };
+		int	fd = open(fx->cursor, O_WRONLY | O_TRUNC);
+
+		assert_int_equal(write(fd, zeros, sizeof(zeros)), 200);
+		close(fd);
+	}
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "Rt C:a C:b Y ");
+	assert_non_null(strstr(fx->why, "NUL"));
+}
+
+/* The file is gone at start although a cursor exists: it is picked up
+ * from byte 0 as a new generation when it comes back. */
+static void
+tailer_missing_at_start(void **state)
+{
+	struct fx	*fx = *state;
+
+	put(fx->path, "a\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	unlink(fx->path);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	put(fx->path, "b\n");
+	WAIT(fx, fx->lines == 2);
+	LOG_IS(fx, "Y R2 L:b ");
+	assert_non_null(strstr(fx->why, "missing at start"));
+}
+
+/*
+ * kill -9 of a tailing process at an arbitrary point: the cursor it left
+ * is whole and on a line boundary, and a restart delivers every line
+ * exactly once (SEED up to the cursor, CATCHUP after), no reset.
+ */
+static void
+tailer_kill9_restart(void **state)
+{
+	struct fx	*fx = *state;
+	const uint64_t	 n = 20000;
+	struct cursor	 c;
+	char		 line[64], b;
+	uint64_t	 i;
+	pid_t		 pid;
+	int		 fd, p[2], st;
+
+	fd = wopen(fx->path);
+	for (i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "n=%06" PRIu64 " {}\n", i);
+		wr(fd, line);
+	}
+	close(fd);
+	assert_int_equal(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		/* A fresh loop: the parent's must not be touched here. */
+		static struct fx	child;
+		struct tailer_cbs	cbs = cbs_template;
+
+		close(p[0]);
+		memcpy(child.path, fx->path, sizeof(child.path));
+		memcpy(child.cursor, fx->cursor, sizeof(child.cursor));
+		child.quiet = 1;
+		child.logcap = 64;
+		child.log = calloc(1, 64);
+		uv_loop_init(&child.loop);
+		cbs.arg = &child;
+		tailer_init(&child.t, &child.loop, child.path, child.cursor, 0,
+		    &cbs);
+		child.t.chunk = 4000;	/* many reads, many saves */
+		child.t.save_interval_ms = 0;
+		tailer_start(&child.t);
+		while (status(&child).saves < 5)
+			uv_run(&child.loop, UV_RUN_ONCE);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		uv_run(&child.loop, UV_RUN_DEFAULT);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	close(p[1]);
+	assert_int_equal(read(p[0], &b, 1), 1);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(p[0]);
+
+	assert_int_equal(cursor_load(fx->cursor, &c, NULL, 0), 0);
+	assert_true(c.offset > 0);
+	assert_int_equal(c.offset % 12, 0);	/* lines are 12 bytes */
+
+	fx->quiet = 1;
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	assert_string_equal(fx->bad, "");
+	assert_int_equal(fx->resets, 0);
+	assert_int_equal(fx->lines, n);
+	assert_int_equal(fx->phase_count[TAIL_SEED], c.offset / 12);
+	assert_int_equal(fx->phase_count[TAIL_CATCHUP], n - c.offset / 12);
+}
+
+/* --- the loop ---------------------------------------------------------- */
+
+/*
+ * Idle costs nothing: once caught up (and the cursor saved), the loop
+ * has no timer to run — it would block forever in epoll_wait.
+ */
+static void
+tailer_idle_no_wakeups(void **state)
+{
+	struct fx	*fx = *state;
+	int		 fd;
+
+	put(fx->path, "a\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	fd = wopen(fx->path);
+	wr(fd, "b\n");
+	close(fd);
+	WAIT(fx, fx->lines == 2 && saved_at(fx, 4) && !fx->t.save_inflight);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_int_equal(uv_backend_timeout(&fx->loop), -1);
+}
+
+/* Polling is the opposite, and says why. */
+static void
+tailer_poll_status(void **state)
+{
+	struct fx	*fx = *state;
+
+	fx->poll = 1;
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1);
+	assert_string_equal(status(fx).backend, "poll");
+	assert_string_equal(status(fx).backend_why, "forced (--poll)");
+}
+
+/*
+ * Backpressure: a consumer that pauses gets no more lines and no more
+ * reads happen; resume delivers the rest in order.
+ */
+static void
+tailer_pause_resume(void **state)
+{
+	struct fx	*fx = *state;
+	uint64_t	 read_at_pause;
+	int		 fd, i;
+
+	fd = wopen(fx->path);
+	for (i = 0; i < 10; i++)
+		wr(fd, "l\n");
+	fx->pause_at = 3;
+	tail_start(fx, 0);
+	WAIT(fx, fx->lines == 3 && status(fx).paused);
+	read_at_pause = status(fx).read;
+	for (i = 0; i < 10; i++)
+		wr(fd, "m\n");
+	/* The tailer has heard of the new lines, and holds them back. */
+	WAIT(fx, fx->t.dirty);
+	assert_int_equal(fx->lines, 3);
+	assert_int_equal(status(fx).read, read_at_pause);
+	assert_int_equal(fx->readies, 0);
+	assert_true(status(fx).lag >= 14);
+	tailer_resume(&fx->t);
+	assert_int_equal(fx->lines, 3);	/* never from inside resume */
+	WAIT(fx, fx->lines == 20 && fx->readies == 1);
+	close(fd);
+	assert_string_equal(fx->bad, "");
+}
+
+/* Closing from inside a line callback: no callback after it, done runs
+ * once everything has come back. */
+static void
+tailer_close_in_callback(void **state)
+{
+	struct fx	*fx = *state;
+	int		 fd, i;
+
+	fd = wopen(fx->path);
+	for (i = 0; i < 10; i++)
+		wr(fd, "l\n");
+	close(fd);
+	tail_start(fx, 1);
+	fx->close_at = 4;
+	WAIT(fx, fx->closed);
+	fx->live = 0;
+	assert_int_equal(fx->lines, 4);
+	assert_string_equal(fx->bad, "");
+}
+
+/* fixes.jsonl style: no cursor, always from byte 0, CATCHUP then LIVE. */
+static void
+tailer_no_cursor(void **state)
+{
+	struct fx	*fx = *state;
+
+	put(fx->path, "a\n");
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1);
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	assert_int_equal(access(fx->cursor, F_OK), -1);
+	/* Nothing persisted, so the count starts over. */
+	fx->resets = fx->gen = 0;
+	log_clear(fx);
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "R1 C:a Y ");
+	assert_non_null(strstr(fx->why, "no cursor"));
+}
+
+#define T(name)	cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(appends_events), T(appends_poll),
+		T(bytewise_events), T(bytewise_poll),
+		T(truncation_events), T(truncation_poll),
+		T(rotation_events), T(rotation_poll),
+		T(rotation_steps_events), T(rotation_steps_poll),
+		T(delete_recreate_events), T(delete_recreate_poll),
+		T(dir_created_later_events), T(dir_created_later_poll),
+		T(long_line_events), T(long_line_poll),
+		T(concurrent_writer_events), T(concurrent_writer_poll),
+		T(tailer_restart_phases),
+		T(tailer_regrow_while_stopped),
+		T(tailer_truncated_while_stopped),
+		T(tailer_replaced_while_stopped),
+		T(tailer_torn_cursor),
+		T(tailer_missing_at_start),
+		T(tailer_kill9_restart),
+		T(tailer_idle_no_wakeups),
+		T(tailer_poll_status),
+		T(tailer_pause_resume),
+		T(tailer_close_in_callback),
+		T(tailer_no_cursor),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

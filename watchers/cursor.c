@@ -1,0 +1,385 @@
+/*
+ * cursor — persisted reading position, with identity and checksum
+ * (cursor.h).
+ *
+ * The format is text so a human can read it in a bug report, and fixed:
+ * every key once, in order, one space, a decimal (or hex) value, '\n'.
+ * Strictness is the point: anything a torn write or a full disk can
+ * produce fails to parse or fails the checksum; there is no "best effort"
+ * reading of a damaged cursor, because a wrong cursor silently drops or
+ * doubles records, while a refused one only costs a new generation.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ledger/footprint.h"
+#include "cursor.h"
+
+#define CURSOR_MAGIC	"sloptimize-cursor 1\n"
+#define CURSOR_FILE_MAX	1024	/* a real cursor is ~150 bytes */
+#define FNV64_PRIME	0x100000001b3ULL
+
+uint64_t
+cursor_hash_more(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char	*p = data;
+
+	while (len-- > 0) {
+		h ^= *p++;
+		h *= FNV64_PRIME;
+	}
+	return h;
+}
+
+uint64_t
+cursor_hash(const void *data, size_t len)
+{
+	return cursor_hash_more(CURSOR_HASH_INIT, data, len);
+}
+
+static void
+say(char *why, size_t cap, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (why == NULL || cap == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, cap, fmt, ap);
+	va_end(ap);
+}
+
+/* write(2) all of it, through EINTR and short writes. */
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t	w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* fsync the directory holding `path`, so the rename itself is durable. */
+static int
+fsync_parent(const char *path)
+{
+	char		 dir[PATH_MAX];
+	const char	*slash = strrchr(path, '/');
+	int		 fd, rc = 0;
+
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else if (slash == path)
+		strcpy(dir, "/");
+	else {
+		if ((size_t)(slash - path) >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -errno;
+	if (fsync(fd) == -1 && errno != EINVAL)	/* EINVAL: fs can't, fine */
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static int
+cursor_format(const struct cursor *c, char *buf, size_t cap)
+{
+	int	n, m;
+
+	n = snprintf(buf, cap, CURSOR_MAGIC
+	    "generation %" PRIu64 "\n"
+	    "offset %" PRIu64 "\n"
+	    "dev %" PRIu64 "\n"
+	    "ino %" PRIu64 "\n"
+	    "size %" PRIu64 "\n"
+	    "hashlen %" PRIu32 "\n"
+	    "hash %016" PRIx64 "\n",
+	    c->generation, c->offset, c->dev, c->ino, c->size_seen,
+	    c->hash_len, c->hash);
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOSPC;
+	m = snprintf(buf + n, cap - (size_t)n, "sum %08" PRIx32 "\n",
+	    fnv1a32(buf, (size_t)n));
+	if (m < 0 || (size_t)(n + m) >= cap)
+		return -ENOSPC;
+	return n + m;
+}
+
+int
+cursor_save(const char *path, const struct cursor *c)
+{
+	char	buf[CURSOR_FILE_MAX], tmp[PATH_MAX];
+	int	fd, len, rc;
+
+	if ((len = cursor_format(c, buf, sizeof(buf))) < 0)
+		return len;
+	/*
+	 * One fixed temp name, not mkstemp: a kill -9 between create and
+	 * rename then leaves at most one stale temp, which the next save
+	 * reuses, instead of one more file per crash.
+	 */
+	rc = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (rc < 0 || (size_t)rc >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		return -errno;
+	if ((rc = write_all(fd, buf, (size_t)len)) < 0)
+		goto fail;
+	if (fsync(fd) == -1) {
+		rc = -errno;
+		goto fail;
+	}
+	if (close(fd) == -1) {
+		fd = -1;
+		rc = -errno;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1) {
+		rc = -errno;
+		goto fail;
+	}
+	return fsync_parent(path);
+fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	return rc;
+}
+
+/*
+ * Expect "<key> <value>\n" at *p; parse the value as an unsigned number in
+ * `base` with no sign, no leading space and no overflow.
+ */
+static int
+field(const char **p, const char *end, const char *key, int base,
+    uint64_t *out)
+{
+	size_t		 klen = strlen(key);
+	const char	*q = *p;
+	uint64_t	 v = 0;
+	int		 digits = 0;
+
+	if ((size_t)(end - q) < klen + 1 || memcmp(q, key, klen) != 0 ||
+	    q[klen] != ' ')
+		return -1;
+	for (q += klen + 1; q < end && *q != '\n'; q++, digits++) {
+		unsigned	d;
+
+		if (*q >= '0' && *q <= '9')
+			d = (unsigned)(*q - '0');
+		else if (base == 16 && *q >= 'a' && *q <= 'f')
+			d = (unsigned)(*q - 'a' + 10);
+		else
+			return -1;
+		if (v > (UINT64_MAX - d) / (uint64_t)base)
+			return -1;
+		v = v * (uint64_t)base + d;
+	}
+	if (digits == 0 || digits > 20 || q == end)
+		return -1;
+	*p = q + 1;
+	*out = v;
+	return 0;
+}
+
+/* Parse and check a whole cursor file image.  0 or -EBADMSG with why. */
+static int
+cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
+    size_t cap)
+{
+	const char	*p, *end, *sumline;
+	uint64_t	 sum, hl;
+
+	if (n == 0) {
+		say(why, cap, "cursor file empty (torn write)");
+		return -EBADMSG;
+	}
+	if (memchr(buf, '\0', n) != NULL) {
+		say(why, cap, "cursor file has NUL bytes (torn write)");
+		return -EBADMSG;
+	}
+	if (buf[n - 1] != '\n') {
+		say(why, cap, "cursor file truncated (no final newline)");
+		return -EBADMSG;
+	}
+	/* The checksum line is the last line. */
+	for (sumline = buf + n - 1; sumline > buf && sumline[-1] != '\n';
+	    sumline--)
+		;
+	p = sumline;
+	if (field(&p, buf + n, "sum", 16, &sum) == -1 || p != buf + n ||
+	    n - (size_t)(sumline - buf) != 13) {
+		say(why, cap, "cursor file truncated (no checksum line)");
+		return -EBADMSG;
+	}
+	if (sum != fnv1a32(buf, (size_t)(sumline - buf))) {
+		say(why, cap, "cursor file torn (checksum mismatch)");
+		return -EBADMSG;
+	}
+
+	/* The checksum holds, so what follows fails only on a bad writer. */
+	p = buf;
+	end = sumline;
+	if ((size_t)(end - p) < strlen(CURSOR_MAGIC) ||
+	    memcmp(p, CURSOR_MAGIC, strlen(CURSOR_MAGIC)) != 0) {
+		say(why, cap, "cursor file malformed (unknown header)");
+		return -EBADMSG;
+	}
+	p += strlen(CURSOR_MAGIC);
+	if (field(&p, end, "generation", 10, &c->generation) == -1 ||
+	    field(&p, end, "offset", 10, &c->offset) == -1 ||
+	    field(&p, end, "dev", 10, &c->dev) == -1 ||
+	    field(&p, end, "ino", 10, &c->ino) == -1 ||
+	    field(&p, end, "size", 10, &c->size_seen) == -1 ||
+	    field(&p, end, "hashlen", 10, &hl) == -1 ||
+	    field(&p, end, "hash", 16, &c->hash) == -1 || p != end) {
+		say(why, cap, "cursor file malformed (bad field)");
+		return -EBADMSG;
+	}
+	c->hash_len = (uint32_t)(hl > CURSOR_WINDOW ? CURSOR_WINDOW + 1 : hl);
+	if (c->hash_len != (c->offset < CURSOR_WINDOW ? c->offset :
+	    CURSOR_WINDOW) || c->offset > c->size_seen) {
+		say(why, cap, "cursor file malformed (inconsistent offset)");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int
+cursor_load(const char *path, struct cursor *c, char *why, size_t cap)
+{
+	char	buf[CURSOR_FILE_MAX + 1];
+	size_t	n = 0;
+	ssize_t	r;
+	int	fd, rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		rc = -errno;
+		say(why, cap, rc == -ENOENT ? "no cursor file (first start)" :
+		    "cursor file unreadable (%s)", strerror(-rc));
+		return rc;
+	}
+	/* Read one byte past the limit so an oversized file is seen as such. */
+	while (n < sizeof(buf)) {
+		if ((r = read(fd, buf + n, sizeof(buf) - n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			close(fd);
+			say(why, cap, "cursor file unreadable (%s)",
+			    strerror(-rc));
+			return rc;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > CURSOR_FILE_MAX) {
+		say(why, cap, "cursor file malformed (too long)");
+		return -EBADMSG;
+	}
+	if ((rc = cursor_parse(buf, n, c, why, cap)) < 0)
+		memset(c, 0, sizeof(*c));
+	return rc;
+}
+
+/* pread(2) exactly n bytes; -ESTALE if the file ends first. */
+static int
+pread_all(int fd, char *buf, size_t n, uint64_t off)
+{
+	ssize_t	r;
+
+	while (n > 0) {
+		if ((r = pread(fd, buf, n, (off_t)off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -ESTALE;
+		buf += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int
+cursor_window_read(int fd, uint64_t offset, char *buf, uint32_t *len)
+{
+	uint32_t	n = offset < CURSOR_WINDOW ? (uint32_t)offset :
+			    CURSOR_WINDOW;
+
+	*len = n;
+	return pread_all(fd, buf, n, offset - n);
+}
+
+int
+cursor_verify(const struct cursor *c, int fd, char *why, size_t cap)
+{
+	char		buf[CURSOR_WINDOW];
+	struct stat	st;
+	uint32_t	n;
+	int		rc;
+
+	if (fstat(fd, &st) == -1)
+		return -errno;
+	if ((uint64_t)st.st_dev != c->dev || (uint64_t)st.st_ino != c->ino) {
+		say(why, cap, "the file was replaced while stopped "
+		    "(dev/inode %" PRIu64 "/%" PRIu64 ", cursor was for %"
+		    PRIu64 "/%" PRIu64 ")", (uint64_t)st.st_dev,
+		    (uint64_t)st.st_ino, c->dev, c->ino);
+		return -ESTALE;
+	}
+	if ((uint64_t)st.st_size < c->offset) {
+		say(why, cap, "the file was truncated while stopped (size %"
+		    PRIu64 " < cursor %" PRIu64 ")", (uint64_t)st.st_size,
+		    c->offset);
+		return -ESTALE;
+	}
+	if (c->offset == 0)
+		return 0;
+	if ((rc = cursor_window_read(fd, c->offset, buf, &n)) < 0) {
+		if (rc == -ESTALE)
+			say(why, cap, "the file shrank under the cursor");
+		return rc;
+	}
+	if (buf[n - 1] != '\n') {
+		say(why, cap, "the byte before the cursor (%" PRIu64 ") is not "
+		    "a newline: the file was rewritten while stopped",
+		    c->offset);
+		return -ESTALE;
+	}
+	if (n != c->hash_len || cursor_hash(buf, n) != c->hash) {
+		say(why, cap, "the bytes before the cursor (%" PRIu64 ") "
+		    "changed (hash mismatch): the file was truncated and "
+		    "rewritten, or its inode reused, while stopped", c->offset);
+		return -ESTALE;
+	}
+	return 0;
+}

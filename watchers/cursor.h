@@ -1,0 +1,83 @@
+/*
+ * cursor — the persisted reading position in a ledger file (DESIGN §8.2–4).
+ *
+ * A cursor says "generation G of this file has been delivered up to byte
+ * `offset`", and carries enough to tell, after a restart, whether the file
+ * at the path is still that file: its dev and inode, and a hash of the up
+ * to CURSOR_WINDOW bytes just before `offset`.  The inode alone is not
+ * enough (inodes are reused, and a file truncated and rewritten past the
+ * old offset keeps its inode); the bytes are what the cursor really
+ * points into.
+ *
+ * Invariant: `offset` is 0 or just past a '\n'.  Loading checks the file
+ * is well formed; cursor_verify() checks it against the open ledger.
+ *
+ * The file is a few "key value" lines ending in "sum <fnv1a32 hex>" over
+ * every byte before that line (see docs/tailing.md).  A torn, empty,
+ * truncated or NUL-filled file fails the checksum or the framing, and is
+ * reported, never used.  Saving is atomic: temp file in the same directory,
+ * fsync, rename, fsync of the directory.  Everything here blocks: the
+ * tailer calls it from the thread pool, the daemon at shutdown.
+ */
+#ifndef WATCHERS_CURSOR_H
+#define WATCHERS_CURSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CURSOR_WINDOW	4096	/* bytes hashed just before the offset */
+#define CURSOR_WHY_MAX	256	/* room for a reason string */
+
+struct cursor {
+	uint64_t	generation;	/* bumped at every new generation */
+	uint64_t	offset;		/* 0 or just past a '\n' */
+	uint64_t	dev, ino;	/* the file the offset is in */
+	uint64_t	size_seen;	/* its size when saved (for the log) */
+	uint32_t	hash_len;	/* min(offset, CURSOR_WINDOW) */
+	uint64_t	hash;		/* cursor_hash of those bytes */
+};
+
+/* FNV-1a 64 of the window; _more continues a running hash. */
+#define CURSOR_HASH_INIT	0xcbf29ce484222325ULL
+uint64_t	cursor_hash(const void *data, size_t len);
+uint64_t	cursor_hash_more(uint64_t h, const void *data, size_t len);
+
+/*
+ * Write `c` to `path` atomically (temp in the same directory, fsync,
+ * rename, fsync the directory).  The temp file is `<path>.tmp`, so two
+ * saves of one path must not run at once (the tailer serialises them).
+ * On error the old file, if any, is untouched and no temp file is left.
+ * 0 or -errno.
+ */
+int	cursor_save(const char *path, const struct cursor *c);
+
+/*
+ * Read the cursor at `path` into `c`.  Returns
+ *   0        a well-formed cursor;
+ *   -ENOENT  no cursor file (first start);
+ *   -EBADMSG the file is torn, empty, truncated, NUL-filled, fails its
+ *            checksum or is malformed: `why` says which, and `c` is
+ *            zeroed — never use a partly parsed cursor;
+ *   -errno   it could not be read.
+ * `why` (may be NULL) gets a sentence for the log, e.g. "cursor file torn
+ * (checksum mismatch)".
+ */
+int	cursor_load(const char *path, struct cursor *c, char *why, size_t cap);
+
+/*
+ * Does the open file `fd` still hold what `c` points into?  Checks, in
+ * order: same dev and inode, size >= offset, the byte before offset is
+ * '\n' (or offset is 0), and the hash of the bytes before offset.
+ * Returns 0 (it does), -ESTALE with `why` set (it does not: start a new
+ * generation from byte 0), or -errno if the file could not be read.
+ */
+int	cursor_verify(const struct cursor *c, int fd, char *why, size_t cap);
+
+/*
+ * Read the window before `offset` (min(offset, CURSOR_WINDOW) bytes) from
+ * `fd` into `buf`; *len gets its length.  0, -errno, or -ESTALE if the
+ * file is shorter than `offset`.
+ */
+int	cursor_window_read(int fd, uint64_t offset, char *buf, uint32_t *len);
+
+#endif

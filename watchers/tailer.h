@@ -1,0 +1,227 @@
+/*
+ * tailer — follow one append-only ledger file by byte cursor, on a libuv
+ * loop, and hand over its complete lines exactly once and in order
+ * (DESIGN §8; docs/tailing.md explains how each guarantee is met).
+ *
+ * Contract, in short:
+ *
+ *  - Lines are what ledger/linesplit.h says: bytes up to, excluding, '\n'.
+ *    A partial last line is held until its newline arrives, however many
+ *    writes it takes; a line over LEDGER_MAX_LINE goes to long_line(), once,
+ *    with its offset and full length, and memory stays bounded.
+ *  - Every read is a thread-pool request (uv_queue_work / uv_fs_read), one
+ *    in flight at a time, at most `chunk` bytes: the loop never blocks on
+ *    the ledger.  Callbacks run on the loop thread.
+ *  - A generation is one continuous file content from byte 0.  When the
+ *    file is truncated, replaced, re-created, rewritten under the cursor,
+ *    or the saved cursor does not match it, reset() announces a new
+ *    generation and lines follow again from byte 0.  No line of an old
+ *    generation is delivered after its reset().
+ *  - When the path starts naming another file (rotation by rename, delete
+ *    and re-create), the old file is read to its end through the descriptor
+ *    we hold, including lines a writer still appends to it, before the
+ *    switch.  The switch happens when the new file has content.
+ *  - The file and its directory may be missing, and may come and go: the
+ *    directory (or its parent, when the directory is missing) is watched.
+ *  - Backend: uv_fs_event (inotify/kqueue) plus nothing else while idle: no
+ *    timer runs when nothing changes.  Stat polling every poll_ms when
+ *    forced, when the filesystem is a network or FUSE one, or when a watch
+ *    cannot be added; tailer_status() says which and why.
+ *  - With a cursor path, the position is saved atomically (cursor.h) off
+ *    the loop thread, at most one save in flight and at most one per
+ *    save_interval_ms, and synchronously by tailer_save_sync().
+ *
+ * Lifetime (libuv style): the caller embeds struct tailer and must not
+ * move it; after tailer_init() returns 0, tailer_close() must be called
+ * (started or not), and the memory may be reused only in its `done`
+ * callback.  Every function is for the loop thread only.  Callbacks may
+ * call tailer_pause/resume/status/save_sync/close; after tailer_close(), no
+ * further callback runs except `done`.
+ */
+#ifndef WATCHERS_TAILER_H
+#define WATCHERS_TAILER_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "ledger/linesplit.h"
+#include "watchers/cursor.h"
+
+#define TAILER_CHUNK		(1024 * 1024)	/* bytes per read */
+#define TAILER_POLL_MS		250
+#define TAILER_SAVE_INTERVAL_MS	1000
+
+enum tail_phase {
+	TAIL_SEED,	/* before the persisted cursor: delivered in an earlier
+			   run; fold it, don't wake */
+	TAIL_CATCHUP,	/* after the cursor, present when we started:
+			   appended while the daemon was stopped */
+	TAIL_LIVE	/* appended while running */
+};
+
+struct tailer;
+
+struct tailer_cbs {
+	/* One complete line (no '\n'); `offset` is its first byte.  The
+	   pointer is valid during the call only.  Required. */
+	void	(*line)(void *arg, const char *line, size_t len,
+		    uint64_t offset, enum tail_phase phase);
+	/* A line longer than LEDGER_MAX_LINE, skipped whole.  May be NULL. */
+	void	(*long_line)(void *arg, uint64_t offset, uint64_t len,
+		    enum tail_phase phase);
+	/* A new generation starts (first start, truncation, replacement,
+	   inode reuse, cursor unusable): forget everything folded so far;
+	   lines follow from byte 0.  `why` is a sentence for the log.
+	   Required. */
+	void	(*reset)(void *arg, uint64_t generation, const char *why);
+	/* The start-up read reached the end of the file, or found no file:
+	   seed and catch-up are done.  Runs once.  May be NULL. */
+	void	(*ready)(void *arg);
+	void	*arg;
+};
+
+struct tailer_status {
+	const char	*backend;	/* "inotify", "kqueue" or "poll" */
+	const char	*backend_why;
+	uint64_t	 generation;
+	uint64_t	 cursor;	/* just past the last delivered line */
+	uint64_t	 read;		/* bytes of this generation read */
+	uint64_t	 size;		/* file size last seen */
+	uint64_t	 lag;		/* size - cursor */
+	uint64_t	 lines, long_lines;	/* delivered since start */
+	uint64_t	 saves;		/* background cursor saves finished */
+	int		 save_error;	/* last cursor save: 0 or -errno */
+	int		 error;		/* last read/open error: 0 or -errno */
+	int		 file_exists;	/* the path names a file */
+	int		 draining;	/* reading a file the path left */
+	int		 paused;
+};
+
+/* Private state, in the header only so callers can embed the struct. */
+struct tailer_stat {
+	int		 rc;		/* 0 or -errno */
+	int		 is_reg;
+	uint64_t	 dev, ino, size;
+	int64_t		 mtime_sec, mtime_nsec;
+};
+
+struct tailer_probe {
+	uv_work_t		 req;
+	int			 fd;		/* in: the open file, or -1 */
+	int			 close_fd;	/* in: close this first, or -1 */
+	int			 open;		/* in: open the path if it is there */
+	int			 verify;	/* in: check start_cursor on it */
+	struct tailer_stat	 path_st, dir_st, fd_st;	/* out */
+	int			 new_fd;	/* out: opened, or -1 */
+	int			 open_rc;	/* out */
+	int			 verify_rc;	/* out */
+	char			 why[CURSOR_WHY_MAX];
+};
+
+struct tailer {
+	void		*data;		/* the caller's, untouched */
+
+	/* Tunables: may be changed after init, before start. */
+	size_t		 chunk;			/* TAILER_CHUNK */
+	unsigned	 poll_ms;		/* TAILER_POLL_MS */
+	uint64_t	 save_interval_ms;	/* TAILER_SAVE_INTERVAL_MS */
+
+	/* Everything below is private. */
+	uv_loop_t	*loop;
+	struct tailer_cbs cbs;
+	char		 path[PATH_MAX], dir[PATH_MAX], gp[PATH_MAX];
+	char		 cursor_path[PATH_MAX];
+	const char	*base, *dirbase, *gpbase;
+	int		 has_cursor, force_poll, use_poll;
+	const char	*backend;
+	char		 backend_why[PATH_MAX + 64];
+	int		 started, closing, finished, handles_open;
+	void		(*done)(struct tailer *);
+
+	uv_fs_event_t	 ev_file, ev_dir;
+	int		 dir_watch;		/* what ev_dir watches */
+	uint64_t	 dir_dev, dir_ino;
+	uv_timer_t	 poll_timer, save_timer, resume_timer;
+
+	/* The read cycle: one operation at a time. */
+	int		 op, dirty, paused;
+	struct tailer_probe probe;
+	uv_fs_t		 rreq;
+	int		 close_fd;		/* old file to close on switch */
+
+	/* The open file. */
+	int		 fd;
+	uint64_t	 dev, ino, size;
+	int64_t		 seen_mtime_sec, seen_mtime_nsec;
+	int64_t		 probe_mtime_sec, probe_mtime_nsec;
+	int		 file_exists, draining, error;
+
+	/* The byte stream of this generation. */
+	struct linesplit ls;
+	char		*rbuf;			/* CURSOR_WINDOW + chunk */
+	char		 win[CURSOR_WINDOW];	/* bytes just before chunk_start */
+	uint32_t	 win_len;
+	uint64_t	 read_pos;		/* = chunk_start + chunk_len */
+	uint64_t	 chunk_start;
+	size_t		 chunk_len, feed_pos;
+	uint64_t	 delivered;		/* the cursor */
+	uint64_t	 hash_at, hash;		/* window hash before hash_at */
+	uint32_t	 hash_len;
+	uint64_t	 seed_end, catchup_end, generation;
+	uint64_t	 lines, long_lines;
+	int		 start_verify, ready_sent;
+	struct cursor	 start_cursor;
+	char		 pending_why[CURSOR_WHY_MAX + 128];
+
+	/* Cursor saves: seq orders them, the mutex serialises the writes. */
+	uv_mutex_t	 save_mu;
+	uint64_t	 save_seq, saved_seq;	/* saved_seq under save_mu */
+	uv_work_t	 save_req;
+	struct cursor	 save_snap, last_snap;
+	uint64_t	 save_snap_seq, saves, last_save_ms;
+	int		 save_inflight, save_dirty, save_rc, save_work_rc;
+};
+
+/*
+ * Prepare `t` to tail `path` on `loop`.  `cursor_path` NULL: no cursor is
+ * kept and the file is always read from byte 0 (fixes.jsonl).
+ * `force_poll`: poll by stat whatever the filesystem (--poll).  `cbs` is
+ * copied.  Returns 0, -EINVAL or -ENAMETOOLONG; on error there is nothing
+ * to close.
+ */
+int	tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
+	    const char *cursor_path, int force_poll,
+	    const struct tailer_cbs *cbs);
+
+/*
+ * Load the cursor (synchronously: a few hundred bytes from the state
+ * directory, at start-up), pick the backend, add the watches and queue
+ * the first read.  Lines arrive once the loop runs.  0 or -errno (then
+ * close it as usual).  A missing file is not an error.
+ */
+int	tailer_start(struct tailer *t);
+
+/* Backpressure: while paused, no line callback runs and nothing is read;
+   the chunk in hand waits (memory stays bounded by one chunk). */
+void	tailer_pause(struct tailer *t);
+void	tailer_resume(struct tailer *t);
+
+/*
+ * Persist the cursor now, synchronously (SIGTERM).  Lines before it have
+ * all been delivered.  While the start-up read is still before the saved
+ * cursor, the file on disk is left as it is.  0, or -errno from
+ * cursor_save.  Without a cursor path: 0.
+ */
+int	tailer_save_sync(struct tailer *t);
+
+/* Stop everything; `done` (may be NULL) runs once every handle is closed
+   and every request has come back.  Does not save the cursor. */
+void	tailer_close(struct tailer *t, void (*done)(struct tailer *));
+
+/* A snapshot for the status endpoint and doctor.  Cannot fail. */
+void	tailer_status(const struct tailer *t, struct tailer_status *st);
+
+#endif
