@@ -73,7 +73,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a
 # --- dependencies -----------------------------------------------------------
 
 APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
-	libcjson-dev libnotify-dev libcmocka-dev python3 nodejs npm \
+	libcjson-dev libnotify-dev libcmocka-dev \
 	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
 	systemd curl jq bc time
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
@@ -86,6 +86,9 @@ deps: .deps-stamp
 	    missing=""; for p in $(APT_PKGS); do \
 	        dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
 	            grep -q "ok installed" || missing="$$missing $$p"; \
+	    done; \
+	    for c in python3:python3 node:nodejs npm:npm; do \
+	        command -v $${c%%:*} >/dev/null || missing="$$missing $${c#*:}"; \
 	    done; \
 	    if [ -n "$$missing" ]; then \
 	        echo "deps: installing$$missing"; \
