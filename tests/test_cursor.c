@@ -32,8 +32,8 @@
 
 struct fx {
 	char	root[PATH_MAX];
-	char	cursor[PATH_MAX];
-	char	file[PATH_MAX];
+	char	cursor[PATH_MAX + 16];
+	char	file[PATH_MAX + 16];
 };
 
 static int
@@ -130,7 +130,7 @@ cursor_round_trip(void **state)
 	struct fx	*fx = *state;
 	struct cursor	 c, d;
 	struct stat	 st;
-	char		 why[CURSOR_WHY_MAX], tmp[PATH_MAX + 8];
+	char		 why[CURSOR_WHY_MAX], tmp[PATH_MAX + 32];
 
 	sample(&c);
 	assert_int_equal(cursor_save(fx->cursor, &c), 0);
@@ -335,7 +335,7 @@ cursor_verify_inode_change(void **state)
 {
 	struct fx	*fx = *state;
 	struct cursor	 c;
-	char		 why[CURSOR_WHY_MAX], other[PATH_MAX + 8];
+	char		 why[CURSOR_WHY_MAX], other[PATH_MAX + 32];
 	int		 fd;
 
 	put(fx->file, LEDGER, strlen(LEDGER));
@@ -564,7 +564,8 @@ static void
 statedir_make_and_lock(void **state)
 {
 	struct fx	*fx = *state;
-	char		 dir[PATH_MAX + 64], lockfile[PATH_MAX + 72], pidtxt[32];
+	char		 dir[PATH_MAX + 64], lockfile[PATH_MAX + 72];
+	char		 pidtxt[32];
 	struct stat	 st;
 	pid_t		 holder;
 	int		 fd, fd2, status;

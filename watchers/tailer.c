@@ -486,6 +486,13 @@ probe_work(uv_work_t *req)
 		close(p->close_fd);
 		p->close_fd = -1;
 	}
+	/*
+	 * The path first, then the file we hold: the rotation rule (switch
+	 * once the new file has content) relies on it.  A writer appends to
+	 * its old descriptor before it writes the new file, so if this stat
+	 * sees the new file non-empty, the fstat below sees all the old
+	 * file will ever get from it, and we read that before switching.
+	 */
 	stat_path(t->path, &p->path_st);
 	stat_path(t->dir, &p->dir_st);
 	if (p->fd >= 0) {
@@ -560,7 +567,7 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->error = 0;
 	file_watch_set(t);
 	if (p->verify && p->verify_rc == 0) {
-		/* Same file as last run: everything before the cursor is seed. */
+		/* The file of the last run: all before the cursor is seed. */
 		t->start_verify = 0;
 		stream_restart(t);
 		t->seed_end = t->start_cursor.offset;
@@ -703,7 +710,7 @@ read_next(struct tailer *t)
 		t->op = OP_NONE;
 		return;
 	}
-	buf = uv_buf_init(t->rbuf, (unsigned)(t->win_len + t->chunk));
+	buf = uv_buf_init(t->rbuf, (unsigned)(t->win_len + t->rbuf_chunk));
 	t->rreq.data = t;
 	t->op = OP_READ;
 	rc = uv_fs_read(t->loop, &t->rreq, t->fd, &buf, 1,
@@ -797,7 +804,7 @@ feed(struct tailer *t)
 	t->op = OP_DECIDE;
 	if (t->hash_at != before)
 		save_request(t);
-	if (got > 0 && (t->read_pos < t->size || got == t->chunk))
+	if (got > 0 && (t->read_pos < t->size || got == t->rbuf_chunk))
 		read_next(t);
 	else if (t->dirty || t->draining)
 		cycle_probe(t);		/* draining: decide the switch */
@@ -1021,9 +1028,12 @@ tailer_start(struct tailer *t)
 
 	if (t->started || t->closing)
 		return UV_EINVAL;
-	if (t->chunk == 0 || t->chunk > (size_t)INT32_MAX - CURSOR_WINDOW)
-		t->chunk = TAILER_CHUNK;
-	if ((t->rbuf = malloc(CURSOR_WINDOW + t->chunk)) == NULL)
+	/* The buffer's size is fixed here: `chunk` is only read once. */
+	t->rbuf_chunk = t->chunk;
+	if (t->rbuf_chunk == 0 || t->rbuf_chunk > (size_t)INT32_MAX -
+	    CURSOR_WINDOW)
+		t->rbuf_chunk = TAILER_CHUNK;
+	if ((t->rbuf = malloc(CURSOR_WINDOW + t->rbuf_chunk)) == NULL)
 		return UV_ENOMEM;
 	/*
 	 * linesplit allocates its line buffer on its first feed; make that

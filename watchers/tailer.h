@@ -110,10 +110,10 @@ struct tailer_stat {
 
 struct tailer_probe {
 	uv_work_t		 req;
-	int			 fd;		/* in: the open file, or -1 */
-	int			 close_fd;	/* in: close this first, or -1 */
-	int			 open;		/* in: open the path if it is there */
-	int			 verify;	/* in: check start_cursor on it */
+	int			 fd;		/* in: the open file or -1 */
+	int			 close_fd;	/* in: close it first, or -1 */
+	int			 open;		/* in: open the path if there */
+	int			 verify;	/* in: check start_cursor */
 	struct tailer_stat	 path_st, dir_st, fd_st;	/* out */
 	int			 new_fd;	/* out: opened, or -1 */
 	int			 open_rc;	/* out */
@@ -150,7 +150,7 @@ struct tailer {
 	int		 op, dirty, paused;
 	struct tailer_probe probe;
 	uv_fs_t		 rreq;
-	int		 close_fd;		/* old file to close on switch */
+	int		 close_fd;		/* old file, closed on switch */
 
 	/* The open file. */
 	int		 fd;
@@ -161,8 +161,9 @@ struct tailer {
 
 	/* The byte stream of this generation. */
 	struct linesplit ls;
-	char		*rbuf;			/* CURSOR_WINDOW + chunk */
-	char		 win[CURSOR_WINDOW];	/* bytes just before chunk_start */
+	char		*rbuf;			/* CURSOR_WINDOW + rbuf_chunk */
+	size_t		 rbuf_chunk;
+	char		 win[CURSOR_WINDOW];	/* bytes before chunk_start */
 	uint32_t	 win_len;
 	uint64_t	 read_pos;		/* = chunk_start + chunk_len */
 	uint64_t	 chunk_start;
