@@ -369,13 +369,28 @@ backend_poll(struct tailer *t, const char *why)
 	t->dirty = 1;
 }
 
+/*
+ * Our own file changed.  When idle, read first and probe after: the read
+ * carries its own overlap check (truncation, rewrite), and the probe that
+ * `dirty` still schedules once the new lines are handed over catches a
+ * rename or replacement.  That takes a thread-pool round trip off the
+ * path from an append to its line.
+ */
 static void
 on_file_event(uv_fs_event_t *h, const char *name, int events, int status)
 {
+	struct tailer	*t = h->data;
+
 	(void)name;
-	(void)events;
 	(void)status;
-	kick(h->data);
+	if (!(events & UV_RENAME) && t->op == OP_NONE && t->fd >= 0 &&
+	    t->started && t->ready_sent && !t->closing && !t->paused &&
+	    !t->draining) {
+		t->dirty = 1;
+		read_next(t);
+		return;
+	}
+	kick(t);
 }
 
 /*
