@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "cli.h"
 #include "ledger/footprint.h"
 #include "verbs.h"
+#include "watchers/statedir.h"
 
 /* --- options ---------------------------------------------------------- */
 
@@ -715,6 +717,40 @@ verb_fix(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* --- the daemon's state directory ------------------------------------- */
+
+/* A JSON file of the project's state directory, or NULL. */
+static cJSON *
+state_file(const char *project, const char *name)
+{
+	char	 real[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64], buf[8192];
+	FILE	*f;
+	size_t	 n;
+
+	if (realpath(project, real) == NULL ||
+	    statedir_resolve(real, NULL, dir, sizeof(dir)) != 0)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return cJSON_Parse(buf);
+}
+
+/* The fix loop's automation level the daemon keeps ("off" if unset). */
+static void
+loop_level(const char *project, char *out, size_t cap)
+{
+	cJSON		*o = state_file(project, "settings.json");
+	const char	*v = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(o, "loop"));
+
+	snprintf(out, cap, "%s", v != NULL ? v : "off");
+	cJSON_Delete(o);
+}
+
 /* --- hook-status ------------------------------------------------------ */
 
 static const char hook_usage[] =
@@ -767,15 +803,23 @@ verb_hook_status(int argc, char **argv)
 		if (c.json) {
 			cJSON	*o = cJSON_CreateObject();
 
+			char	loop[16];
+
+			loop_level(c.project, loop, sizeof(loop));
+			cJSON_AddStringToObject(o, "loop", loop);
 			cJSON_AddNumberToObject(o, "regressed", regressed);
 			cJSON_AddNumberToObject(o, "recent", recent);
 			cJSON_AddItemReferenceToObject(o, "issues", pick);
 			print_json(o);
 			cJSON_Delete(o);
 		} else {
+			char	loop[16];
+
+			loop_level(c.project, loop, sizeof(loop));
 			printf("sloptimize: %d regressed, %d issues seen in "
-			    "the last 30 min (sloptimize issues for all)\n",
-			    regressed, recent);
+			    "the last 30 min (sloptimize issues for all)%s%s\n",
+			    regressed, recent, strcmp(loop, "off") ?
+			    "; fix loop: " : "", strcmp(loop, "off") ? loop : "");
 			cJSON_ArrayForEach(row, pick) {
 				char		 worst[32], last[32];
 				const cJSON	*v;
@@ -960,6 +1004,28 @@ verb_doctor(int argc, char **argv)
 	else
 		check(&d, "notifications", 1, "D-Bus session at %s", bus);
 #endif
+	{
+		cJSON		*dj = state_file(real, "daemon.json");
+		const cJSON	*pid = cJSON_GetObjectItemCaseSensitive(dj, "pid");
+		char		 loop[16];
+
+		if (dj == NULL)
+			check(&d, "daemon", -1, "no sloptimized serves this "
+			    "project (start one: sloptimized --project %s)",
+			    real);
+		else if (!cJSON_IsNumber(pid) ||
+		    kill((pid_t)pid->valuedouble, 0) == -1)
+			check(&d, "daemon", 0, "daemon.json names pid %.0f, "
+			    "which is not running (it was killed; start it "
+			    "again)", cJSON_IsNumber(pid) ? pid->valuedouble :
+			    0);
+		else
+			check(&d, "daemon", 1, "pid %.0f serving on %s",
+			    pid->valuedouble, jstr(dj, "listen"));
+		cJSON_Delete(dj);
+		loop_level(real, loop, sizeof(loop));
+		check(&d, "fix loop", 1, "automation level %s", loop);
+	}
 	check(&d, "limits", -1, "lines over 1 MiB are skipped and counted; "
 	    "footprint keys are cut at %d bytes; verdict evidence at 255",
 	    FOOTPRINT_KEY_MAX - 1);
