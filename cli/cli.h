@@ -28,6 +28,33 @@ struct fold_info {
 	int		have_fixes;
 };
 
+/* Options of a verb: a flag sets an int to 1, an argument a string. */
+enum { OPT_FLAG, OPT_ARG };
+
+struct cli_opt {
+	const char	*name;		/* without the leading "--" */
+	int		 kind;
+	void		*dst;		/* int * for flags, const char ** */
+};
+
+/* Options every verb shares. */
+struct cli_common {
+	const char	*project;	/* --project DIR (default ".") */
+	int		 json;		/* --json */
+	int64_t		 now_ms;	/* --now ISO, for reproducible output */
+};
+
+/*
+ * Parse argv[1..] (argv[0] is the verb) against the verb's options plus
+ * the common ones; --name=value and --name value both work.  Positional
+ * arguments are collected in pos (up to *npos; NULL: none allowed).
+ * Returns -1 to go on, or an exit code: 0 after --help (usage printed),
+ * 2 on a usage error (said on stderr).
+ */
+int	cli_parse(int argc, char **argv, const struct cli_opt *opts,
+	    struct cli_common *c, const char *usage, const char **pos,
+	    int *npos);
+
 /* <project>/.sloptimize/<name> into out. */
 void	project_path(const char *project, const char *name, char *out,
 	    size_t cap);

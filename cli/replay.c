@@ -322,56 +322,28 @@ verb_replay(int argc, char **argv)
 	struct sigaction	 sa, old_int, old_term;
 	struct timespec		 t0, t1;
 	struct stat		 src;
-	const char		*project = ".", *speed = NULL, *a, *v;
+	const char		*project, *speed = NULL, *pos[1];
+	struct cli_common	 c;
+	struct cli_opt		 opts[] = {
+		{ "speed", OPT_ARG, &speed }, { NULL, 0, NULL }
+	};
+	int			 npos = 1;
 	char			 real[PATH_MAX], *line = NULL;
 	size_t			 cap = 0;
 	ssize_t			 n;
 	uint64_t		 lineno = 0;
-	int			 i, json = 0, rc = 0, have_src;
+	int			 json, rc = 0, have_src;
 	FILE			*in;
 
 	memset(&r, 0, sizeof(r));
 	r.fd = -1;
 	r.speed = 1;
-	for (i = 1; i < argc; i++) {
-		a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(replay_usage, stdout);
-			return EXIT_OK;
-		}
-		if (strcmp(a, "--json") == 0) {
-			json = 1;
-			continue;
-		}
-		if (strncmp(a, "--", 2) != 0 || strcmp(a, "-") == 0) {
-			if (r.file != NULL) {
-				fprintf(stderr, "sloptimize replay: one FILE, "
-				    "not '%s' too\n%s", a, replay_usage);
-				return EXIT_USAGE;
-			}
-			r.file = a;
-			continue;
-		}
-		if (strcmp(a, "--speed") && strcmp(a, "--project") &&
-		    strncmp(a, "--speed=", 8) && strncmp(a, "--project=", 10)) {
-			fprintf(stderr, "sloptimize replay: unknown option "
-			    "'%s'\n%s", a, replay_usage);
-			return EXIT_USAGE;
-		}
-		if ((v = strchr(a, '=')) != NULL)
-			v++;
-		else if (i + 1 < argc)
-			v = argv[++i];
-		else {
-			fprintf(stderr, "sloptimize replay: %s needs a value\n",
-			    a);
-			return EXIT_USAGE;
-		}
-		if (strncmp(a, "--speed", 7) == 0)
-			speed = v;
-		else
-			project = v;
-	}
+	if ((rc = cli_parse(argc, argv, opts, &c, replay_usage, pos,
+	    &npos)) >= 0)
+		return rc;
+	r.file = npos > 0 ? pos[0] : NULL;
+	project = c.project;
+	json = c.json;
 	if (r.file == NULL) {
 		fputs(replay_usage, stderr);
 		return EXIT_USAGE;

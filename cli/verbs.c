@@ -25,108 +25,6 @@
 #include "verbs.h"
 #include "watchers/statedir.h"
 
-/* --- options ---------------------------------------------------------- */
-
-enum { O_FLAG, O_ARG };
-
-struct opt {
-	const char	*name;
-	int		 kind;
-	void		*dst;		/* int * for flags, const char ** */
-};
-
-/*
- * Parse argv[1..] against the verb's options plus the common ones.
- * Positional arguments are collected in pos (up to npos).  Returns -1 to
- * go on, or an exit code (0 after --help, 2 on a usage error).
- */
-static int
-parse(int argc, char **argv, const struct opt *opts, struct common *c,
-    const char *usage, const char **pos, int *npos)
-{
-	const char	*now = NULL;
-	int		 i, maxpos = npos ? *npos : 0;
-
-	c->project = ".";
-	c->json = 0;
-	c->now_ms = LEDGER_NO_TIME;
-	if (npos)
-		*npos = 0;
-	for (i = 1; i < argc; i++) {
-		const char		*a = argv[i], *eq, *val = NULL;
-		const struct opt	*o;
-		size_t			 nlen;
-		struct opt		 common[] = {
-			{ "project", O_ARG, &c->project },
-			{ "json", O_FLAG, &c->json },
-			{ "now", O_ARG, &now },
-			{ NULL, 0, NULL }
-		};
-
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(usage, stdout);
-			return EXIT_OK;
-		}
-		if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
-			if (npos == NULL || *npos >= maxpos) {
-				fprintf(stderr, "sloptimize %s: unexpected "
-				    "argument '%s'\n%s", argv[0], a, usage);
-				return EXIT_USAGE;
-			}
-			pos[(*npos)++] = a;
-			continue;
-		}
-		a += 2;
-		eq = strchr(a, '=');
-		nlen = eq ? (size_t)(eq - a) : strlen(a);
-		for (o = opts; o && o->name; o++)
-			if (strlen(o->name) == nlen &&
-			    strncmp(o->name, a, nlen) == 0)
-				break;
-		if (o == NULL || o->name == NULL)
-			for (o = common; o->name; o++)
-				if (strlen(o->name) == nlen &&
-				    strncmp(o->name, a, nlen) == 0)
-					break;
-		if (o->name == NULL) {
-			fprintf(stderr, "sloptimize %s: unknown option "
-			    "'--%.*s'\n%s", argv[0], (int)nlen, a, usage);
-			return EXIT_USAGE;
-		}
-		if (o->kind == O_FLAG) {
-			if (eq) {
-				fprintf(stderr, "sloptimize %s: --%s takes no "
-				    "value\n", argv[0], o->name);
-				return EXIT_USAGE;
-			}
-			*(int *)o->dst = 1;
-			continue;
-		}
-		if (eq)
-			val = eq + 1;
-		else if (i + 1 < argc)
-			val = argv[++i];
-		else {
-			fprintf(stderr, "sloptimize %s: --%s needs a value\n",
-			    argv[0], o->name);
-			return EXIT_USAGE;
-		}
-		*(const char **)o->dst = val;
-	}
-	if (now != NULL && iso_parse_ms(now, strlen(now), &c->now_ms) != 0) {
-		fprintf(stderr, "sloptimize %s: --now takes an ISO-8601 time\n",
-		    argv[0]);
-		return EXIT_USAGE;
-	}
-	if (c->now_ms == LEDGER_NO_TIME) {
-		struct timespec	ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		c->now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	}
-	return -1;
-}
-
 static int
 parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
 {
@@ -143,7 +41,7 @@ parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
 
 /* Fold the project or say why not; returns -1 to go on or an exit code. */
 static int
-fold_or_explain(const char *verb, const struct common *c,
+fold_or_explain(const char *verb, const struct cli_common *c,
     const struct ledger_opts *o, struct ledger **l, struct fold_info *fi)
 {
 	int	rc = ledger_fold_project(c->project, o, l, fi);
@@ -340,15 +238,15 @@ print_issue_detail(const cJSON *doc)
 int
 verb_issues(int argc, char **argv)
 {
-	struct common		 c;
+	struct cli_common		 c;
 	const char		*fp = NULL, *type = NULL, *status = NULL;
 	const char		*from = NULL, *to = NULL;
 	int			 automated = 0, rc;
-	struct opt		 opts[] = {
-		{ "fp", O_ARG, &fp }, { "type", O_ARG, &type },
-		{ "status", O_ARG, &status }, { "from", O_ARG, &from },
-		{ "to", O_ARG, &to },
-		{ "include-automated", O_FLAG, &automated },
+	struct cli_opt		 opts[] = {
+		{ "fp", OPT_ARG, &fp }, { "type", OPT_ARG, &type },
+		{ "status", OPT_ARG, &status }, { "from", OPT_ARG, &from },
+		{ "to", OPT_ARG, &to },
+		{ "include-automated", OPT_FLAG, &automated },
 		{ NULL, 0, NULL }
 	};
 	struct ledger_opts	 lo = { 0 };
@@ -358,7 +256,7 @@ verb_issues(int argc, char **argv)
 	cJSON			*out;
 	uint32_t		 id;
 
-	if ((rc = parse(argc, argv, opts, &c, issues_usage, NULL, NULL)) >= 0)
+	if ((rc = cli_parse(argc, argv, opts, &c, issues_usage, NULL, NULL)) >= 0)
 		return rc;
 	if (parse_time_opt("issues", "from", from, &lo.from_ms) ||
 	    parse_time_opt("issues", "to", to, &lo.to_ms))
@@ -428,7 +326,7 @@ static const char report_usage[] =
 int
 verb_report(int argc, char **argv)
 {
-	struct common		 c;
+	struct cli_common		 c;
 	struct ledger_opts	 lo = { 0 };
 	struct ledger_query	 q = { .limit = 5 };
 	struct ledger		*l;
@@ -436,7 +334,7 @@ verb_report(int argc, char **argv)
 	cJSON			*out, *reg, *row;
 	int			 rc, regressed;
 
-	if ((rc = parse(argc, argv, NULL, &c, report_usage, NULL, NULL)) >= 0)
+	if ((rc = cli_parse(argc, argv, NULL, &c, report_usage, NULL, NULL)) >= 0)
 		return rc;
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
 	if ((rc = fold_or_explain("report", &c, &lo, &l, &fi)) >= 0)
@@ -524,12 +422,12 @@ print_window_row(const char *label, const cJSON *b)
 int
 verb_history(int argc, char **argv)
 {
-	struct common		 c;
+	struct cli_common		 c;
 	const char		*nb = NULL;
 	int			 automated = 0, rc, buckets = 24;
-	struct opt		 opts[] = {
-		{ "buckets", O_ARG, &nb },
-		{ "include-automated", O_FLAG, &automated },
+	struct cli_opt		 opts[] = {
+		{ "buckets", OPT_ARG, &nb },
+		{ "include-automated", OPT_FLAG, &automated },
 		{ NULL, 0, NULL }
 	};
 	struct ledger_opts	 lo = { 0 };
@@ -538,7 +436,7 @@ verb_history(int argc, char **argv)
 	cJSON			*out;
 	const cJSON		*b;
 
-	if ((rc = parse(argc, argv, opts, &c, history_usage, NULL, NULL)) >= 0)
+	if ((rc = cli_parse(argc, argv, opts, &c, history_usage, NULL, NULL)) >= 0)
 		return rc;
 	if (nb != NULL) {
 		char	*end;
@@ -618,23 +516,23 @@ split_list(const char *s)
 int
 verb_fix(int argc, char **argv)
 {
-	struct common		 c;
+	struct cli_common		 c;
 	const char		*title = NULL, *fps = NULL, *issue = NULL;
 	const char		*solution = NULL, *commit = NULL, *files = NULL;
 	const char		*before = NULL, *after = NULL, *why;
 	const char		*pos[2];
 	int			 npos = 2, rc, i;
-	struct opt		 opts[] = {
-		{ "title", O_ARG, &title }, { "footprints", O_ARG, &fps },
-		{ "issue", O_ARG, &issue }, { "solution", O_ARG, &solution },
-		{ "commit", O_ARG, &commit }, { "files", O_ARG, &files },
-		{ "before", O_ARG, &before }, { "after", O_ARG, &after },
+	struct cli_opt		 opts[] = {
+		{ "title", OPT_ARG, &title }, { "footprints", OPT_ARG, &fps },
+		{ "issue", OPT_ARG, &issue }, { "solution", OPT_ARG, &solution },
+		{ "commit", OPT_ARG, &commit }, { "files", OPT_ARG, &files },
+		{ "before", OPT_ARG, &before }, { "after", OPT_ARG, &after },
 		{ NULL, 0, NULL }
 	};
 	cJSON			*rec;
 	const char		*mode = "applied";
 
-	if ((rc = parse(argc, argv, opts, &c, fix_usage, pos, &npos)) >= 0)
+	if ((rc = cli_parse(argc, argv, opts, &c, fix_usage, pos, &npos)) >= 0)
 		return rc;
 	if (npos > 0) {
 		if (strcmp(pos[0], "propose") == 0 && npos == 1)
@@ -764,14 +662,14 @@ static const char hook_usage[] =
 int
 verb_hook_status(int argc, char **argv)
 {
-	struct common		 c;
+	struct cli_common		 c;
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l;
 	struct fold_info	 fi;
 	cJSON			*out, *row, *pick;
 	int			 rc, regressed = 0, recent = 0, lines = 0;
 
-	if ((rc = parse(argc, argv, NULL, &c, hook_usage, NULL, NULL)) >= 0)
+	if ((rc = cli_parse(argc, argv, NULL, &c, hook_usage, NULL, NULL)) >= 0)
 		return rc;
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
 	if (ledger_fold_project(c.project, &lo, &l, &fi) != 0)
@@ -916,7 +814,7 @@ fs_backend(const char *dir, char *why, size_t cap)
 int
 verb_doctor(int argc, char **argv)
 {
-	struct common		 c;
+	struct cli_common		 c;
 	struct doc		 d = { 0 };
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l = NULL;
@@ -928,7 +826,7 @@ verb_doctor(int argc, char **argv)
 	int			 rc, nothing = 0;
 	FILE			*f;
 
-	if ((rc = parse(argc, argv, NULL, &c, doctor_usage, NULL, NULL)) >= 0)
+	if ((rc = cli_parse(argc, argv, NULL, &c, doctor_usage, NULL, NULL)) >= 0)
 		return rc;
 	d.json = c.json;
 	d.checks = cJSON_CreateArray();

@@ -7,13 +7,6 @@
 
 #include <stdint.h>
 
-/* Options every verb shares. */
-struct common {
-	const char	*project;	/* --project DIR (default ".") */
-	int		 json;		/* --json */
-	int64_t		 now_ms;	/* --now ISO, for reproducible output */
-};
-
 int	verb_issues(int argc, char **argv);
 int	verb_report(int argc, char **argv);
 int	verb_history(int argc, char **argv);

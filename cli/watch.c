@@ -822,44 +822,21 @@ verb_watch(int argc, char **argv)
 {
 	struct watch		 w;
 	struct watch_addr	 probe;
-	const char		*project = ".", *since = NULL, *a, *v;
+	const char		*project, *since = NULL;
 	char			 real[PATH_MAX];
-	int			 i, rc;
+	struct cli_common	 c;
+	struct cli_opt		 opts[] = {
+		{ "daemon", OPT_ARG, &w.daemon_url }, { "since", OPT_ARG, &since },
+		{ NULL, 0, NULL }
+	};
+	int			 rc;
 
 	memset(&w, 0, sizeof(w));
-	for (i = 1; i < argc; i++) {
-		a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(watch_usage, stdout);
-			return EXIT_OK;
-		}
-		if (strcmp(a, "--json") == 0) {
-			w.st.json = 1;
-			continue;
-		}
-		if (strcmp(a, "--project") && strcmp(a, "--daemon") &&
-		    strcmp(a, "--since") && strncmp(a, "--project=", 10) &&
-		    strncmp(a, "--daemon=", 9) && strncmp(a, "--since=", 8)) {
-			fprintf(stderr, "sloptimize watch: unexpected argument "
-			    "'%s'\n%s", a, watch_usage);
-			return EXIT_USAGE;
-		}
-		if ((v = strchr(a, '=')) != NULL)
-			v++;
-		else if (i + 1 < argc)
-			v = argv[++i];
-		else {
-			fprintf(stderr, "sloptimize watch: %s needs a value\n",
-			    a);
-			return EXIT_USAGE;
-		}
-		if (strncmp(a, "--project", 9) == 0)
-			project = v;
-		else if (strncmp(a, "--daemon", 8) == 0)
-			w.daemon_url = v;
-		else
-			since = v;
-	}
+	if ((rc = cli_parse(argc, argv, opts, &c, watch_usage, NULL,
+	    NULL)) >= 0)
+		return rc;
+	w.st.json = c.json;
+	project = c.project;
 	if (since != NULL) {
 		if (watch_id_parse(since, strlen(since), &w.st.last) != 0) {
 			fprintf(stderr, "sloptimize watch: --since takes a wake "
