@@ -388,7 +388,7 @@ row_set_ctx(struct row *r, struct jspan ctx)
 	if (ctx.kind != J_STRING)
 		ctx.n = 0;
 	if (r->ctx != NULL && !ctx.escaped && strlen(r->ctx) == ctx.n &&
-	    memcmp(r->ctx, ctx.p, ctx.n) == 0)
+	    (ctx.n == 0 || memcmp(r->ctx, ctx.p, ctx.n) == 0))
 		return 0;
 	if (ctx.n == 0)
 		n = strdup("");
@@ -1171,8 +1171,10 @@ ledger_issues_json(struct ledger *l, const struct ledger_query *q,
 		cJSON_Delete(o);
 		return NULL;
 	}
-	memcpy(sorted, l->rows, l->nrows * sizeof(*sorted));
-	qsort(sorted, l->nrows, sizeof(*sorted), row_order);
+	if (l->nrows > 0) {
+		memcpy(sorted, l->rows, l->nrows * sizeof(*sorted));
+		qsort(sorted, l->nrows, sizeof(*sorted), row_order);
+	}
 	for (i = 0; i < l->nrows; i++) {
 		const struct row	*r = sorted[i];
 
