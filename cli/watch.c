@@ -725,6 +725,17 @@ on_lws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		lost(w, "connection closed");
 		break;
+	case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
+	case LWS_CALLBACK_WSI_DESTROY:
+		/*
+		 * A daemon killed between accepting us and answering the
+		 * upgrade ends the attempt with neither CONNECTION_ERROR nor
+		 * CLIENT_CLOSED: without this the watch would wait forever.
+		 * Only the attempt in flight counts, not an older wsi going.
+		 */
+		if (w->wsi == NULL || w->wsi == wsi)
+			lost(w, "connection closed");
+		break;
 	default:
 		break;
 	}
