@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include <cjson/cJSON.h>
 
 #include "config.h"
 
-enum kind { K_STR, K_BOOL, K_INT, K_DOUBLE, K_MS, K_UINT };
+enum kind { K_STR, K_BOOL, K_INT, K_DOUBLE, K_MS, K_UINT, K_LIST };
 
 struct setting {
 	const char	*name;
@@ -43,6 +45,16 @@ static const struct setting settings[] = {
 	{ "check", K_BOOL, S(check_only), 0, "check the configuration and exit (-n)" },
 	{ "exec", K_STR, S(exec_cmd), 1, "run CMD (sh -c) for every wake" },
 	{ "loop", K_STR, S(loop_level), 1, "fix loop automation level shown in wakes" },
+	{ "allow-host", K_LIST, S(allow_hosts), 1,
+	    "also accept this Host name (repeatable; loopback names always)" },
+	{ "allow-origin", K_LIST, S(allow_origins), 1,
+	    "also accept this Origin, e.g. http://box:5173 or http://box:* (repeatable)" },
+	{ "max-connections", K_UINT, S(max_conns), 1,
+	    "HTTP and WebSocket connections at once (256; more get 503)" },
+	{ "http-timeout", K_UINT, S(http_timeout), 1,
+	    "seconds a client has to send its request (10)" },
+	{ "page-dir", K_STR, S(page_dir), 1,
+	    "serve the panel from DIR (default: beside the program, or the installed share)" },
 	{ "hitch-ms", K_DOUBLE, W(hitch_ms), 1, "a hitch this long wakes (100)" },
 	{ "per-fp-ms", K_MS, W(per_fp_ms), 1, "one wake per footprint per N ms (10000; 0 off)" },
 	{ "global-max", K_UINT, W(global_max), 1, "at most N wakes … (6; 0 off)" },
@@ -88,6 +100,25 @@ set_value(struct config *c, const struct setting *s, const char *v,
 			return -1;
 		}
 		strcpy(base + s->off, v);
+		return 0;
+	}
+	if (s->kind == K_LIST) {
+		struct config_list	*l = (struct config_list *)(base + s->off);
+		unsigned		 i;
+
+		if (strlen(v) >= sizeof(l->v[0]) || *v == '\0') {
+			snprintf(err, errcap, "%s: bad value '%s'", s->name, v);
+			return -1;
+		}
+		for (i = 0; i < l->n; i++)
+			if (strcmp(l->v[i], v) == 0)
+				return 0;
+		if (l->n == CONFIG_LIST_MAX) {
+			snprintf(err, errcap, "%s: at most %d values", s->name,
+			    CONFIG_LIST_MAX);
+			return -1;
+		}
+		strcpy(l->v[l->n++], v);
 		return 0;
 	}
 	if (s->kind == K_BOOL) {
@@ -149,6 +180,22 @@ load_file(struct config *c, const char *path, char *err, size_t errcap)
 			snprintf(err, errcap, "config %s: unknown key '%s'",
 			    path, it->string);
 			goto out;
+		}
+		if (s->kind == K_LIST && cJSON_IsArray(it)) {
+			const cJSON	*e;
+
+			cJSON_ArrayForEach(e, it) {
+				if (!cJSON_IsString(e)) {
+					snprintf(err, errcap, "config %s: '%s' "
+					    "is a list of strings", path,
+					    it->string);
+					goto out;
+				}
+				if (set_value(c, s, e->valuestring, err,
+				    errcap))
+					goto out;
+			}
+			continue;
 		}
 		if (cJSON_IsString(it))
 			v = it->valuestring;
@@ -233,6 +280,116 @@ apply_args(struct config *c, int argc, char **argv, int config_only,
 	return 0;
 }
 
+/*
+ * The listen address must be numeric: libwebsockets takes anything else
+ * for an interface name, and when it cannot find that interface (or
+ * getifaddrs() fails) it binds the wildcard address without a word.
+ * "localhost" is the one name we translate.  A listen address that is not
+ * loopback needs --allow-host for the name clients will use: there is no
+ * other way for a browser to reach it that passes the Host check, and
+ * saying so at start beats a daemon that answers every request with 421.
+ */
+static int
+check_listen(struct config *c, char *err, size_t errcap)
+{
+	struct in_addr	a4;
+	struct in6_addr	a6;
+
+	if (strcmp(c->listen_host, "localhost") == 0)
+		strcpy(c->listen_host, "127.0.0.1");
+	if (inet_pton(AF_INET, c->listen_host, &a4) == 1)
+		c->listen_loopback = (ntohl(a4.s_addr) >> 24) == 127;
+	else if (inet_pton(AF_INET6, c->listen_host, &a6) == 1)
+		c->listen_loopback = IN6_IS_ADDR_LOOPBACK(&a6);
+	else {
+		snprintf(err, errcap, "--listen takes a numeric address "
+		    "(127.0.0.1, ::1, or localhost), not '%s'", c->listen_host);
+		return -1;
+	}
+	if (!c->listen_loopback && c->allow_hosts.n == 0) {
+		snprintf(err, errcap, "--listen %s is not a loopback address: "
+		    "name the host clients will use with --allow-host NAME "
+		    "(writes then need an allowed Origin or the token in the "
+		    "state directory)", c->listen_host);
+		return -1;
+	}
+	return 0;
+}
+
+/* Host names: letters, digits, '.', '-', or a bracketed IPv6 address;
+ * no port (any port is accepted).  Origins: scheme://host[:port|:*]. */
+static int
+valid_hostname(const char *h, size_t n)
+{
+	size_t	i;
+
+	if (n == 0)
+		return 0;
+	if (h[0] == '[') {
+		char		 b[64];
+		struct in6_addr	 a6;
+
+		if (n < 3 || h[n - 1] != ']' || n - 2 >= sizeof(b))
+			return 0;
+		memcpy(b, h + 1, n - 2);
+		b[n - 2] = '\0';
+		return inet_pton(AF_INET6, b, &a6) == 1;
+	}
+	for (i = 0; i < n; i++)
+		if (!((h[i] >= 'a' && h[i] <= 'z') || (h[i] >= 'A' &&
+		    h[i] <= 'Z') || (h[i] >= '0' && h[i] <= '9') ||
+		    h[i] == '.' || h[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static int
+check_allow(struct config *c, char *err, size_t errcap)
+{
+	unsigned	i;
+
+	for (i = 0; i < c->allow_hosts.n; i++)
+		if (!valid_hostname(c->allow_hosts.v[i],
+		    strlen(c->allow_hosts.v[i]))) {
+			snprintf(err, errcap, "--allow-host takes a host name "
+			    "without a port, not '%s'", c->allow_hosts.v[i]);
+			return -1;
+		}
+	for (i = 0; i < c->allow_origins.n; i++) {
+		const char	*o = c->allow_origins.v[i], *h, *colon;
+		size_t		 n;
+
+		if (strncmp(o, "http://", 7) == 0)
+			h = o + 7;
+		else if (strncmp(o, "https://", 8) == 0)
+			h = o + 8;
+		else
+			goto bad;
+		colon = h[0] == '[' ? strchr(h, ']') : h;
+		if (colon == NULL)
+			goto bad;
+		colon = strchr(colon, ':');
+		n = colon ? (size_t)(colon - h) : strlen(h);
+		if (!valid_hostname(h, n))
+			goto bad;
+		if (colon != NULL && strcmp(colon, ":*") != 0) {
+			const char	*p = colon + 1;
+
+			if (*p == '\0' || strlen(p) > 5)
+				goto bad;
+			for (; *p; p++)
+				if (*p < '0' || *p > '9')
+					goto bad;
+		}
+		continue;
+bad:
+		snprintf(err, errcap, "--allow-origin takes scheme://host, "
+		    "scheme://host:port or scheme://host:*, not '%s'", o);
+		return -1;
+	}
+	return 0;
+}
+
 int
 config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 {
@@ -255,6 +412,8 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 	wake_config_defaults(&c->wake);
 	strcpy(c->project, ".");
 	strcpy(c->listen_host, CONFIG_DEFAULT_LISTEN);
+	c->max_conns = CONFIG_MAX_CONNS;
+	c->http_timeout = CONFIG_HTTP_TIMEOUT;
 	if (apply_args(c, argc, argv, 1, err, errcap))
 		return -1;
 	if (c->config_file[0] != '\0' &&
@@ -297,6 +456,16 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 		}
 		memmove(c->listen_host, c->listen_host + 1, n - 2);
 		c->listen_host[n - 2] = '\0';
+	}
+	if (check_listen(c, err, errcap) || check_allow(c, err, errcap))
+		return -1;
+	if (c->max_conns < 8 || c->max_conns > 4096) {
+		snprintf(err, errcap, "--max-connections is 8 to 4096");
+		return -1;
+	}
+	if (c->http_timeout < 1 || c->http_timeout > 3600) {
+		snprintf(err, errcap, "--http-timeout is 1 to 3600 seconds");
+		return -1;
 	}
 	if (c->loop_level[0] != '\0' && strcmp(c->loop_level, "off") &&
 	    strcmp(c->loop_level, "propose") && strcmp(c->loop_level, "apply")) {
@@ -351,6 +520,18 @@ config_print(const struct config *c)
 			cJSON_AddNumberToObject(o, st->name,
 			    *(const unsigned *)(base + st->off));
 			break;
+		case K_LIST: {
+			const struct config_list *l = (const void *)(base +
+						    st->off);
+			cJSON			*a = cJSON_AddArrayToObject(o,
+						    st->name);
+			unsigned		 j;
+
+			for (j = 0; j < l->n; j++)
+				cJSON_AddItemToArray(a,
+				    cJSON_CreateString(l->v[j]));
+			break;
+		}
 		}
 	}
 	if ((s = cJSON_Print(o)) != NULL)

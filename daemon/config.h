@@ -16,6 +16,15 @@
 #include "notifier/wake.h"
 
 #define CONFIG_DEFAULT_LISTEN	"127.0.0.1:7567"
+#define CONFIG_LIST_MAX		16	/* entries of a repeatable setting */
+#define CONFIG_MAX_CONNS	256
+#define CONFIG_HTTP_TIMEOUT	10	/* seconds */
+
+/* A repeatable setting (--allow-host a --allow-host b, or a JSON array). */
+struct config_list {
+	unsigned	n;
+	char		v[CONFIG_LIST_MAX][256];
+};
 
 struct config {
 	char			project[PATH_MAX];	/* absolute */
@@ -28,6 +37,12 @@ struct config {
 	int			check_only;		/* -n */
 	char			exec_cmd[4096];		/* "" = none */
 	char			loop_level[16];		/* off/propose/apply */
+	struct config_list	allow_hosts;		/* Host names beyond loopback */
+	struct config_list	allow_origins;		/* Origins beyond loopback */
+	unsigned		max_conns;		/* HTTP/WS connections */
+	unsigned		http_timeout;		/* seconds, slow clients */
+	char			page_dir[PATH_MAX];	/* "" = found (api.md) */
+	int			listen_loopback;	/* set by config_load */
 	struct wake_config	wake;
 };
 

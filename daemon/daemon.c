@@ -206,6 +206,7 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	struct ledger_event	 ev;
 	int			 rc;
 
+	api_ledger_changed(&d->server.api);
 	rc = ledger_fold_perf(d->ledger, line, len, off, &ev);
 	if (rc < 0) {
 		log_warnx("fold: out of memory at offset %llu; the line is "
@@ -230,6 +231,7 @@ perf_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 {
 	struct daemon	*d = arg;
 
+	api_ledger_changed(&d->server.api);
 	ledger_skip(d->ledger, LEDGER_PERF, off, len, NULL);
 	if (phase == TAIL_LIVE)
 		log_warnx("perf.jsonl: skipped a %llu-byte line at offset %llu "
@@ -247,6 +249,7 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 	log_info("perf.jsonl: generation %llu: %s",
 	    (unsigned long long)generation, why);
 	d->generation = generation;
+	api_ledger_changed(&d->server.api);
 	server_ring_clear(&d->server);
 	if ((l = new_ledger()) == NULL) {
 		log_warnx("fold: out of memory starting a new generation; "
@@ -285,6 +288,7 @@ fix_line(void *arg, const char *line, size_t len, uint64_t off,
 	struct fixline	*f;
 
 	(void)phase;
+	api_ledger_changed(&d->server.api);
 	if (d->nfixes == d->capfixes) {
 		size_t		 n = d->capfixes ? d->capfixes * 2 : 64;
 		struct fixline	*nf = realloc(d->fixes, n * sizeof(*nf));
@@ -315,6 +319,7 @@ fix_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 	struct daemon	*d = arg;
 
 	(void)phase;
+	api_ledger_changed(&d->server.api);
 	ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
 }
 
@@ -335,6 +340,7 @@ fix_reset(void *arg, uint64_t generation, const char *why)
 
 	if (generation > 1)
 		log_info("fixes.jsonl: %s", why);
+	api_ledger_changed(&d->server.api);
 	free_fixlines(d);
 	ledger_clear_fixes(d->ledger);
 }
@@ -456,6 +462,9 @@ reload(struct daemon *d)
 	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
 	d->cfg.wake.recent_ms = c.wake.recent_ms;
 	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
+	api_settings_apply(&d->server.api);	/* settings.json wins */
+	d->cfg.allow_hosts = c.allow_hosts;
+	d->cfg.allow_origins = c.allow_origins;
 	if (c.wake.per_fp_ms != d->cfg.wake.per_fp_ms ||
 	    c.wake.global_max != d->cfg.wake.global_max ||
 	    c.wake.global_window_ms != d->cfg.wake.global_window_ms) {
@@ -664,6 +673,7 @@ daemon_stop(struct daemon *d, const char *why)
 void
 daemon_free(struct daemon *d)
 {
+	server_free(&d->server);
 	free_fixlines(d);
 	free(d->fixes);
 	ledger_destroy(d->ledger);

@@ -305,7 +305,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			if (v != NULL)
 				snprintf(p->since, sizeof(p->since), "%s", v);
 		}
-		return api_ws_allowed(s, wsi) ? 0 : -1;
+		return api_ws_allowed(&s->api, wsi) ? 0 : -1;
 	case LWS_CALLBACK_ESTABLISHED:
 		if (s->nsubs >= SERVER_MAX_SUBS) {
 			log_warnx("events: %u subscribers, refusing another",
@@ -342,17 +342,29 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			p->sub = NULL;
 		}
 		return 0;
+	case LWS_CALLBACK_WSI_CREATE:
+		api_conn_open(&s->api);
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		api_conn_close(&s->api);
+		return 0;
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		/* far past the cap: not even a 503 */
+		return s->api.conns > s->d->cfg.max_conns + 64 ? -1 : 0;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		return api_confirm_upgrade(&s->api, wsi, (const char *)in);
 	case LWS_CALLBACK_HTTP:
-		return api_http(s, wsi, &p->req, (const char *)in);
+		return api_http(&s->api, wsi, &p->req, (const char *)in);
 	case LWS_CALLBACK_HTTP_BODY:
-		return api_http_body(s, wsi, &p->req, in, len);
+		return api_http_body(&s->api, wsi, &p->req, in, len);
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		return api_http_body_done(s, wsi, &p->req);
+		return api_http_body_done(&s->api, wsi, &p->req);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return api_http_writeable(s, wsi, &p->req);
+		return api_http_writeable(&s->api, wsi, &p->req);
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-		api_request_free(&p->req);
+		if (p != NULL)
+			api_request_free(&s->api, &p->req);
 		return 0;
 	default:
 		break;
@@ -385,8 +397,12 @@ server_start(struct server *s, struct daemon *d, uv_loop_t *loop,
 	struct lws_context_creation_info	info;
 	void					*loops[1] = { loop };
 
+	int					 rc;
+
 	memset(s, 0, sizeof(*s));
 	s->d = d;
+	if ((rc = api_init(&s->api, s, d)) != 0)
+		return rc;
 	lws_set_log_level(LLL_ERR | LLL_WARN | (d->cfg.verbose ? LLL_NOTICE :
 	    0), lws_log);
 	memset(&info, 0, sizeof(info));
@@ -394,13 +410,15 @@ server_start(struct server *s, struct daemon *d, uv_loop_t *loop,
 	info.iface = host;
 	info.protocols = protocols;
 	info.user = s;
+	/* No LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE:
+	 * its CSP forbids the panel's own styles and images; api.c sends
+	 * its own security headers on every answer (docs/api.md). */
 	info.options = LWS_SERVER_OPTION_LIBUV |
-	    LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE |
 	    LWS_SERVER_OPTION_VALIDATE_UTF8;
 	if (strchr(host, ':') == NULL)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.foreign_loops = loops;
-	api_tune(&info);
+	api_tune(&s->api, &info);
 	if ((s->ctx = lws_create_context(&info)) == NULL) {
 		log_warnx("cannot serve on %s:%d (in use? is the "
 		    "libwebsockets-evlib-uv package installed?)", host, port);
@@ -414,15 +432,36 @@ server_start(struct server *s, struct daemon *d, uv_loop_t *loop,
 		s->ctx = NULL;
 		return -EADDRINUSE;
 	}
+	if ((rc = api_check_bound(&s->api, host, s->port)) != 0) {
+		lws_context_destroy(s->ctx);
+		s->ctx = NULL;
+		return rc;
+	}
 	return 0;
 }
 
 void
 server_stop(struct server *s)
 {
+	if (s->ctx != NULL && !s->stopping) {
+		s->stopping = 1;
+		lws_context_destroy(s->ctx);
+	}
+}
+
+/*
+ * On a foreign loop lws is destroyed in two stages: server_stop's call
+ * closes its handles, which needs the loop to run on (and its callbacks
+ * may still use the API state); this second call, once the loop has run
+ * out, frees the context.
+ */
+void
+server_free(struct server *s)
+{
 	if (s->ctx != NULL) {
 		lws_context_destroy(s->ctx);
 		s->ctx = NULL;
 	}
+	api_free(&s->api);
 	server_ring_clear(s);
 }

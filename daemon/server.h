@@ -15,6 +15,8 @@
 
 #include <uv.h>
 
+#include "daemon/api.h"
+
 #define SERVER_RING		8192		/* wakes kept for replay */
 #define SERVER_SUB_MAX_MSGS	4096		/* per subscriber queue */
 #define SERVER_SUB_MAX_BYTES	(8u << 20)
@@ -36,12 +38,14 @@ struct server {
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
 	int			 port;		/* the one actually bound */
+	int			 stopping;
 	struct sub		*subs;
 	unsigned		 nsubs;
 	uint64_t		 dropped;	/* messages dropped, all subs */
 	struct ring_entry	 ring[SERVER_RING];
 	size_t			 ring_head, ring_len;
 	uint64_t		 ring_evicted;
+	struct api		 api;		/* HTTP routes' state */
 };
 
 /* Listen on host:port (port 0: any free one) on `loop`.  0 or -errno;
@@ -51,6 +55,9 @@ int	server_start(struct server *s, struct daemon *d, uv_loop_t *loop,
 /* Stop listening and close every connection; the loop must run on for the
  * handles to close.  Accepts a server that never started. */
 void	server_stop(struct server *s);
+
+/* After the loop has run out: free what server_stop left. */
+void	server_free(struct server *s);
 
 /* Send a message to every subscriber ("record", notes). */
 void	server_broadcast(struct server *s, const char *json, size_t len);

@@ -1,0 +1,138 @@
+#!/bin/sh
+# bench-http: GET /api/sloptimize/ledger (2 MiB) against nginx serving the
+# same bytes as a static file (one worker, sendfile), in the same run, with
+# `wrk -t1 -c8`; then 304 revalidations per second and /issues latency on
+# a catalogue of about 10,000 footprints (DESIGN §14: >= 70 % of nginx).
+# Figures, not a pass/fail test: the machine is shared and noisy.
+#
+#   sh tests/bench/http.sh BUILD_DIR [SECONDS]
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${1:-build}
+SECS=${2:-10}
+D="$top/$BUILD/sloptimized"
+gen="$top/../shared/bench/genledger.py"
+work="$top/$BUILD/bench-http"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"	# nginx's worker drops root and must read www/
+pids=""
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+for tool in wrk nginx curl python3; do
+	command -v "$tool" >/dev/null || { echo "bench-http: $tool is missing (make deps)"; exit 2; }
+done
+
+# ledgers, made once: 20 MB for /ledger, and one whose catalogue has about
+# 10,000 rows (genledger's causes are Zipf-distributed: 32,000 possible
+# causes give ~10,000 seen in 150 MB)
+mkdir -p "$work"
+if [ ! -s "$work/ledger/.sloptimize/perf.jsonl" ]; then
+	echo "generating a 20 MB ledger (once) in $work/ledger"
+	python3 "$gen" "$work/ledger" --mb 20 >/dev/null
+fi
+if [ ! -s "$work/causes/.sloptimize/perf.jsonl" ]; then
+	echo "generating a 150 MB ledger with ~10,000 causes (once) in $work/causes"
+	python3 "$gen" "$work/causes" --mb 150 --causes 32000 >/dev/null
+fi
+
+# Two cores or more: the servers on CPU 0, wrk on CPU 1, so neither
+# server competes with the load generator (the same for both).
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+	SRV="taskset -c 0"; CLI="taskset -c 1"
+else
+	SRV=""; CLI=""
+fi
+ROUNDS=${ROUNDS:-3}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_daemon PROJECT: sets $base once it answers and has folded everything
+start_daemon() {
+	port=$(free_port)
+	XDG_STATE_HOME="$tmp/state-$port" $SRV "$D" --project "$1" \
+	    --listen "127.0.0.1:$port" --desktop 0 2>"$tmp/daemon-$port.log" &
+	pids="$pids $!"
+	base="http://127.0.0.1:$port"
+	i=0
+	until curl -sf "$base/api/sloptimize/status" 2>/dev/null | grep -q '"ready":true'; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "the daemon did not get ready:"; cat "$tmp/daemon-$port.log"; exit 1; }
+		sleep 0.1
+	done
+}
+
+# rps URL [wrk args]: requests per second (and transfer) from wrk's summary
+rps() {
+	url=$1; shift
+	$CLI wrk -t1 -c8 -d"${SECS}s" "$@" "$url" >"$tmp/wrk.out" 2>&1
+	awk '/Requests\/sec/ {r=$2} /Transfer\/sec/ {t=$2} END {print r, t}' "$tmp/wrk.out"
+}
+
+echo "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t1 -c8 -d${SECS}s," \
+    "best of $ROUNDS alternating rounds${SRV:+; servers on CPU 0, wrk on CPU 1}"
+
+# --- /ledger vs nginx ------------------------------------------------------
+start_daemon "$work/ledger"
+mkdir -p "$tmp/www" "$tmp/nginx"
+curl -sf -D "$tmp/headers" "$base/api/sloptimize/ledger" -o "$tmp/www/ledger.json"
+etag=$(awk 'tolower($1) == "etag:" {print $2}' "$tmp/headers" | tr -d '\r')
+bytes=$(stat -c %s "$tmp/www/ledger.json")
+nport=$(free_port)
+cat >"$tmp/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	sendfile on;
+	tcp_nopush on;
+	default_type application/json;
+	server {
+		listen 127.0.0.1:$nport;
+		root $tmp/www;
+	}
+}
+CONF
+$SRV nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx/stderr" &
+pids="$pids $!"
+i=0
+until curl -sf -o /dev/null "http://127.0.0.1:$nport/ledger.json"; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { cat "$tmp/nginx/stderr" "$tmp/nginx/error.log"; exit 1; }
+	sleep 0.05
+done
+echo "body: $bytes bytes (the last 2 MiB of a 20 MB perf.jsonl, as JSON)"
+# best of ROUNDS, alternating, so a noisy neighbour hurts both alike
+best() { echo "$1 $2" | awk '{print ($1 > $2) ? $1 : $2}'; }
+ng=0 sl=0 r=0
+while [ $r -lt "$ROUNDS" ]; do
+	r=$((r + 1))
+	set -- $(rps "http://127.0.0.1:$nport/ledger.json"); ng=$(best "$ng" "$1")
+	set -- $(rps "$base/api/sloptimize/ledger"); sl=$(best "$sl" "$1")
+done
+mb() { echo "scale=0; $1 * $bytes / 1048576" | bc -l; }
+printf '%-40s %10s req/s %6s MiB/s\n' "nginx 1 worker, sendfile, same bytes" "$ng" "$(mb "$ng")"
+printf '%-40s %10s req/s %6s MiB/s\n' "sloptimized GET /ledger" "$sl" "$(mb "$sl")"
+echo "ratio: $(echo "scale=1; 100 * $sl / $ng" | bc -l) % of nginx (target >= 70 %)"
+set -- $(rps "$base/api/sloptimize/ledger" -H "If-None-Match: $etag")
+printf '%-40s %10s req/s\n' "sloptimized 304 revalidation" "$1"
+
+# --- /issues with ~10,000 footprints ---------------------------------------
+start_daemon "$work/causes"
+rows=$(curl -sf "$base/api/sloptimize/issues" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["issues"]))')
+size=$(curl -sf -o /dev/null -w '%{size_download}' "$base/api/sloptimize/issues")
+$CLI wrk -t1 -c1 -d"${SECS}s" --latency "$base/api/sloptimize/issues" >"$tmp/wrk.out" 2>&1
+echo "/issues: $rows rows, $size bytes; wrk -t1 -c1:"
+awk '/Requests\/sec/ {print "  " $0} /^ +(50|90|99)%/ {print "  p" $0}' "$tmp/wrk.out"
+$CLI wrk -t1 -c1 -d"${SECS}s" --latency "$base/api/sloptimize/issues?include-automated=1" >"$tmp/wrk.out" 2>&1
+echo "/issues?include-automated=1 (a fresh fold of $(du -m "$work/causes/.sloptimize/perf.jsonl" | cut -f1) MB on the thread pool):"
+awk '/Requests\/sec/ {print "  " $0} /^ +(50|90|99)%/ {print "  p" $0}' "$tmp/wrk.out"
