@@ -1,0 +1,818 @@
+// history.js — the fold of DESIGN §6–§7 in plain JavaScript: footprints,
+// the issue catalogue, the timeline and measured fix windows.
+//
+// The same fold as ledger/ (C), fed parsed records instead of bytes, so a
+// page that got records from GET /api/sloptimize/ledger can fold them
+// itself.  It follows the decided rules of docs/json.md and is checked
+// against the same fixtures (tests/fixtures/) and footprint vectors
+// (schemas/footprint-vectors.json) by page-runtime/history.test.mjs.
+//
+// What it cannot know, it does not invent: a fold of parsed records never
+// saw the lines it was not given, so `counts.lines`, `counts.skipped` and
+// the top-level `skipped` list belong to a reader of bytes (parseJsonl()
+// below is one) and are left out of buildIssues().  Everything else is the
+// CLI's JSON, value for value.  docs/panel.md lists the differences.
+//
+// ES module, no dependencies, no DOM: it runs in a page, a worker or node.
+
+export const FOOTPRINT_VERSION = 1;
+export const SERIES_SLICES = 32;
+export const MAX_LINE = 1024 * 1024;
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+const HEX8 = /^[0-9a-fA-F]{8}$/;
+const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+const INCIDENT_TYPES = new Set(['hitch', 'usermark', 'jitter']);
+const METRICS = ['p95Ms', 'medianMs', 'calls', 'triangles', 'programs'];
+const utf8 = new TextEncoder();
+
+// --- footprint v1 (DESIGN §6) -----------------------------------------------
+
+// FNV-1a 32 of the UTF-8 bytes of a string (or of bytes), 8 lowercase hex.
+// A string is hashed as UTF-8 on the fly (a lone surrogate as U+FFFD, as
+// TextEncoder writes it), without building the bytes.
+export function fnv1a32(data) {
+  let h = FNV_OFFSET;
+  if (typeof data !== 'string') {
+    for (let i = 0; i < data.length; i++) h = Math.imul(h ^ data[i], FNV_PRIME);
+    return (h >>> 0).toString(16).padStart(8, '0');
+  }
+  const n = data.length;
+  for (let i = 0; i < n; i++) {
+    let c = data.charCodeAt(i);
+    if (c < 0x80) {
+      h = Math.imul(h ^ c, FNV_PRIME);
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const d = i + 1 < n ? data.charCodeAt(i + 1) : 0;
+      if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+      } else c = 0xfffd;
+    }
+    if (c < 0x800) {
+      h = Math.imul(h ^ (0xc0 | (c >> 6)), FNV_PRIME);
+    } else if (c < 0x10000) {
+      h = Math.imul(h ^ (0xe0 | (c >> 12)), FNV_PRIME);
+      h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
+    } else {
+      h = Math.imul(h ^ (0xf0 | (c >> 18)), FNV_PRIME);
+      h = Math.imul(h ^ (0x80 | ((c >> 12) & 0x3f)), FNV_PRIME);
+      h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
+    }
+    h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+export function footprintId(key) {
+  return fnv1a32(`v${FOOTPRINT_VERSION}:${key}`);
+}
+
+// The separators of a key and a situation become '_'.
+export function scrub(s) {
+  return String(s).replace(/[|,=\n\r\t]/g, '_');
+}
+
+// Code point order, which is UTF-8 byte order (the C side's strcmp).
+function compareUtf8(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i), y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff, ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1; // a surrogate half is a code point past U+FFFF
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+// The host's situation as the canonical ctx string: facets sorted by key
+// (after scrubbing, in code point order), `k=v` joined by ','.  Facets that
+// are null or undefined are left out; other values are turned into strings.
+export function canonicalContext(facets) {
+  if (facets == null) return '';
+  const entries = facets instanceof Map ? [...facets] : Object.entries(facets);
+  const pairs = [];
+  for (const [k, v] of entries) {
+    if (v === null || v === undefined) continue;
+    pairs.push([scrub(k), scrub(v)]);
+  }
+  pairs.sort((a, b) => compareUtf8(a[0], b[0]) || compareUtf8(a[1], b[1]));
+  return pairs.map(([k, v]) => `${k}=${v}`).join(',');
+}
+
+// A ctx string parsed back into facets (the C side's rule: pieces split at
+// ',', each cut at its first '=', an empty key or an over-long piece left
+// out, a later duplicate wins).
+export function parseSituation(ctx) {
+  const out = {};
+  if (typeof ctx !== 'string' || ctx === '') return out;
+  for (const piece of ctx.split(',')) {
+    const eq = piece.indexOf('=');
+    if (eq <= 0) continue;
+    const k = piece.slice(0, eq), v = piece.slice(eq + 1);
+    if (utf8Length(k) >= 256 || utf8Length(v) >= 256) continue;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out;
+}
+
+function utf8Length(s) {
+  if (s.length < 86) return s.length * 3 < 256 ? s.length : utf8.encode(s).length;
+  return utf8.encode(s).length;
+}
+
+function isObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+// A number, or a string that is exactly one JSON number; else null.
+export function num(v) {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'string' && v.length < 63 && NUMBER.test(v)) {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+// A member that enters a key: a non-empty string (scrubbed), a number as
+// written, else the default.
+function keyField(v, dflt = '-') {
+  if (typeof v === 'string') return v === '' ? dflt : scrub(v);
+  if (typeof v === 'number' && Number.isFinite(v)) return scrub(String(v));
+  return dflt;
+}
+
+function topClass(cls) {
+  const c = Array.isArray(cls) ? cls[0] : cls;
+  return isObject(c) ? c : null;
+}
+
+function worst0(rec) {
+  const w = rec.worst;
+  return Array.isArray(w) && w.length > 0 ? w[0] : undefined;
+}
+
+// The classification object the verdict comes from, by record type.
+function classificationOf(rec) {
+  if (rec.type === 'usermark') {
+    const w0 = worst0(rec);
+    return topClass(isObject(w0) ? w0.classification : undefined);
+  }
+  if (rec.type === 'hitch' || rec.type === 'jitter') return topClass(rec.classification);
+  return null;
+}
+
+function guessField(cls) {
+  const top = topClass(cls);
+  return keyField(top ? top.guess : undefined);
+}
+
+// The v1 key of a record, derived (DESIGN §6); null for a type that has none.
+export function footprintKey(rec) {
+  if (!isObject(rec)) return null;
+  const t = rec.type;
+  const phase = keyField(rec.phase);
+  const ctx = typeof rec.ctx === 'string' ? rec.ctx : '';
+  if (t === 'hitch') {
+    const sites = [];
+    if (Array.isArray(rec.minted)) {
+      for (const m of rec.minted) if (typeof m === 'string' && sites.length < 128) sites.push(scrub(m));
+    }
+    sites.sort(compareUtf8);
+    const uniq = sites.filter((s, i) => i === 0 || s !== sites[i - 1]);
+    return `hitch|${phase}|${guessField(rec.classification)}|${uniq.length ? uniq.join('+') : '-'}|ctx:${ctx}`;
+  }
+  if (t === 'usermark') {
+    const w0 = worst0(rec);
+    return `usermark|${phase}|${guessField(isObject(w0) ? w0.classification : undefined)}|ctx:${ctx}`;
+  }
+  if (t === 'jitter') {
+    const j = [0, 0, 0];
+    if (Array.isArray(rec.jump)) for (let i = 0; i < 3; i++) j[i] = num(rec.jump[i]) ?? 0;
+    const axis = Math.abs(j[1]) > Math.max(Math.abs(j[0]), Math.abs(j[2])) ? 'vertical' : 'horizontal';
+    return `jitter|${keyField(rec.track)}|${keyField(rec.kind)}|${phase}|${guessField(rec.classification)}|${axis}|ctx:${ctx}`;
+  }
+  return null;
+}
+
+function scalarText(v) {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  return '';
+}
+
+// The reading rule (DESIGN §6, seed §3.7): a record stamped v1 with an
+// 8-hex id keeps the writer's id and key; one stamped with an older
+// version or none is re-derived; a stamped v1 whose id is not 8 hex digits
+// is re-derived and `malformed`.  A type that cannot be derived keeps a
+// writer's valid id whatever its version.  {id: null} means no footprint.
+export function footprintOf(rec) {
+  const fp = isObject(rec) && isObject(rec.footprint) ? rec.footprint : null;
+  const fid = fp && typeof fp.id === 'string' && HEX8.test(fp.id) ? fp.id.toLowerCase() : null;
+  let malformed = false;
+  if (fp && num(fp.v) === FOOTPRINT_VERSION) {
+    if (fid) {
+      const key = typeof fp.key === 'string' ? fp.key : (footprintKey(rec) ?? '');
+      return { id: fid, key, malformed: false };
+    }
+    malformed = true;
+  }
+  const key = footprintKey(rec);
+  if (key === null) {
+    if (fid) return { id: fid, key: scalarText(fp.key), malformed };
+    return { id: null, key: null, malformed };
+  }
+  return { id: footprintId(key), key, malformed };
+}
+
+// --- times ------------------------------------------------------------------
+
+// Milliseconds since the epoch, or null.  The C side's grammar:
+// YYYY-MM-DD, 'T' (or 't' or ' '), HH:MM, optional :SS and .fraction (or
+// ,fraction; cut to milliseconds), then Z or ±HH[:]MM.  Parsed by hand:
+// a page folds thousands of these before its first paint.
+export function parseIso(s) {
+  if (typeof s !== 'string') return null;
+  const n = s.length;
+  if (n < 17) return null;
+  const d = (i) => {
+    const c = s.charCodeAt(i) - 48;
+    return c >= 0 && c <= 9 ? c : -1;
+  };
+  const two = (i) => {
+    const a = d(i), b = d(i + 1);
+    return a < 0 || b < 0 ? -1 : a * 10 + b;
+  };
+  const y0 = two(0), y1 = two(2), M = two(5), D = two(8), h = two(11), mi = two(14);
+  if (y0 < 0 || y1 < 0 || M < 0 || D < 0 || h < 0 || mi < 0) return null;
+  if (s[4] !== '-' || s[7] !== '-' || s[13] !== ':') return null;
+  const sep = s[10];
+  if (sep !== 'T' && sep !== 't' && sep !== ' ') return null;
+  let i = 16, sec = 0, frac = 0;
+  if (s[i] === ':') {
+    sec = two(17);
+    if (sec < 0) return null;
+    i = 19;
+    if (s[i] === '.' || s[i] === ',') {
+      let scale = 100, any = false;
+      for (i++; i < n && d(i) >= 0; i++) {
+        frac += d(i) * scale;
+        scale = Math.floor(scale / 10);
+        any = true;
+      }
+      if (!any) return null;
+    }
+  }
+  let off = 0;
+  const z = s[i];
+  if (z === 'Z' || z === 'z') i++;
+  else if (z === '+' || z === '-') {
+    const oh = two(i + 1);
+    if (oh < 0) return null;
+    i += 3;
+    if (s[i] === ':') i++;
+    const om = two(i);
+    if (om < 0 || oh > 23 || om > 59) return null;
+    i += 2;
+    off = (z === '-' ? -1 : 1) * (oh * 3600 + om * 60);
+  } else return null;
+  if (i !== n || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60) return null;
+  const days = daysFromCivil(y0 * 100 + y1, M, D); // D past the month's end rolls over, as in C
+  return (days * 86400 + h * 3600 + mi * 60 + sec - off) * 1000 + frac;
+}
+
+// Days from 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's
+// algorithm, as ledger/footprint.c).
+function daysFromCivil(y, m, d) {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+export function isoOf(ms) {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+}
+
+function timeOption(v) {
+  if (v === null || v === undefined || v === '') return null;
+  if (typeof v === 'number') return v;
+  if (v instanceof Date) return v.getTime();
+  const t = parseIso(v);
+  if (t === null) throw new RangeError(`not an ISO time: ${v}`);
+  return t;
+}
+
+// --- medians and summaries --------------------------------------------------
+
+// Nearest-rank median: rank ceil(n/2) of the sorted values; null if none.
+export function median(values) {
+  const n = values.length;
+  if (n === 0) return null;
+  const v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = values[i];
+  v.sort();
+  return v[((n + 1) >> 1) - 1];
+}
+
+// ceil((t1 - t0 + 1) / n): the width that cuts [t0, t1] into n slices.
+function sliceWidth(t0, t1, n) {
+  return Math.ceil((t1 - t0 + 1) / n);
+}
+
+function summary(out, hbs, hps) {
+  out.heartbeats = hbs.length;
+  for (let m = 0; m < METRICS.length; m++) {
+    const vals = [];
+    for (const h of hbs) if (h.v[m] !== null) vals.push(h.v[m]);
+    out[METRICS[m]] = median(vals);
+  }
+  let worst = null;
+  for (const p of hps) if (p.ms !== null && (worst === null || p.ms > worst)) worst = p.ms;
+  out.hitches = hbs.length === 0 && hps.length === 0 ? null : hps.length;
+  out.worstHitchMs = worst;
+  return out;
+}
+
+// --- the fold ---------------------------------------------------------------
+
+const FIX_APPLIED = 'applied', FIX_PROPOSED = 'proposed', FIX_MERGED = 'merged', FIX_REJECTED = 'rejected';
+
+function parseLine(line) {
+  return JSON.parse(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line);
+}
+
+/*
+ * One fold over a ledger, record by record in file order, like struct
+ * ledger: addRecord() for perf.jsonl, addFix() for fixes.jsonl (records,
+ * or the raw lines — a fix without an id is named by the FNV-1a of its
+ * line, so only the line gives the same id as the daemon; a parsed record
+ * is named by the hash of JSON.stringify(record), which is its line when
+ * the writer wrote compact JSON in the same key order).  Then issues(),
+ * issue(), history() and window() render.
+ */
+export class Fold {
+  constructor({ from = null, to = null, includeAutomated = false, occurrencesOf = null } = {}) {
+    this.from = timeOption(from);
+    this.to = timeOption(to);
+    this.includeAutomated = !!includeAutomated;
+    this.occurrencesOf = typeof occurrencesOf === 'string' && HEX8.test(occurrencesOf) ? occurrencesOf.toLowerCase() : null;
+    this.occurrences = [];
+    this.rows = new Map();
+    this.builds = [];            // {name, first}
+    this.buildIndex = new Map();
+    this.hbs = [];               // {t, b, v: [p95, median, calls, triangles, programs]}
+    this.hps = [];               // {t, b, ms}
+    this.tmin = null;
+    this.tmax = null;
+    this.fixes = [];
+    this.ignored = 0;            // entries that were not records at all
+    this.counts = { folded: 0, incidents: 0, fixes: 0, malformedFootprints: 0, rows: 0, builds: 0 };
+  }
+
+  buildOf(name, at) {
+    if (typeof name !== 'string' || name === '') return -1;
+    let b = this.buildIndex.get(name);
+    if (b === undefined) {
+      b = this.builds.length;
+      this.builds.push({ name, first: at });
+      this.buildIndex.set(name, b);
+      this.counts.builds = this.builds.length;
+    }
+    return b;
+  }
+
+  // Fold one perf record; `offset` (its byte offset, if known) goes into
+  // occurrences.  Returns the row it went into, or null.
+  addRecord(rec, offset = null) {
+    if (!isObject(rec) || typeof rec.type !== 'string' || rec.type === '') {
+      this.ignored++;
+      return null;
+    }
+    const at = parseIso(rec.at);
+    const automated = rec.automated === true;
+    let counted = !automated || this.includeAutomated;
+    if (counted && (this.from !== null || this.to !== null)) {
+      counted = at !== null && (this.from === null || at >= this.from) && (this.to === null || at <= this.to);
+    }
+    // Builds are ordered by first appearance, whatever the time filter.
+    const b = !automated || this.includeAutomated ? this.buildOf(rec.build, at) : -1;
+    this.counts.folded++;
+
+    const type = rec.type;
+    let fp = null;
+    if (INCIDENT_TYPES.has(type) || isObject(rec.footprint)) {
+      fp = footprintOf(rec);
+      if (fp.malformed) this.counts.malformedFootprints++;
+      if (fp.id === null) fp = null;
+    }
+    let value = null;
+    if (type === 'hitch') value = num(rec.frameMs);
+    else if (type === 'usermark') {
+      const w0 = worst0(rec);
+      value = isObject(w0) ? num(w0.frameMs) : null;
+    } else if (type === 'jitter') value = num(rec.units);
+
+    if (counted) {
+      if (at !== null) {
+        if (this.tmin === null || at < this.tmin) this.tmin = at;
+        if (this.tmax === null || at > this.tmax) this.tmax = at;
+        if (type === 'heartbeat') {
+          const fr = isObject(rec.frame) ? rec.frame : {};
+          const re = isObject(rec.render) ? rec.render : {};
+          const me = isObject(rec.memory) ? rec.memory : {};
+          this.hbs.push({ t: at, b, v: [num(fr.p95Ms), num(fr.medianMs), num(re.calls), num(re.triangles), num(me.programs)] });
+        } else if (type === 'hitch') {
+          this.hps.push({ t: at, b, ms: value });
+        }
+      }
+    }
+    if (!fp || !counted) return null;
+
+    let row = this.rows.get(fp.id);
+    if (!row) {
+      row = {
+        id: fp.id, key: fp.key, type, phase: null, ctx: '', count: 0, first: null, last: null,
+        builds: [], maxBuild: -1, lastUnbuilt: null, worst: null, worstAt: null, verdict: null,
+      };
+      this.rows.set(fp.id, row);
+      this.counts.rows = this.rows.size;
+    }
+    if (b >= 0) {
+      if (b > row.maxBuild) row.maxBuild = b;
+      if (!row.builds.includes(b)) row.builds.push(b);
+    }
+    row.count++;
+    this.counts.incidents++;
+    if (at !== null) {
+      if (row.first === null || at < row.first) row.first = at;
+      if (row.last === null || at > row.last) row.last = at;
+      if (b < 0 && (row.lastUnbuilt === null || at > row.lastUnbuilt)) row.lastUnbuilt = at;
+    }
+    if (value !== null && (row.worst === null || value > row.worst)) {
+      row.worst = value;
+      row.worstAt = at;
+    }
+    // from the last occurrence (docs/json.md)
+    row.type = type;
+    row.phase = typeof rec.phase === 'string' && rec.phase !== '' ? rec.phase : null;
+    row.ctx = typeof rec.ctx === 'string' ? rec.ctx : '';
+    const c = classificationOf(rec);
+    row.verdict = c ? {
+      guess: typeof c.guess === 'string' ? c.guess : null,
+      confidence: typeof c.confidence === 'string' ? c.confidence : null,
+      evidence: typeof c.evidence === 'string' ? c.evidence : null,
+    } : null;
+    if (this.occurrencesOf === fp.id) {
+      this.occurrences.push({
+        at: isoOf(at), build: b >= 0 ? this.builds[b].name : null, value,
+        verdict: row.verdict ? { ...row.verdict } : null, offset,
+      });
+    }
+    return row;
+  }
+
+  // Fold one fixes.jsonl entry: a record, or its raw line.
+  addFix(entry) {
+    let rec = entry, line = null;
+    if (typeof entry === 'string') {
+      line = entry;
+      try {
+        rec = parseLine(entry);
+      } catch {
+        this.ignored++;
+        return null;
+      }
+    }
+    if (!isObject(rec) || typeof rec.type !== 'string' || rec.type === '') {
+      this.ignored++;
+      return null;
+    }
+    this.counts.fixes++;
+    if (rec.type !== 'fix') return null;
+    const at = parseIso(rec.at);
+    const st = typeof rec.status === 'string' ? rec.status : null;
+    if (st === FIX_MERGED || st === FIX_REJECTED) {
+      const ref = rec.ref;
+      for (let i = this.fixes.length - 1; i >= 0; i--) {
+        const fx = this.fixes[i];
+        if (fx.id !== ref) continue;
+        if (fx.state === FIX_PROPOSED) {
+          fx.state = st;
+          if (at !== null) fx.at = at;
+        }
+        break;
+      }
+      return null;
+    }
+    const state = st === null || st === FIX_APPLIED ? FIX_APPLIED : st === FIX_PROPOSED ? FIX_PROPOSED : 'other';
+    const id = typeof rec.id === 'string' && HEX8.test(rec.id) ? rec.id.toLowerCase()
+      : fnv1a32(line !== null ? line : JSON.stringify(rec));
+    const afterBuild = isObject(rec.after) && typeof rec.after.build === 'string' && rec.after.build !== '' ? rec.after.build : null;
+    const fps = new Set();
+    if (Array.isArray(rec.footprints)) {
+      for (const f of rec.footprints) if (typeof f === 'string' && HEX8.test(f)) fps.add(f.toLowerCase());
+    }
+    const fx = { rec, id, state, at, afterBuild, fps };
+    this.fixes.push(fx);
+    return fx;
+  }
+
+  // The build a fix is judged against, as an index; -1 if not seen yet.
+  fixBuild(fx) {
+    if (fx.afterBuild !== null) return this.buildIndex.get(fx.afterBuild) ?? -1;
+    if (fx.at === null) return -1;
+    for (let i = 0; i < this.builds.length; i++) {
+      const f = this.builds[i].first;
+      if (f !== null && f > fx.at) return i;
+    }
+    return -1;
+  }
+
+  // The fix as the catalogue lists it: the record as written, with its
+  // state in `status`, its id, and `fixBuild`.
+  fixJson(fx) {
+    const o = JSON.parse(JSON.stringify(fx.rec));
+    if (fx.state !== 'other') {
+      delete o.status;
+      o.status = fx.state;
+    }
+    delete o.id;
+    o.id = fx.id;
+    delete o.fixBuild;
+    const fb = this.fixBuild(fx);
+    o.fixBuild = fb >= 0 ? this.builds[fb].name : fx.afterBuild;
+    return o;
+  }
+
+  status(row) {
+    let best = null;
+    for (const fx of this.fixes) {
+      if (fx.state !== FIX_APPLIED && fx.state !== FIX_MERGED) continue;
+      if (!fx.fps.has(row.id)) continue;
+      if (best === null || (fx.at ?? -Infinity) >= (best.at ?? -Infinity)) best = fx;
+    }
+    if (best === null) return 'open';
+    const fb = this.fixBuild(best);
+    if (fb >= 0 && row.maxBuild >= 0 && row.maxBuild >= fb) return 'regressed';
+    if (best.at !== null && row.lastUnbuilt !== null && row.lastUnbuilt > best.at) return 'regressed';
+    return 'fixed';
+  }
+
+  rowJson(row, now) {
+    const fixes = [], proposals = [];
+    for (const fx of this.fixes) {
+      if (!fx.fps.has(row.id)) continue;
+      if (fx.state === FIX_APPLIED || fx.state === FIX_MERGED) fixes.push(this.fixJson(fx));
+      else if (fx.state === FIX_PROPOSED || fx.state === FIX_REJECTED) proposals.push(this.fixJson(fx));
+    }
+    return {
+      id: row.id,
+      key: row.key,
+      type: row.type,
+      phase: row.phase,
+      count: row.count,
+      first: isoOf(row.first),
+      last: isoOf(row.last),
+      lastAgoMs: row.last === null ? null : now - row.last,
+      builds: row.builds.map((b) => this.builds[b].name),
+      worst: row.worst === null ? null
+        : { value: row.worst, unit: row.type === 'jitter' ? 'units' : 'ms', at: isoOf(row.worstAt) },
+      verdict: row.verdict ? { ...row.verdict } : null,
+      situation: parseSituation(row.ctx),
+      fixes,
+      proposals,
+      status: this.status(row),
+    };
+  }
+
+  sortedRows() {
+    return [...this.rows.values()].sort((x, y) => {
+      if (x.count !== y.count) return y.count - x.count;
+      const xl = x.last ?? -Infinity, yl = y.last ?? -Infinity;
+      if (xl !== yl) return yl > xl ? 1 : -1;
+      return x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
+    });
+  }
+
+  // The catalogue: {v, generatedAt, counts, issues}.  Options filter rows
+  // when rendering: type, status, limit.
+  issues({ now = Date.now(), type = null, status = null, limit = 0 } = {}) {
+    now = timeOption(now) ?? Date.now();
+    const issues = [];
+    for (const row of this.sortedRows()) {
+      if (type !== null && row.type !== type) continue;
+      if (status !== null && this.status(row) !== status) continue;
+      if (limit && issues.length >= limit) break;
+      issues.push(this.rowJson(row, now));
+    }
+    return { v: 1, generatedAt: isoOf(now), counts: { ...this.counts }, issues };
+  }
+
+  // One row with its occurrences (kept only for opts.occurrencesOf), or null.
+  issue(id, { now = Date.now() } = {}) {
+    const row = typeof id === 'string' ? this.rows.get(id.toLowerCase()) : undefined;
+    if (!row) return null;
+    now = timeOption(now) ?? Date.now();
+    return {
+      v: 1, generatedAt: isoOf(now), issue: this.rowJson(row, now),
+      occurrences: this.occurrencesOf === row.id ? this.occurrences.map((o) => ({ ...o })) : [],
+    };
+  }
+
+  windowJson(hbs, hps, build, from, to) {
+    if (from === null && to === null) {
+      for (const s of hbs.concat(hps)) {
+        if (from === null || s.t < from) from = s.t;
+        if (to === null || s.t > to) to = s.t;
+      }
+    }
+    const o = summary({ build, from: isoOf(from), to: isoOf(to) }, hbs, hps);
+    const series = [];
+    if (hbs.length > 0 && from !== null) {
+      const w = sliceWidth(from, to, SERIES_SLICES);
+      const slices = Array.from({ length: SERIES_SLICES }, () => []);
+      for (const h of hbs) {
+        const k = Math.floor((h.t - from) / w);
+        if (h.v[0] !== null && k >= 0 && k < SERIES_SLICES) slices[k].push(h.v[0]);
+      }
+      for (const s of slices) series.push(median(s));
+    }
+    o.series = series;
+    return o;
+  }
+
+  // The timeline: {v, generatedAt, from, to, bucketMs, buckets, builds}.
+  history({ buckets = 24, now = Date.now() } = {}) {
+    const n = Number.isInteger(buckets) && buckets >= 1 ? buckets : 24;
+    now = timeOption(now) ?? Date.now();
+    const o = { v: 1, generatedAt: isoOf(now), from: isoOf(this.tmin), to: isoOf(this.tmax), bucketMs: null, buckets: [], builds: [] };
+    if (this.tmin !== null) {
+      const w = sliceWidth(this.tmin, this.tmax, n);
+      o.bucketMs = w;
+      const bh = Array.from({ length: n }, () => []), bp = Array.from({ length: n }, () => []);
+      for (const h of this.hbs) bh[Math.floor((h.t - this.tmin) / w)].push(h);
+      for (const p of this.hps) bp[Math.floor((p.t - this.tmin) / w)].push(p);
+      for (let k = 0; k < n; k++) {
+        const bo = summary({ from: isoOf(this.tmin + k * w), to: isoOf(this.tmin + (k + 1) * w) }, bh[k], bp[k]);
+        const seen = new Set();
+        for (const s of bh[k]) if (s.b >= 0) seen.add(s.b);
+        for (const s of bp[k]) if (s.b >= 0) seen.add(s.b);
+        bo.builds = [...seen].sort((a, b) => a - b).map((b) => this.builds[b].name);
+        o.buckets.push(bo);
+      }
+    }
+    const byBuildH = this.builds.map(() => []), byBuildP = this.builds.map(() => []);
+    for (const h of this.hbs) if (h.b >= 0) byBuildH[h.b].push(h);
+    for (const p of this.hps) if (p.b >= 0) byBuildP[p.b].push(p);
+    for (let b = 0; b < this.builds.length; b++) {
+      if (byBuildH[b].length + byBuildP[b].length === 0) continue;
+      o.builds.push(this.windowJson(byBuildH[b], byBuildP[b], this.builds[b].name, null, null));
+    }
+    return o;
+  }
+
+  // A measured window (DESIGN §7 fix windows): spec '' or null is the
+  // default (after: the latest build with heartbeats; before: the one
+  // before it), a build name, '<ISO>..<ISO>', or {build} / {from, to}.
+  // Throws an Error with the CLI's reason when there is no such window.
+  window(spec = '', { after = true } = {}) {
+    let b = -1, from = null, to = null;
+    if (isObject(spec)) {
+      if (typeof spec.build === 'string') spec = spec.build;
+      else spec = `${spec.from}..${spec.to}`;
+    }
+    if (spec === null || spec === undefined || spec === '') {
+      const evidence = new Set(this.hbs.map((h) => h.b));
+      let latest = -1, prev = -1;
+      for (let i = this.builds.length - 1; i >= 0; i--) {
+        if (!evidence.has(i)) continue;
+        if (latest < 0) latest = i;
+        else {
+          prev = i;
+          break;
+        }
+      }
+      b = after ? latest : prev;
+      if (b < 0) throw new Error(after ? 'no build has heartbeats yet' : 'no earlier build with heartbeats to compare with');
+    } else if (String(spec).includes('..')) {
+      const s = String(spec), i = s.indexOf('..');
+      from = parseIso(s.slice(0, i));
+      to = parseIso(s.slice(i + 2));
+      if (from === null || to === null || to < from) throw new Error('a window is <ISO>..<ISO> with from <= to');
+    } else {
+      b = this.buildIndex.get(String(spec)) ?? -1;
+      if (b < 0) throw new Error('no such build in the ledger');
+    }
+    const pick = (s) => (b >= 0 ? s.b === b : s.t >= from && s.t <= to);
+    return this.windowJson(this.hbs.filter(pick), this.hps.filter(pick), b >= 0 ? this.builds[b].name : null, from, to);
+  }
+
+  // Every fix, proposal and their state, in fixes.jsonl order (for the
+  // panel's cards: the catalogue lists them only under the ids they name).
+  allFixes() {
+    return this.fixes.filter((fx) => fx.state !== 'other').map((fx) => this.fixJson(fx));
+  }
+}
+
+function foldAll(records, opts, fixes = []) {
+  const f = new Fold(opts);
+  const offsets = opts.offsets;
+  for (let i = 0; i < records.length; i++) f.addRecord(records[i], offsets ? offsets[i] ?? null : null);
+  for (const fx of fixes || []) f.addFix(fx);
+  return f;
+}
+
+// The catalogue of docs/json.md: {v, generatedAt, counts, issues} (counts
+// without `lines` and `skipped`, which only a reader of the bytes knows).
+export function buildIssues(records, { fixes = [], from = null, to = null, now = Date.now(), includeAutomated = false,
+  type = null, status = null, limit = 0 } = {}) {
+  return foldAll(records, { from, to, includeAutomated }, fixes).issues({ now, type, status, limit });
+}
+
+// One issue with its occurrences (`offsets[i]` is records[i]'s byte offset
+// when known, else null), or null when no row has that id.
+export function buildIssue(records, id, { fixes = [], from = null, to = null, now = Date.now(), includeAutomated = false,
+  offsets = null } = {}) {
+  return foldAll(records, { from, to, includeAutomated, occurrencesOf: id, offsets }, fixes).issue(id, { now });
+}
+
+// The timeline of docs/json.md: {v, generatedAt, from, to, bucketMs, buckets, builds}.
+export function buildHistory(records, { buckets = 24, now = Date.now(), includeAutomated = false } = {}) {
+  return foldAll(records, { includeAutomated }).history({ buckets, now });
+}
+
+// A measured window (see Fold#window).
+export function measureWindow(records, spec = '', { after = true, includeAutomated = false } = {}) {
+  return foldAll(records, { includeAutomated }).window(spec, { after });
+}
+
+// --- reading bytes ----------------------------------------------------------
+
+/*
+ * Split JSONL bytes (or text) into records the way the daemon reads them:
+ * complete lines only (a partial last line is left for later), a UTF-8 BOM
+ * and a trailing '\r' ignored, blank lines neither records nor errors, a
+ * line that is not valid UTF-8, not a JSON object, has no string `type` or
+ * is longer than 1 MiB skipped with its offset and length.  The reasons
+ * are this reader's words (JSON.parse does not say what the C scanner
+ * says).  Returns {records, offsets, lines (raw text of each record),
+ * skipped, lineCount, partialBytes}.
+ */
+export function parseJsonl(input, { stream = 'perf' } = {}) {
+  const bytes = typeof input === 'string' ? utf8.encode(input) : input;
+  const dec = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const out = { records: [], offsets: [], lines: [], skipped: [], lineCount: 0, partialBytes: 0 };
+  let start = 0;
+  for (;;) {
+    const nl = bytes.indexOf(10, start);
+    if (nl < 0) {
+      out.partialBytes = bytes.length - start;
+      break;
+    }
+    out.lineCount++;
+    const len = nl - start;
+    const skip = (reason) => out.skipped.push({ stream, offset: start, length: len, reason });
+    if (len > MAX_LINE) {
+      skip('line longer than 1 MiB');
+      start = nl + 1;
+      continue;
+    }
+    let text = null;
+    try {
+      text = dec.decode(bytes.subarray(start, nl));
+    } catch {
+      skip('invalid UTF-8');
+    }
+    if (text !== null) {
+      const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+      if (/^[ \t\r]*$/.test(body)) {
+        start = nl + 1;
+        continue;
+      }
+      let rec;
+      try {
+        rec = parseLine(body);
+      } catch {
+        rec = undefined;
+      }
+      if (rec === undefined || !isObject(rec)) skip(rec === undefined ? 'not valid JSON' : 'not a JSON object');
+      else if (typeof rec.type !== 'string' || rec.type === '') skip('no string type');
+      else {
+        out.records.push(rec);
+        out.offsets.push(start);
+        out.lines.push(text);
+      }
+    }
+    start = nl + 1;
+  }
+  return out;
+}
