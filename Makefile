@@ -41,7 +41,7 @@ FUZZ_SRC	:= $(wildcard tests/fuzz_*.c)
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: all deps run test asan bench-fold bench-wake bench-http install \
+.PHONY: all deps run test asan valgrind bench-fold bench-wake bench-http install \
 	install-service clean check-deps
 
 all: $(PROGS) $(TEST_BIN)
@@ -122,6 +122,12 @@ asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    sh tests/run.sh build-asan
+
+# The daemon's integration tests with the daemon under valgrind (the
+# kill -9 soak is left out: fifty start-ups under valgrind take minutes).
+valgrind: deps all
+	cd tests && SLOPTIMIZE_VALGRIND=1 SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) \
+	    node --test --test-name-pattern='^(?!kill -9)' daemon.test.mjs
 
 # --- benchmarks (figures, never pass/fail timing) ----------------------------
 

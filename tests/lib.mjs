@@ -11,13 +11,18 @@ export const build = process.env.SLOPTIMIZE_BUILD || path.join(top, 'build');
 export const DAEMON = path.join(build, 'sloptimized');
 export const CLI = path.join(build, 'sloptimize');
 
+// Under `make valgrind` the daemon runs inside valgrind, which is slow:
+// every deadline stretches, and an exit status of 99 means it found errors.
+export const VALGRIND = !!process.env.SLOPTIMIZE_VALGRIND;
+const SLOW = VALGRIND ? 20 : 1;
+
 export function tmpdir(name = 'slop') {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
 }
 
 // Poll fn() until it returns a truthy value; fail with `what` at the deadline.
 export async function waitFor(fn, { timeout = 10000, interval = 20, what = 'condition' } = {}) {
-  const end = Date.now() + timeout;
+  const end = Date.now() + timeout * SLOW;
   let last;
   for (;;) {
     try {
@@ -93,8 +98,11 @@ export class Daemon {
 
   async start({ ready = true } = {}) {
     this.log = '';
-    this.proc = spawn(DAEMON, ['--project', this.project, '--listen', '127.0.0.1:0', ...this.args],
-      { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const argv = [DAEMON, '--project', this.project, '--listen', '127.0.0.1:0', ...this.args];
+    if (VALGRIND)
+      argv.unshift('valgrind', '--quiet', '--error-exitcode=99', '--leak-check=full',
+        '--errors-for-leak-kinds=definite', '--show-leak-kinds=definite');
+    this.proc = spawn(argv[0], argv.slice(1), { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
     this.proc.stderr.on('data', (d) => { this.log += d; });
     this.exited = new Promise((r) => this.proc.on('exit', (code, sig) => r({ code, sig })));
     const pid = this.proc.pid;
@@ -127,9 +135,10 @@ export class Daemon {
   }
 
   async stop(sig = 'SIGTERM') {
-    if (!this.proc || this.proc.exitCode !== null || this.proc.signalCode) return this.exited;
-    this.proc.kill(sig);
-    return this.exited;
+    if (this.proc && this.proc.exitCode === null && !this.proc.signalCode) this.proc.kill(sig);
+    const end = await this.exited;
+    if (VALGRIND && end.code === 99) throw new Error(`valgrind found errors:\n${this.log}`);
+    return end;
   }
 }
 
