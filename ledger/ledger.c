@@ -267,8 +267,7 @@ dup_span(struct jspan s)
 }
 
 static struct row *
-row_add(struct ledger *l, uint32_t id, const char *key, struct jspan type,
-    struct jspan phase)
+row_add(struct ledger *l, uint32_t id, const char *key)
 {
 	struct row	*r;
 	size_t		 mask, i;
@@ -285,15 +284,12 @@ row_add(struct ledger *l, uint32_t id, const char *key, struct jspan type,
 	r->first_ms = r->last_ms = r->worst_ms = LEDGER_NO_TIME;
 	r->last_unbuilt_ms = LEDGER_NO_TIME;
 	r->max_build = NO_BUILD;
+	/* type, phase and ctx are set from each occurrence by the caller */
 	r->key = strdup(key);
-	r->type = dup_span(type);
-	if (phase.kind == J_STRING && phase.n > 0)
-		r->phase = dup_span(phase);
-	if (r->key == NULL || r->type == NULL ||
-	    (phase.kind == J_STRING && phase.n > 0 && r->phase == NULL)) {
+	r->type = strdup("");
+	if (r->key == NULL || r->type == NULL) {
 		free(r->key);
 		free(r->type);
-		free(r->phase);
 		free(r);
 		return NULL;
 	}
@@ -378,26 +374,32 @@ nomem:
 	return NO_BUILD;
 }
 
-/* The situation is the record's ctx; it is nearly always the same string,
- * so it is compared before anything is copied. */
+/*
+ * Set *dst to a string span, "" for none when empty_ok, else NULL.  The
+ * value nearly always repeats, so it is compared before anything is
+ * copied: the type, phase and situation of a row are its last
+ * occurrence's at the cost of a memcmp per incident.
+ */
 static int
-row_set_ctx(struct row *r, struct jspan ctx)
+row_set_str(char **dst, struct jspan v, int empty_ok)
 {
 	char	*n;
 
-	if (ctx.kind != J_STRING)
-		ctx.n = 0;
-	if (r->ctx != NULL && !ctx.escaped && strlen(r->ctx) == ctx.n &&
-	    (ctx.n == 0 || memcmp(r->ctx, ctx.p, ctx.n) == 0))
+	if (v.kind != J_STRING)
+		v.n = 0;
+	if (*dst != NULL && !v.escaped && strlen(*dst) == v.n &&
+	    (v.n == 0 || memcmp(*dst, v.p, v.n) == 0))
 		return 0;
-	if (ctx.n == 0)
-		n = strdup("");
-	else
-		n = dup_span(ctx);
+	if (v.n == 0 && !empty_ok) {
+		free(*dst);
+		*dst = NULL;
+		return 0;
+	}
+	n = v.n == 0 ? strdup("") : dup_span(v);
 	if (n == NULL)
 		return -ENOMEM;
-	free(r->ctx);
-	r->ctx = n;
+	free(*dst);
+	*dst = n;
 	return 0;
 }
 
@@ -659,9 +661,12 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		struct jspan	vd[3];
 
 		if ((row = row_find(l, id)) == NULL &&
-		    (row = row_add(l, id, key, f[F_TYPE], f[F_PHASE])) == NULL)
+		    (row = row_add(l, id, key)) == NULL)
 			return -ENOMEM;
-		if (row_add_build(row, b))
+		if (row_set_str(&row->ctx, f[F_CTX], 1) ||
+		    row_set_str(&row->type, f[F_TYPE], 1) ||
+		    row_set_str(&row->phase, f[F_PHASE], 0) ||
+		    row_add_build(row, b))
 			return -ENOMEM;
 		row->count++;
 		l->c.incidents++;
@@ -678,8 +683,6 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 			row->worst = value;
 			row->worst_ms = at;
 		}
-		if (row_set_ctx(row, f[F_CTX]))
-			return -ENOMEM;
 		row->has_verdict = c0.kind == J_OBJECT;
 		jscan_getn(c0, names, vd, 3);
 		copy_str(vd[0], row->guess, sizeof(row->guess), &row->has_guess);

@@ -366,6 +366,35 @@ ledger_reading_rule(void **state)
 }
 
 static void
+ledger_row_fields_from_last_occurrence(void **state)
+{
+	const char	*t =
+	    "{\"type\":\"warm\",\"phase\":\"boot\",\"ctx\":\"a=1\","
+	    "\"footprint\":{\"v\":1,\"id\":\"00000002\",\"key\":\"k\"}}\n"
+	    "{\"type\":\"warm\",\"phase\":\"play\",\"ctx\":\"a=2\","
+	    "\"footprint\":{\"v\":1,\"id\":\"00000002\",\"key\":\"k\"}}\n"
+	    "{\"type\":\"warm\",\"footprint\":{\"v\":1,\"id\":\"00000003\","
+	    "\"key\":\"k3\"},\"phase\":\"boot\"}\n"
+	    "{\"type\":\"warm\",\"footprint\":{\"v\":1,\"id\":\"00000003\","
+	    "\"key\":\"k3\"}}\n";
+	struct ledger	*l = mk(0);
+	cJSON		*o;
+	const cJSON	*r;
+
+	(void)state;
+	feed(l, t, strlen(t));
+	o = issues(l);
+	r = row_of(o, "00000002");
+	assert_string_equal(s(r, "phase"), "play");
+	assert_string_equal(s(cJSON_GetObjectItem(r, "situation"), "a"), "2");
+	/* the last occurrence had no phase */
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(row_of(o, "00000003"),
+	    "phase")));
+	cJSON_Delete(o);
+	ledger_destroy(l);
+}
+
+static void
 ledger_automated_and_time_filters(void **state)
 {
 	const char	*t =
@@ -477,6 +506,7 @@ main(void)
 		cmocka_unit_test(ledger_status_by_build_order),
 		cmocka_unit_test(ledger_hostile_lines_are_counted),
 		cmocka_unit_test(ledger_reading_rule),
+		cmocka_unit_test(ledger_row_fields_from_last_occurrence),
 		cmocka_unit_test(ledger_automated_and_time_filters),
 		cmocka_unit_test(ledger_windows),
 		cmocka_unit_test(ledger_event_for_wakes),
