@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   Daemon, Watch, appendFromProcess, comparable, hitch, meaningfulOffsets,
-  offlineIssues, perfPath, tmpdir, waitFor, DAEMON,
+  offlineIssues, perfPath, tmpdir, waitFor, DAEMON, VALGRIND,
 } from './lib.mjs';
 
 function project() {
@@ -206,7 +206,10 @@ test('SIGTERM persists the cursor and exits 0; a restart wakes nothing twice', a
   }
 });
 
-test('kill -9 soak: 50 kills during 20,000 records, every wake exactly once', { timeout: 240000 }, async () => {
+// Fifty start-ups under valgrind would take many minutes: make valgrind
+// runs the rest, and the soak runs in every plain `make test`.
+test('kill -9 soak: 50 kills during 20,000 records, every wake exactly once',
+  { timeout: 240000, skip: VALGRIND && 'not under valgrind' }, async () => {
   const p = project();
   const args = ['--per-fp-ms', '0', '--global-max', '0', '--recent-ms', '86400000', '--desktop', '0'];
   let d = await new Daemon(p, { args }).start();
