@@ -1413,6 +1413,11 @@ settings_done(struct api_job *j)
 		respond_json(j->r->wsi, j->r, 200, settings_json(a));
 }
 
+/*
+ * The one piece of state outside struct api: a settings write still on the
+ * thread pool at shutdown outlives the api (api_free detaches its jobs),
+ * so the lock that orders the writes must outlive it too.
+ */
 static uv_mutex_t	settings_mu;	/* see settings_work; init once */
 static uint64_t		settings_written;
 static uv_once_t	settings_once = UV_ONCE_INIT;
