@@ -64,7 +64,7 @@ $(BUILD)/sloptimized: $(BUILD)/daemon/main.o $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a $(wildcard */*.h)
 	@mkdir -p $(dir $@)
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a \

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tests/uvtest.h"
+
 #include "notifier/desktop.h"
 
 struct ctx {
@@ -49,32 +51,6 @@ state_changed(struct desktop *d)
 {
 	((struct ctx *)d->data)->states++;
 	uv_stop(d->loop);
-}
-
-static void
-deadline_hit(uv_timer_t *t)
-{
-	*(int *)t->data = 1;
-	uv_stop(t->loop);
-}
-
-/* Run until uv_stop or nothing is left; fail after ms. */
-static void
-run_with_deadline(uv_loop_t *loop, uint64_t ms)
-{
-	uv_timer_t deadline;
-	int hit = 0;
-
-	uv_timer_init(loop, &deadline);
-	deadline.data = &hit;
-	uv_timer_start(&deadline, deadline_hit, ms, 0);
-	uv_unref((uv_handle_t *)&deadline);
-	uv_run(loop, UV_RUN_DEFAULT);
-	uv_close((uv_handle_t *)&deadline, NULL);
-	uv_run(loop, UV_RUN_NOWAIT);
-	if (hit)
-		fail_msg("loop still busy after %llu ms",
-		    (unsigned long long)ms);
 }
 
 static struct ledger_event
