@@ -621,18 +621,6 @@ daemon_start(struct daemon *d)
 	return 0;
 }
 
-static void
-tailer_closed(struct tailer *t)
-{
-	(void)t;
-}
-
-static void
-handle_closed(uv_handle_t *h)
-{
-	(void)h;
-}
-
 void
 daemon_stop(struct daemon *d, const char *why)
 {
@@ -648,10 +636,10 @@ daemon_stop(struct daemon *d, const char *why)
 		 * past it */
 		if ((rc = tailer_save_sync(&d->perf)) != 0)
 			log_warnx("cannot save the cursor: %s", strerror(-rc));
-		tailer_close(&d->perf, tailer_closed);
+		tailer_close(&d->perf, NULL);
 	}
 	if (d->fixes_started)
-		tailer_close(&d->fixes_t, tailer_closed);
+		tailer_close(&d->fixes_t, NULL);
 	if (d->server.ctx != NULL) {
 		snprintf(path, sizeof(path), "%s/daemon.json", d->state_dir);
 		unlink(path);
@@ -663,11 +651,11 @@ daemon_stop(struct daemon *d, const char *why)
 		exec_close(&d->exec, NULL);
 	if (!d->handles_up)
 		return;
-	uv_close((uv_handle_t *)&d->sig_term, handle_closed);
-	uv_close((uv_handle_t *)&d->sig_int, handle_closed);
-	uv_close((uv_handle_t *)&d->sig_hup, handle_closed);
-	uv_close((uv_handle_t *)&d->flush_timer, handle_closed);
-	uv_close((uv_handle_t *)&d->watchdog_timer, handle_closed);
+	uv_close((uv_handle_t *)&d->sig_term, NULL);
+	uv_close((uv_handle_t *)&d->sig_int, NULL);
+	uv_close((uv_handle_t *)&d->sig_hup, NULL);
+	uv_close((uv_handle_t *)&d->flush_timer, NULL);
+	uv_close((uv_handle_t *)&d->watchdog_timer, NULL);
 }
 
 void
