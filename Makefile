@@ -9,23 +9,43 @@ DESTDIR	?=
 BUILD	?= build
 CC	?= cc
 
+UNAME		:= $(shell uname -s)
 PKGS		:= libuv libwebsockets libcjson
-PKGS_OPT	:= libnotify
-HAVE_NOTIFY	:= $(shell pkg-config --exists libnotify 2>/dev/null && echo 1)
-ifeq ($(HAVE_NOTIFY),1)
-PKGS		+= $(PKGS_OPT)
-NOTIFY_DEF	:= -DHAVE_LIBNOTIFY=1
+
+# The desktop-notification backend is chosen here, once, and compiled in
+# (doctor and /status name it).  Linux needs libnotify: a build that lacks
+# it fails with a message rather than silently shipping a daemon that
+# cannot notify.  NOTIFY=0 asks for no notifications on purpose; macOS has
+# no libnotify and uses osascript.
+NOTIFY		?= 1
+ifeq ($(NOTIFY),0)
+NOTIFY_BACKEND	:= none
+else ifeq ($(UNAME),Darwin)
+NOTIFY_BACKEND	:= osascript
+else
+NOTIFY_BACKEND	:= libnotify
+PKGS		+= libnotify
 endif
 
+# pkg-config runs when the Makefile is parsed.  `run` and `test` therefore
+# install the packages first and build in a fresh $(MAKE), which parses
+# again and sees them; a build with something missing stops in
+# check-build with the names, instead of failing to link.
+PKG_MISSING	:= $(shell for p in $(PKGS); do \
+		       pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_CFLAGS	:= $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS	:= $(shell pkg-config --libs cmocka 2>/dev/null)
 
+BACKEND_DEF_libnotify	:= -DHAVE_LIBNOTIFY=1
+BACKEND_DEF_osascript	:= -DHAVE_OSASCRIPT=1
+
 VERSION		:= 0.1.0
 OPT		?= -O2 -g
 CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror $(OPT) -I. $(PKG_CFLAGS) \
-		   $(NOTIFY_DEF) -DSLOPTIMIZE_VERSION='"$(VERSION)"' \
+		   $(BACKEND_DEF_$(NOTIFY_BACKEND)) \
+		   -DSLOPTIMIZE_VERSION='"$(VERSION)"' \
 		   -DSLOPTIMIZE_SHARE='"$(PREFIX)/share/sloptimize"'
 LDLIBS		+= $(PKG_LIBS) -lm
 
@@ -41,12 +61,28 @@ FUZZ_SRC	:= $(wildcard tests/fuzz_*.c)
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: all deps run test asan valgrind bench-fold bench-wake bench-http install \
+.PHONY: FORCE all deps run test asan valgrind bench-fold bench-wake bench-http install \
 	install-service clean check-deps
 
 all: $(PROGS) $(TEST_BIN)
 
-$(BUILD)/%.o: %.c $(wildcard */*.h)
+# Every object depends on the flags it was built with: a change of PREFIX
+# (the share path is compiled in), of the notification backend or of a
+# package's flags rebuilds everything, so no stale object is ever linked.
+# This rule is also where a build with a package missing stops.
+BUILD_FLAGS	:= $(CC) $(CFLAGS) | $(LDFLAGS) $(LDLIBS)
+$(BUILD)/flags: FORCE
+	@if [ -n "$(strip $(PKG_MISSING))" ]; then \
+	    echo "build: missing $(strip $(PKG_MISSING)) (pkg-config)." >&2; \
+	    echo "  \`make deps\` installs them; \`make test\` and \`make run\` do that first." >&2; \
+	    case " $(PKG_MISSING) " in *" libnotify "*) \
+	    echo "  Without desktop notifications on purpose: make NOTIFY=0" >&2;; esac; \
+	    exit 1; \
+	fi
+	@mkdir -p $(BUILD)
+	@echo '$(subst ','\'',$(BUILD_FLAGS))' | cmp -s - $@ || echo '$(subst ','\'',$(BUILD_FLAGS))' >$@
+
+$(BUILD)/%.o: %.c $(wildcard */*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
@@ -64,7 +100,7 @@ $(BUILD)/sloptimized: $(BUILD)/daemon/main.o $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a $(wildcard */*.h)
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a $(wildcard */*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a \
@@ -75,7 +111,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a $(wildcard */*.h)
 APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 	libcjson-dev libnotify-dev libcmocka-dev \
 	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
-	systemd curl jq bc time
+	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
 
 deps: .deps-stamp
@@ -107,12 +143,14 @@ deps: .deps-stamp
 
 DEMO	?= $(BUILD)/demo
 
-run: deps all
+run: deps
+	@$(MAKE) --no-print-directory all
 	sh tests/demo.sh $(DEMO)
 
 # --- tests ------------------------------------------------------------------
 
-test: deps all
+test: deps
+	@$(MAKE) --no-print-directory all
 	sh tests/run.sh $(BUILD)
 
 asan: deps
@@ -125,19 +163,23 @@ asan: deps
 
 # The daemon's integration tests with the daemon under valgrind (the
 # kill -9 soak skips itself there: fifty start-ups take minutes).
-valgrind: deps all
+valgrind: deps
+	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_VALGRIND=1 SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) \
 	    node --test daemon.test.mjs
 
 # --- benchmarks (figures, never pass/fail timing) ----------------------------
 
-bench-fold: deps all
+bench-fold: deps
+	@$(MAKE) --no-print-directory all
 	sh tests/bench/fold.sh $(BUILD)
 
-bench-wake: deps all
+bench-wake: deps
+	@$(MAKE) --no-print-directory all
 	sh tests/bench/wake.sh $(BUILD)
 
-bench-http: deps all
+bench-http: deps
+	@$(MAKE) --no-print-directory all
 	sh tests/bench/http.sh $(BUILD)
 
 # --- install ----------------------------------------------------------------

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "ledger/footprint.h"
+#include "notifier/desktop.h"
 #include "verbs.h"
 #include "watchers/statedir.h"
 
@@ -892,16 +893,20 @@ verb_doctor(int argc, char **argv)
 		fclose(f);
 	}
 	bus = getenv("DBUS_SESSION_BUS_ADDRESS");
-#ifdef __APPLE__
-	check(&d, "notifications", 1, "osascript display notification");
-#else
-	if (bus == NULL || *bus == '\0')
-		check(&d, "notifications", -1, "no D-Bus session "
+	backend = desktop_backend();
+	if (strcmp(backend, "none") == 0)
+		check(&d, "notifications", -1, "built without a notification "
+		    "backend (NOTIFY=0): the daemon logs wakes but shows no "
+		    "desktop notifications");
+	else if (strcmp(backend, "libnotify") != 0)
+		check(&d, "notifications", 1, "%s", backend);
+	else if (bus == NULL || *bus == '\0')
+		check(&d, "notifications", -1, "libnotify, but no D-Bus session "
 		    "(DBUS_SESSION_BUS_ADDRESS unset): the daemon logs wakes "
 		    "but shows no desktop notifications");
 	else
-		check(&d, "notifications", 1, "D-Bus session at %s", bus);
-#endif
+		check(&d, "notifications", 1, "libnotify, D-Bus session at %s",
+		    bus);
 	{
 		cJSON		*dj = state_file(real, "daemon.json");
 		const cJSON	*pid = cJSON_GetObjectItemCaseSensitive(dj, "pid");

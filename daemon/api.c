@@ -1252,6 +1252,7 @@ status_json(struct api *a)
 	cJSON_AddNumberToObject(n, "wakes", (double)d->wakes);
 	cJSON_AddNumberToObject(n, "heldBack", (double)ws.held);
 	cJSON_AddNumberToObject(n, "heldPending", (double)ws.pending);
+	cJSON_AddStringToObject(n, "desktopBackend", desktop_backend());
 	cJSON_AddStringToObject(n, "desktop", d->desktop_up ?
 	    desktop_state(&d->desktop) : "off");
 	if (d->exec_on)

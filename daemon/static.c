@@ -48,7 +48,7 @@ void
 static_find_root(const char *configured, char *out, size_t cap,
     const char **why)
 {
-	char	exe[PATH_MAX], cand[PATH_MAX + 32], real[PATH_MAX], *slash;
+	char	exe[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX], *slash;
 	size_t	n = sizeof(exe);
 
 	out[0] = '\0';
@@ -63,6 +63,16 @@ static_find_root(const char *configured, char *out, size_t cap,
 		snprintf(cand, sizeof(cand), "%s/../page-runtime", exe);
 		if (realpath(cand, real) != NULL && has_panel(real)) {
 			*why = "beside the program";
+			snprintf(out, cap, "%s", real);
+			return;
+		}
+		/* PREFIX/bin/sloptimized serves PREFIX/share/…, wherever
+		 * PREFIX was when it was built: a copied or relocated
+		 * install still finds its own panel. */
+		snprintf(cand, sizeof(cand),
+		    "%s/../share/sloptimize/page-runtime", exe);
+		if (realpath(cand, real) != NULL && has_panel(real)) {
+			*why = "the program's share directory";
 			snprintf(out, cap, "%s", real);
 			return;
 		}

@@ -27,6 +27,15 @@
 
 #include "desktop.h"
 
+/* The Makefile chooses the backend (NOTIFY=0 gives none). */
+#if defined(HAVE_LIBNOTIFY)
+#define NOTIFY_BACKEND	"libnotify"
+#elif defined(HAVE_OSASCRIPT)
+#define NOTIFY_BACKEND	"osascript"
+#else
+#define NOTIFY_BACKEND	"none"
+#endif
+
 enum item_kind { ITEM_SHOW, ITEM_PROBE, ITEM_CLEANUP };
 
 struct desktop_item {
@@ -75,7 +84,8 @@ set_state(struct desktop *d, enum desktop_status s, const char *reason)
 	d->status = s;
 	switch (s) {
 	case DESKTOP_DISABLED:
-		snprintf(d->state, sizeof(d->state), "disabled");
+		snprintf(d->state, sizeof(d->state), "disabled%s%s",
+		    reason != NULL ? ": " : "", reason != NULL ? reason : "");
 		break;
 	case DESKTOP_OK:
 		snprintf(d->state, sizeof(d->state), "ok");
@@ -326,7 +336,7 @@ backend_free(struct desktop *d)
 	d->backend = NULL;
 }
 
-#else	/* !HAVE_LIBNOTIFY: osascript */
+#elif defined(HAVE_OSASCRIPT)
 
 /*
  * An AppleScript string literal: backslash and double quote escaped;
@@ -426,6 +436,29 @@ backend_start(struct desktop *d)
 		uv_close((uv_handle_t *)&d->proc, osa_closed);
 	}
 	return 0;
+}
+
+static void
+backend_free(struct desktop *d)
+{
+	(void)d;
+}
+
+#else	/* built with NOTIFY=0: desktop_init never starts a job */
+
+static void desktop_job_done(struct desktop *d) __attribute__((unused));
+
+static void
+backend_init(struct desktop *d)
+{
+	(void)d;
+}
+
+static int
+backend_start(struct desktop *d)
+{
+	(void)d;
+	return -ENOTSUP;
 }
 
 static void
@@ -597,6 +630,13 @@ desktop_init(struct desktop *d, uv_loop_t *loop,
 		set_state(d, DESKTOP_DISABLED, NULL);
 		return 0;
 	}
+	if (strcmp(desktop_backend(), "none") == 0) {
+		desktop_log(d, LOG_WARNING, "desktop: this build has no "
+		    "notification backend (built with NOTIFY=0); wakes go to "
+		    "the log and the watchers only");
+		set_state(d, DESKTOP_DISABLED, "built without notifications");
+		return 0;
+	}
 	set_state(d, DESKTOP_OK, NULL);
 	backend_init(d);
 	if ((probe = calloc(1, sizeof(*probe))) != NULL) {
@@ -700,6 +740,12 @@ desktop_notify(struct desktop *d, const struct ledger_event *ev,
 	}
 	desktop_dispatch(d);
 	return 0;
+}
+
+const char *
+desktop_backend(void)
+{
+	return NOTIFY_BACKEND;
 }
 
 const char *

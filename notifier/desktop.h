@@ -112,6 +112,10 @@ int	desktop_init(struct desktop *d, uv_loop_t *loop,
 int	desktop_notify(struct desktop *d, const struct ledger_event *ev,
 	    const char *line);
 
+/* The backend compiled in: "libnotify", "osascript" or "none" (NOTIFY=0).
+ * Can't fail. */
+const char *desktop_backend(void);
+
 /* "ok", "disabled" or "unavailable: <reason>", for status and doctor;
  * valid until the next loop iteration. */
 const char *desktop_state(const struct desktop *d);

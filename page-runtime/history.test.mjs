@@ -191,7 +191,7 @@ test('a Fold takes records one at a time, like the daemon', () => {
 
 // --- against the C fold, on generated ledgers -------------------------------
 
-const genledger = path.join(top, '..', 'shared', 'bench', 'genledger.py');
+const genledger = path.join(top, 'tests', 'genledger.py');
 
 function cli(args) {
   const r = spawnSync(CLI, args, { encoding: 'utf8', maxBuffer: 64 << 20 });

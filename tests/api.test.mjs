@@ -15,7 +15,7 @@ import {
 } from './lib.mjs';
 
 const API = '/api/sloptimize';
-const GEN = path.join(top, '..', 'shared', 'bench', 'genledger.py');
+const GEN = path.join(top, 'tests', 'genledger.py');
 
 // --- schemas ---------------------------------------------------------------
 

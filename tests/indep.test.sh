@@ -10,8 +10,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 cli=$(cd "${SLOPTIMIZE_BUILD:-build}" && pwd)/sloptimize
 [ -x "$cli" ] || { echo "indep: no CLI at $cli (make all)" >&2; exit 1; }
-gen="$(dirname "$top")/shared/bench/genledger.py"
-[ -f "$gen" ] || { echo "indep: no $gen (shared/ sits beside the repo)" >&2; exit 1; }
+gen="$top/tests/genledger.py"
 now=2026-10-01T00:00:00.000Z
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -16,10 +16,10 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/notify-osa.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
-# No -DHAVE_LIBNOTIFY: the osascript backend.
+# HAVE_OSASCRIPT: the macOS backend, built and driven on Linux.
 # shellcheck disable=SC2046
 cc -std=gnu11 -Wall -Wextra -Werror -g ${NOTIFY_CFLAGS:-} -I. \
-    $(pkg-config --cflags libuv libcjson) -o "$work/driver" \
+    -DHAVE_OSASCRIPT=1 $(pkg-config --cflags libuv libcjson) -o "$work/driver" \
     tests/notify_driver.c notifier/wake.c notifier/desktop.c \
     $(pkg-config --libs libuv libcjson) -lm || fail "cannot build the driver"
 

@@ -21,7 +21,7 @@ import { Fold } from '../page-runtime/history.js';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = path.join(top, 'tests', 'artifacts');
-const GENLEDGER = path.join(top, '..', 'shared', 'bench', 'genledger.py');
+const GENLEDGER = path.join(top, 'tests', 'genledger.py');
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--no-first-run', '--disable-extensions'];
 const HOUR = 3600e3;

@@ -11,7 +11,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 cli=$(cd "${SLOPTIMIZE_BUILD:-build}" && pwd)/sloptimize
-gen="$(dirname "$top")/shared/bench/genledger.py"
+gen="$top/tests/genledger.py"
 fx=tests/fixtures
 now=2026-10-01T00:00:00.000Z
 tmp=$(mktemp -d)
@@ -89,6 +89,13 @@ else
 	if [ -f "$gen" ]; then
 		game="$tmp/game"
 		python3 "$gen" "$game" --records 5000 --causes 120 >/dev/null
+		# the generator writes what a real writer must: every line a record
+		if node tests/validate.mjs --jsonl schemas/record.json \
+		    "$game/.sloptimize/perf.jsonl" >"$tmp/err" 2>&1 &&
+		    node tests/validate.mjs --jsonl schemas/record.json \
+		    "$game/.sloptimize/fixes.jsonl" >>"$tmp/err" 2>&1
+		then ok "genledger: every generated line is a valid record"
+		else bad "genledger: every generated line is a valid record"; fi
 		cli "genledger: issues" issues.json issues --json --project "$game"
 		id=$(top_id "$tmp/out.json" 2>/dev/null || true)
 		[ -n "$id" ] || id=00000000

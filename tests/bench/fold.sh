@@ -9,7 +9,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-build}
 MB=${2:-500}
 S="$top/$BUILD/sloptimize"
-gen="$top/../shared/bench/genledger.py"
+gen="$top/tests/genledger.py"
 dir="$top/$BUILD/bench-ledger-$MB"
 if [ ! -s "$dir/.sloptimize/perf.jsonl" ]; then
 	echo "generating a ${MB} MB ledger (once) in $dir"

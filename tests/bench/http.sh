@@ -11,7 +11,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-build}
 SECS=${2:-10}
 D="$top/$BUILD/sloptimized"
-gen="$top/../shared/bench/genledger.py"
+gen="$top/tests/genledger.py"
 work="$top/$BUILD/bench-http"
 tmp=$(mktemp -d)
 chmod 755 "$tmp"	# nginx's worker drops root and must read www/
