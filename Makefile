@@ -10,7 +10,7 @@ BUILD	?= build
 CC	?= cc
 
 UNAME		:= $(shell uname -s)
-PKGS		:= libuv libwebsockets libcjson
+PKGS		:= libuv libwebsockets libcjson libcurl
 
 # The desktop-notification backend is chosen here, once, and compiled in
 # (doctor and /status name it).  Linux needs libnotify: a build that lacks
@@ -51,7 +51,7 @@ LDLIBS		+= $(PKG_LIBS) -lm
 
 # Everything but the two mains goes into one archive that the programs
 # and every test link against.
-LIB_SRC		:= $(wildcard ledger/*.c watchers/*.c notifier/*.c) \
+LIB_SRC		:= $(wildcard ledger/*.c watchers/*.c notifier/*.c sink/*.c) \
 		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -67,7 +67,10 @@ PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimize
 .PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http install \
 	install-service clean check-deps
 
-all: $(PROGS) $(TEST_BIN)
+# Programs the integration tests and benchmarks drive (not test units).
+DRIVER_BIN	:= $(BUILD)/tests/sink_driver
+
+all: $(PROGS) $(TEST_BIN) $(DRIVER_BIN)
 
 # Every object depends on the flags it was built with: a change of PREFIX
 # (the share path is compiled in), of the notification backend or of a
@@ -103,6 +106,12 @@ $(BUILD)/sloptimized: $(BUILD)/daemon/main.o $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
+$(BUILD)/tests/sink_driver: tests/sink_driver.c $(BUILD)/libsloptimize.a \
+    $(wildcard */*.h) $(BUILD)/flags
+	@mkdir -p $(dir $@)
+	@echo "LD $@"
+	@$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a $(wildcard */*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	@echo "LD $@"
@@ -125,8 +134,9 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/refjson.c $(BUILD)/libsloptimize.a \
 APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 	libcjson-dev libnotify-dev libcmocka-dev \
 	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
-	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server
-BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
+	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server \
+	libcurl4-openssl-dev
+BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node curl
 
 deps: .deps-stamp
 .deps-stamp: Makefile tests/package.json

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sink.h"
 #include "verbs.h"
 
 static const struct {
@@ -20,6 +21,7 @@ static const struct {
 	{ "replay", verb_replay, "append a recorded session, re-stamped to now" },
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
+	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },
 };
 
 static void
@@ -52,6 +54,8 @@ main(int argc, char **argv)
 		printf("sloptimize %s\n", SLOPTIMIZE_VERSION);
 		return EXIT_OK;
 	}
+	if (strcmp(argv[1], "issues") == 0 && cli_wants_team(argc - 1, argv + 1))
+		return verb_issues_team(argc - 1, argv + 1);
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return verbs[i].fn(argc - 1, argv + 1);

@@ -1,0 +1,1099 @@
+/*
+ * sink — the record stream to ClickHouse (see sink.h for the contract).
+ *
+ * One operation at a time, like the tailer's read cycle:
+ *
+ *   IDLE ──kick──▶ CHECK (POST: read DB.meta) ──▶ IDLE
+ *        ──kick──▶ READ (thread pool: verify, pread, rows) ──▶ POST ──▶ IDLE
+ *        ──error──▶ WAIT (backoff timer) ──▶ IDLE
+ *
+ * plus, beside it, at most one cursor save on the thread pool (a later
+ * one is marked dirty and follows).  The cursor moves only when
+ * ClickHouse answered 200 for the rows before it, and it is saved after
+ * that: a crash between the answer and the save resends a batch, which
+ * the ReplacingMergeTree folds back into one copy.
+ *
+ * Memory: one batch (its body at most batch_bytes), one 1 MiB read chunk
+ * and the line splitter's carry — whatever the lag.  The file is the
+ * queue.
+ *
+ * The batch waits for batch_ms after the first unsent line was announced
+ * unless a megabyte is already waiting: few, large inserts are what
+ * ClickHouse wants (each INSERT makes a part on disk), and a sink behind
+ * by more than that sends batch after batch without pausing.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/footprint.h"
+#include "ledger/linesplit.h"
+#include "sink/schema.h"
+#include "sink/sink.h"
+#include "watchers/cursor.h"
+
+#define SINK_CHUNK		(1024 * 1024)	/* one pread */
+#define SINK_EAGER_BYTES	(1024 * 1024)	/* send without waiting */
+#define SINK_BACKOFF_MIN_MS	250
+
+enum sink_op { OP_IDLE, OP_CHECK, OP_READ, OP_POST, OP_WAIT };
+
+struct sstream {
+	struct sink	*s;
+	enum sink_stream id;
+	char		 cursor_path[PATH_MAX];
+
+	/* What the owner announced. */
+	int		 has_dgen;
+	uint64_t	 dgen;		/* owner's generation of `fd` */
+	uint64_t	 target;	/* delivered up to here */
+	int		 fd;		/* our dup, -1: none */
+	int		 next_pending;	/* a newer generation waits */
+	uint64_t	 next_dgen, next_target;
+	int		 next_fd;
+
+	/* What ClickHouse holds: generation = ours, offset = acked. */
+	struct cursor	 cur;
+	int		 verified;	/* cur checked against fd this run */
+	int		 loaded;	/* cur came from a file */
+	uint64_t	 lost_bytes, lost_generations;
+	uint64_t	 rows, batches;
+	int64_t		 pending_since;	/* first unsent announcement, 0 */
+
+	/* Cursor saves. */
+	int		 save_inflight, save_dirty;
+	struct cursor	 save_snap;
+	int		 save_rc;
+	uv_work_t	 save_req;
+};
+
+/* A read, handed to the thread pool and back. */
+struct sread {
+	uv_work_t	 req;
+	struct sink	*s;
+	struct sstream	*st;
+	/* in */
+	int		 fd;
+	struct cursor	 cur;
+	int		 verify;	/* first read of a loaded cursor */
+	uint64_t	 target;
+	unsigned	 max_rows;
+	size_t		 max_bytes;
+	/* out */
+	int		 rc;		/* 0, -ESTALE (not our content), -errno */
+	int		 restarted;	/* verify failed: new generation */
+	char		 why[CURSOR_WHY_MAX];
+	uint64_t	 end;		/* just past the last line consumed */
+	uint64_t	 nrows;
+	struct cursor	 next;		/* the cursor once acked */
+	struct ch_buf	 body;
+	/* worker-only */
+	struct linesplit ls;
+	uint64_t	 stop_at;
+	int		 full, err;
+};
+
+struct sink {
+	uv_loop_t	*loop;
+	struct ch_url	 url;
+	struct ch_client *http;
+	struct batch	*batch;
+	char		 machine[33];
+	char		 project[256];
+	char		 state_dir[PATH_MAX];
+	unsigned	 batch_rows, batch_bytes, batch_ms, timeout_ms;
+	unsigned	 backoff_max_ms, backoff_ms;
+	sink_log_fn	*log;
+	void		*log_arg;
+
+	struct sstream	 st[SINK_NSTREAMS];
+	enum sink_op	 op;
+	struct sread	*rd;		/* in flight: READ or POST */
+	uv_timer_t	 timer;		/* backoff and batch age */
+	int		 timer_armed;
+
+	int		 schema_ok;
+	int		 refused;	/* a newer schema: never write */
+	struct schema_info schema;
+	char		 check_sql[256];
+	char		*check_url;
+	char		*insert_url;
+
+	uint64_t	 rows, batches, errors, requests;
+	char		 last_error[CH_ERR_MAX];
+	int64_t		 last_error_ms, last_ok_ms;
+
+	int		 closing, pending;	/* handles and work out */
+	void		(*done)(void *);
+	void		*done_arg;
+};
+
+static void	kick(struct sink *);
+static void	free_maybe(struct sink *);
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+slog(struct sink *s, int prio, const char *fmt, ...)
+{
+	char	msg[1024];
+	va_list	ap;
+
+	if (s->log == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->log(s->log_arg, prio, msg);
+}
+
+/* --- the machine id --------------------------------------------------- */
+
+/*
+ * <parent of the state dir>/machine-id: one per machine (per user's state
+ * home), shared by every project's daemon.  Made by writing a temp file
+ * and link(2)ing it into place, which fails if another daemon won the
+ * race — then its id is the one read.  Never rewritten.
+ */
+int
+sink_machine_id(const char *state_dir, char out[33])
+{
+	char		 path[PATH_MAX], tmp[PATH_MAX + 32], buf[64];
+	const char	*slash;
+	unsigned char	 rnd[16];
+	int		 fd, rc, i;
+	ssize_t		 n;
+	size_t		 len = strlen(state_dir);
+
+	while (len > 1 && state_dir[len - 1] == '/')
+		len--;
+	for (slash = state_dir + len; slash > state_dir && slash[-1] != '/';)
+		slash--;
+	slash = slash > state_dir ? slash - 1 : NULL;
+	if (slash == NULL)
+		return -EINVAL;
+	if (slash == state_dir)
+		slash++;
+	if ((size_t)(slash - state_dir) + 12 >= sizeof(path))
+		return -ENAMETOOLONG;
+	snprintf(path, sizeof(path), "%.*s/machine-id",
+	    (int)(slash - state_dir), state_dir);
+	for (i = 0; i < 2; i++) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n >= 32) {
+				uint32_t	v;
+
+				if (footprint_parse_hex(buf, 8, &v) == 0 &&
+				    footprint_parse_hex(buf + 24, 8, &v) == 0) {
+					memcpy(out, buf, 32);
+					out[32] = '\0';
+					return 0;
+				}
+			}
+			return -EBADMSG;
+		}
+		if (errno != ENOENT)
+			return -errno;
+		if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) < 0)
+			return -errno;
+		n = read(fd, rnd, sizeof(rnd));
+		close(fd);
+		if (n != (ssize_t)sizeof(rnd))
+			return -EIO;
+		for (n = 0; n < 16; n++)
+			snprintf(buf + 2 * n, 3, "%02x", rnd[n]);
+		buf[32] = '\n';
+		snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+		if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0644)) < 0)
+			return -errno;
+		rc = write(fd, buf, 33) == 33 && fsync(fd) == 0 ? 0 : -errno;
+		close(fd);
+		if (rc == 0 && link(tmp, path) != 0 && errno != EEXIST)
+			rc = -errno;
+		unlink(tmp);
+		if (rc != 0)
+			return rc;
+		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+			close(fd);
+		{
+			char	dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%.*s",
+			    (int)(slash - state_dir), state_dir);
+			if ((fd = open(dir, O_RDONLY | O_DIRECTORY |
+			    O_CLOEXEC)) >= 0) {
+				fsync(fd);
+				close(fd);
+			}
+		}
+	}
+	return -EIO;
+}
+
+/* --- cursors ---------------------------------------------------------- */
+
+static void
+save_work(uv_work_t *req)
+{
+	struct sstream	*st = req->data;
+
+	st->save_rc = cursor_save(st->cursor_path, &st->save_snap);
+}
+
+static void	save_request(struct sink *, struct sstream *);
+
+static void
+save_after(uv_work_t *req, int status)
+{
+	struct sstream	*st = req->data;
+	struct sink	*s = st->s;
+
+	st->save_inflight = 0;
+	s->pending--;
+	if (s->closing) {
+		free_maybe(s);
+		return;
+	}
+	if (status == 0 && st->save_rc != 0)
+		slog(s, LOG_WARNING, "sink: cannot save %s: %s",
+		    st->cursor_path, strerror(-st->save_rc));
+	if (st->save_dirty)
+		save_request(s, st);
+	kick(s);
+}
+
+static void
+save_request(struct sink *s, struct sstream *st)
+{
+	if (st->save_inflight) {
+		st->save_dirty = 1;
+		return;
+	}
+	st->save_dirty = 0;
+	st->save_snap = st->cur;
+	st->save_req.data = st;
+	if (uv_queue_work(s->loop, &st->save_req, save_work, save_after) == 0) {
+		st->save_inflight = 1;
+		s->pending++;
+	} else
+		st->save_dirty = 1;
+}
+
+/* --- reading a batch (thread pool) ------------------------------------ */
+
+static void
+on_line(void *arg, const char *line, size_t len, uint64_t offset)
+{
+	struct sread	*r = arg;
+	int		 rc;
+
+	if (r->full || r->err) {
+		if (r->stop_at == UINT64_MAX)
+			r->stop_at = offset;
+		return;
+	}
+	rc = batch_add(r->s->batch, r->st->id, r->cur.generation, line, len,
+	    offset, &r->body);
+	if (rc == -E2BIG) {
+		r->full = 1;
+		r->stop_at = offset;
+		return;
+	}
+	if (rc < 0) {
+		r->err = rc;
+		r->stop_at = offset;
+		return;
+	}
+	if (rc == 0 && ++r->nrows >= r->max_rows)
+		r->full = 1;
+	if (r->body.len >= r->max_bytes - r->max_bytes / 8)
+		r->full = 1;
+}
+
+static void
+on_long(void *arg, uint64_t offset, uint64_t len)
+{
+	struct sread	*r = arg;
+
+	/* over 1 MiB: the fold skips it, so there is no row */
+	(void)len;
+	if ((r->full || r->err) && r->stop_at == UINT64_MAX)
+		r->stop_at = offset;
+}
+
+static int
+fd_identity(int fd, struct cursor *c)
+{
+	struct stat	sb;
+
+	if (fstat(fd, &sb) != 0)
+		return -errno;
+	c->dev = (uint64_t)sb.st_dev;
+	c->ino = (uint64_t)sb.st_ino;
+	c->size_seen = (uint64_t)sb.st_size;
+	return 0;
+}
+
+static void
+read_work(uv_work_t *req)
+{
+	struct sread	*r = req->data;
+	char		*buf, win[CURSOR_WINDOW];
+	uint64_t	 pos;
+	uint32_t	 wlen;
+	int		 rc;
+
+	r->stop_at = UINT64_MAX;
+	if (r->verify && r->cur.offset > 0) {
+		rc = cursor_verify(&r->cur, r->fd, r->why, sizeof(r->why));
+		if (rc == -ESTALE) {
+			r->restarted = 1;
+			r->cur.generation++;
+			r->cur.offset = 0;
+		} else if (rc != 0) {
+			r->rc = rc;
+			return;
+		}
+	} else if (r->cur.offset > 0) {
+		/* Still our content?  (Truncated, or rewritten in place?) */
+		rc = cursor_verify(&r->cur, r->fd, r->why, sizeof(r->why));
+		if (rc != 0) {
+			r->rc = rc;
+			return;
+		}
+	}
+	if (r->cur.offset == 0) {
+		if ((rc = fd_identity(r->fd, &r->cur)) != 0) {
+			r->rc = rc;
+			return;
+		}
+		r->cur.hash_len = 0;
+		r->cur.hash = cursor_hash(NULL, 0);
+	}
+	r->end = r->cur.offset;
+	if (r->target <= r->cur.offset)
+		goto done;
+	if ((buf = malloc(SINK_CHUNK)) == NULL) {
+		r->rc = -ENOMEM;
+		return;
+	}
+	linesplit_init(&r->ls, 0, on_line, on_long, r);
+	linesplit_reset(&r->ls, r->cur.offset);
+	for (pos = r->cur.offset; pos < r->target && !r->full && !r->err;) {
+		size_t	want = r->target - pos < SINK_CHUNK ?
+			    (size_t)(r->target - pos) : SINK_CHUNK;
+		ssize_t	n = pread(r->fd, buf, want, (off_t)pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* shorter than announced: truncated under us */
+			r->rc = n < 0 ? -errno : -ESTALE;
+			snprintf(r->why, sizeof(r->why), "the file is shorter "
+			    "than the %" PRIu64 " bytes announced", r->target);
+			break;
+		}
+		if ((rc = linesplit_feed(&r->ls, buf, (size_t)n)) != 0) {
+			r->err = rc;
+			break;
+		}
+		pos += (uint64_t)n;
+	}
+	free(buf);
+	r->end = r->stop_at != UINT64_MAX ? r->stop_at :
+	    linesplit_cursor(&r->ls);
+	linesplit_free(&r->ls);
+	if (r->err != 0 && r->rc == 0 && r->end == r->cur.offset) {
+		r->rc = r->err;	/* not even one row: say why */
+		return;
+	}
+	if (r->rc != 0)
+		return;
+done:
+	r->next = r->cur;
+	r->next.offset = r->end;
+	if (r->end != r->cur.offset) {
+		if ((rc = cursor_window_read(r->fd, r->end, win, &wlen)) != 0) {
+			r->rc = rc;
+			return;
+		}
+		r->next.hash_len = wlen;
+		r->next.hash = cursor_hash(win, wlen);
+		fd_identity(r->fd, &r->next);
+	}
+}
+
+static void	post_done(void *, int, const char *, const char *, size_t);
+
+static void
+on_timer(uv_timer_t *t)
+{
+	struct sink	*s = t->data;
+
+	s->timer_armed = 0;
+	if (s->op == OP_WAIT)
+		s->op = OP_IDLE;
+	kick(s);
+}
+
+/* An error: say it, back off, try again (re-reading from the file). */
+static void
+fail(struct sink *s, const char *what, const char *err)
+{
+	s->errors++;
+	s->last_error_ms = now_ms();
+	snprintf(s->last_error, sizeof(s->last_error), "%s%s", what, err);
+	s->backoff_ms = s->backoff_ms == 0 ? SINK_BACKOFF_MIN_MS :
+	    s->backoff_ms * 2 > s->backoff_max_ms ? s->backoff_max_ms :
+	    s->backoff_ms * 2;
+	/* once per failure streak at warning level, then quietly */
+	slog(s, s->backoff_ms == SINK_BACKOFF_MIN_MS ? LOG_WARNING : LOG_DEBUG,
+	    "sink: %s (retrying in %u ms; the daemon goes on)", s->last_error,
+	    s->backoff_ms);
+	s->op = OP_WAIT;
+	s->timer_armed = 1;
+	uv_timer_start(&s->timer, on_timer, s->backoff_ms, 0);
+}
+
+/*
+ * After a batch: cut by a limit, the rest has waited long enough (go on
+ * at once); all sent, nothing waits; else what was announced during the
+ * request keeps the time it was announced.
+ */
+static void
+pending_after(struct sstream *st, const struct sread *r)
+{
+	if (r->end < r->target)
+		st->pending_since = 1;
+	else if (r->end >= st->target)
+		st->pending_since = 0;
+}
+
+static void
+read_free(struct sread *r)
+{
+	if (r == NULL)
+		return;
+	ch_buf_free(&r->body);
+	free(r);
+}
+
+/* Back to idle after a read or a request, and look for more. */
+static void
+op_end(struct sink *s, struct sread *r)
+{
+	s->rd = NULL;
+	read_free(r);
+	s->op = OP_IDLE;
+	kick(s);
+}
+
+static void
+read_after(uv_work_t *req, int status)
+{
+	struct sread	*r = req->data;
+	struct sink	*s = r->s;
+	struct sstream	*st = r->st;
+
+	s->pending--;
+	if (status != 0 || s->closing) {
+		s->rd = NULL;
+		read_free(r);
+		s->op = OP_IDLE;
+		if (s->closing)
+			free_maybe(s);
+		else
+			kick(s);
+		return;
+	}
+	if (r->restarted) {
+		slog(s, LOG_NOTICE, "sink: %s is not the content the sink "
+		    "cursor points into (%s): sending it as generation %" PRIu64,
+		    sink_stream_name(st->id), r->why, r->cur.generation);
+		st->cur.generation = r->cur.generation;
+		st->cur.offset = 0;
+	}
+	st->verified = 1;
+	if (r->rc == -ESTALE) {
+		/* The generation being sent is gone from the file. */
+		uint64_t	lost = st->target > st->cur.offset ?
+				    st->target - st->cur.offset : 0;
+
+		st->lost_bytes += lost;
+		slog(s, LOG_WARNING, "sink: %s generation %" PRIu64 " changed "
+		    "under the sink before it was all sent (%s): %" PRIu64
+		    " bytes from offset %" PRIu64 " cannot reach ClickHouse",
+		    sink_stream_name(st->id), st->cur.generation, r->why, lost,
+		    st->cur.offset);
+		close(st->fd);
+		st->fd = -1;
+		st->target = st->cur.offset;
+		st->pending_since = 0;
+		op_end(s, r);
+		return;
+	}
+	if (r->rc != 0) {
+		int	rc = r->rc;
+
+		s->rd = NULL;
+		read_free(r);
+		fail(s, "reading the ledger: ", strerror(-rc));
+		return;
+	}
+	if (r->nrows == 0) {
+		/* Nothing to send (blank or skipped lines): move on. */
+		st->cur = r->next;
+		pending_after(st, r);
+		save_request(s, st);
+		op_end(s, r);
+		return;
+	}
+	s->op = OP_POST;
+	s->requests++;
+	if (ch_client_post(s->http, s->insert_url, r->body.p, r->body.len,
+	    (long)s->timeout_ms, post_done, r) != 0) {
+		s->rd = NULL;
+		read_free(r);
+		fail(s, "", "cannot start a request (out of memory)");
+		return;
+	}
+	s->pending++;
+}
+
+static void
+post_done(void *arg, int rc, const char *err, const char *body, size_t len)
+{
+	struct sread	*r = arg;
+	struct sink	*s = r->s;
+	struct sstream	*st = r->st;
+
+	(void)body;
+	(void)len;
+	s->pending--;
+	if (rc != 0) {
+		s->rd = NULL;
+		read_free(r);
+		if (s->closing) {
+			free_maybe(s);
+			return;
+		}
+		/* ClickHouse may have been re-initialised (or emptied)
+		 * meanwhile: check the schema before the next insert */
+		s->schema_ok = 0;
+		fail(s, "insert: ", err);
+		return;
+	}
+	st->cur = r->next;
+	st->rows += r->nrows;
+	st->batches++;
+	s->rows += r->nrows;
+	s->batches++;
+	s->backoff_ms = 0;
+	s->last_ok_ms = now_ms();
+	pending_after(st, r);
+	save_request(s, st);
+	op_end(s, r);
+}
+
+/* --- the schema check ------------------------------------------------- */
+
+static void
+check_done(void *arg, int rc, const char *err, const char *body, size_t len)
+{
+	struct sink	*s = arg;
+	char		 why[CH_ERR_MAX], table[160], stmt[256], *u;
+
+	(void)len;
+	s->pending--;
+	if (s->closing) {
+		free_maybe(s);
+		return;
+	}
+	if (rc != 0) {
+		fail(s, schema_is_missing(err) ? "no sloptimize tables (run "
+		    "`sloptimize sink init --sink URL`): " : "schema check: ",
+		    err);
+		return;
+	}
+	rc = schema_meta_parse(body, &s->schema, why, sizeof(why));
+	if (rc == -EPROTONOSUPPORT) {
+		/* never write into a newer schema; nothing to retry */
+		s->refused = 1;
+		s->op = OP_IDLE;
+		snprintf(s->last_error, sizeof(s->last_error), "%s", why);
+		s->last_error_ms = now_ms();
+		slog(s, LOG_ERR, "sink: %s", why);
+		return;
+	}
+	if (rc != 0) {
+		fail(s, "", why);
+		return;
+	}
+	schema_table(s->url.db, &s->schema, table, sizeof(table));
+	snprintf(stmt, sizeof(stmt), "INSERT INTO %s FORMAT JSONEachRow", table);
+	/* A Distributed table answers once every shard has the rows, not
+	 * once they are queued on this server: the cursor may move. */
+	if ((u = ch_request_url(&s->url, stmt, s->schema.cluster[0] ?
+	    "insert_distributed_sync=1" : NULL)) == NULL) {
+		fail(s, "", "out of memory");
+		return;
+	}
+	free(s->insert_url);
+	s->insert_url = u;
+	s->schema_ok = 1;
+	s->op = OP_IDLE;
+	kick(s);
+}
+
+static void
+check_start(struct sink *s)
+{
+	int	rc;
+
+	s->op = OP_CHECK;
+	s->requests++;
+	rc = ch_client_post(s->http, s->check_url, s->check_sql,
+	    strlen(s->check_sql), (long)s->timeout_ms, check_done, s);
+	if (rc != 0) {
+		fail(s, "schema check: ", strerror(-rc));
+		return;
+	}
+	s->pending++;
+}
+
+/* --- the cycle -------------------------------------------------------- */
+
+/* The current generation is all sent (or lost): take the next one. */
+static void
+generation_switch(struct sink *s, struct sstream *st)
+{
+	if (st->fd >= 0)
+		close(st->fd);
+	st->fd = st->next_fd;
+	st->dgen = st->next_dgen;
+	st->target = st->next_target;
+	st->next_pending = 0;
+	st->next_fd = -1;
+	st->cur.generation++;
+	st->cur.offset = 0;
+	st->cur.hash_len = 0;
+	st->cur.hash = cursor_hash(NULL, 0);
+	st->verified = 1;
+	st->pending_since = st->target > 0 ? 1 : 0;
+	slog(s, LOG_INFO, "sink: %s: a new file content, sent as generation "
+	    "%" PRIu64, sink_stream_name(st->id), st->cur.generation);
+	save_request(s, st);
+}
+
+static int
+has_work(const struct sstream *st)
+{
+	return st->fd >= 0 && (st->cur.offset < st->target || !st->verified);
+}
+
+static void
+read_start(struct sink *s, struct sstream *st)
+{
+	struct sread	*r;
+	int		 rc;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		fail(s, "", "out of memory");
+		return;
+	}
+	r->s = s;
+	r->st = st;
+	r->fd = st->fd;
+	r->cur = st->cur;
+	r->verify = !st->verified && st->loaded;
+	r->target = st->target;
+	r->max_rows = s->batch_rows;
+	r->max_bytes = s->batch_bytes;
+	r->body.max = s->batch_bytes;
+	r->req.data = r;
+	if ((rc = uv_queue_work(s->loop, &r->req, read_work, read_after)) != 0) {
+		free(r);
+		fail(s, "", strerror(-rc));
+		return;
+	}
+	s->rd = r;
+	s->op = OP_READ;
+	s->pending++;
+}
+
+static void
+kick(struct sink *s)
+{
+	struct sstream	*st = NULL;
+	int		 i;
+	int64_t		 now, wait;
+
+	if (s->closing || s->refused || s->op != OP_IDLE)
+		return;
+	/* fixes first: they are few, and status depends on them */
+	for (i = SINK_NSTREAMS - 1; i >= 0; i--) {
+		struct sstream	*c = &s->st[i];
+
+		if (c->next_pending && (c->fd < 0 ||
+		    (c->verified && c->cur.offset >= c->target)))
+			generation_switch(s, c);
+		if (has_work(c)) {
+			st = c;
+			break;
+		}
+	}
+	if (st == NULL)
+		return;
+	if (!s->schema_ok) {
+		check_start(s);
+		return;
+	}
+	/* The age limit: wait for more unless a lot is waiting already. */
+	now = now_ms();
+	if (st->verified && st->target - st->cur.offset < SINK_EAGER_BYTES &&
+	    st->pending_since > 1 &&
+	    (wait = st->pending_since + (int64_t)s->batch_ms - now) > 0) {
+		if (!s->timer_armed) {
+			s->timer_armed = 1;
+			uv_timer_start(&s->timer, on_timer, (uint64_t)wait, 0);
+		}
+		return;
+	}
+	if (s->timer_armed) {
+		uv_timer_stop(&s->timer);
+		s->timer_armed = 0;
+	}
+	read_start(s, st);
+}
+
+void
+sink_advance(struct sink *s, enum sink_stream id, uint64_t gen, uint64_t end,
+    int fd)
+{
+	struct sstream	*st;
+
+	if (s == NULL || s->closing || (unsigned)id >= SINK_NSTREAMS)
+		return;
+	st = &s->st[id];
+	if (!st->has_dgen) {
+		/* the first word of this run about the stream */
+		st->has_dgen = 1;
+		st->dgen = gen;
+		if (fd >= 0 && st->fd < 0)
+			st->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (end > st->target)
+			st->target = end;
+	} else if (gen == st->dgen && !st->next_pending) {
+		if (end > st->target)
+			st->target = end;
+	} else if (st->next_pending && gen == st->next_dgen) {
+		if (end > st->next_target)
+			st->next_target = end;
+		return;
+	} else {
+		/* a new generation: the current one drains first */
+		if (st->next_pending) {
+			/* one announced and replaced before we reached it */
+			st->lost_generations++;
+			st->lost_bytes += st->next_target;
+			if (st->next_fd >= 0)
+				close(st->next_fd);
+		}
+		st->next_pending = 1;
+		st->next_dgen = gen;
+		st->next_target = end;
+		st->next_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	}
+	if (st->pending_since == 0 && st->target > st->cur.offset)
+		st->pending_since = now_ms();
+	kick(s);
+}
+
+/* --- life cycle ------------------------------------------------------- */
+
+static void
+stream_init(struct sink *s, struct sstream *st, enum sink_stream id,
+    uint32_t target_hash)
+{
+	char	why[CURSOR_WHY_MAX];
+	int	rc;
+
+	st->s = s;
+	st->id = id;
+	st->fd = st->next_fd = -1;
+	snprintf(st->cursor_path, sizeof(st->cursor_path),
+	    "%s/sink-%08x-%s.cursor", s->state_dir, target_hash,
+	    sink_stream_name(id));
+	rc = cursor_load(st->cursor_path, &st->cur, why, sizeof(why));
+	if (rc == 0)
+		st->loaded = 1;
+	else {
+		if (rc != -ENOENT)
+			slog(s, LOG_WARNING, "sink: %s: %s; sending %s from "
+			    "byte 0 (resent rows replace what ClickHouse "
+			    "holds)", st->cursor_path, rc == -EBADMSG ? why :
+			    strerror(-rc), sink_stream_name(id));
+		memset(&st->cur, 0, sizeof(st->cur));
+		st->cur.generation = 1;
+		st->cur.hash = cursor_hash(NULL, 0);
+	}
+}
+
+int
+sink_create(struct sink **out, uv_loop_t *loop, const struct sink_opts *o,
+    char *err, size_t cap)
+{
+	struct sink	*s;
+	const char	*base;
+	char		 target[CH_URL_MAX + CH_DB_MAX];
+	int		 rc, i;
+
+	*out = NULL;
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(err, cap, "out of memory");
+		return -ENOMEM;
+	}
+	s->loop = loop;
+	s->log = o->log;
+	s->log_arg = o->log_arg;
+	s->batch_rows = o->batch_rows ? o->batch_rows : SINK_BATCH_ROWS;
+	s->batch_bytes = o->batch_bytes ? o->batch_bytes : SINK_BATCH_BYTES;
+	if (s->batch_bytes < 64 * 1024)
+		s->batch_bytes = 64 * 1024;
+	s->batch_ms = o->batch_ms ? o->batch_ms : SINK_BATCH_MS;
+	s->timeout_ms = o->timeout_ms ? o->timeout_ms : SINK_TIMEOUT_MS;
+	s->backoff_max_ms = o->backoff_max_ms ? o->backoff_max_ms :
+	    SINK_BACKOFF_MAX_MS;
+	if (s->backoff_max_ms < SINK_BACKOFF_MIN_MS)
+		s->backoff_max_ms = SINK_BACKOFF_MIN_MS;
+	if ((rc = ch_url_parse(o->url, &s->url, err, cap)) != 0)
+		goto fail;
+	if (o->state_dir == NULL || snprintf(s->state_dir, sizeof(s->state_dir),
+	    "%s", o->state_dir) >= (int)sizeof(s->state_dir)) {
+		snprintf(err, cap, "sink: no state directory");
+		rc = -EINVAL;
+		goto fail;
+	}
+	for (i = (int)strlen(s->state_dir); i > 1 && s->state_dir[i - 1] == '/';
+	    i--)
+		s->state_dir[i - 1] = '\0';
+	base = strrchr(s->state_dir, '/');
+	snprintf(s->project, sizeof(s->project), "%s", o->project ? o->project :
+	    base ? base + 1 : s->state_dir);
+	if (o->machine != NULL)
+		snprintf(s->machine, sizeof(s->machine), "%s", o->machine);
+	else if ((rc = sink_machine_id(s->state_dir, s->machine)) != 0) {
+		snprintf(err, cap, "sink: no machine id beside %s: %s",
+		    s->state_dir, strerror(-rc));
+		goto fail;
+	}
+	/* The cursor belongs to one destination: another server or
+	 * database starts from byte 0 of what the file holds. */
+	snprintf(target, sizeof(target), "%s|%s", s->url.base, s->url.db);
+	for (i = 0; i < SINK_NSTREAMS; i++)
+		stream_init(s, &s->st[i], (enum sink_stream)i,
+		    fnv1a32(target, strlen(target)));
+	schema_meta_sql(s->url.db, s->check_sql, sizeof(s->check_sql));
+	if ((s->batch = batch_create(s->machine, s->project)) == NULL ||
+	    (s->check_url = ch_request_url(&s->url, NULL, NULL)) == NULL) {
+		snprintf(err, cap, "out of memory");
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if ((rc = ch_client_create(&s->http, loop)) != 0) {
+		snprintf(err, cap, "sink: cannot start the HTTP client: %s",
+		    strerror(-rc));
+		goto fail;
+	}
+	uv_timer_init(loop, &s->timer);
+	s->timer.data = s;
+	slog(s, LOG_INFO, "sink: sending to %s (database %s) as machine %s, "
+	    "project %s", s->url.shown, s->url.db, s->machine, s->project);
+	*out = s;
+	return 0;
+fail:
+	batch_destroy(s->batch);
+	free(s->check_url);
+	free(s);
+	return rc;
+}
+
+int
+sink_idle(const struct sink *s)
+{
+	int	i;
+
+	if (s->op != OP_IDLE)
+		return 0;
+	for (i = 0; i < SINK_NSTREAMS; i++)
+		if (s->st[i].cur.offset < s->st[i].target ||
+		    s->st[i].next_pending || s->st[i].save_inflight ||
+		    s->st[i].save_dirty)
+			return 0;
+	return 1;
+}
+
+static void
+add_u64(cJSON *o, const char *name, uint64_t v)
+{
+	cJSON_AddNumberToObject(o, name, (double)v);
+}
+
+static void
+add_time(cJSON *o, const char *name, int64_t ms)
+{
+	char	iso[32];
+
+	if (ms <= 0) {
+		cJSON_AddNullToObject(o, name);
+		return;
+	}
+	iso_format_ms(ms, iso);
+	cJSON_AddStringToObject(o, name, iso);
+}
+
+cJSON *
+sink_status_json(const struct sink *s)
+{
+	static const char *const ops[] = { "idle", "checking", "reading",
+					   "sending", "waiting" };
+	cJSON	*o = cJSON_CreateObject(), *streams;
+	uint64_t lag = 0;
+	int	 i;
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "url", s->url.shown);
+	cJSON_AddStringToObject(o, "database", s->url.db);
+	cJSON_AddStringToObject(o, "table", s->schema_ok ? s->schema.table :
+	    "");
+	cJSON_AddStringToObject(o, "machine", s->machine);
+	cJSON_AddStringToObject(o, "project", s->project);
+	cJSON_AddStringToObject(o, "state", s->refused ? "refused" :
+	    s->op == OP_WAIT ? "backoff" : ops[s->op]);
+	streams = cJSON_AddObjectToObject(o, "streams");
+	for (i = 0; i < SINK_NSTREAMS; i++) {
+		const struct sstream	*st = &s->st[i];
+		cJSON			*j = cJSON_AddObjectToObject(streams,
+					    sink_stream_name(st->id));
+		uint64_t		 l = st->target > st->cur.offset ?
+					    st->target - st->cur.offset : 0;
+
+		if (st->next_pending)
+			l += st->next_target;
+		lag += l;
+		add_u64(j, "generation", st->cur.generation);
+		add_u64(j, "acked", st->cur.offset);
+		add_u64(j, "announced", st->target);
+		add_u64(j, "lagBytes", l);
+		add_u64(j, "rows", st->rows);
+		add_u64(j, "batches", st->batches);
+		add_u64(j, "lostBytes", st->lost_bytes);
+		add_u64(j, "lostGenerations", st->lost_generations);
+		cJSON_AddStringToObject(j, "cursor", st->cursor_path);
+	}
+	add_u64(o, "lagBytes", lag);
+	add_u64(o, "rows", s->rows);
+	add_u64(o, "batches", s->batches);
+	add_u64(o, "requests", s->requests);
+	add_u64(o, "errors", s->errors);
+	if (s->last_error[0])
+		cJSON_AddStringToObject(o, "lastError", s->last_error);
+	else
+		cJSON_AddNullToObject(o, "lastError");
+	add_time(o, "lastErrorAt", s->last_error_ms);
+	add_time(o, "lastOkAt", s->last_ok_ms);
+	add_u64(o, "backoffMs", s->op == OP_WAIT ? s->backoff_ms : 0);
+	add_u64(o, "batchRows", s->batch_rows);
+	add_u64(o, "batchMs", s->batch_ms);
+	add_u64(o, "timeoutMs", s->timeout_ms);
+	return o;
+}
+
+static void
+free_maybe(struct sink *s)
+{
+	int	i;
+
+	if (!s->closing || s->pending > 0)
+		return;
+	for (i = 0; i < SINK_NSTREAMS; i++) {
+		struct sstream	*st = &s->st[i];
+		int		 rc;
+
+		/* what ClickHouse acknowledged since the last save */
+		if (st->save_dirty && (rc = cursor_save(st->cursor_path,
+		    &st->cur)) != 0)
+			slog(s, LOG_WARNING, "sink: cannot save %s: %s",
+			    st->cursor_path, strerror(-rc));
+		if (st->fd >= 0)
+			close(st->fd);
+		if (st->next_fd >= 0)
+			close(st->next_fd);
+	}
+	batch_destroy(s->batch);
+	free(s->check_url);
+	free(s->insert_url);
+	if (s->done != NULL)
+		s->done(s->done_arg);
+	free(s);
+}
+
+static void
+on_http_closed(void *arg)
+{
+	struct sink	*s = arg;
+
+	s->pending--;
+	free_maybe(s);
+}
+
+static void
+on_timer_closed(uv_handle_t *h)
+{
+	struct sink	*s = h->data;
+
+	s->pending--;
+	free_maybe(s);
+}
+
+void
+sink_close(struct sink *s, void (*done)(void *), void *arg)
+{
+	int	i;
+
+	if (s == NULL || s->closing)
+		return;
+	s->closing = 1;
+	s->done = done;
+	s->done_arg = arg;
+	for (i = 0; i < SINK_NSTREAMS; i++)
+		if (s->st[i].save_inflight)
+			s->st[i].save_dirty = 1;	/* saved again at the end */
+	if (s->op == OP_READ && s->rd != NULL)
+		uv_cancel((uv_req_t *)&s->rd->req);
+	s->pending += 2;
+	uv_timer_stop(&s->timer);
+	uv_close((uv_handle_t *)&s->timer, on_timer_closed);
+	ch_client_close(s->http, on_http_closed, s);
+}
