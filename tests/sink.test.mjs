@@ -1,0 +1,401 @@
+// The sink against a real ClickHouse (Debian's clickhouse-server, started
+// here on free loopback ports): two machines × two projects feeding one
+// server, the team catalogue equal to the C fold of the union of their
+// ledgers; kill -9 while sending; ClickHouse stopped and restarted
+// mid-stream; a ClickHouse that answers 500 or hangs (a proxy of ours in
+// front of the real one — the only fault that cannot be caused for real);
+// two servers as two shards behind a Distributed table.  Afterwards,
+// nothing lost and nothing doubled, checked key by key.
+//
+// One server set for the whole file (start-up is seconds); each test has
+// its own database.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { build, CLI, top, tmpdir, waitFor, appendFromProcess } from './lib.mjs';
+import { startClickHouses } from './clickhouse.mjs';
+
+const DRIVER = path.join(build, 'tests', 'sink_driver');
+const GEN = path.join(top, 'tests', 'genledger.py');
+const NOW = '2026-12-01T00:00:00.000Z';
+let ch;			// { base, servers: [A, B] }
+const children = new Set();
+
+before(async () => {
+  ch = await startClickHouses(2, { cluster: true });
+});
+
+after(async () => {
+  for (const c of children) try { c.kill('SIGKILL'); } catch { /* gone */ }
+  await Promise.all(ch.servers.map((s) => s.stop()));
+  fs.rmSync(ch.base, { recursive: true, force: true });
+});
+
+function gen(dir, ...args) {
+  const r = spawnSync('python3', [GEN, dir, '--json', ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+function cli(...args) {
+  const r = spawnSync(CLI, args, { encoding: 'utf8', maxBuffer: 256 << 20 });
+  return r;
+}
+
+function sinkInit(url, ...more) {
+  const r = cli('sink', 'init', '--sink', url, ...more);
+  assert.equal(r.status, 0, `sink init: ${r.stderr}`);
+  return r.stdout;
+}
+
+// A machine: its own state home (so its own machine-id), one project.
+function machine(root, name, { id } = {}) {
+  const home = path.join(root, `${name}-state`);
+  fs.mkdirSync(home, { recursive: true });
+  if (id) fs.writeFileSync(path.join(home, 'machine-id'), `${id}\n`);
+  return { name, home, projects: [] };
+}
+
+function project(m, root, pname, genArgs) {
+  const dir = path.join(root, `${m.name}-${pname}`);
+  const summary = genArgs ? gen(dir, ...genArgs) : null;
+  fs.mkdirSync(path.join(dir, '.sloptimize'), { recursive: true });
+  const p = { m, dir, pid: `${pname}-0000`, state: path.join(m.home, `${pname}-0000`),
+    status: path.join(root, `${m.name}-${pname}.status.json`), summary, driver: null };
+  m.projects.push(p);
+  return p;
+}
+
+function startDriver(p, url, extra = []) {
+  const log = fs.openSync(`${p.status}.log`, 'a');
+  const c = spawn(DRIVER, ['--project', p.dir, '--state-dir', p.state, '--sink', url,
+    '--status', p.status, '--batch-ms', '50', ...extra], { stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  children.add(c);
+  c.once('exit', () => children.delete(c));
+  p.driver = c;
+  return c;
+}
+
+async function stopDriver(p) {
+  const c = p.driver;
+  if (!c || c.exitCode !== null) return;
+  const gone = new Promise((r) => c.once('exit', r));
+  c.kill('SIGTERM');
+  await gone;
+  assert.equal(c.exitCode, 0, `driver exit: ${fs.readFileSync(`${p.status}.log`, 'utf8').slice(-800)}`);
+}
+
+function status(p) {
+  try { return JSON.parse(fs.readFileSync(p.status, 'utf8')); } catch { return null; }
+}
+
+function lines(file) {
+  if (!fs.existsSync(file)) return [];
+  const buf = fs.readFileSync(file);
+  const out = [];
+  let start = 0;
+  for (let i = 0; i < buf.length; i++) {
+    if (buf[i] !== 10) continue;
+    const text = buf.subarray(start, i).toString('utf8');
+    let rec = null;
+    try { rec = JSON.parse(text); } catch { /* not a record */ }
+    if (rec && typeof rec === 'object' && !Array.isArray(rec) && typeof rec.type === 'string' && rec.type)
+      out.push({ offset: start, text, rec });
+    start = i + 1;
+  }
+  return out;
+}
+
+function machineId(m) {
+  return fs.readFileSync(path.join(m.home, 'machine-id'), 'utf8').trim();
+}
+
+// Every record of every project, as the keys ClickHouse must hold.
+function expectedKeys(projects) {
+  const keys = new Set();
+  for (const p of projects)
+    for (const [stream, file] of [['perf', 'perf.jsonl'], ['fixes', 'fixes.jsonl']])
+      for (const l of lines(path.join(p.dir, '.sloptimize', file)))
+        keys.add(`${machineId(p.m)}|${p.pid}|${stream}|1|${l.offset}`);
+  return keys;
+}
+
+async function heldKeys(server, table) {
+  const rows = await server.rows(`SELECT machine, project, stream, generation, offset FROM ${table} FINAL`);
+  return rows.map((r) => `${r.machine}|${r.project}|${r.stream}|${r.generation}|${r.offset}`);
+}
+
+async function waitAllSent(server, table, projects, timeout = 60000) {
+  let want = '?';
+  await waitFor(async () => {
+    want = expectedKeys(projects).size;	// machine-id appears at start
+    const [{ n }] = await server.rows(`SELECT count() AS n FROM ${table} FINAL`);
+    return n >= want;
+  }, { timeout, interval: 100, what: `every record (${want}) in ${table}` });
+}
+
+// Nothing lost, nothing doubled: the deduplicated keys are exactly the
+// records of the files, and no key is held twice after FINAL.
+async function assertExact(server, table, projects) {
+  const want = expectedKeys(projects);
+  const held = await heldKeys(server, table);
+  assert.equal(new Set(held).size, held.length, 'a key held twice after FINAL');
+  const missing = [...want].filter((k) => !held.includes(k));
+  assert.deepEqual(missing.slice(0, 5), [], `${missing.length} records never reached ClickHouse`);
+  const extra = held.filter((k) => !want.has(k));
+  assert.deepEqual(extra.slice(0, 5), [], `${extra.length} rows that are no record`);
+  const [{ n }] = await server.rows(`SELECT count() AS n FROM ${table} FINAL`);
+  assert.equal(n, want.size);
+}
+
+// The C fold of the union of the ledgers, in the team's order: by `at`,
+// then machine, project, generation, offset (docs/team.md).
+function unionFold(projects, root) {
+  const dir = path.join(root, `union-${Math.random().toString(16).slice(2)}`);
+  fs.mkdirSync(path.join(dir, '.sloptimize'), { recursive: true });
+  for (const file of ['perf.jsonl', 'fixes.jsonl']) {
+    const all = [];
+    for (const p of projects)
+      for (const l of lines(path.join(p.dir, '.sloptimize', file))) {
+        const at = typeof l.rec.at === 'string' ? Date.parse(l.rec.at) : NaN;
+        all.push({ ...l, hasAt: Number.isFinite(at) ? 1 : 0, at: Number.isFinite(at) ? at : 0,
+          machine: machineId(p.m), project: p.pid });
+      }
+    all.sort((a, b) => a.hasAt - b.hasAt || a.at - b.at ||
+      (a.machine < b.machine ? -1 : a.machine > b.machine ? 1 : 0) ||
+      (a.project < b.project ? -1 : a.project > b.project ? 1 : 0) || a.offset - b.offset);
+    fs.writeFileSync(path.join(dir, '.sloptimize', file), all.map((l) => `${l.text}\n`).join(''));
+  }
+  const r = cli('issues', '--json', '--project', dir, '--now', NOW);
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+function localIds(p) {
+  const r = cli('issues', '--json', '--project', p.dir, '--now', NOW);
+  assert.equal(r.status, 0, r.stderr);
+  return new Set(JSON.parse(r.stdout).issues.map((i) => i.id));
+}
+
+function team(url, ...more) {
+  const r = cli('issues', '--team', '--sink', url, '--json', '--now', NOW, ...more);
+  assert.equal(r.status, 0, `issues --team: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+const FIELDS = ['key', 'type', 'phase', 'count', 'first', 'last', 'lastAgoMs', 'builds', 'worst',
+  'verdict', 'situation', 'status'];
+
+function assertEqualCatalogues(t, local, projects) {
+  const perMachine = projects.map((p) => ({ m: machineId(p.m), ids: localIds(p) }));
+  assert.equal(t.issues.length, local.issues.length, 'row count');
+  assert.ok(local.issues.length > 10, 'the ledgers made a catalogue worth comparing');
+  assert.deepEqual(t.issues.map((r) => r.id), local.issues.map((r) => r.id), 'rows and their order');
+  const byId = new Map(t.issues.map((r) => [r.id, r]));
+  let multi = 0;
+  for (const want of local.issues) {
+    const got = byId.get(want.id);
+    for (const f of FIELDS) assert.deepEqual(got[f], want[f], `${want.id}.${f}`);
+    assert.deepEqual(got.fixes.map((x) => [x.id, x.status, x.fixBuild]),
+      want.fixes.map((x) => [x.id, x.status, x.fixBuild]), `${want.id}.fixes`);
+    assert.deepEqual(got.proposals.map((x) => [x.id, x.status]),
+      want.proposals.map((x) => [x.id, x.status]), `${want.id}.proposals`);
+    const machines = new Set(perMachine.filter((x) => x.ids.has(want.id)).map((x) => x.m)).size;
+    assert.equal(got.machines, machines, `${want.id}.machines`);
+    if (machines > 1) multi++;
+  }
+  assert.ok(multi > 0, 'some causes happened on more than one machine');
+  for (const k of ['folded', 'incidents', 'fixes', 'rows', 'builds'])
+    assert.equal(t.counts[k], local.counts[k], `counts.${k}`);
+  // the schema of the local catalogue, plus machines
+  const v = spawnSync('node', [path.join(top, 'tests', 'validate.mjs'),
+    path.join(top, 'schemas', 'issues.json'), '-'],
+    { input: JSON.stringify(t), encoding: 'utf8' });
+  assert.equal(v.status, 0, `schema: ${v.stdout}${v.stderr}`);
+}
+
+test('two machines, two projects, one server: the team catalogue is the fold of the union', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-eq');
+  const url = A.url('eq');
+  sinkInit(url);
+  const m1 = machine(root, 'm1'), m2 = machine(root, 'm2');
+  // the same game on both machines, builds interleaved in time; another
+  // game alone on m2
+  const ps = [
+    project(m1, root, 'game', ['--records', '6000', '--seed', '7', '--start', '2026-09-01T09:00:00Z']),
+    project(m2, root, 'game', ['--records', '5000', '--seed', '7', '--start', '2026-09-01T09:20:00Z']),
+    project(m2, root, 'tools', ['--records', '3000', '--seed', '11', '--start', '2026-09-01T08:00:00Z']),
+  ];
+  for (const p of ps) startDriver(p, url);
+  await waitAllSent(A, 'eq.records', ps);
+  await assertExact(A, 'eq.records', ps);
+  assertEqualCatalogues(team(url), unionFold(ps, root), ps);
+  // the sink says it is idle and caught up
+  await waitFor(() => ps.every((p) => status(p)?.idle && status(p).sink.lagBytes === 0),
+    { what: 'every sink idle' });
+  for (const p of ps) await stopDriver(p);
+  // sink init again changes nothing
+  sinkInit(url);
+  await assertExact(A, 'eq.records', ps);
+});
+
+test('kill -9 while sending, then a restart: nothing lost, nothing doubled', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-kill');
+  const url = A.url('kill');
+  sinkInit(url);
+  const m = machine(root, 'm');
+  const p = project(m, root, 'game', ['--records', '20000', '--seed', '3']);
+  for (let round = 0; round < 3; round++) {
+    startDriver(p, url, ['--batch-rows', '300']);
+    const before = (await A.rows('SELECT count() AS n FROM kill.records'))[0].n;
+    // killed once rows are arriving and before all of them are in
+    await waitFor(async () => (await A.rows('SELECT count() AS n FROM kill.records'))[0].n > before,
+      { timeout: 30000, interval: 5, what: 'rows arriving' });
+    p.driver.kill('SIGKILL');
+    await new Promise((r) => p.driver.once('exit', r));
+  }
+  const [{ n: partial }] = await A.rows('SELECT count() AS n FROM kill.records FINAL');
+  assert.ok(partial < expectedKeys([p]).size, 'killed before everything was sent');
+  startDriver(p, url, ['--batch-rows', '300']);
+  await waitAllSent(A, 'kill.records', [p]);
+  await waitFor(() => status(p)?.idle, { what: 'the sink idle' });
+  await stopDriver(p);
+  await assertExact(A, 'kill.records', [p]);
+  // resent batches were stored again and merged away by FINAL
+  const [{ n: raw }] = await A.rows('SELECT count() AS n FROM kill.records');
+  assert.ok(raw >= expectedKeys([p]).size);
+});
+
+test('ClickHouse stopped and restarted mid-stream: the sink lags, then catches up', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-restart');
+  const url = A.url('rst');
+  sinkInit(url);
+  const m = machine(root, 'm');
+  const p = project(m, root, 'game', ['--records', '4000', '--seed', '5']);
+  const more = gen(path.join(root, 'more'), '--records', '3000', '--seed', '6',
+    '--start', '2026-09-02T09:00:00Z');
+  startDriver(p, url, ['--timeout-ms', '2000', '--backoff-max-ms', '500']);
+  await waitAllSent(A, 'rst.records', [p]);
+  await A.stop();
+  const extra = fs.readFileSync(path.join(root, 'more', '.sloptimize', 'perf.jsonl'), 'utf8');
+  appendFromProcess(path.join(p.dir, '.sloptimize', 'perf.jsonl'), extra);
+  // the tailer goes on (the cursor moves), the sink lags and says why
+  const size = fs.statSync(path.join(p.dir, '.sloptimize', 'perf.jsonl')).size;
+  const s = await waitFor(() => {
+    const st = status(p);
+    return st && st.perfCursor === size && st.sink.lagBytes > 0 && st.sink.errors > 0 &&
+      /refused|connect|Connection/i.test(st.sink.lastError || '') ? st : null;
+  }, { timeout: 20000, what: 'the sink lagging with an error while ClickHouse is down' });
+  assert.equal(s.sink.streams.perf.announced, size);
+  await A.start();
+  await waitAllSent(A, 'rst.records', [p], 90000);
+  await waitFor(() => status(p)?.idle, { what: 'the sink idle again' });
+  await stopDriver(p);
+  await assertExact(A, 'rst.records', [p]);
+  assert.ok(more.records > 0);
+});
+
+// A proxy in front of the real server: pass, answer 500 (before or after
+// ClickHouse stored the rows), or hang (before or after).
+function faultProxy(target) {
+  let mode = 'pass';
+  const hung = new Set();
+  const srv = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const m = mode;
+      if (m === '500') { res.writeHead(500); res.end('Code: 999, e.displayText() = proxy says 500'); return; }
+      if (m === 'hang') { hung.add(res); return; }
+      const r = await fetch(`http://127.0.0.1:${target}${req.url}`, { method: 'POST', body: Buffer.concat(chunks) });
+      const body = Buffer.from(await r.arrayBuffer());
+      if (m === 'commit-500') { res.writeHead(500); res.end('Code: 999, e.displayText() = stored, then 500'); return; }
+      if (m === 'commit-hang') { hung.add(res); return; }
+      res.writeHead(r.status, { 'Content-Type': 'text/plain' });
+      res.end(body);
+    });
+  });
+  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve({
+    port: srv.address().port,
+    set(m) { mode = m; },
+    close() { for (const r of hung) r.destroy(); srv.closeAllConnections(); srv.close(); },
+  })));
+}
+
+test('a ClickHouse that answers 500 or hangs, before or after storing: survived, exact', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-fault');
+  sinkInit(A.url('flt'));
+  const proxy = await faultProxy(A.http);
+  const url = `http://127.0.0.1:${proxy.port}/?database=flt`;
+  const m = machine(root, 'm');
+  const p = project(m, root, 'game', ['--records', '1500', '--seed', '8']);
+  const perf = path.join(p.dir, '.sloptimize', 'perf.jsonl');
+  const chunks = [];
+  for (let i = 0; i < 4; i++) {
+    const d = path.join(root, `part${i}`);
+    gen(d, '--records', '800', '--seed', String(20 + i), '--start', `2026-09-0${2 + i}T09:00:00Z`);
+    chunks.push(fs.readFileSync(path.join(d, '.sloptimize', 'perf.jsonl'), 'utf8'));
+  }
+  try {
+    startDriver(p, url, ['--timeout-ms', '700', '--backoff-max-ms', '300', '--batch-rows', '500']);
+    await waitAllSent(A, 'flt.records', [p]);
+    for (const [i, mode, why] of [[0, '500', /answered 500/], [1, 'hang', /[Tt]imeout|timed out/],
+      [2, 'commit-500', /answered 500/], [3, 'commit-hang', /[Tt]imeout|timed out/]]) {
+      const errs = status(p).sink.errors;
+      proxy.set(mode);
+      appendFromProcess(perf, chunks[i]);
+      await waitFor(() => {
+        const st = status(p);
+        return st && st.sink.errors >= errs + 2 && why.test(st.sink.lastError || '');
+      }, { timeout: 20000, what: `the sink failing on ${mode}` });
+      // the daemon side went on: every line was folded and announced
+      assert.equal(status(p).perfCursor, fs.statSync(perf).size);
+      proxy.set('pass');
+      await waitAllSent(A, 'flt.records', [p]);
+      await waitFor(() => status(p)?.idle, { what: `the sink idle after ${mode}` });
+    }
+    await stopDriver(p);
+    await assertExact(A, 'flt.records', [p]);
+  } finally {
+    proxy.close();
+  }
+});
+
+test('two shards behind a Distributed table: the same equality', async () => {
+  const [A, B] = ch.servers;
+  const root = tmpdir('sink-dist');
+  // the shards' local tables first, then the Distributed table on the
+  // server the daemons send to
+  sinkInit(B.url('dist'));
+  sinkInit(A.url('dist'), '--cluster', 'team');
+  const url = A.url('dist');
+  // machine ids chosen so that both shards hold rows
+  const ids = [];
+  for (let i = 0; ids.length < 2 && i < 64; i++) {
+    const id = `${i.toString(16).padStart(2, '0')}`.repeat(16);
+    const [{ s }] = await A.rows(`SELECT cityHash64('${id}', 'game-0000') % 2 AS s`);
+    if (!ids.some((x) => x.s === s)) ids.push({ id, s });
+  }
+  const m1 = machine(root, 'm1', { id: ids[0].id }), m2 = machine(root, 'm2', { id: ids[1].id });
+  const ps = [
+    project(m1, root, 'game', ['--records', '5000', '--seed', '7', '--start', '2026-09-01T09:00:00Z']),
+    project(m2, root, 'game', ['--records', '5000', '--seed', '7', '--start', '2026-09-01T09:30:00Z']),
+  ];
+  for (const p of ps) startDriver(p, url);
+  await waitAllSent(A, 'dist.records_all', ps);
+  for (const p of ps) await stopDriver(p);
+  await assertExact(A, 'dist.records_all', ps);
+  const [{ n: onA }] = await A.rows('SELECT count() AS n FROM dist.records FINAL');
+  const [{ n: onB }] = await B.rows('SELECT count() AS n FROM dist.records FINAL');
+  assert.ok(onA > 0 && onB > 0, `rows on both shards (${onA}, ${onB})`);
+  assert.equal(onA + onB, expectedKeys(ps).size);
+  assertEqualCatalogues(team(url), unionFold(ps, root), ps);
+});
