@@ -399,3 +399,28 @@ test('two shards behind a Distributed table: the same equality', async () => {
   assert.equal(onA + onB, expectedKeys(ps).size);
   assertEqualCatalogues(team(url), unionFold(ps, root), ps);
 });
+
+test('a newer schema is never written into: sink init and the sink both refuse', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-newer');
+  const url = A.url('newer');
+  sinkInit(url);
+  await A.query("INSERT INTO newer.meta (key, value, at) VALUES ('schema', '2', now() + 5)");
+  const r = cli('sink', 'init', '--sink', url);
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /schema 2, newer than this sloptimize's 1/);
+  const m = machine(root, 'm', { id: 'ab'.repeat(16) });
+  const p = project(m, root, 'game', ['--records', '300', '--seed', '4']);
+  startDriver(p, url);
+  const st = await waitFor(() => status(p)?.sink.state === 'refused' ? status(p) : null,
+    { what: 'the sink refusing' });
+  assert.match(st.sink.lastError, /newer than this sloptimize's 1/);
+  // it stays refused: no retry writes anything
+  const t = cli('issues', '--team', '--sink', url, '--json');
+  assert.equal(t.status, 4);
+  assert.match(t.stderr, /newer/);
+  assert.equal(status(p).sink.state, 'refused');
+  const [{ n }] = await A.rows('SELECT count() AS n FROM newer.records');
+  assert.equal(n, 0);
+  await stopDriver(p);
+});
