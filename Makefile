@@ -64,7 +64,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-sink install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -218,6 +218,10 @@ bench-wake: deps
 bench-http: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/http.sh $(BUILD)
+
+bench-sink: deps
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/sink.mjs $(BENCH_SINK_ARGS)
 
 # --- install ----------------------------------------------------------------
 

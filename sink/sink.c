@@ -51,7 +51,7 @@ enum sink_op { OP_IDLE, OP_CHECK, OP_READ, OP_POST, OP_WAIT };
 struct sstream {
 	struct sink	*s;
 	enum sink_stream id;
-	char		 cursor_path[PATH_MAX];
+	char		 cursor_path[PATH_MAX + 64];
 
 	/* What the owner announced. */
 	int		 has_dgen;
@@ -898,8 +898,8 @@ sink_create(struct sink **out, uv_loop_t *loop, const struct sink_opts *o,
 	    i--)
 		s->state_dir[i - 1] = '\0';
 	base = strrchr(s->state_dir, '/');
-	snprintf(s->project, sizeof(s->project), "%s", o->project ? o->project :
-	    base ? base + 1 : s->state_dir);
+	snprintf(s->project, sizeof(s->project), "%.255s", o->project ?
+	    o->project : base ? base + 1 : s->state_dir);
 	if (o->machine != NULL)
 		snprintf(s->machine, sizeof(s->machine), "%s", o->machine);
 	else if ((rc = sink_machine_id(s->state_dir, s->machine)) != 0) {
