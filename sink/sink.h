@@ -91,6 +91,19 @@ cJSON	*sink_status_json(const struct sink *s);
  * every byte announced is acknowledged and nothing is in flight. */
 int	sink_idle(const struct sink *s);
 
+/*
+ * The team catalogue (team.h) from this sink's ClickHouse, without
+ * blocking: the queries run on the sink's HTTP client, the finish on the
+ * thread pool, then done(arg, catalogue, NULL) — the caller owns the
+ * tree — or done(arg, NULL, reason) runs on the loop thread, exactly
+ * once (also when the sink closes first: "cancelled").  `q`'s strings
+ * are copied.  0, or -ENOMEM (done does not run).
+ */
+struct team_query;
+typedef void sink_team_fn(void *arg, cJSON *catalogue, const char *err);
+int	sink_team(struct sink *s, const struct team_query *q, int64_t now_ms,
+	    sink_team_fn *done, void *arg);
+
 /* Stop: cancel the request in flight, let running work come back, save
  * the cursors, free; `done` (may be NULL) runs after.  Accepts NULL. */
 void	sink_close(struct sink *s, void (*done)(void *), void *arg);

@@ -72,7 +72,9 @@ function project(m, root, pname, genArgs) {
 function startDriver(p, url, extra = []) {
   const log = fs.openSync(`${p.status}.log`, 'a');
   const c = spawn(DRIVER, ['--project', p.dir, '--state-dir', p.state, '--sink', url,
-    '--status', p.status, '--batch-ms', '50', ...extra], { stdio: ['ignore', log, log] });
+    '--status', p.status, '--batch-ms', '50', '--team-now', NOW,
+    '--team-out', path.join(path.dirname(p.dir), 'team-async.json'), ...extra],
+  { stdio: ['ignore', log, log] });
   fs.closeSync(log);
   children.add(c);
   c.once('exit', () => children.delete(c));
@@ -234,7 +236,16 @@ test('two machines, two projects, one server: the team catalogue is the fold of 
   for (const p of ps) startDriver(p, url);
   await waitAllSent(A, 'eq.records', ps);
   await assertExact(A, 'eq.records', ps);
-  assertEqualCatalogues(team(url), unionFold(ps, root), ps);
+  const local = unionFold(ps, root);
+  const viaCli = team(url);
+  assertEqualCatalogues(viaCli, local, ps);
+  // the daemon's path (sink_team on the loop): the same answer
+  const out = path.join(root, 'team-async.json');
+  ps[0].driver.kill('SIGUSR1');
+  const viaLoop = await waitFor(() => { try { return JSON.parse(fs.readFileSync(out, 'utf8')); } catch { return null; } },
+    { what: 'sink_team answer' });
+  assert.equal(viaLoop.error, undefined, viaLoop.error);
+  assert.deepEqual(viaLoop, viaCli);
   // the sink says it is idle and caught up
   await waitFor(() => ps.every((p) => status(p)?.idle && status(p).sink.lagBytes === 0),
     { what: 'every sink idle' });

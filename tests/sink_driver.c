@@ -23,7 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ledger/footprint.h"
+#include "ledger/ledger.h"
 #include "sink/sink.h"
+#include "sink/team.h"
 #include "watchers/statedir.h"
 #include "watchers/tailer.h"
 
@@ -32,7 +35,9 @@ struct drv {
 	struct tailer	 perf, fixes;
 	struct sink	*sink;
 	uint64_t	 gen[2];
-	uv_signal_t	 sterm, sint;
+	uv_signal_t	 sterm, sint, susr1;
+	const char	*team_out;
+	int64_t		 team_now;
 	uv_timer_t	 status_timer;
 	const char	*status_path;
 	char		*last_status;
@@ -164,6 +169,41 @@ on_status(uv_timer_t *t)
 }
 
 static void
+on_team(void *arg, cJSON *cat, const char *err)
+{
+	struct drv	*d = arg;
+	char		*txt, tmp[PATH_MAX + 8];
+	FILE		*f;
+
+	if (cat == NULL) {
+		cat = cJSON_CreateObject();
+		cJSON_AddStringToObject(cat, "error", err);
+	}
+	txt = cJSON_PrintUnformatted(cat);
+	cJSON_Delete(cat);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", d->team_out);
+	if (txt != NULL && (f = fopen(tmp, "w")) != NULL) {
+		fputs(txt, f);
+		fclose(f);
+		rename(tmp, d->team_out);
+	}
+	free(txt);
+}
+
+static void
+on_usr1(uv_signal_t *h, int sig)
+{
+	struct drv		*d = h->data;
+	struct team_query	 q = { NULL, NULL, 0, 0, LEDGER_NO_TIME,
+				    LEDGER_NO_TIME };
+
+	(void)sig;
+	if (d->team_out != NULL && !d->stopping &&
+	    sink_team(d->sink, &q, d->team_now, on_team, d) != 0)
+		fprintf(stderr, "sink_driver: sink_team failed\n");
+}
+
+static void
 on_closed(void *arg)
 {
 	(void)arg;
@@ -183,6 +223,7 @@ on_signal(uv_signal_t *h, int sig)
 	sink_close(d->sink, on_closed, NULL);
 	uv_close((uv_handle_t *)&d->sterm, NULL);
 	uv_close((uv_handle_t *)&d->sint, NULL);
+	uv_close((uv_handle_t *)&d->susr1, NULL);
 	if (d->status_path != NULL)
 		uv_close((uv_handle_t *)&d->status_timer, NULL);
 }
@@ -219,6 +260,10 @@ main(int argc, char **argv)
 			so.batch_ms = (unsigned)atoi(v);
 		else if (strcmp(k, "--timeout-ms") == 0)
 			so.timeout_ms = (unsigned)atoi(v);
+		else if (strcmp(k, "--team-out") == 0)
+			d.team_out = v;
+		else if (strcmp(k, "--team-now") == 0)
+			iso_parse_ms(v, strlen(v), &d.team_now);
 		else if (strcmp(k, "--backoff-max-ms") == 0)
 			so.backoff_max_ms = (unsigned)atoi(v);
 		else {
@@ -264,6 +309,9 @@ main(int argc, char **argv)
 	d.sterm.data = d.sint.data = &d;
 	uv_signal_start(&d.sterm, on_signal, SIGTERM);
 	uv_signal_start(&d.sint, on_signal, SIGINT);
+	uv_signal_init(&d.loop, &d.susr1);
+	d.susr1.data = &d;
+	uv_signal_start(&d.susr1, on_usr1, SIGUSR1);
 	if (d.status_path != NULL) {
 		uv_timer_init(&d.loop, &d.status_timer);
 		d.status_timer.data = &d;
