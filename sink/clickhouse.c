@@ -307,6 +307,66 @@ ch_query(const struct ch_url *u, const char *sql, const char *settings,
 	return rc;
 }
 
+int
+ch_query_all(const struct ch_url *u, const char *const *sql, int n,
+    const char *settings, long timeout_ms, struct ch_buf *outs, char *err,
+    size_t cap)
+{
+	CURLM		*m;
+	CURL		*e[8] = { NULL };
+	char		 errbuf[8][CURL_ERROR_SIZE], *url;
+	int		 i, running, rc = 0;
+
+	if (n > 8)
+		return -EINVAL;
+	uv_once(&ch_once, ch_global);
+	if ((url = ch_request_url(u, NULL, settings)) == NULL ||
+	    (m = curl_multi_init()) == NULL) {
+		free(url);
+		snprintf(err, cap, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		errbuf[i][0] = '\0';
+		if ((e[i] = curl_easy_init()) == NULL) {
+			rc = -ENOMEM;
+			snprintf(err, cap, "out of memory");
+			goto out;
+		}
+		easy_setup(e[i], url, sql[i], strlen(sql[i]), timeout_ms,
+		    &outs[i], errbuf[i]);
+		curl_multi_add_handle(m, e[i]);
+	}
+	do {
+		if (curl_multi_perform(m, &running) != CURLM_OK)
+			break;
+		if (running)
+			curl_multi_poll(m, NULL, 0, 1000, NULL);
+	} while (running);
+	for (;;) {
+		CURLMsg	*msg;
+		int	 left;
+
+		if ((msg = curl_multi_info_read(m, &left)) == NULL)
+			break;
+		if (msg->msg != CURLMSG_DONE || rc != 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (e[i] == msg->easy_handle)
+				rc = easy_result(e[i], msg->data.result,
+				    errbuf[i], &outs[i], err, cap);
+	}
+out:
+	for (i = 0; i < n; i++)
+		if (e[i] != NULL) {
+			curl_multi_remove_handle(m, e[i]);
+			curl_easy_cleanup(e[i]);
+		}
+	curl_multi_cleanup(m);
+	free(url);
+	return rc;
+}
+
 /* --- the loop side ---------------------------------------------------- */
 
 struct ch_req {

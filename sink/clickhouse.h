@@ -66,11 +66,21 @@ char	*ch_request_url(const struct ch_url *u, const char *stmt_in_url,
 /*
  * Blocking: run `sql` (as the body) and collect the answer.  0, or a
  * negative errno with a sentence in err: -ECONNREFUSED and friends from
- * the transport, -ETIMEDOUT, -EIO for an answer other than 200 (err holds
- * ClickHouse's reason).  *out holds the body on 0 and on -EIO.
+ * the transport, -ETIMEDOUT, -EPROTO for an answer other than 200 (err
+ * holds ClickHouse's reason), -EIO for another transport failure.  *out
+ * holds the body on 0 and on -EPROTO.
  */
 int	ch_query(const struct ch_url *u, const char *sql, const char *settings,
 	    long timeout_ms, struct ch_buf *out, char *err, size_t cap);
+
+/*
+ * Blocking, several at once: ClickHouse runs them side by side (the
+ * team catalogue's four statements).  outs[i] gets answer i.  0, or the
+ * first failure as ch_query's.
+ */
+int	ch_query_all(const struct ch_url *u, const char *const *sql, int n,
+	    const char *settings, long timeout_ms, struct ch_buf *outs,
+	    char *err, size_t cap);
 
 /* --- on a libuv loop -------------------------------------------------- */
 

@@ -61,27 +61,27 @@ team_sql(enum team_q which, const char *table, const struct team_query *q)
 		    q->include_automated ? "" : " AND automated = 0");
 		break;
 	case TEAM_Q_ROWS:
+		/* One tuple per pick (argMax of (type, phase, ctx, verdict)
+		 * rather than four argMax): each costs an order comparison
+		 * per row.  The worst key carries its own `at`. */
 		n = snprintf(out, cap,
 		    "SELECT footprint_id AS id, argMin(k, o1) AS key, "
-		    "argMax(t, o2) AS type, argMax(ph, o2) AS phase, "
-		    "argMax(cx, o2) AS ctx, argMax(vd, o2) AS verdict, "
+		    "argMax(tl, o2) AS tl, "
 		    "sum(n) AS count, minIf(fa, na > 0) AS first, "
 		    "maxIf(la, na > 0) AS last, sum(na) AS timed, "
 		    "length(groupUniqArrayArray(ms)) AS machines, "
 		    "arrayMap(x -> x.2, arraySort(arrayFilter(x -> x.2 != '', "
 		    "groupArray((o1, build))))) AS builds, "
-		    "min(wk) AS wkey, argMin(wat, wk) AS worst_at, "
+		    "min(wk) AS wkey, "
 		    "maxIf(la, build = '' AND na > 0) AS last_unbuilt, "
 		    "sumIf(na, build = '') AS unbuilt_timed "
 		    "FROM (SELECT footprint_id, build, "
 		    "min(" ORD ") AS o1, max(" ORD ") AS o2, "
 		    "argMin(footprint_key, " ORD ") AS k, "
-		    "argMax(type, " ORD ") AS t, argMax(phase, " ORD ") AS ph, "
-		    "argMax(ctx, " ORD ") AS cx, argMax(verdict, " ORD ") AS vd, "
+		    "argMax((type, phase, ctx, verdict), " ORD ") AS tl, "
 		    "count() AS n, minIf(at_ms, has_at = 1) AS fa, "
 		    "maxIf(at_ms, has_at = 1) AS la, countIf(has_at = 1) AS na, "
-		    "groupUniqArray(machine) AS ms, min(" WKEY ") AS wk, "
-		    "argMin((has_at, at_ms), " WKEY ") AS wat "
+		    "groupUniqArray(machine) AS ms, min(" WKEY ") AS wk "
 		    "FROM %s FINAL WHERE %s AND footprint_id != '' "
 		    "GROUP BY footprint_id, build) "
 		    "GROUP BY id FORMAT JSONEachRow", table, w);
@@ -151,6 +151,25 @@ str(const cJSON *o, const char *name)
 			    cJSON_GetObjectItemCaseSensitive(o, name));
 
 	return s ? s : "";
+}
+
+/* Element i of the array member `name`, a string, or "". */
+static const char *
+str_at(const cJSON *o, const char *name, int i)
+{
+	const char	*s = cJSON_GetStringValue(cJSON_GetArrayItem(
+			    cJSON_GetObjectItemCaseSensitive(o, name), i));
+
+	return s ? s : "";
+}
+
+static double
+num_at(const cJSON *o, const char *name, int i)
+{
+	const cJSON	*v = cJSON_GetArrayItem(
+			    cJSON_GetObjectItemCaseSensitive(o, name), i);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
 /* Fold one synthetic record built as a cJSON object. */
@@ -232,8 +251,8 @@ row_record(struct fin *f, const cJSON *o, const char *build, int64_t at)
 
 	if (rec == NULL)
 		return -ENOMEM;
-	cJSON_AddStringToObject(rec, "type", str(o, "type")[0] ?
-	    str(o, "type") : "incident");
+	cJSON_AddStringToObject(rec, "type", str_at(o, "tl", 0)[0] ?
+	    str_at(o, "tl", 0) : "incident");
 	if (build != NULL)
 		cJSON_AddStringToObject(rec, "build", build);
 	if (at != LEDGER_NO_TIME)
@@ -336,20 +355,24 @@ iso_or_null(int has, int64_t ms)
 	return cJSON_CreateString(iso);
 }
 
-/* The aggregates over the fold's row: everything but status and fixes. */
+/*
+ * The aggregates over the fold's row: everything but status and fixes.
+ * tl = [type, phase, ctx, verdict] of the last occurrence; wkey =
+ * [1 - has_value, -value, has_at, at_ms, …] of the worst.
+ */
 static void
 patch(cJSON *row, const cJSON *a, int64_t now_ms)
 {
-	const char	*type = str(a, "type"), *vtxt = str(a, "verdict");
+	const char	*type = str_at(a, "tl", 0), *vtxt = str_at(a, "tl", 3);
+	const char	*phase = str_at(a, "tl", 1);
 	const cJSON	*wk = cJSON_GetObjectItemCaseSensitive(a, "wkey");
-	const cJSON	*wat = cJSON_GetObjectItemCaseSensitive(a, "worst_at");
 	int		 timed = num(a, "timed") > 0;
 	cJSON		*w;
 
 	put(row, "key", cJSON_CreateString(str(a, "key")));
 	put(row, "type", cJSON_CreateString(type));
-	put(row, "phase", str(a, "phase")[0] ?
-	    cJSON_CreateString(str(a, "phase")) : cJSON_CreateNull());
+	put(row, "phase", phase[0] ? cJSON_CreateString(phase) :
+	    cJSON_CreateNull());
 	put(row, "count", cJSON_CreateNumber(num(a, "count")));
 	put(row, "first", iso_or_null(timed, (int64_t)num(a, "first")));
 	put(row, "last", iso_or_null(timed, (int64_t)num(a, "last")));
@@ -366,15 +389,12 @@ patch(cJSON *row, const cJSON *a, int64_t now_ms)
 		cJSON_AddStringToObject(w, "unit", strcmp(type, "jitter") == 0 ?
 		    "units" : "ms");
 		cJSON_AddItemToObject(w, "at", iso_or_null(
-		    cJSON_GetArraySize(wat) >= 2 &&
-		    cJSON_GetArrayItem(wat, 0)->valuedouble == 1,
-		    cJSON_GetArraySize(wat) >= 2 ?
-		    (int64_t)cJSON_GetArrayItem(wat, 1)->valuedouble : 0));
+		    num_at(a, "wkey", 2) == 1, (int64_t)num_at(a, "wkey", 3)));
 		put(row, "worst", w);
 	} else
 		put(row, "worst", NULL);
 	put(row, "verdict", vtxt[0] ? cJSON_Parse(vtxt) : NULL);
-	put(row, "situation", ledger_situation_json(str(a, "ctx")));
+	put(row, "situation", ledger_situation_json(str_at(a, "tl", 2)));
 	put(row, "machines", cJSON_CreateNumber(num(a, "machines")));
 }
 

@@ -28,12 +28,12 @@ static const char FIXES[] =
     "\\\"status\\\":\\\"proposed\\\",\\\"at\\\":\\\"1970-01-01T00:00:03.500Z\\\","
     "\\\"footprints\\\":[\\\"00000003\\\"]}\"}\n";
 #define ROW(id, type, builds, count, timed, wkey, unbuilt, lu) \
-    "{\"id\":\"" id "\",\"key\":\"k" id "\",\"type\":\"" type "\"," \
-    "\"phase\":\"play\",\"ctx\":\"a=b,c=d\",\"verdict\":\"{\\\"guess\\\":" \
-    "\\\"g\\\",\\\"confidence\\\":null,\\\"evidence\\\":\\\"e\\\"}\"," \
+    "{\"id\":\"" id "\",\"key\":\"k" id "\",\"tl\":[\"" type "\"," \
+    "\"play\",\"a=b,c=d\",\"{\\\"guess\\\":" \
+    "\\\"g\\\",\\\"confidence\\\":null,\\\"evidence\\\":\\\"e\\\"}\"]," \
     "\"count\":" #count ",\"first\":1000,\"last\":4500,\"timed\":" #timed \
     ",\"machines\":2,\"builds\":" builds ",\"wkey\":" wkey \
-    ",\"worst_at\":[1,1500],\"last_unbuilt\":" #lu ",\"unbuilt_timed\":" \
+    ",\"last_unbuilt\":" #lu ",\"unbuilt_timed\":" \
     #unbuilt "}\n"
 static const char ROWS[] =
     ROW("00000001", "hitch", "[\"b1\"]", 5, 5, "[0,-150.5,1,1500,\"m\",\"p\",1,7]", 0, 0)
