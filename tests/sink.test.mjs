@@ -435,3 +435,92 @@ test('a newer schema is never written into: sink init and the sink both refuse',
   assert.equal(n, 0);
   await stopDriver(p);
 });
+
+// Keys of one file's records as generation `gen` of machine m, project p.
+function keysOf(p, file, stream, gen) {
+  return lines(file).map((l) => `${machineId(p.m)}|${p.pid}|${stream}|${gen}|${l.offset}`);
+}
+
+async function assertKeys(server, table, want) {
+  const held = await heldKeys(server, table);
+  assert.equal(new Set(held).size, held.length, 'a key held twice after FINAL');
+  assert.deepEqual([...held].sort(), [...want].sort());
+}
+
+test('rotation while ClickHouse is away: the old file is sent to its end, the new one as generation 2', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-rot');
+  sinkInit(A.url('rot'));
+  const proxy = await faultProxy(A.http);
+  const url = `http://127.0.0.1:${proxy.port}/?database=rot`;
+  const m = machine(root, 'm', { id: 'cd'.repeat(16) });
+  const p = project(m, root, 'game', ['--records', '500', '--seed', '9']);
+  const perf = path.join(p.dir, '.sloptimize', 'perf.jsonl');
+  const part = (seed, start) => {
+    const d = path.join(root, `p${seed}`);
+    gen(d, '--records', '400', '--seed', String(seed), '--start', start);
+    return fs.readFileSync(path.join(d, '.sloptimize', 'perf.jsonl'), 'utf8');
+  };
+  try {
+    startDriver(p, url, ['--timeout-ms', '700', '--backoff-max-ms', '200']);
+    await waitAllSent(A, 'rot.records', [p]);
+    proxy.set('500');
+    appendFromProcess(perf, part(31, '2026-09-03T09:00:00Z'));	// not sent yet
+    await waitFor(() => status(p)?.perfCursor === fs.statSync(perf).size, { what: 'the tail folded' });
+    const old = `${perf}.1`;
+    fs.renameSync(perf, old);
+    appendFromProcess(perf, part(32, '2026-09-04T09:00:00Z'));
+    await waitFor(() => status(p)?.sink.streams.perf.announced > 0 &&
+      status(p).sink.lagBytes > fs.statSync(perf).size, { what: 'the new file announced' });
+    proxy.set('pass');
+    const want = [...keysOf(p, old, 'perf', 1), ...keysOf(p, perf, 'perf', 2),
+      ...keysOf(p, path.join(p.dir, '.sloptimize', 'fixes.jsonl'), 'fixes', 1)];
+    await waitFor(async () => (await heldKeys(A, 'rot.records')).length >= want.length,
+      { timeout: 30000, what: 'both files in ClickHouse' });
+    await waitFor(() => status(p)?.idle, { what: 'the sink idle' });
+    assert.equal(status(p).sink.streams.perf.lostBytes, 0);
+    assert.equal(status(p).sink.streams.perf.generation, 2);
+    await stopDriver(p);
+    await assertKeys(A, 'rot.records', want);
+  } finally {
+    proxy.close();
+  }
+});
+
+test('truncated while unsent: the lost bytes are counted, the new content is generation 2', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-trunc');
+  sinkInit(A.url('trc'));
+  const proxy = await faultProxy(A.http);
+  const url = `http://127.0.0.1:${proxy.port}/?database=trc`;
+  const m = machine(root, 'm', { id: 'ef'.repeat(16) });
+  const p = project(m, root, 'game', ['--records', '2000', '--seed', '12']);
+  const perf = path.join(p.dir, '.sloptimize', 'perf.jsonl');
+  const fixes = path.join(p.dir, '.sloptimize', 'fixes.jsonl');
+  try {
+    startDriver(p, url, ['--timeout-ms', '700', '--backoff-max-ms', '200']);
+    await waitAllSent(A, 'trc.records', [p]);
+    const sent = keysOf(p, perf, 'perf', 1);
+    const sentSize = fs.statSync(perf).size;
+    proxy.set('500');
+    const tail = lines(perf).slice(0, 50).map((l) => `${l.text}\n`).join('');
+    appendFromProcess(perf, tail);				// announced, never sent
+    await waitFor(() => status(p)?.perfCursor === sentSize + Buffer.byteLength(tail),
+      { what: 'the tail folded' });
+    // truncated in place and rewritten shorter
+    const fresh = lines(perf).slice(0, 100).map((l) => `${l.text}\n`).join('');
+    fs.truncateSync(perf, 0);
+    appendFromProcess(perf, fresh);
+    await waitFor(() => status(p)?.sink.streams.perf.lostBytes > 0, { what: 'the loss counted' });
+    proxy.set('pass');
+    const want = [...sent, ...keysOf(p, perf, 'perf', 2), ...keysOf(p, fixes, 'fixes', 1)];
+    await waitFor(async () => (await heldKeys(A, 'trc.records')).length >= want.length,
+      { timeout: 30000, what: 'the new content in ClickHouse' });
+    await waitFor(() => status(p)?.idle, { what: 'the sink idle' });
+    assert.equal(status(p).sink.streams.perf.lostBytes, Buffer.byteLength(tail));
+    await stopDriver(p);
+    await assertKeys(A, 'trc.records', want);
+  } finally {
+    proxy.close();
+  }
+});
