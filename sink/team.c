@@ -112,7 +112,8 @@ team_sql(enum team_q which, const char *table, const struct team_query *q)
 
 /* --- reading the answers ---------------------------------------------- */
 
-/* Each line of a JSONEachRow body, parsed; fn returns 0 to go on. */
+/* Each line of a JSONEachRow body, parsed; fn returns 0 to go on (the
+ * object is freed), 1 when it kept the object, < 0 to stop. */
 static int
 each_line(const char *body, int (*fn)(void *, cJSON *), void *arg)
 {
@@ -128,8 +129,10 @@ each_line(const char *body, int (*fn)(void *, cJSON *), void *arg)
 		if (n > 0) {
 			if ((o = cJSON_ParseWithLength(p, n)) == NULL)
 				return -EINVAL;
-			rc = fn(arg, o);
-			cJSON_Delete(o);
+			if ((rc = fn(arg, o)) == 1)
+				rc = 0;
+			else
+				cJSON_Delete(o);
 		}
 		p = nl ? nl + 1 : NULL;
 	}
@@ -196,12 +199,26 @@ add_iso(cJSON *o, const char *name, int64_t ms)
 	cJSON_AddStringToObject(o, name, iso);
 }
 
+struct tbuild {
+	char		*name;
+	size_t		 index;		/* in the team's build order */
+};
+
+static int
+tbuild_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tbuild *)a)->name,
+	    ((const struct tbuild *)b)->name);
+}
+
 struct fin {
 	struct ledger	*l;
 	uint64_t	 off;
 	struct trow	*rows;
 	size_t		 nrows, caprows;
 	uint64_t	 builds;
+	struct tbuild	*order;		/* by name: each build's index */
+	size_t		 norder, caporder;
 };
 
 struct trow {
@@ -221,6 +238,22 @@ on_build(void *arg, cJSON *o)
 
 	if (rec == NULL)
 		return -ENOMEM;
+	if (f->norder == f->caporder) {
+		size_t		 n = f->caporder ? f->caporder * 2 : 64;
+		struct tbuild	*nb = realloc(f->order, n * sizeof(*nb));
+
+		if (nb == NULL) {
+			cJSON_Delete(rec);
+			return -ENOMEM;
+		}
+		f->order = nb;
+		f->caporder = n;
+	}
+	if ((f->order[f->norder].name = strdup(str(o, "build"))) == NULL) {
+		cJSON_Delete(rec);
+		return -ENOMEM;
+	}
+	f->order[f->norder++].index = (size_t)f->builds;
 	f->builds++;
 	/* a type no fold knows: it only makes the build exist, in order,
 	 * with the `at` of its first record */
@@ -264,27 +297,44 @@ row_record(struct fin *f, const cJSON *o, const char *build, int64_t at)
 	return fold_obj(f->l, rec, &f->off);
 }
 
+/*
+ * What status needs of a row is its latest build in the team's order and
+ * its latest occurrence without a build (ledger.c's row_status): one
+ * synthetic record for each, whatever the row's size.  Its other fields
+ * come from the aggregates (patch()).
+ */
 static int
 on_row(void *arg, cJSON *o)
 {
 	struct fin	*f = arg;
-	const char	*id = str(o, "id");
+	const char	*id = str(o, "id"), *top = NULL;
 	const cJSON	*b, *builds = cJSON_GetObjectItemCaseSensitive(o,
 			    "builds");
 	struct trow	*t;
 	uint32_t	 v;
+	double		 best = -1;
 	int		 rc, any = 0;
 
 	if (footprint_parse_hex(id, strlen(id), &v) != 0)
 		return 0;	/* not a footprint the fold could have made */
 	cJSON_ArrayForEach(b, builds) {
+		struct tbuild	 key, *ix;
+
 		if (!cJSON_IsString(b))
 			continue;
-		if ((rc = row_record(f, o, b->valuestring, LEDGER_NO_TIME)) != 0)
+		key.name = b->valuestring;
+		if ((ix = bsearch(&key, f->order, f->norder, sizeof(*f->order),
+		    tbuild_cmp)) != NULL && (double)ix->index > best) {
+			best = (double)ix->index;
+			top = b->valuestring;
+		}
+	}
+	if (top != NULL) {
+		if ((rc = row_record(f, o, top, LEDGER_NO_TIME)) != 0)
 			return rc;
 		any = 1;
 	}
-	/* an occurrence with no build regresses a fix later than it */
+	/* an occurrence with no build regresses a fix older than it */
 	if (num(o, "unbuilt_timed") > 0) {
 		if ((rc = row_record(f, o, NULL,
 		    (int64_t)num(o, "last_unbuilt"))) != 0)
@@ -305,13 +355,12 @@ on_row(void *arg, cJSON *o)
 	t = &f->rows[f->nrows];
 	memset(t, 0, sizeof(*t));
 	t->id = v;
-	if ((t->agg = cJSON_Duplicate(o, 1)) == NULL)
-		return -ENOMEM;
+	t->agg = o;		/* kept: each_line does not free it */
 	t->count = (uint64_t)num(o, "count");
 	t->last = num(o, "timed") > 0 ? (int64_t)num(o, "last") :
 	    LEDGER_NO_TIME;
 	f->nrows++;
-	return 0;
+	return 1;
 }
 
 static int
@@ -422,7 +471,9 @@ team_catalogue(const char *const ans[TEAM_NQ], const struct team_query *q,
 
 	if ((f.l = ledger_create(&lo)) == NULL)
 		goto nomem;
-	if ((rc = each_line(ans[TEAM_Q_BUILDS], on_build, &f)) != 0 ||
+	if ((rc = each_line(ans[TEAM_Q_BUILDS], on_build, &f)) == 0)
+		qsort(f.order, f.norder, sizeof(*f.order), tbuild_cmp);
+	if (rc != 0 ||
 	    (rc = each_line(ans[TEAM_Q_FIXES], on_fix, &f)) != 0 ||
 	    (rc = each_line(ans[TEAM_Q_ROWS], on_row, &f)) != 0 ||
 	    (rc = each_line(ans[TEAM_Q_COUNTS], on_counts, &counts)) != 0) {
@@ -473,16 +524,11 @@ team_catalogue(const char *const ans[TEAM_NQ], const struct team_query *q,
 			continue;
 		if (q->limit && n >= q->limit)
 			break;
-		cJSON_AddItemReferenceToArray(issues, r);
+		/* moved, not copied, out of the fold's catalogue */
+		cJSON_DetachItemViaPointer(cJSON_GetObjectItemCaseSensitive(cat,
+		    "issues"), r);
+		cJSON_AddItemToArray(issues, r);
 		n++;
-	}
-	/* references into cat: make them real before cat goes */
-	{
-		cJSON	*real = cJSON_Duplicate(issues, 1);
-
-		if (real == NULL)
-			goto nomem;
-		cJSON_ReplaceItemInObjectCaseSensitive(out, "issues", real);
 	}
 	cJSON_AddItemToObject(out, "skipped", cJSON_CreateArray());
 	goto out;
@@ -494,6 +540,9 @@ out:
 	for (i = 0; i < f.nrows; i++)
 		cJSON_Delete(f.rows[i].agg);
 	free(f.rows);
+	for (i = 0; i < f.norder; i++)
+		free(f.order[i].name);
+	free(f.order);
 	cJSON_Delete(cat);
 	cJSON_Delete(counts);
 	ledger_destroy(f.l);
