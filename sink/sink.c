@@ -120,6 +120,8 @@ struct sink {
 	struct sstream	 st[SINK_NSTREAMS];
 	enum sink_op	 op;
 	struct sread	*rd;		/* in flight: READ or POST */
+	struct sread	*ahead;		/* the next batch, read while rd posts */
+	int		 ahead_done, ahead_stale;
 	uv_timer_t	 timer;		/* backoff and batch age */
 	int		 timer_armed;
 
@@ -509,24 +511,15 @@ op_end(struct sink *s, struct sread *r)
 	kick(s);
 }
 
+static void	ahead_start(struct sink *, struct sstream *, const struct sread *);
+
+/* What a finished read means: a new generation, a loss, an error, an
+ * empty stretch to step over, or rows to POST. */
 static void
-read_after(uv_work_t *req, int status)
+read_result(struct sink *s, struct sread *r)
 {
-	struct sread	*r = req->data;
-	struct sink	*s = r->s;
 	struct sstream	*st = r->st;
 
-	s->pending--;
-	if (status != 0 || s->closing) {
-		s->rd = NULL;
-		read_free(r);
-		s->op = OP_IDLE;
-		if (s->closing)
-			free_maybe(s);
-		else
-			kick(s);
-		return;
-	}
 	if (r->restarted) {
 		slog(s, LOG_NOTICE, "sink: %s is not the content the sink "
 		    "cursor points into (%s): sending it as generation %" PRIu64,
@@ -579,6 +572,61 @@ read_after(uv_work_t *req, int status)
 		return;
 	}
 	s->pending++;
+	/* Cut by a limit: the sink is behind.  Read the next batch while
+	 * this one is in flight, so building rows here and inserting them
+	 * there overlap; it is posted only if this one is acknowledged. */
+	if (r->end < r->target && s->ahead == NULL && !st->next_pending)
+		ahead_start(s, st, r);
+}
+
+static void
+read_after(uv_work_t *req, int status)
+{
+	struct sread	*r = req->data;
+	struct sink	*s = r->s;
+
+	s->pending--;
+	if (r == s->ahead) {
+		/* A read-ahead: the POST before it decides what becomes of
+		 * it, unless that already failed. */
+		if (status != 0 || s->closing || s->ahead_stale) {
+			s->ahead = NULL;
+			s->ahead_stale = s->ahead_done = 0;
+			read_free(r);
+			if (s->closing)
+				free_maybe(s);
+			else
+				kick(s);
+			return;
+		}
+		s->ahead_done = 1;
+		return;
+	}
+	if (status != 0 || s->closing) {
+		s->rd = NULL;
+		read_free(r);
+		s->op = OP_IDLE;
+		if (s->closing)
+			free_maybe(s);
+		else
+			kick(s);
+		return;
+	}
+	read_result(s, r);
+}
+
+/* The POST before a read-ahead failed: the read-ahead is for nothing. */
+static void
+ahead_drop(struct sink *s)
+{
+	if (s->ahead == NULL)
+		return;
+	if (s->ahead_done) {
+		read_free(s->ahead);
+		s->ahead = NULL;
+		s->ahead_done = 0;
+	} else
+		s->ahead_stale = 1;	/* read_after frees it */
 }
 
 static void
@@ -594,6 +642,7 @@ post_done(void *arg, int rc, const char *err, const char *body, size_t len)
 	if (rc != 0) {
 		s->rd = NULL;
 		read_free(r);
+		ahead_drop(s);
 		if (s->closing) {
 			free_maybe(s);
 			return;
@@ -613,6 +662,22 @@ post_done(void *arg, int rc, const char *err, const char *body, size_t len)
 	s->last_ok_ms = now_ms();
 	pending_after(st, r);
 	save_request(s, st);
+	if (s->ahead != NULL && !s->closing) {
+		/* the next batch was read meanwhile: it starts where this
+		 * one ended */
+		struct sread	*a = s->ahead;
+
+		read_free(r);
+		s->ahead = NULL;
+		s->rd = a;
+		s->op = OP_READ;
+		if (s->ahead_done) {
+			s->ahead_done = 0;
+			read_result(s, a);
+		}
+		/* else its read_after finds it in s->rd */
+		return;
+	}
 	op_end(s, r);
 }
 
@@ -742,6 +807,32 @@ read_start(struct sink *s, struct sstream *st)
 	s->pending++;
 }
 
+/* The batch after `prev`, assuming prev is acknowledged. */
+static void
+ahead_start(struct sink *s, struct sstream *st, const struct sread *prev)
+{
+	struct sread	*a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return;		/* no harm: it is read after the POST */
+	a->s = s;
+	a->st = st;
+	a->fd = st->fd;
+	a->cur = prev->next;
+	a->target = st->target;
+	a->max_rows = s->batch_rows;
+	a->max_bytes = s->batch_bytes;
+	a->body.max = s->batch_bytes;
+	a->req.data = a;
+	if (uv_queue_work(s->loop, &a->req, read_work, read_after) != 0) {
+		free(a);
+		return;
+	}
+	s->ahead = a;
+	s->ahead_done = s->ahead_stale = 0;
+	s->pending++;
+}
+
 static void
 kick(struct sink *s)
 {
@@ -749,7 +840,9 @@ kick(struct sink *s)
 	int		 i;
 	int64_t		 now, wait;
 
-	if (s->closing || s->refused || s->op != OP_IDLE)
+	/* A read-ahead still on the pool (its POST failed) holds the row
+	 * builder, which is one thread's at a time: wait for it. */
+	if (s->closing || s->refused || s->op != OP_IDLE || s->ahead != NULL)
 		return;
 	/* fixes first: they are few, and status depends on them */
 	for (i = SINK_NSTREAMS - 1; i >= 0; i--) {
@@ -1130,7 +1223,7 @@ sink_idle(const struct sink *s)
 {
 	int	i;
 
-	if (s->op != OP_IDLE)
+	if (s->op != OP_IDLE || s->ahead != NULL)
 		return 0;
 	for (i = 0; i < SINK_NSTREAMS; i++)
 		if (s->st[i].cur.offset < s->st[i].target ||
@@ -1238,6 +1331,7 @@ free_maybe(struct sink *s)
 		if (st->next_fd >= 0)
 			close(st->next_fd);
 	}
+	read_free(s->ahead);	/* read, never posted */
 	batch_destroy(s->batch);
 	free(s->check_url);
 	free(s->insert_url);
@@ -1279,6 +1373,8 @@ sink_close(struct sink *s, void (*done)(void *), void *arg)
 			s->st[i].save_dirty = 1;	/* saved again at the end */
 	if (s->op == OP_READ && s->rd != NULL)
 		uv_cancel((uv_req_t *)&s->rd->req);
+	if (s->ahead != NULL && !s->ahead_done)
+		uv_cancel((uv_req_t *)&s->ahead->req);
 	s->pending += 2;
 	uv_timer_stop(&s->timer);
 	uv_close((uv_handle_t *)&s->timer, on_timer_closed);

@@ -106,7 +106,11 @@ export async function startClickHouses(n, { cluster = false } = {}) {
     writeConfig(dir, p.http, p.tcp, cluster ? ports : null);
     return new ClickHouse(dir, p.http, p.tcp);
   });
-  process.on('exit', () => { for (const s of servers) try { s.proc?.kill('SIGKILL'); } catch { /* gone */ } });
+  // never leave a server behind, however the test run ends
+  const killAll = () => { for (const s of servers) try { s.proc?.kill('SIGKILL'); } catch { /* gone */ } };
+  process.on('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+    process.once(sig, () => { killAll(); process.exit(1); });
   await Promise.all(servers.map((s) => s.start()));
   return { base, servers };
 }
