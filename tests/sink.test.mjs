@@ -249,6 +249,12 @@ test('two machines, two projects, one server: the team catalogue is the fold of 
   // the sink says it is idle and caught up
   await waitFor(() => ps.every((p) => status(p)?.idle && status(p).sink.lagBytes === 0),
     { what: 'every sink idle' });
+  for (const p of ps) {
+    const v = spawnSync('node', [path.join(top, 'tests', 'validate.mjs'),
+      path.join(top, 'schemas', 'sink-status.json'), '-'],
+    { input: JSON.stringify(status(p).sink), encoding: 'utf8' });
+    assert.equal(v.status, 0, `sink status schema: ${v.stdout}${v.stderr}`);
+  }
   for (const p of ps) await stopDriver(p);
   // sink init again changes nothing
   sinkInit(url);
