@@ -27,22 +27,9 @@
 
 #include "daemon/api.h"
 #include "daemon/snapshot.h"
+#include "ledger/footprint.h"
 #include "ledger/jscan.h"
 #include "ledger/ledger.h"
-
-uint64_t
-snapshot_hash(const void *p, size_t n)
-{
-	const unsigned char	*s = p;
-	uint64_t		 h = 0xcbf29ce484222325ull;
-	size_t			 i;
-
-	for (i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 struct part {
 	uint64_t	 size, from;
@@ -217,7 +204,7 @@ snapshot_build(const char *perf, const char *fixes, uint64_t bytes,
 	memcpy(b->data + pre, txt, n);
 	b->data[pre + n] = '\n';
 	snprintf(etag, 48, "\"l%016llx%llx\"",
-	    (unsigned long long)snapshot_hash(b->data + pre, b->len),
+	    (unsigned long long)fnv1a64(b->data + pre, b->len),
 	    (unsigned long long)b->len);
 	*out = b;
 	rc = 0;

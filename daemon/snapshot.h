@@ -26,7 +26,4 @@ struct api_blob;
 int	snapshot_build(const char *perf, const char *fixes, uint64_t bytes,
 	    size_t pre, struct api_blob **out, char etag[48]);
 
-/* 64-bit FNV-1a, for ETags. */
-uint64_t snapshot_hash(const void *p, size_t n);
-
 #endif

@@ -24,6 +24,7 @@
 #include "daemon/api.h"
 #include "daemon/snapshot.h"
 #include "daemon/static.h"
+#include "ledger/footprint.h"
 
 #define STATIC_MAX	(16u << 20)
 
@@ -177,7 +178,7 @@ static_read(const char *root, const char *rel, size_t pre,
 	b->refs = 1;
 	b->len = got;
 	snprintf(etag, 48, "\"s%016llx%llx\"",
-	    (unsigned long long)snapshot_hash(b->data + pre, got),
+	    (unsigned long long)fnv1a64(b->data + pre, got),
 	    (unsigned long long)got);
 	*out = b;
 	rc = 0;

@@ -26,24 +26,17 @@
 
 #define CURSOR_MAGIC	"sloptimize-cursor 1\n"
 #define CURSOR_FILE_MAX	1024	/* a real cursor is ~150 bytes */
-#define FNV64_PRIME	0x100000001b3ULL
 
 uint64_t
 cursor_hash_more(uint64_t h, const void *data, size_t len)
 {
-	const unsigned char	*p = data;
-
-	while (len-- > 0) {
-		h ^= *p++;
-		h *= FNV64_PRIME;
-	}
-	return h;
+	return fnv1a64_more(h, data, len);
 }
 
 uint64_t
 cursor_hash(const void *data, size_t len)
 {
-	return cursor_hash_more(CURSOR_HASH_INIT, data, len);
+	return fnv1a64(data, len);
 }
 
 static void

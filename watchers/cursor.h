@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ledger/footprint.h"
+
 #define CURSOR_WINDOW	4096	/* bytes hashed just before the offset */
 #define CURSOR_WHY_MAX	256	/* room for a reason string */
 
@@ -37,8 +39,9 @@ struct cursor {
 	uint64_t	hash;		/* cursor_hash of those bytes */
 };
 
-/* FNV-1a 64 of the window; _more continues a running hash. */
-#define CURSOR_HASH_INIT	0xcbf29ce484222325ULL
+/* FNV-1a 64 (ledger/footprint.h) of the window; _more continues a
+ * running hash. */
+#define CURSOR_HASH_INIT	FNV1A64_INIT
 uint64_t	cursor_hash(const void *data, size_t len);
 uint64_t	cursor_hash_more(uint64_t h, const void *data, size_t len);
 
