@@ -7,7 +7,6 @@
  * DESIGN §11: 0 ok, 1 findings, 2 usage, 4 nothing to read.
  */
 #include <sys/stat.h>
-#include <sys/statfs.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -24,6 +23,7 @@
 #include "ledger/footprint.h"
 #include "notifier/desktop.h"
 #include "verbs.h"
+#include "watchers/fstrust.h"
 #include "watchers/statedir.h"
 
 static int
@@ -784,34 +784,6 @@ check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 		    "note", name, msg);
 }
 
-/* Which backend a watch on `dir` gets, as the daemon decides it. */
-static const char *
-fs_backend(const char *dir, char *why, size_t cap)
-{
-	struct statfs	sf;
-
-	if (statfs(dir, &sf) == -1) {
-		snprintf(why, cap, "cannot statfs %s: %s", dir,
-		    strerror(errno));
-		return "poll";
-	}
-	switch ((unsigned long)sf.f_type) {
-	case 0x6969: snprintf(why, cap, "NFS: inotify misses remote writes");
-		return "poll";
-	case 0x517b: case 0xff534d42: case 0xfe534d42:
-		snprintf(why, cap, "SMB/CIFS: inotify misses remote writes");
-		return "poll";
-	case 0x65735546: snprintf(why, cap, "FUSE: events are not reliable");
-		return "poll";
-	case 0x01021997: snprintf(why, cap, "9p: events are not reliable");
-		return "poll";
-	default:
-		snprintf(why, cap, "local filesystem (type 0x%lx)",
-		    (unsigned long)sf.f_type);
-		return "inotify";
-	}
-}
-
 int
 verb_doctor(int argc, char **argv)
 {
@@ -881,8 +853,9 @@ verb_doctor(int argc, char **argv)
 		check(&d, "fixes", fi.have_fixes ? 1 : -1, "%s%s", fi.fixes,
 		    fi.have_fixes ? "" : " does not exist yet");
 	}
-	backend = fs_backend(stat(dir, &st) == 0 ? dir : real, why,
-	    sizeof(why));
+	/* the tailer's own rule, on what the tailer would look at */
+	backend = fstrust_check(stat(dir, &st) == 0 ? dir : real, why,
+	    sizeof(why)) ? FSTRUST_EVENTS : "poll";
 	check(&d, "watcher", 1, "%s (%s)", backend, why);
 	if ((f = fopen("/proc/sys/fs/inotify/max_user_watches", "r"))) {
 		long	w = 0;

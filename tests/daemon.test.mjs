@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   Daemon, Watch, appendFromProcess, comparable, hitch, meaningfulOffsets,
-  offlineIssues, perfPath, tmpdir, waitFor, DAEMON, VALGRIND,
+  offlineIssues, perfPath, tmpdir, waitFor, CLI, DAEMON, VALGRIND,
 } from './lib.mjs';
 
 function project() {
@@ -164,6 +164,20 @@ test('--poll catches everything without inotify', async () => {
     for (let i = 0; i < 5; i++) appendFromProcess(perfPath(p), hitch(100 + i) + '\n');
     const rows = await sameAsOffline(d);
     assert.equal(rows.reduce((n, r) => n + r.count, 0), 5);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('doctor names the watcher backend the daemon chose, by the same rule', async () => {
+  const p = project();
+  appendFromProcess(perfPath(p), hitch(150) + '\n');
+  const d = await new Daemon(p).start();
+  try {
+    const f = (await d.status()).files.perf;
+    const r = spawnSync(CLI, ['doctor', '--json', '--project', p], { env: d.env, encoding: 'utf8', timeout: 10000 });
+    const watcher = JSON.parse(r.stdout).checks.find((c) => c.check === 'watcher');
+    assert.equal(watcher.detail, `${f.backend} (${f.backendWhy})`);
   } finally {
     await d.stop();
   }
