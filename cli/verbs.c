@@ -24,7 +24,7 @@
 #include "notifier/desktop.h"
 #include "verbs.h"
 #include "watchers/fstrust.h"
-#include "watchers/statedir.h"
+#include "project/statedir.h"
 
 static int
 parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
@@ -618,36 +618,40 @@ verb_fix(int argc, char **argv)
 
 /* --- the daemon's state directory ------------------------------------- */
 
+/* The project's state directory (the daemon's), or -errno. */
+static int
+state_dir_of(const char *project, char *dir, size_t cap)
+{
+	char	real[PATH_MAX];
+
+	if (realpath(project, real) == NULL)
+		return -errno;
+	return statedir_resolve(real, NULL, dir, cap);
+}
+
 /* A JSON file of the project's state directory, or NULL. */
 static cJSON *
 state_file(const char *project, const char *name)
 {
-	char	 real[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64], buf[8192];
-	FILE	*f;
-	size_t	 n;
+	char	dir[PATH_MAX], path[PATH_MAX + 64], buf[8192];
+	size_t	n;
 
-	if (realpath(project, real) == NULL ||
-	    statedir_resolve(real, NULL, dir, sizeof(dir)) != 0)
+	if (state_dir_of(project, dir, sizeof(dir)) != 0 ||
+	    statedir_path(dir, name, path, sizeof(path)) != 0 ||
+	    statedir_read(path, buf, sizeof(buf), &n) != 0)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "r")) == NULL)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return cJSON_Parse(buf);
+	return cJSON_ParseWithLength(buf, n);
 }
 
 /* The fix loop's automation level the daemon keeps ("off" if unset). */
 static void
-loop_level(const char *project, char *out, size_t cap)
+fix_loop_level(const char *project, char *out, size_t cap)
 {
-	cJSON		*o = state_file(project, "settings.json");
-	const char	*v = cJSON_GetStringValue(
-			    cJSON_GetObjectItemCaseSensitive(o, "loop"));
+	char	dir[PATH_MAX];
 
-	snprintf(out, cap, "%s", v != NULL ? v : "off");
-	cJSON_Delete(o);
+	if (state_dir_of(project, dir, sizeof(dir)) != 0 ||
+	    statedir_settings_read(dir, out, cap) != 0)
+		snprintf(out, cap, "off");
 }
 
 /* --- hook-status ------------------------------------------------------ */
@@ -704,7 +708,7 @@ verb_hook_status(int argc, char **argv)
 
 			char	loop[16];
 
-			loop_level(c.project, loop, sizeof(loop));
+			fix_loop_level(c.project, loop, sizeof(loop));
 			cJSON_AddStringToObject(o, "loop", loop);
 			cJSON_AddNumberToObject(o, "regressed", regressed);
 			cJSON_AddNumberToObject(o, "recent", recent);
@@ -714,7 +718,7 @@ verb_hook_status(int argc, char **argv)
 		} else {
 			char	loop[16];
 
-			loop_level(c.project, loop, sizeof(loop));
+			fix_loop_level(c.project, loop, sizeof(loop));
 			printf("sloptimize: %d regressed, %d issues seen in "
 			    "the last 30 min (sloptimize issues for all)%s%s\n",
 			    regressed, recent, strcmp(loop, "off") ?
@@ -899,7 +903,7 @@ verb_doctor(int argc, char **argv)
 			check(&d, "daemon", 1, "pid %.0f serving on %s",
 			    pid->valuedouble, jstr(dj, "listen"));
 		cJSON_Delete(dj);
-		loop_level(real, loop, sizeof(loop));
+		fix_loop_level(real, loop, sizeof(loop));
 		check(&d, "fix loop", 1, "automation level %s", loop);
 	}
 	check(&d, "limits", -1, "lines over 1 MiB are skipped and counted; "

@@ -46,6 +46,7 @@
 #include "daemon/static.h"
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
+#include "project/statedir.h"
 
 #define WRITE_CHUNK	(256 * 1024)
 #define PREFIX		"/api/sloptimize"
@@ -1310,12 +1311,6 @@ fix_work(struct api_job *j)
 
 /* --- settings --------------------------------------------------------- */
 
-static int
-valid_loop(const char *v)
-{
-	return strcmp(v, "off") == 0 || strcmp(v, "propose") == 0 ||
-	    strcmp(v, "apply") == 0;
-}
 
 static cJSON *
 settings_json(struct api *a)
@@ -1330,57 +1325,24 @@ settings_json(struct api *a)
 }
 
 /*
- * <state dir>/settings.json: {"v":1,"loop":"propose","updatedAt":ISO}.
- * Written atomically (temp, fsync, rename, fsync of the directory) under
- * a mutex, and only if no later PUT has been written already, so the file
- * and the daemon agree on the last PUT whatever order the pool runs them.
+ * <state dir>/settings.json, through the state directory's atomic writer,
+ * under a mutex and only if no later PUT has been written already, so the
+ * file and the daemon agree on the last PUT whatever order the pool runs
+ * them.
  */
 static void
 settings_work(struct api_job *j)
 {
-	char	 tmp[PATH_MAX + 80], dir[PATH_MAX + 80], iso[32], *txt, *slash;
-	cJSON	*o = cJSON_CreateObject();
-	int	 fd = -1, dfd, rc = 0;
-	size_t	 n;
+	int	rc = 0;
 
-	cJSON_AddNumberToObject(o, "v", 1);
-	cJSON_AddStringToObject(o, "loop", j->loop);
-	iso_format_ms(j->now_ms, iso);
-	cJSON_AddStringToObject(o, "updatedAt", iso);
-	txt = cJSON_Print(o);
-	cJSON_Delete(o);
-	if (txt == NULL) {
-		job_fail(j, 500, "internal", "out of memory");
-		return;
-	}
-	n = strlen(txt);
 	uv_mutex_lock(j->mu);
-	if (j->seq > *j->written) {
-		snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
-		if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0644)) == -1 || write(fd, txt, n) != (ssize_t)n ||
-		    write(fd, "\n", 1) != 1 || fsync(fd) == -1 ||
-		    close(fd) == -1 || (fd = -1, rename(tmp, j->path) == -1))
-			rc = -errno;
-		if (fd != -1)
-			close(fd);
-		if (rc == 0) {
-			snprintf(dir, sizeof(dir), "%s", j->path);
-			if ((slash = strrchr(dir, '/')) != NULL)
-				*slash = '\0';
-			if ((dfd = open(dir, O_RDONLY | O_DIRECTORY |
-			    O_CLOEXEC)) != -1) {
-				fsync(dfd);
-				close(dfd);
-			}
-			*j->written = j->seq;
-		}
-	}
+	if (j->seq > *j->written &&
+	    (rc = statedir_settings_write(j->path, j->loop, j->now_ms)) == 0)
+		*j->written = j->seq;
 	uv_mutex_unlock(j->mu);
-	free(txt);
 	if (rc != 0)
-		job_fail(j, 500, "internal", "cannot write %s: %s", j->path,
-		    strerror(-rc));
+		job_fail(j, 500, "internal", "cannot write %s/settings.json: %s",
+		    j->path, strerror(-rc));
 }
 
 void
@@ -1447,7 +1409,7 @@ put_settings(struct api *a, struct lws *wsi, struct api_request *r)
 	}
 	cJSON_ArrayForEach(it, o) {
 		if (strcmp(it->string, "loop") == 0) {
-			if (!cJSON_IsString(it) || !valid_loop(it->valuestring))
+			if (!cJSON_IsString(it) || !statedir_loop_valid(it->valuestring))
 				break;
 			lv = it->valuestring;
 		} else if (strcmp(it->string, "v") != 0 &&
@@ -1465,7 +1427,7 @@ put_settings(struct api *a, struct lws *wsi, struct api_request *r)
 	}
 	snprintf(j->loop, sizeof(j->loop), "%s", lv);
 	cJSON_Delete(o);
-	snprintf(j->path, sizeof(j->path), "%s", a->settings_path);
+	snprintf(j->path, sizeof(j->path), "%s", a->d->state_dir);
 	uv_once(&settings_once, settings_mu_init);
 	j->mu = &settings_mu;
 	j->written = &settings_written;
@@ -1479,33 +1441,19 @@ put_settings(struct api *a, struct lws *wsi, struct api_request *r)
 static void
 settings_load(struct api *a)
 {
-	char	 buf[4096];
-	cJSON	*o, *lv;
-	ssize_t	 n;
-	int	 fd;
+	int	rc = statedir_settings_read(a->d->state_dir, a->loop,
+		    sizeof(a->loop));
 
-	if ((fd = open(a->settings_path, O_RDONLY | O_CLOEXEC)) == -1) {
-		if (errno != ENOENT)
-			log_warn("cannot read %s", a->settings_path);
-		return;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0) {
-		log_warn("cannot read %s", a->settings_path);
-		return;
-	}
-	buf[n] = '\0';
-	o = cJSON_Parse(buf);
-	lv = cJSON_GetObjectItemCaseSensitive(o, "loop");
-	if (!cJSON_IsString(lv) || !valid_loop(lv->valuestring)) {
+	if (rc == -EBADMSG)
 		log_warnx("%s: not {\"loop\": off|propose|apply}; ignored",
 		    a->settings_path);
-		cJSON_Delete(o);
+	else if (rc != 0 && rc != -ENOENT)
+		log_warnx("cannot read %s: %s", a->settings_path,
+		    strerror(-rc));
+	if (rc != 0) {
+		a->loop[0] = '\0';
 		return;
 	}
-	snprintf(a->loop, sizeof(a->loop), "%s", lv->valuestring);
-	cJSON_Delete(o);
 	if (a->d->cfg.loop_level[0] && strcmp(a->d->cfg.loop_level, a->loop))
 		log_info("settings.json sets the fix loop to '%s' (the "
 		    "configuration said '%s')", a->loop, a->d->cfg.loop_level);
@@ -1914,64 +1862,28 @@ api_tune(struct api *a, struct lws_context_creation_info *info)
 	info->server_string = "sloptimized";
 }
 
-/* 32 random bytes as 64 hex digits in <state>/token, mode 0600, created
- * at first start (temp, fsync, rename) and kept across restarts. */
+/* <state>/token (project/statedir.h): made at first start, then kept. */
 static int
 token_load(struct api *a)
 {
-	char		 buf[80], tmp[PATH_MAX + 64];
-	unsigned char	 raw[32];
-	struct stat	 st;
-	ssize_t		 n;
-	int		 fd, i, rc = 0;
+	unsigned	what = 0;
+	int		rc;
 
-	snprintf(a->token_path, sizeof(a->token_path), "%s/token",
-	    a->d->state_dir);
-	if ((fd = open(a->token_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		if (fstat(fd, &st) == 0 && (st.st_mode & 077) != 0 &&
-		    fchmod(fd, 0600) == 0)
-			log_warnx("%s was readable by others; now mode 0600",
-			    a->token_path);
-		close(fd);
-		if (n >= 64) {
-			buf[n] = '\0';
-			for (i = 0; i < 64 && isxdigit((unsigned char)buf[i]);
-			    i++)
-				;
-			if (i == 64 && (buf[64] == '\0' || buf[64] == '\n')) {
-				memcpy(a->token, buf, 64);
-				a->token[64] = '\0';
-				return 0;
-			}
-		}
-		log_warnx("%s is not 64 hex digits: making a new token",
+	statedir_path(a->d->state_dir, "token", a->token_path,
+	    sizeof(a->token_path));
+	if ((rc = statedir_token(a->d->state_dir, a->token, &what)) != 0) {
+		log_warnx("cannot make or read %s: %s", a->token_path,
+		    strerror(-rc));
+		return rc;
+	}
+	if (what & STATEDIR_TOKEN_CHMOD)
+		log_warnx("%s was readable by others; now mode 0600",
 		    a->token_path);
-	} else if (errno != ENOENT) {
-		rc = -errno;
-		log_warn("cannot read %s", a->token_path);
-		return rc;
-	}
-	if (uv_random(NULL, NULL, raw, sizeof(raw), 0, NULL) != 0) {
-		log_warnx("no random bytes for the token");
-		return -EIO;
-	}
-	for (i = 0; i < 32; i++)
-		snprintf(a->token + 2 * i, 3, "%02x", raw[i]);
-	snprintf(buf, sizeof(buf), "%s\n", a->token);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", a->token_path);
-	unlink(tmp);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) ==
-	    -1 || write(fd, buf, 65) != 65 || fsync(fd) == -1 ||
-	    close(fd) == -1 || (fd = -1, rename(tmp, a->token_path) == -1)) {
-		rc = -errno;
-		log_warn("cannot write %s", a->token_path);
-		if (fd != -1)
-			close(fd);
-		a->token[0] = '\0';
-		return rc;
-	}
-	log_info("made a new API token in %s", a->token_path);
+	if (what & STATEDIR_TOKEN_REMADE)
+		log_warnx("%s was not 64 hex digits: made a new token",
+		    a->token_path);
+	if (what & STATEDIR_TOKEN_MADE)
+		log_info("made a new API token in %s", a->token_path);
 	return 0;
 }
 

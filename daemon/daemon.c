@@ -30,7 +30,7 @@
 #include "daemon/log.h"
 #include "daemon/sdnotify.h"
 #include "ledger/footprint.h"
-#include "watchers/statedir.h"
+#include "project/statedir.h"
 
 int64_t
 daemon_now_ms(void)
@@ -385,25 +385,20 @@ fixes_ready(void *arg)
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
 
+/* <state>/daemon.json: how `sloptimize watch --project` finds us. */
 static int
 write_daemon_json(struct daemon *d)
 {
-	char	 path[PATH_MAX + 32], tmp[PATH_MAX + 48], listen[300];
-	char	 iso[32], *txt;
+	char	 path[PATH_MAX + 32], listen[300], url[320], iso[32], *txt;
 	cJSON	*o = cJSON_CreateObject();
-	int	 fd, rc = 0;
-	size_t	 n;
+	int	 rc;
 
 	snprintf(listen, sizeof(listen), strchr(d->cfg.listen_host, ':') ?
 	    "[%s]:%d" : "%s:%d", d->cfg.listen_host, d->server.port);
+	snprintf(url, sizeof(url), "ws://%s", listen);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddStringToObject(o, "listen", listen);
-	{
-		char	url[320];
-
-		snprintf(url, sizeof(url), "ws://%s", listen);
-		cJSON_AddStringToObject(o, "url", url);
-	}
+	cJSON_AddStringToObject(o, "url", url);
 	cJSON_AddStringToObject(o, "project", d->cfg.project);
 	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
 	iso_format_ms(daemon_now_ms(), iso);
@@ -412,17 +407,12 @@ write_daemon_json(struct daemon *d)
 	cJSON_Delete(o);
 	if (txt == NULL)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/daemon.json", d->state_dir);
-	snprintf(tmp, sizeof(tmp), "%s/.daemon.json.tmp", d->state_dir);
-	n = strlen(txt);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0644)) == -1 || write(fd, txt, n) != (ssize_t)n || fsync(fd) == -1 ||
-	    close(fd) == -1 || rename(tmp, path) == -1) {
-		rc = -errno;
-		log_warn("cannot write %s", path);
-		if (fd != -1)
-			close(fd);
-	}
+	if ((rc = statedir_path(d->state_dir, "daemon.json", path,
+	    sizeof(path))) == 0)
+		rc = statedir_write(path, txt, strlen(txt), 0644);
+	if (rc != 0)
+		log_warnx("cannot write %s/daemon.json: %s", d->state_dir,
+		    strerror(-rc));
 	free(txt);
 	return rc;
 }
@@ -640,10 +630,9 @@ daemon_stop(struct daemon *d, const char *why)
 	}
 	if (d->fixes_started)
 		tailer_close(&d->fixes_t, NULL);
-	if (d->server.ctx != NULL) {
-		snprintf(path, sizeof(path), "%s/daemon.json", d->state_dir);
-		unlink(path);
-	}
+	if (d->server.ctx != NULL &&
+	    statedir_path(d->state_dir, "daemon.json", path, sizeof(path)) == 0)
+		statedir_remove(path);
 	server_stop(&d->server);
 	if (d->desktop_up)
 		desktop_close(&d->desktop, NULL);

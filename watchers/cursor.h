@@ -15,9 +15,10 @@
  * The file is a few "key value" lines ending in "sum <fnv1a32 hex>" over
  * every byte before that line (see docs/tailing.md).  A torn, empty,
  * truncated or NUL-filled file fails the checksum or the framing, and is
- * reported, never used.  Saving is atomic: temp file in the same directory,
- * fsync, rename, fsync of the directory.  Everything here blocks: the
- * tailer calls it from the thread pool, the daemon at shutdown.
+ * reported, never used.  Saving and loading go through the state
+ * directory's one atomic pair (project/statedir.h: temp file, fsync,
+ * rename, fsync of the directory).  Everything here blocks: the tailer
+ * calls it from the thread pool, the daemon at shutdown.
  */
 #ifndef WATCHERS_CURSOR_H
 #define WATCHERS_CURSOR_H
@@ -46,9 +47,10 @@ uint64_t	cursor_hash(const void *data, size_t len);
 uint64_t	cursor_hash_more(uint64_t h, const void *data, size_t len);
 
 /*
- * Write `c` to `path` atomically (temp in the same directory, fsync,
- * rename, fsync the directory).  The temp file is `<path>.tmp`, so two
- * saves of one path must not run at once (the tailer serialises them).
+ * Write `c` to `path` atomically (statedir_write: temp in the same
+ * directory, fsync, rename, fsync the directory).  The temp file is
+ * `<path>.tmp`, so two saves of one path must not run at once (the
+ * tailer serialises them).
  * On error the old file, if any, is untouched and no temp file is left.
  * 0 or -errno.
  */
