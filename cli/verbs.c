@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "ledger/footprint.h"
 #include "notifier/desktop.h"
+#include "project/append.h"
 #include "verbs.h"
 #include "watchers/fstrust.h"
 #include "project/statedir.h"
@@ -43,9 +44,9 @@ parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
 /* Fold the project or say why not; returns -1 to go on or an exit code. */
 static int
 fold_or_explain(const char *verb, const struct cli_common *c,
-    const struct ledger_opts *o, struct ledger **l, struct fold_info *fi)
+    const struct ledger_opts *o, struct ledger **l, struct project_fold_info *fi)
 {
-	int	rc = ledger_fold_project(c->project, o, l, fi);
+	int	rc = project_fold(c->project, o, l, fi);
 
 	if (rc == 0)
 		return -1;
@@ -60,7 +61,7 @@ fold_or_explain(const char *verb, const struct cli_common *c,
 }
 
 static void
-add_source(cJSON *o, const struct fold_info *fi)
+add_source(cJSON *o, const struct project_fold_info *fi)
 {
 	cJSON	*s = cJSON_AddObjectToObject(o, "source");
 
@@ -71,7 +72,7 @@ add_source(cJSON *o, const struct fold_info *fi)
 }
 
 static void
-note_partial(const struct fold_info *fi)
+note_partial(const struct project_fold_info *fi)
 {
 	if (fi->partial > 0)
 		fprintf(stderr, "sloptimize: left %llu bytes of an unfinished "
@@ -253,7 +254,7 @@ verb_issues(int argc, char **argv)
 	struct ledger_opts	 lo = { 0 };
 	struct ledger_query	 q = { 0 };
 	struct ledger		*l = NULL;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out;
 	uint32_t		 id;
 
@@ -331,7 +332,7 @@ verb_report(int argc, char **argv)
 	struct ledger_opts	 lo = { 0 };
 	struct ledger_query	 q = { .limit = 5 };
 	struct ledger		*l;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out, *reg, *row;
 	int			 rc, regressed;
 
@@ -433,7 +434,7 @@ verb_history(int argc, char **argv)
 	};
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out;
 	const cJSON		*b;
 
@@ -555,7 +556,7 @@ verb_fix(int argc, char **argv)
 	} else {
 		struct ledger_opts	 lo = { 0 };
 		struct ledger		*l = NULL;
-		struct fold_info	 fi;
+		struct project_fold_info	 fi;
 		const char		*spec[2] = { before, after };
 
 		if (title == NULL) {
@@ -578,7 +579,7 @@ verb_fix(int argc, char **argv)
 		/* the measured windows, when there is a ledger to measure */
 		lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
 		lo.want_timeline = 1;
-		if (ledger_fold_project(c.project, &lo, &l, &fi) != 0)
+		if (project_fold(c.project, &lo, &l, &fi) != 0)
 			l = NULL;
 		for (i = 0; i < 2; i++) {
 			cJSON	*w = NULL;
@@ -598,7 +599,7 @@ verb_fix(int argc, char **argv)
 		}
 		ledger_destroy(l);
 	}
-	if ((rc = fix_append(c.project, rec, &why)) != 0) {
+	if ((rc = project_fix_append(c.project, rec, &why)) != 0) {
 		fprintf(stderr, "sloptimize fix: %s%s%s\n", why ? why : "",
 		    rc != -EINVAL ? ": " : "", rc != -EINVAL ?
 		    strerror(-rc) : "");
@@ -670,14 +671,14 @@ verb_hook_status(int argc, char **argv)
 	struct cli_common		 c;
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out, *row, *pick;
 	int			 rc, regressed = 0, recent = 0, lines = 0;
 
 	if ((rc = cli_parse(argc, argv, NULL, &c, hook_usage, NULL, NULL)) >= 0)
 		return rc;
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
-	if (ledger_fold_project(c.project, &lo, &l, &fi) != 0)
+	if (project_fold(c.project, &lo, &l, &fi) != 0)
 		return EXIT_OK;		/* nothing running: stay silent */
 	if ((out = ledger_issues_json(l, NULL, c.now_ms)) == NULL ||
 	    (pick = cJSON_CreateArray()) == NULL) {
@@ -795,7 +796,7 @@ verb_doctor(int argc, char **argv)
 	struct doc		 d = { 0 };
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l = NULL;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	struct ledger_counts	 n;
 	char			 dir[PATH_MAX + 32], why[PATH_MAX + 64], real[PATH_MAX];
 	const char		*backend, *bus;
@@ -815,7 +816,7 @@ verb_doctor(int argc, char **argv)
 	check(&d, "project", 1, "%s", real);
 	snprintf(dir, sizeof(dir), "%s/.sloptimize", real);
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
-	rc = ledger_fold_project(real, &lo, &l, &fi);
+	rc = project_fold(real, &lo, &l, &fi);
 	if (rc == -ENOENT) {
 		check(&d, "ledger", 0, "no %s yet: the game's runtime writes "
 		    "it while the game runs", fi.perf);

@@ -37,7 +37,6 @@
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
 
-#include "cli/cli.h"
 #include "daemon/api.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
@@ -46,6 +45,8 @@
 #include "daemon/static.h"
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
+#include "project/append.h"
+#include "project/project.h"
 #include "project/statedir.h"
 
 #define WRITE_CHUNK	(256 * 1024)
@@ -961,12 +962,12 @@ api_ledger_changed(struct api *a)
 static void
 fold_work(struct api_job *j)
 {
-	struct fold_info	 info;
+	struct project_fold_info info;
 	struct ledger		*l = NULL;
 	cJSON			*o;
 	int			 rc;
 
-	rc = ledger_fold_project(j->project, &j->opts, &l, &info);
+	rc = project_fold(j->project, &j->opts, &l, &info);
 	if (rc == -ENOENT)
 		l = ledger_create(&j->opts);	/* no ledger yet: empty */
 	else if (rc != 0) {
@@ -1290,7 +1291,7 @@ fix_work(struct api_job *j)
 		job_fail(j, 400, "invalid_json", "the body is not JSON");
 		return;
 	}
-	if ((rc = fix_append(j->project, rec, &why)) != 0) {
+	if ((rc = project_fix_append(j->project, rec, &why)) != 0) {
 		if (rc == -EINVAL)
 			job_fail(j, 400, "invalid_fix", "%s", why ? why :
 			    "not a valid fix record");
