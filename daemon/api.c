@@ -1207,7 +1207,6 @@ status_json(struct api *a)
 	struct server			*s = a->s;
 	struct daemon			*d = a->d;
 	struct ledger_counts		 c;
-	struct wake_limiter_stats	 ws;
 	struct tailer_status		 ts;
 	cJSON				*o = cJSON_CreateObject(), *f, *n;
 	const char			*src;
@@ -1223,7 +1222,7 @@ status_json(struct api *a)
 	snprintf(listen, sizeof(listen), strchr(d->cfg.listen_host, ':') ?
 	    "[%s]:%d" : "%s:%d", d->cfg.listen_host, s->port);
 	cJSON_AddStringToObject(o, "listen", listen);
-	cJSON_AddBoolToObject(o, "ready", d->perf_ready);
+	cJSON_AddBoolToObject(o, "ready", d->ready);
 	cJSON_AddNumberToObject(o, "generation", (double)d->generation);
 	memset(&ts, 0, sizeof(ts));
 	if (d->perf_started)
@@ -1249,11 +1248,8 @@ status_json(struct api *a)
 	cJSON_AddNumberToObject(n, "rows", (double)c.rows);
 	cJSON_AddNumberToObject(n, "builds", (double)c.builds);
 	cJSON_AddItemToObject(o, "skipped", ledger_skipped_json(d->ledger));
-	n = cJSON_AddObjectToObject(o, "notifier");
-	wake_limiter_stats(d->limiter, &ws);
-	cJSON_AddNumberToObject(n, "wakes", (double)d->wakes);
-	cJSON_AddNumberToObject(n, "heldBack", (double)ws.held);
-	cJSON_AddNumberToObject(n, "heldPending", (double)ws.pending);
+	n = notifier_status_json(&d->notifier);
+	cJSON_AddItemToObject(o, "notifier", n);
 	cJSON_AddStringToObject(n, "desktopBackend", desktop_backend());
 	cJSON_AddStringToObject(n, "desktop", d->desktop_up ?
 	    desktop_state(&d->desktop) : "off");

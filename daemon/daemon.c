@@ -1,14 +1,14 @@
 /*
  * daemon — from a line in perf.jsonl to a wake line (see daemon.h).
  *
- * The tailer tells each line's phase.  SEED lines (before the saved
- * cursor: delivered by an earlier run) are folded, and their wakes are
- * only kept in the replay ring — a `sloptimize watch` that outlived a
- * kill -9 resumes from its last id and gets what the dead daemon never
- * sent.  CATCHUP lines (appended while stopped) wake when recent and are
- * otherwise counted into one summary line.  LIVE lines wake, subject to
- * the rate limits, whose held-back count is said in the next line or in
- * a summary when the window reopens.
+ * The tailer tells each line's phase, and the notifier decides what it
+ * means for the wake (notifier/notifier.h): SEED lines (before the saved
+ * cursor: delivered by an earlier run) are folded and their wakes only
+ * kept in the events socket's replay ring, so a `sloptimize watch` that
+ * outlived a kill -9 resumes from its last id and gets what the dead
+ * daemon never sent; CATCHUP lines wake when recent and are otherwise
+ * summed up; LIVE lines wake subject to the rate limits.  This file only
+ * feeds the notifier records and wires its channels.
  *
  * fixes.jsonl is tailed first, then perf.jsonl, so wake lines carry the
  * status that the fixes decide.  Fix lines are kept in memory (they are
@@ -61,119 +61,38 @@ new_ledger(void)
 	return ledger_create(&o);
 }
 
-/* --- wakes ------------------------------------------------------------ */
+/* --- the notifier's channels ----------------------------------------- */
 
-/* Keep for replay and, unless seeding, send everywhere. */
+/* The events socket: every wake is kept for replay, live ones are sent. */
 static void
-emit(struct daemon *d, const struct ledger_event *ev, uint64_t off,
-    cJSON *json, const char *line, int seed)
+chan_socket(void *arg, const struct notifier_wake *w)
 {
-	char	*txt;
+	struct daemon	*d = arg;
 
-	if (json == NULL || (txt = cJSON_PrintUnformatted(json)) == NULL) {
-		log_warnx("wake: out of memory");
-		cJSON_Delete(json);
-		return;
-	}
-	server_wake(&d->server, d->generation, off, txt, strlen(txt), !seed);
-	free(txt);
-	if (!seed) {
-		log_info("%s", line);
-		desktop_notify(&d->desktop, ev, line);
-		if (d->exec_on)
-			exec_run(&d->exec, line, json);
-		d->wakes++;
-	}
-	cJSON_Delete(json);
-}
-
-/* A line that stands for several records: held back, or caught up. */
-static void
-emit_note(struct daemon *d, const char *line, uint64_t count, uint64_t off)
-{
-	char	 id[WAKE_ID_SIZE];
-	cJSON	*json = wake_note_json(line, count);
-
-	wake_id_format(id, d->generation, off);
-	if (json != NULL)
-		cJSON_ReplaceItemInObject(json, "id", cJSON_CreateString(id));
-	emit(d, NULL, off, json, line, 0);
+	server_wake(&d->server, w->gen, w->off, w->text, w->len, !w->replay);
 }
 
 static void
-flush_catchup(struct daemon *d)
+chan_log(void *arg, const struct notifier_wake *w)
 {
-	char	line[WAKE_LINE_SIZE];
-	int	n;
-
-	if (d->catchup == NULL || wake_catchup_count(d->catchup) == 0)
-		return;
-	n = wake_catchup_format(d->catchup, line, sizeof(line));
-	if (n > 0)
-		emit_note(d, line, wake_catchup_count(d->catchup),
-		    d->catchup_off);
-	wake_catchup_destroy(d->catchup);
-	d->catchup = wake_catchup_create();
+	(void)arg;
+	log_info("%s", w->line);
 }
 
 static void
-arm_flush(struct daemon *d)
+chan_desktop(void *arg, const struct notifier_wake *w)
 {
-	int64_t	at = wake_limiter_flush_at(d->limiter), now = daemon_now_ms();
+	struct daemon	*d = arg;
 
-	if (at == WAKE_NEVER)
-		return;
-	uv_timer_start(&d->flush_timer, d->flush_timer.timer_cb,
-	    (uint64_t)(at > now ? at - now : 0), 0);
+	desktop_notify(&d->desktop, w->ev, w->line);
 }
 
 static void
-on_flush(uv_timer_t *t)
+chan_exec(void *arg, const struct notifier_wake *w)
 {
-	struct daemon	*d = t->data;
-	char		 line[WAKE_LINE_SIZE];
-	uint64_t	 count = 0;
+	struct daemon	*d = arg;
 
-	if (wake_limiter_flush(d->limiter, daemon_now_ms(), line,
-	    sizeof(line), &count) > 0)
-		emit_note(d, line, count, d->held_off);
-	arm_flush(d);
-}
-
-static void
-wake(struct daemon *d, const struct ledger_event *ev, uint64_t off,
-    enum tail_phase phase)
-{
-	char			 id[WAKE_ID_SIZE], line[WAKE_LINE_SIZE];
-	struct wake_held	 held = { 0, 0 };
-	int			 rc;
-
-	wake_id_format(id, d->generation, off);
-	if (phase == TAIL_SEED) {
-		wake_format(line, sizeof(line), ev, id, NULL, &d->cfg.wake);
-		emit(d, ev, off, wake_json(ev, id, line, NULL), line, 1);
-		return;
-	}
-	if (phase == TAIL_CATCHUP &&
-	    !wake_is_recent(ev->at_ms, daemon_now_ms(), &d->cfg.wake)) {
-		if (d->catchup != NULL)
-			wake_catchup_add(d->catchup, ev);
-		d->catchup_off = off;
-		return;
-	}
-	flush_catchup(d);
-	rc = wake_limiter_admit(d->limiter, ev, daemon_now_ms(), &held);
-	if (rc == 0) {
-		d->held_off = off;
-		arm_flush(d);
-		return;
-	}
-	if (rc < 0) {
-		log_warnx("wake: rate limiter out of memory; waking anyway");
-		held.count = 0;
-	}
-	wake_format(line, sizeof(line), ev, id, &held, &d->cfg.wake);
-	emit(d, ev, off, wake_json(ev, id, line, &held), line, 0);
+	exec_run(&d->exec, w->line, w->json);
 }
 
 /* --- the tailers' callbacks ------------------------------------------- */
@@ -222,8 +141,9 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	}
 	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
 		record_json(d, &ev, off);
-	if (wake_is_meaningful(&ev, &d->cfg.wake))
-		wake(d, &ev, off, phase);
+	notifier_record(&d->notifier, &ev, d->generation, off,
+	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
+	    NOTIFIER_CATCHUP : NOTIFIER_LIVE);
 }
 
 static void
@@ -264,13 +184,13 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 }
 
 static void
-perf_ready(void *arg)
+on_perf_ready(void *arg)
 {
 	struct daemon		*d = arg;
 	struct ledger_counts	 c;
 
-	flush_catchup(d);
-	d->perf_ready = 1;
+	notifier_ready(&d->notifier);
+	d->ready = 1;
 	server_ready(&d->server);
 	ledger_counts(d->ledger, &c);
 	log_info("ready: %llu records folded into %llu issues (generation "
@@ -346,15 +266,15 @@ fix_reset(void *arg, uint64_t generation, const char *why)
 }
 
 static void
-fixes_ready(void *arg)
+on_fixes_ready(void *arg)
 {
 	struct daemon		*d = arg;
 	char			 cursor[PATH_MAX + 16], path[PATH_MAX + 32];
 	struct tailer_cbs	 cbs = { perf_line, perf_long, perf_reset,
-				    perf_ready, d };
+				    on_perf_ready, d };
 	int			 rc;
 
-	if (d->fixes_ready++ || d->stopping)
+	if (d->fixes_seen++ || d->stopping)
 		return;
 	snprintf(path, sizeof(path), "%s/.sloptimize/perf.jsonl",
 	    d->cfg.project);
@@ -455,21 +375,12 @@ reload(struct daemon *d)
 	api_settings_apply(&d->server.api);	/* settings.json wins */
 	d->cfg.allow_hosts = c.allow_hosts;
 	d->cfg.allow_origins = c.allow_origins;
-	if (c.wake.per_fp_ms != d->cfg.wake.per_fp_ms ||
-	    c.wake.global_max != d->cfg.wake.global_max ||
-	    c.wake.global_window_ms != d->cfg.wake.global_window_ms) {
-		struct wake_limiter	*wl;
-
-		d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
-		d->cfg.wake.global_max = c.wake.global_max;
-		d->cfg.wake.global_window_ms = c.wake.global_window_ms;
-		/* say what the old limiter held before it goes */
-		on_flush(&d->flush_timer);
-		if ((wl = wake_limiter_create(&d->cfg.wake)) != NULL) {
-			wake_limiter_destroy(d->limiter);
-			d->limiter = wl;
-		}
-	}
+	d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
+	d->cfg.wake.global_max = c.wake.global_max;
+	d->cfg.wake.global_window_ms = c.wake.global_window_ms;
+	if (notifier_reconfigure(&d->notifier) != 0)
+		log_warnx("SIGHUP: out of memory for the new rate limits; the "
+		    "old ones stay");
 	log_info("SIGHUP: configuration reloaded");
 	sdnotify_send("READY=1");
 }
@@ -532,7 +443,7 @@ daemon_start(struct daemon *d)
 {
 	char			 path[PATH_MAX + 32];
 	struct tailer_cbs	 fcbs = { fix_line, fix_long, fix_reset,
-				    fixes_ready, d };
+				    on_fixes_ready, d };
 	pid_t			 holder = 0;
 	uint64_t		 usec;
 	int			 rc;
@@ -551,10 +462,14 @@ daemon_start(struct daemon *d)
 			    strerror(-rc));
 		return rc;
 	}
-	if ((d->ledger = new_ledger()) == NULL ||
-	    (d->limiter = wake_limiter_create(&d->cfg.wake)) == NULL ||
-	    (d->catchup = wake_catchup_create()) == NULL)
+	if ((d->ledger = new_ledger()) == NULL)
 		return -ENOMEM;
+	if ((rc = notifier_init(&d->notifier, d->loop, &d->cfg.wake, log_prio,
+	    NULL)) != 0) {
+		log_warnx("notifier: %s", strerror(-rc));
+		return rc;
+	}
+	d->notifier_up = 1;
 
 	uv_signal_init(d->loop, &d->sig_term);
 	uv_signal_init(d->loop, &d->sig_int);
@@ -563,17 +478,20 @@ daemon_start(struct daemon *d)
 	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&d->sig_int, on_signal, SIGINT);
 	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
-	uv_timer_init(d->loop, &d->flush_timer);
 	uv_timer_init(d->loop, &d->watchdog_timer);
-	d->flush_timer.data = d->watchdog_timer.data = d;
-	d->flush_timer.timer_cb = on_flush;
+	d->watchdog_timer.data = d;
 	d->handles_up = 1;
 
+	/* the channels, in the order a wake reaches them */
+	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_REPLAYS);
+	notifier_channel_add(&d->notifier, chan_log, d, 0);
 	if ((rc = desktop_init(&d->desktop, d->loop, &d->cfg.wake, log_prio,
 	    NULL)) != 0)
 		log_warnx("desktop notifications off: %s", strerror(-rc));
-	else
+	else {
 		d->desktop_up = 1;
+		notifier_channel_add(&d->notifier, chan_desktop, d, 0);
+	}
 	if (d->cfg.exec_cmd[0] != '\0') {
 		if ((rc = exec_init(&d->exec, d->loop, d->cfg.exec_cmd,
 		    &d->cfg.wake, log_prio, NULL)) != 0) {
@@ -581,6 +499,7 @@ daemon_start(struct daemon *d)
 			return rc;
 		}
 		d->exec_on = 1;
+		notifier_channel_add(&d->notifier, chan_exec, d, 0);
 	}
 	if ((rc = server_start(&d->server, d, d->loop, d->cfg.listen_host,
 	    d->cfg.listen_port)) != 0)
@@ -638,12 +557,13 @@ daemon_stop(struct daemon *d, const char *why)
 		desktop_close(&d->desktop, NULL);
 	if (d->exec_on)
 		exec_close(&d->exec, NULL);
+	if (d->notifier_up)
+		notifier_close(&d->notifier);
 	if (!d->handles_up)
 		return;
 	uv_close((uv_handle_t *)&d->sig_term, NULL);
 	uv_close((uv_handle_t *)&d->sig_int, NULL);
 	uv_close((uv_handle_t *)&d->sig_hup, NULL);
-	uv_close((uv_handle_t *)&d->flush_timer, NULL);
 	uv_close((uv_handle_t *)&d->watchdog_timer, NULL);
 }
 
@@ -654,7 +574,6 @@ daemon_free(struct daemon *d)
 	free_fixlines(d);
 	free(d->fixes);
 	ledger_destroy(d->ledger);
-	wake_limiter_destroy(d->limiter);
-	wake_catchup_destroy(d->catchup);
+	notifier_free(&d->notifier);
 	statedir_unlock(d->lock_fd);
 }

@@ -18,7 +18,7 @@
 #include "ledger/ledger.h"
 #include "notifier/desktop.h"
 #include "notifier/exec.h"
-#include "notifier/wake.h"
+#include "notifier/notifier.h"
 #include "watchers/tailer.h"
 
 struct fixline {
@@ -41,24 +41,20 @@ struct daemon {
 	size_t			 nfixes, capfixes;
 
 	struct tailer		 perf, fixes_t;
-	int			 perf_started, perf_ready, fixes_ready;
-	int			 fixes_started, handles_up, desktop_up;
+	int			 perf_started, fixes_started, fixes_seen;
+	int			 ready;		/* the start-up fold is done */
+	int			 handles_up, desktop_up, notifier_up;
 	uint64_t		 generation;
-	uint64_t		 skipped_live;
 
-	struct wake_limiter	*limiter;
-	struct wake_catchup	*catchup;
-	uint64_t		 catchup_off;	/* last summarised record */
-	uint64_t		 held_off;	/* last held-back record */
+	struct notifier		 notifier;	/* decides, then the channels: */
 	struct desktop		 desktop;
 	struct exec		 exec;
 	int			 exec_on;
-	uint64_t		 wakes;
 
 	struct server		 server;
 
 	uv_signal_t		 sig_term, sig_int, sig_hup;
-	uv_timer_t		 flush_timer, watchdog_timer;
+	uv_timer_t		 watchdog_timer;
 	int			 watchdog_on;
 	int			 stopping;
 	int			 exit_code;

@@ -232,7 +232,7 @@ sub_welcome(struct server *s, struct sub *u, const char *since)
 	cJSON_AddStringToObject(o, "project", s->d->cfg.project);
 	cJSON_AddNumberToObject(o, "generation", (double)s->d->generation);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
-	cJSON_AddBoolToObject(o, "ready", s->d->perf_ready);
+	cJSON_AddBoolToObject(o, "ready", s->d->ready);
 	/* Lines before the cursor are folded: what comes next is live.  A
 	 * client resumes with since=<generation>:<cursor - 1> (":-1" at 0). */
 	cJSON_AddNumberToObject(o, "cursor", (double)daemon_cursor(s->d));
@@ -244,7 +244,7 @@ sub_welcome(struct server *s, struct sub *u, const char *since)
 	    &u->since_all))
 		return;
 	u->waiting = 1;
-	if (s->d->perf_ready)
+	if (s->d->ready)
 		sub_replay(s, u);
 }
 
