@@ -52,6 +52,13 @@ daemon_cursor(struct daemon *d)
 	return st.cursor;
 }
 
+void
+daemon_listen(const struct daemon *d, char *out, size_t cap)
+{
+	snprintf(out, cap, strchr(d->cfg.listen_host, ':') ? "[%s]:%d" :
+	    "%s:%d", d->cfg.listen_host, d->server.port);
+}
+
 static struct ledger *
 new_ledger(void)
 {
@@ -125,7 +132,7 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	struct ledger_event	 ev;
 	int			 rc;
 
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	rc = ledger_fold_perf(d->ledger, line, len, off, &ev);
 	if (rc < 0) {
 		log_warnx("fold: out of memory at offset %llu; the line is "
@@ -151,7 +158,7 @@ perf_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 {
 	struct daemon	*d = arg;
 
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	ledger_skip(d->ledger, LEDGER_PERF, off, len, NULL);
 	if (phase == TAIL_LIVE)
 		log_warnx("perf.jsonl: skipped a %llu-byte line at offset %llu "
@@ -169,7 +176,7 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 	log_info("perf.jsonl: generation %llu: %s",
 	    (unsigned long long)generation, why);
 	d->generation = generation;
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	server_ring_clear(&d->server);
 	if ((l = new_ledger()) == NULL) {
 		log_warnx("fold: out of memory starting a new generation; "
@@ -208,7 +215,7 @@ fix_line(void *arg, const char *line, size_t len, uint64_t off,
 	struct fixline	*f;
 
 	(void)phase;
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	if (d->nfixes == d->capfixes) {
 		size_t		 n = d->capfixes ? d->capfixes * 2 : 64;
 		struct fixline	*nf = realloc(d->fixes, n * sizeof(*nf));
@@ -239,7 +246,7 @@ fix_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 	struct daemon	*d = arg;
 
 	(void)phase;
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
 }
 
@@ -260,7 +267,7 @@ fix_reset(void *arg, uint64_t generation, const char *why)
 
 	if (generation > 1)
 		log_info("fixes.jsonl: %s", why);
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	free_fixlines(d);
 	ledger_clear_fixes(d->ledger);
 }
@@ -313,8 +320,7 @@ write_daemon_json(struct daemon *d)
 	cJSON	*o = cJSON_CreateObject();
 	int	 rc;
 
-	snprintf(listen, sizeof(listen), strchr(d->cfg.listen_host, ':') ?
-	    "[%s]:%d" : "%s:%d", d->cfg.listen_host, d->server.port);
+	daemon_listen(d, listen, sizeof(listen));
 	snprintf(url, sizeof(url), "ws://%s", listen);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddStringToObject(o, "listen", listen);
@@ -335,6 +341,35 @@ write_daemon_json(struct daemon *d)
 		    strerror(-rc));
 	free(txt);
 	return rc;
+}
+
+/* The wake lines carry the fix loop's level in effect. */
+static void
+loop_apply(struct daemon *d)
+{
+	d->cfg.wake.loop = config_loop_level(&d->cfg, d->loop_settings, NULL);
+}
+
+/* The API read settings.json, or a PUT changed it. */
+static void
+on_loop_set(void *arg, const char *level)
+{
+	struct daemon	*d = arg;
+
+	snprintf(d->loop_settings, sizeof(d->loop_settings), "%s", level);
+	loop_apply(d);
+}
+
+/* What the events socket's hello says of the ledger. */
+static void
+on_hello(void *arg, cJSON *o)
+{
+	struct daemon	*d = arg;
+
+	cJSON_AddStringToObject(o, "project", d->cfg.project);
+	cJSON_AddNumberToObject(o, "generation", (double)d->generation);
+	cJSON_AddBoolToObject(o, "ready", d->ready);
+	cJSON_AddNumberToObject(o, "cursor", (double)daemon_cursor(d));
 }
 
 static void
@@ -371,8 +406,7 @@ reload(struct daemon *d)
 	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
 	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
 	d->cfg.wake.recent_ms = c.wake.recent_ms;
-	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
-	api_settings_apply(&d->server.api);	/* settings.json wins */
+	loop_apply(d);		/* settings.json still wins */
 	d->cfg.allow_hosts = c.allow_hosts;
 	d->cfg.allow_origins = c.allow_origins;
 	d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
@@ -422,7 +456,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
 			fprintf(stderr, "sloptimized: %s\n", err);
 		return rc < 0 ? -EINVAL : 1;
 	}
-	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
+	loop_apply(d);
 	log_init(d->cfg.verbose);
 	if ((rc = statedir_resolve(d->cfg.project, d->cfg.state_dir,
 	    d->state_dir, sizeof(d->state_dir))) != 0) {
@@ -501,9 +535,20 @@ daemon_start(struct daemon *d)
 		d->exec_on = 1;
 		notifier_channel_add(&d->notifier, chan_exec, d, 0);
 	}
-	if ((rc = server_start(&d->server, d, d->loop, d->cfg.listen_host,
-	    d->cfg.listen_port)) != 0)
-		return rc;
+	{
+		struct api_env		env = { d->loop, &d->cfg, d->state_dir,
+					    &d->ledger, &d->changes,
+					    daemon_status_json, on_loop_set,
+					    d };
+		struct server_hooks	hooks = { on_hello, d };
+
+		if ((rc = api_init(&d->api, &env)) != 0)
+			return rc;
+		d->api_up = 1;
+		if ((rc = server_start(&d->server, d->loop, d->cfg.listen_host,
+		    d->cfg.listen_port, d->cfg.verbose, &d->api, &hooks)) != 0)
+			return rc;
+	}
 	if ((rc = write_daemon_json(d)) != 0)
 		return rc;
 
@@ -571,6 +616,8 @@ void
 daemon_free(struct daemon *d)
 {
 	server_free(&d->server);
+	if (d->api_up)
+		api_free(&d->api);
 	free_fixlines(d);
 	free(d->fixes);
 	ledger_destroy(d->ledger);

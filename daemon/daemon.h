@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include "daemon/api.h"
 #include "daemon/config.h"
 #include "daemon/server.h"
 #include "ledger/ledger.h"
@@ -36,7 +37,8 @@ struct daemon {
 	int			 lock_fd;
 	int64_t			 started_ms;
 
-	struct ledger		*ledger;
+	struct ledger		*ledger;		/* the live catalogue */
+	uint64_t		 changes;	/* lines, skips, generations */
 	struct fixline		*fixes;		/* fixes.jsonl lines, to refold */
 	size_t			 nfixes, capfixes;
 
@@ -51,7 +53,11 @@ struct daemon {
 	struct exec		 exec;
 	int			 exec_on;
 
-	struct server		 server;
+	char			 loop_settings[16];	/* settings.json's */
+
+	struct api		 api;		/* HTTP routes */
+	struct server		 server;	/* HTTP and WebSocket */
+	int			 api_up;
 
 	uv_signal_t		 sig_term, sig_int, sig_hup;
 	uv_timer_t		 watchdog_timer;
@@ -65,6 +71,10 @@ int64_t	daemon_now_ms(void);
 
 /* Just past the last perf.jsonl line folded (0 before the tailer runs). */
 uint64_t daemon_cursor(struct daemon *d);
+/* "host:port" ("[v6]:port") really listened on. */
+void	daemon_listen(const struct daemon *d, char *out, size_t cap);
+/* The /status document (daemon/status.c): each part from its module. */
+cJSON	*daemon_status_json(void *daemon);
 
 int	daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv);
 int	daemon_start(struct daemon *d);

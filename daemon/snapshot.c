@@ -25,7 +25,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "daemon/api.h"
+#include "daemon/http.h"
 #include "daemon/snapshot.h"
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
@@ -171,12 +171,12 @@ part_json(struct part *pt)
 
 int
 snapshot_build(const char *perf, const char *fixes, uint64_t bytes,
-    size_t pre, struct api_blob **out, char etag[48])
+    size_t pre, struct http_blob **out, char etag[48])
 {
 	struct part	 pp, pf;
 	cJSON		*o = NULL;
 	char		*txt = NULL;
-	struct api_blob	*b;
+	struct http_blob	*b;
 	size_t		 n;
 	int		 rc;
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct api_blob;
+struct http_blob;
 
 /*
  * Read the last `bytes` of each file (whole lines only, starting at a
@@ -24,6 +24,6 @@ struct api_blob;
  * Thread-safe: touches nothing but its arguments.
  */
 int	snapshot_build(const char *perf, const char *fixes, uint64_t bytes,
-	    size_t pre, struct api_blob **out, char etag[48]);
+	    size_t pre, struct http_blob **out, char etag[48]);
 
 #endif

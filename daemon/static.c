@@ -21,7 +21,7 @@
 
 #include <uv.h>
 
-#include "daemon/api.h"
+#include "daemon/http.h"
 #include "daemon/snapshot.h"
 #include "daemon/static.h"
 #include "ledger/footprint.h"
@@ -132,11 +132,11 @@ static_map(const char *urlpath, char *rel, size_t cap)
 
 int
 static_read(const char *root, const char *rel, size_t pre,
-    struct api_blob **out, char etag[48])
+    struct http_blob **out, char etag[48])
 {
 	char		 path[PATH_MAX * 2], real[PATH_MAX];
 	struct stat	 st;
-	struct api_blob	*b;
+	struct http_blob	*b;
 	size_t		 rootlen = strlen(root), got = 0;
 	ssize_t		 r;
 	int		 fd, rc;
