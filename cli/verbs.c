@@ -55,8 +55,8 @@ fold_or_explain(const char *verb, const struct cli_common *c,
 		    "runtime writes it; is --project right?)\n", verb, fi->perf);
 		return EXIT_NOTHING;
 	}
-	fprintf(stderr, "sloptimize %s: cannot read the ledger: %s\n", verb,
-	    strerror(-rc));
+	fprintf(stderr, "sloptimize %s: cannot read %s: %s\n", verb,
+	    fi->failed ? fi->failed : fi->perf, project_strerror(rc));
 	return EXIT_NOTHING;
 }
 
@@ -522,6 +522,7 @@ verb_fix(int argc, char **argv)
 	const char		*title = NULL, *fps = NULL, *issue = NULL;
 	const char		*solution = NULL, *commit = NULL, *files = NULL;
 	const char		*before = NULL, *after = NULL, *why;
+	char			 reason[PROJECT_WHY_MAX];
 	const char		*pos[2];
 	int			 npos = 2, rc, i;
 	struct cli_opt		 opts[] = {
@@ -599,12 +600,12 @@ verb_fix(int argc, char **argv)
 		}
 		ledger_destroy(l);
 	}
-	if ((rc = project_fix_append(c.project, rec, &why)) != 0) {
-		fprintf(stderr, "sloptimize fix: %s%s%s\n", why ? why : "",
-		    rc != -EINVAL ? ": " : "", rc != -EINVAL ?
-		    strerror(-rc) : "");
+	if ((rc = project_fix_append(c.project, rec, NULL, reason,
+	    sizeof(reason))) != 0) {
+		fprintf(stderr, "sloptimize fix: %s\n", reason);
 		cJSON_Delete(rec);
-		return rc == -EINVAL ? EXIT_USAGE : EXIT_FINDINGS;
+		return rc == -EINVAL ? EXIT_USAGE : rc == -PROJECT_ENOTREG ?
+		    EXIT_NOTHING : EXIT_FINDINGS;
 	}
 	if (c.json)
 		print_json(rec);
@@ -661,7 +662,8 @@ static const char hook_usage[] =
 "usage: sloptimize hook-status [--json] [--project DIR]\n"
 "At most five lines for an agent's prompt hook: regressions, and issues\n"
 "seen in the last 30 minutes.  Silent, exit 0, when nothing needs\n"
-"attention or there is no ledger.\n";
+"attention or there is no ledger; exit 4 with the reason on stderr when\n"
+"the ledger cannot be read (e.g. it is not a regular file).\n";
 
 #define HOOK_RECENT_MS	(30 * 60 * 1000)
 
@@ -678,8 +680,15 @@ verb_hook_status(int argc, char **argv)
 	if ((rc = cli_parse(argc, argv, NULL, &c, hook_usage, NULL, NULL)) >= 0)
 		return rc;
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
-	if (project_fold(c.project, &lo, &l, &fi) != 0)
+	if ((rc = project_fold(c.project, &lo, &l, &fi)) == -ENOENT)
 		return EXIT_OK;		/* nothing running: stay silent */
+	if (rc != 0) {
+		/* something is wrong with the ledger itself: that needs
+		 * attention, and must never hang the prompt */
+		fprintf(stderr, "sloptimize hook-status: cannot read %s: %s\n",
+		    fi.failed ? fi.failed : fi.perf, project_strerror(rc));
+		return EXIT_NOTHING;
+	}
 	if ((out = ledger_issues_json(l, NULL, c.now_ms)) == NULL ||
 	    (pick = cJSON_CreateArray()) == NULL) {
 		cJSON_Delete(out);
@@ -822,8 +831,8 @@ verb_doctor(int argc, char **argv)
 		    "it while the game runs", fi.perf);
 		nothing = 1;
 	} else if (rc != 0) {
-		check(&d, "ledger", 0, "cannot read %s: %s", fi.perf,
-		    strerror(-rc));
+		check(&d, "ledger", 0, "cannot read %s: %s", fi.failed ?
+		    fi.failed : fi.perf, project_strerror(rc));
 		nothing = 1;
 	} else {
 		ledger_counts(l, &n);

@@ -341,6 +341,7 @@ api_status_json(const struct api *a)
 	cJSON_AddNumberToObject(n, "requests", (double)a->requests);
 	cJSON_AddNumberToObject(n, "refused", (double)a->refused);
 	cJSON_AddNumberToObject(n, "ledgerBuilds", (double)a->cache.builds);
+	cJSON_AddNumberToObject(n, "jobs", a->jobs.n);
 	cJSON_AddItemToObject(n, "allowHosts", list_json(&cfg->allow_hosts));
 	cJSON_AddItemToObject(n, "allowOrigins",
 	    list_json(&cfg->allow_origins));

@@ -30,6 +30,8 @@
 #define API_MAX_BODY		(1024 * 1024)		/* request bodies */
 #define API_LEDGER_BYTES	(2u << 20)		/* /ledger default */
 #define API_LEDGER_MAX		(8u << 20)		/* ?bytes= at most */
+#define API_LOCK_WAIT_MS	5000	/* a writer waits this long for the
+					   ledger's lock, then 503 */
 
 struct ledger;
 struct lws;

@@ -55,7 +55,10 @@ build_work(struct api_job *j)
 
 	rc = snapshot_build(j->path, j->path2, j->bytes, LWS_PRE, &j->out,
 	    j->etag);
-	if (rc != 0)
+	if (rc == -PROJECT_ENOTREG)
+		job_fail(j, 409, "not_regular_file", "cannot read the ledger: "
+		    "%s", project_strerror(rc));
+	else if (rc != 0)
 		job_fail(j, 500, "internal", "cannot read the ledger: %s",
 		    strerror(-rc));
 }

@@ -60,6 +60,7 @@ job_after(uv_work_t *w, int status)
 	(void)status;
 	if (j->js != NULL) {
 		unlink_job(j);
+		j->js->n--;
 		if (j->r != NULL) {
 			j->r->cancel = NULL;
 			j->r->cancel_arg = NULL;
@@ -104,6 +105,7 @@ job_start(struct api_job *j)
 	if (j->js->head)
 		j->js->head->prev = j;
 	j->js->head = j;
+	j->js->n++;
 	if (j->r != NULL) {
 		j->r->cancel = job_cancel;
 		j->r->cancel_arg = j;
@@ -168,4 +170,5 @@ jobs_orphan(struct jobs *js)
 		atomic_store(&j->gone, 1);
 	}
 	js->head = NULL;
+	js->n = 0;
 }

@@ -29,6 +29,7 @@ typedef void job_fn(struct api_job *j);
 struct jobs {
 	uv_loop_t	*loop;
 	struct api_job	*head;
+	unsigned	 n;		/* in flight */
 };
 
 struct api_job {

@@ -85,7 +85,12 @@ fold_work(struct api_job *j)
 	rc = project_fold(j->project, &j->opts, &l, &info);
 	if (rc == -ENOENT)
 		l = ledger_create(&j->opts);	/* no ledger yet: empty */
-	else if (rc != 0) {
+	else if (rc == -PROJECT_ENOTREG) {
+		job_fail(j, 409, "not_regular_file", "cannot fold %s: %s",
+		    info.failed ? info.failed : info.perf,
+		    project_strerror(rc));
+		return;
+	} else if (rc != 0) {
 		job_fail(j, 500, "internal", "cannot fold the ledger: %s",
 		    strerror(-rc));
 		return;
@@ -278,25 +283,48 @@ history_get(struct api *a, struct http_request *r, const struct http_args *g,
 
 /* --- POST /fixes -------------------------------------------------------- */
 
+/* A writer's failure as an answer (for a request that is still there). */
+static void
+write_fail(struct api_job *j, int rc, const char *invalid, const char *why)
+{
+	if (rc == -EINVAL)
+		job_fail(j, 400, invalid, "%s", why);
+	else if (rc == -ETIMEDOUT)
+		job_fail(j, 503, "busy", "%s", why);
+	else if (rc == -PROJECT_ENOTREG)
+		job_fail(j, 409, "not_regular_file", "%s", why);
+	else	/* -ECANCELED among them: nobody is there to hear it */
+		job_fail(j, 500, "internal", "%s", why);
+}
+
+/*
+ * The body is checked twice: cJSON must read it (else invalid_json) as an
+ * object (else invalid_fix), and the fold's strict scanner must accept it
+ * as written (UTF-8, no control characters, nothing after the object, no
+ * \u0000), or cJSON's leniency would let through a fix the fold skips.
+ */
 static void
 fix_work(struct api_job *j)
 {
-	cJSON		*rec;
-	const char	*why = NULL;
-	int		 rc;
+	struct project_write	 w = { &j->gone, API_LOCK_WAIT_MS };
+	char			 why[PROJECT_WHY_MAX];
+	cJSON			*rec;
+	int			 rc;
 
 	rec = cJSON_ParseWithLength(j->body ? j->body : "", j->body_len);
 	if (rec == NULL) {
 		job_fail(j, 400, "invalid_json", "the body is not JSON");
 		return;
 	}
-	if ((rc = project_fix_append(j->project, rec, &why)) != 0) {
-		if (rc == -EINVAL)
-			job_fail(j, 400, "invalid_fix", "%s", why ? why :
-			    "not a valid fix record");
-		else
-			job_fail(j, 500, "internal", "%s: %s", why ? why :
-			    "cannot append the fix", strerror(-rc));
+	if (cJSON_IsObject(rec) &&
+	    project_json_check(j->body, j->body_len, why, sizeof(why)) != 0) {
+		cJSON_Delete(rec);
+		job_fail(j, 400, "invalid_json", "the body is %s", why);
+		return;
+	}
+	if ((rc = project_fix_append(j->project, rec, &w, why,
+	    sizeof(why))) != 0) {
+		write_fail(j, rc, "invalid_fix", why);
 		cJSON_Delete(rec);
 		return;
 	}

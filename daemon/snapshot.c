@@ -30,6 +30,7 @@
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
 #include "ledger/ledger.h"
+#include "project/project.h"
 
 struct part {
 	uint64_t	 size, from;
@@ -92,9 +93,10 @@ read_part(const char *path, uint64_t bytes, struct part *pt)
 	int		 fd, rc;
 
 	memset(pt, 0, sizeof(*pt));
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		if (errno != ENOENT)
-			return -errno;
+	/* never blocks: a FIFO at the path is refused, not waited on */
+	if ((rc = project_open(path, O_RDONLY, 0, &fd)) != 0) {
+		if (rc != -ENOENT)
+			return rc;
 		return (pt->raw = strdup("[]")) ? 0 : -ENOMEM;
 	}
 	if (fstat(fd, &st) == -1) {

@@ -149,7 +149,9 @@ static_read(const char *root, const char *rel, size_t pre,
 		return errno == ENOTDIR ? -ENOENT : -errno;
 	if (strncmp(real, root, rootlen) != 0 || real[rootlen] != '/')
 		return -ENOENT;		/* a symlink out of the root */
-	if ((fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	/* O_NONBLOCK: a FIFO planted in the directory must not hang us */
+	if ((fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) == -1)
 		return -errno;
 	if (fstat(fd, &st) == -1) {
 		rc = -errno;

@@ -7,6 +7,7 @@
  * resident size stays the fold's own whatever the file's size.
  */
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,18 +56,59 @@ on_long(void *arg, uint64_t offset, uint64_t len)
 	ledger_skip(c->l, c->stream, offset, len, NULL);
 }
 
-/* Fold one file; *bytes and *partial report what was read and left. */
+int
+project_open(const char *path, int flags, mode_t mode, int *fd_out)
+{
+	struct stat	st;
+	int		fd, rc;
+
+	*fd_out = -1;
+	/*
+	 * O_NONBLOCK: opening a FIFO blocks until its other end is opened
+	 * (for reading, forever); with it the open returns at once (or
+	 * fails with ENXIO for writing) and fstat tells what it is.
+	 */
+	if ((fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+	    mode)) == -1)
+		return errno == ENXIO ? -PROJECT_ENOTREG : -errno;
+	if (fstat(fd, &st) == -1) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -PROJECT_ENOTREG;
+	}
+	/* a regular file never blocks; take the flag off all the same */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+const char *
+project_strerror(int rc)
+{
+	if (rc == -PROJECT_ENOTREG)
+		return "not a regular file (a FIFO, socket, device or "
+		    "directory is never read or written)";
+	return strerror(rc < 0 ? -rc : rc);
+}
+
+/* Fold one open file; *bytes and *partial report what was read and left.
+ * The descriptor is closed. */
 static int
-fold_file(const char *path, struct fold_ctx *c, uint64_t *bytes,
-    uint64_t *partial)
+fold_fd(int fd, struct fold_ctx *c, uint64_t *bytes, uint64_t *partial)
 {
 	struct linesplit	 ls;
 	char			*buf;
 	ssize_t			 n;
-	int			 fd, rc = 0;
+	int			 rc = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -errno;
 	if ((buf = malloc(READ_CHUNK)) == NULL) {
 		close(fd);
 		return -ENOMEM;
@@ -102,34 +144,50 @@ project_fold(const char *project, const struct ledger_opts *o,
 {
 	struct fold_ctx	 c = { 0 };
 	uint64_t	 fb, fp;
-	struct stat	 st;
-	int		 rc;
+	int		 rc, pfd = -1, ffd = -1;
 
+	*out = NULL;
 	memset(info, 0, sizeof(*info));
 	if ((rc = project_path(project, "perf.jsonl", info->perf,
 	    sizeof(info->perf))) != 0 ||
 	    (rc = project_path(project, "fixes.jsonl", info->fixes,
 	    sizeof(info->fixes))) != 0)
 		return rc;
-	if (stat(info->perf, &st) == -1)
-		return -errno;
-	if ((c.l = ledger_create(o)) == NULL)
+	/* perf.jsonl first: without it there is no ledger to fold */
+	if ((rc = project_open(info->perf, O_RDONLY, 0, &pfd)) != 0) {
+		info->failed = info->perf;
+		return rc;
+	}
+	rc = project_open(info->fixes, O_RDONLY, 0, &ffd);
+	if (rc != 0 && rc != -ENOENT) {
+		info->failed = info->fixes;
+		close(pfd);
+		return rc;
+	}
+	if ((c.l = ledger_create(o)) == NULL) {
+		close(pfd);
+		if (ffd != -1)
+			close(ffd);
 		return -ENOMEM;
+	}
 	/* fixes first: a fix's record is needed to judge every occurrence */
-	c.stream = LEDGER_FIXES;
-	rc = fold_file(info->fixes, &c, &fb, &fp);
-	if (rc == 0)
+	if (ffd != -1) {
+		c.stream = LEDGER_FIXES;
+		if ((rc = fold_fd(ffd, &c, &fb, &fp)) != 0) {
+			info->failed = info->fixes;
+			close(pfd);
+			goto fail;
+		}
 		info->have_fixes = 1;
-	else if (rc != -ENOENT)
-		goto fail;
+	}
 	c.stream = LEDGER_PERF;
-	if ((rc = fold_file(info->perf, &c, &info->bytes,
-	    &info->partial)) != 0)
+	if ((rc = fold_fd(pfd, &c, &info->bytes, &info->partial)) != 0) {
+		info->failed = info->perf;
 		goto fail;
+	}
 	*out = c.l;
 	return 0;
 fail:
 	ledger_destroy(c.l);
 	return rc;
 }
-

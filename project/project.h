@@ -15,6 +15,9 @@
 #ifndef PROJECT_PROJECT_H
 #define PROJECT_PROJECT_H
 
+#include <sys/types.h>
+
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +30,25 @@
 int	project_path(const char *project, const char *name, char *out,
 	    size_t cap);
 
+/*
+ * A ledger file that is not a regular file — a FIFO, a socket, a device, a
+ * directory — is refused with -PROJECT_ENOTREG: a reader of a FIFO would
+ * wait forever for a writer, and a thread-pool thread stuck there stops
+ * the daemon's API.  project_strerror() says it in words.
+ */
+#define PROJECT_ENOTREG	ESPIPE
+
+/*
+ * open(2) a ledger file without ever blocking (O_NONBLOCK, then fstat):
+ * anything but a regular file is refused.  flags are O_RDONLY, or
+ * O_WRONLY | O_APPEND | O_CREAT (with mode) for a writer; O_CLOEXEC is
+ * added.  0 with *fd open (blocking again), -ENOENT, -PROJECT_ENOTREG or
+ * -errno.
+ */
+int	project_open(const char *path, int flags, mode_t mode, int *fd);
+/* strerror, with PROJECT_ENOTREG said as what it means here. */
+const char *project_strerror(int rc);
+
 /* What project_fold read. */
 struct project_fold_info {
 	char		perf[PATH_MAX];		/* path of perf.jsonl */
@@ -34,13 +56,15 @@ struct project_fold_info {
 	uint64_t	bytes;		/* perf bytes read */
 	uint64_t	partial;	/* unterminated tail left unfolded */
 	int		have_fixes;
+	const char	*failed;	/* on error: perf or fixes, or NULL */
 };
 
 /*
  * Fold a project's fixes.jsonl, then its perf.jsonl (complete lines only;
  * fixes first, because a fix is needed to judge every occurrence).
  * Returns 0 with *out the ledger (the caller destroys it), -ENOENT when
- * perf.jsonl does not exist (fixes alone are not a ledger), or another
+ * perf.jsonl does not exist (fixes alone are not a ledger),
+ * -PROJECT_ENOTREG when either file is not a regular file, or another
  * negative errno.  `info` is filled in either way.
  */
 int	project_fold(const char *project, const struct ledger_opts *o,

@@ -4,7 +4,7 @@
 // fix loop end to end.  Real clients only: Node's fetch and net sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -365,6 +365,124 @@ test('writes: a cross-origin POST appends nothing; the token lets a non-browser 
       await error(d, `${API}/fixes`, { method: 'POST', headers: { ...json, Authorization: `Bearer ${tok}` }, body }, 400, code);
     }
     assert.equal(fs.readFileSync(fixesPath(p), 'utf8').trim().split('\n').length, 2);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a fix the fold would skip is refused, not acknowledged: bad UTF-8, control characters, trailing garbage, \\u0000, a bad at', async () => {
+  const p = project();
+  const d = await start(p);
+  const headers = { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' };
+  try {
+    const bodies = [
+      Buffer.concat([Buffer.from('{"title":"bad '), Buffer.from([0xff, 0xfe]), Buffer.from(' title"}')]),
+      Buffer.from('{"title":"a\u0001b"}'),
+      Buffer.from('{"title":"tab\tinside"}'),
+      Buffer.from('{"title":"t"} and more'),
+      Buffer.from('{"title":"t"}{"title":"u"}'),
+      Buffer.from('{"title":"cut\\u0000here"}'),
+      Buffer.from('{"title":"t","at":"yesterday"}'),
+      Buffer.from('{"title":"t","at":17}'),
+    ];
+    for (const body of bodies) {
+      const r = await req(d, `${API}/fixes`, { method: 'POST', headers, body });
+      assert.equal(r.status, 400, `${JSON.stringify(body.toString('latin1'))}: ${r.text}`);
+      valid('error.json', r.json);
+      assert.ok(['invalid_json', 'invalid_fix'].includes(r.json.error.code));
+      assert.ok(r.json.error.message.length > 10, r.json.error.message);
+    }
+    assert.equal(fileSize(fixesPath(p)), 0, 'nothing appended');
+    // what is acknowledged is counted
+    const ok = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"kept \u00e9\u4e2d","at":"2026-11-29T12:06:00Z"}' });
+    assert.equal(ok.status, 201, ok.text);
+    await waitFor(async () => (await d.status()).counts.fixes === 1, { what: 'the fix folded' });
+    assert.equal((await d.status()).counts.skipped, 0);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a FIFO where a ledger file should be is refused at once; the pool keeps answering', async () => {
+  const p = project();
+  spawnSync('mkfifo', [perfPath(p)]);
+  const d = await start(p);
+  const headers = { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' };
+  try {
+    // more readers than the pool has threads (4): none may hang there
+    const reads = [];
+    for (let i = 1; i <= 6; i++) {
+      if (i <= 4) reads.push(req(d, `${API}/ledger?bytes=${1000 * i}`));	// one per cache slot
+      reads.push(req(d, `${API}/issues?include-automated=1&limit=${i}`));
+    }
+    for (const r of await Promise.all(reads)) {
+      assert.equal(r.status, 409, r.text);
+      valid('error.json', r.json);
+      assert.equal(r.json.error.code, 'not_regular_file');
+      assert.match(r.json.error.message, /not a regular file/);
+    }
+    const fix = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"still answering"}' });
+    assert.equal(fix.status, 201, fix.text);
+    fs.rmSync(fixesPath(p));
+    spawnSync('mkfifo', [fixesPath(p)]);
+    const r = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"into a FIFO"}' });
+    assert.equal(r.status, 409, r.text);
+    assert.equal(r.json.error.code, 'not_regular_file');
+    assert.equal((await d.status()).http.jobs, 0);
+  } finally {
+    await d.stop();
+  }
+});
+
+// Holds the writers' lock on a file from another process until release().
+function holdLock(file) {
+  const proc = spawn('python3', ['-c',
+    'import fcntl,os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT|os.O_APPEND, 0o644); ' +
+    'fcntl.flock(fd, fcntl.LOCK_EX); print("locked", flush=True); sys.stdin.read()', file],
+  { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise((r) => proc.on('exit', r));
+  const locked = new Promise((r) => proc.stdout.once('data', r));
+  return { locked, release: () => { proc.stdin.end(); return exited; } };
+}
+
+test('a write whose client went away, or whose lock never came free, is not appended later', { timeout: 60000 }, async () => {
+  const p = project();
+  const d = await start(p);
+  const headers = { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' };
+  try {
+    // the client hangs up while the write waits for the lock
+    let lock = holdLock(fixesPath(p));
+    await lock.locked;
+    const ac = new AbortController();
+    const gone = fetch(d.base + `${API}/fixes`, { method: 'POST', headers, body: '{"title":"nobody hears"}', signal: ac.signal }).catch(() => 'aborted');
+    await waitFor(async () => (await d.status()).http.jobs === 1, { what: 'the write waiting for the lock' });
+    ac.abort();
+    assert.equal(await gone, 'aborted');
+    // the job notices while the lock is still held, and gives up
+    await waitFor(async () => (await d.status()).http.jobs === 0, { what: 'the write called off' });
+    await lock.release();
+    assert.equal(fileSize(fixesPath(p)), 0, 'nothing appended for a request that is gone');
+
+    // the lock stays taken past the deadline: 503, and nothing later
+    lock = holdLock(fixesPath(p));
+    await lock.locked;
+    const late = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"too late"}' });
+    assert.equal(late.status, 503, late.text);
+    assert.equal(late.json.error.code, 'busy');
+    assert.match(late.json.error.message, /locked by another writer/);
+    await lock.release();
+    assert.equal((await d.status()).http.jobs, 0);
+    assert.equal(fileSize(fixesPath(p)), 0);
+
+    // a lock released in time: the write waits for it and lands
+    lock = holdLock(fixesPath(p));
+    await lock.locked;
+    const waited = req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"waited"}' });
+    await waitFor(async () => (await d.status()).http.jobs === 1, { what: 'the write waiting' });
+    await lock.release();
+    const w = await waited;
+    assert.equal(w.status, 201, w.text);
+    assert.equal(fs.readFileSync(fixesPath(p), 'utf8').trim().split('\n').length, 1);
   } finally {
     await d.stop();
   }
