@@ -459,6 +459,47 @@ check_bound(const char *host, int port)
 	return 0;
 }
 
+/*
+ * Why lws could not listen on host:port: it only logs "ERROR on binding"
+ * with a number, and creates no vhost.  Bind the same way (SO_REUSEADDR,
+ * as lws does) to learn the errno.  -EADDRINUSE, another -errno, or -EIO
+ * when our own bind works (then lws failed for a reason of its own).
+ */
+static int
+bind_error(const char *host, int port)
+{
+	struct sockaddr_storage	ss;
+	socklen_t		len;
+	int			fd, one = 1, rc = -EIO;
+
+	memset(&ss, 0, sizeof(ss));
+	if (strchr(host, ':') != NULL) {
+		struct sockaddr_in6	*in6 = (void *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
+			return -EADDRNOTAVAIL;
+		len = sizeof(*in6);
+	} else {
+		struct sockaddr_in	*in = (void *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+			return -EADDRNOTAVAIL;
+		len = sizeof(*in);
+	}
+	if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -errno;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) == -1 ||
+	    listen(fd, 1) == -1)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 int
 server_start(struct server *s, uv_loop_t *loop, const char *host, int port,
     int verbose, struct api *api, const struct server_hooks *hooks)
@@ -487,24 +528,35 @@ server_start(struct server *s, uv_loop_t *loop, const char *host, int port,
 	info.foreign_loops = loops;
 	api_tune(api, &info);
 	if ((s->ctx = lws_create_context(&info)) == NULL) {
-		log_warnx("cannot serve on %s:%d (in use? is the "
+		log_warnx("cannot serve on %s:%d (is the "
 		    "libwebsockets-evlib-uv package installed?)", host, port);
 		return -EADDRINUSE;
 	}
+	/*
+	 * From here on a failure leaves the context to server_stop and
+	 * server_free: on a foreign loop lws must be destroyed in two
+	 * stages with the loop running in between.  Destroying it twice
+	 * in a row unloads its event-loop plugin while its handles are
+	 * still closing, and the loop then calls into unmapped code.
+	 *
+	 * When the listen socket cannot be bound, lws 4.1 fails to make
+	 * the default vhost and runs the first stage itself, yet returns
+	 * the context: only the second stage is left, for server_free.
+	 */
 	s->vh = lws_get_vhost_by_name(s->ctx, "default");
-	s->port = s->vh ? lws_get_vhost_listen_port(s->vh) : port;
+	s->port = s->vh ? lws_get_vhost_listen_port(s->vh) : -1;
+	if (s->vh == NULL)
+		s->stopping = 1;
 	if (s->port <= 0) {
-		log_warnx("cannot listen on %s:%d", host, port);
-		lws_context_destroy(s->ctx);
-		s->ctx = NULL;
-		return -EADDRINUSE;
-	}
-	if ((rc = check_bound(host, s->port)) != 0) {
-		lws_context_destroy(s->ctx);
-		s->ctx = NULL;
+		rc = bind_error(host, port);
+		log_warnx("cannot listen on %s%s%s:%d: %s", strchr(host, ':') ?
+		    "[" : "", host, strchr(host, ':') ? "]" : "", port,
+		    rc == -EADDRINUSE ? "the address is in use (another "
+		    "sloptimized, or another server?)" : strerror(-rc));
+		s->port = port;
 		return rc;
 	}
-	return 0;
+	return check_bound(host, s->port);
 }
 
 void

@@ -196,6 +196,22 @@ test('a second daemon on the same project refuses with a clear message', async (
   }
 });
 
+test('a second daemon on a port already in use says so and exits 1', async () => {
+  const d = await new Daemon(project()).start();
+  try {
+    const port = new URL(d.base).port;
+    const other = project();
+    const r = spawnSync(DAEMON, ['--project', other, '--listen', `127.0.0.1:${port}`, '--desktop', '0'],
+      { env: { ...d.env, XDG_STATE_HOME: tmpdir('state') }, encoding: 'utf8', timeout: 15000 });
+    assert.equal(r.signal, null, `killed by ${r.signal}:\n${r.stderr}`);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port}.*in use`, 'i'));
+    assert.ok((await d.status()).ready, 'the first one runs on');
+  } finally {
+    await d.stop();
+  }
+});
+
 test('SIGTERM persists the cursor and exits 0; a restart wakes nothing twice', async () => {
   const p = project();
   const d = await new Daemon(p).start();
