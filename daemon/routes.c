@@ -337,6 +337,54 @@ fix_work(struct api_job *j)
 	j->ctype = "application/json";
 }
 
+/* --- POST /records ----------------------------------------------------- */
+
+/* The recorder's ingest: the batch goes through the same writer and the
+ * same validator as every other record (project/append.h); the daemon
+ * then folds it through its tailer, like any other writer's lines. */
+static void
+records_work(struct api_job *j)
+{
+	struct project_write	 w = { &j->gone, API_LOCK_WAIT_MS };
+	struct project_batch	*b;
+	char			 why[PROJECT_WHY_MAX];
+	cJSON			*o, *list, *it;
+	size_t			 i;
+	int			 rc;
+
+	if ((b = malloc(sizeof(*b))) == NULL) {
+		job_fail(j, 500, "internal", "out of memory");
+		return;
+	}
+	if ((rc = project_records_append(j->project, j->body ? j->body : "",
+	    j->body_len, &w, b, why, sizeof(why))) != 0) {
+		write_fail(j, rc, "invalid_json", why);
+		free(b);
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "v", 1);
+	cJSON_AddNumberToObject(o, "records", (double)b->records);
+	cJSON_AddNumberToObject(o, "accepted", (double)b->accepted);
+	cJSON_AddNumberToObject(o, "refused", (double)b->refused);
+	list = cJSON_AddArrayToObject(o, "refusals");
+	for (i = 0; i < b->nlisted; i++) {
+		it = cJSON_CreateObject();
+		cJSON_AddNumberToObject(it, "index", (double)b->list[i].index);
+		cJSON_AddStringToObject(it, "reason", b->list[i].why);
+		cJSON_AddItemToArray(list, it);
+	}
+	cJSON_AddNumberToObject(o, "bytes", (double)b->bytes);
+	free(b);
+	if ((j->out = http_blob_json(o)) == NULL) {
+		job_fail(j, 500, "internal", "the records were appended, but "
+		    "the answer ran out of memory");
+		return;
+	}
+	j->status = 200;
+	j->ctype = "application/json";
+}
+
 /* --- /settings ---------------------------------------------------------- */
 
 static cJSON *
@@ -511,6 +559,8 @@ static const struct route routes[] = {
 	{ ROUTE_PREFIX "/history", GH, GUARD_READ, history_get, fold_work,
 	    NULL },
 	{ ROUTE_PREFIX "/fixes", HTTP_POST, GUARD_WRITE, NULL, fix_work,
+	    NULL },
+	{ ROUTE_PREFIX "/records", HTTP_POST, GUARD_WRITE, NULL, records_work,
 	    NULL },
 	{ ROUTE_PREFIX "/settings", GH, GUARD_READ, settings_get, NULL,
 	    NULL },

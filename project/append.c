@@ -191,7 +191,8 @@ append_lines(const char *project, const char *name, const char *buf,
 	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
 		return say(why, cap, -errno, "cannot create %s: %s", dir,
 		    strerror(errno));
-	if ((rc = project_open(path, O_WRONLY | O_APPEND | O_CREAT, 0644,
+	/* O_RDWR: the last byte is read back to see if it ends a line */
+	if ((rc = project_open(path, O_RDWR | O_APPEND | O_CREAT, 0644,
 	    &fd)) != 0)
 		return say(why, cap, rc, "cannot open %s: %s", name,
 		    project_strerror(rc));

@@ -41,7 +41,7 @@ int	project_path(const char *project, const char *name, char *out,
 /*
  * open(2) a ledger file without ever blocking (O_NONBLOCK, then fstat):
  * anything but a regular file is refused.  flags are O_RDONLY, or
- * O_WRONLY | O_APPEND | O_CREAT (with mode) for a writer; O_CLOEXEC is
+ * O_RDWR | O_APPEND | O_CREAT (with mode) for a writer; O_CLOEXEC is
  * added.  0 with *fd open (blocking again), -ENOENT, -PROJECT_ENOTREG or
  * -errno.
  */
