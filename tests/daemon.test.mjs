@@ -212,6 +212,46 @@ test('a second daemon on a port already in use says so and exits 1', async () =>
   }
 });
 
+test('SIGHUP: new limits say what the old limiter held, the loop level follows the config unless settings.json says', async () => {
+  const p = project();
+  const conf = path.join(tmpdir('conf'), 'sloptimized.json');
+  fs.writeFileSync(conf, JSON.stringify({ loop: 'propose', 'per-fp-ms': 3600000 }));
+  const d = await new Daemon(p, { args: ['--config', conf, '--desktop', '0'] }).start();
+  const w = new Watch(d);
+  const same = (ms) => hitch(ms, { minted: ['mat_a@x'], classification: { guess: 'shader-compile', confidence: 'high', evidence: 'same' } });
+  try {
+    await w.connected();
+    appendFromProcess(perfPath(p), same(150) + '\n' + same(160) + '\n');
+    await waitFor(() => w.lines.length >= 1, { what: 'the first wake' });
+    assert.match(w.lines[0].line, / loop=propose/);
+    await waitFor(async () => (await d.status()).notifier.heldPending === 1, { what: 'the repeat held back' });
+    assert.equal(w.lines.length, 1);
+
+    fs.writeFileSync(conf, JSON.stringify({ loop: 'apply', 'per-fp-ms': 0 }));
+    d.proc.kill('SIGHUP');
+    // what the old limiter held is said at once, not lost with it
+    const held = await waitFor(() => w.lines.find((x) => /held back: \+1 more/.test(x.line)), { what: 'the held-back line' });
+    assert.equal(held.id, `1:${fs.readFileSync(perfPath(p), 'utf8').indexOf('\n') + 1}`);
+    await waitFor(async () => (await d.status()).notifier.loop === 'apply', { what: 'loop=apply' });
+    appendFromProcess(perfPath(p), same(170) + '\n');
+    await waitFor(() => w.lines.some((x) => /170(\.0)?ms .* loop=apply/.test(x.line)), { what: 'a wake at the new level, no limit' });
+
+    // settings.json wins over the config, and keeps winning after SIGHUP
+    const put = await fetch(d.base + '/api/sloptimize/settings', { method: 'PUT', headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' }, body: '{"loop":"off"}' });
+    assert.equal(put.status, 200);
+    d.proc.kill('SIGHUP');
+    await waitFor(() => /SIGHUP: configuration reloaded[\s\S]*SIGHUP: configuration reloaded/.test(d.log), { what: 'the second reload' });
+    const s = await d.get('/api/sloptimize/settings');
+    assert.deepEqual(s, { v: 1, loop: 'off', source: 'settings' });
+    appendFromProcess(perfPath(p), same(180) + '\n');
+    const last = await waitFor(() => w.lines.find((x) => /180(\.0)?ms/.test(x.line)), { what: 'the last wake' });
+    assert.doesNotMatch(last.line, / loop=/);
+  } finally {
+    await w.stop();
+    await d.stop();
+  }
+});
+
 test('SIGTERM persists the cursor and exits 0; a restart wakes nothing twice', async () => {
   const p = project();
   const d = await new Daemon(p).start();
