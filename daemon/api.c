@@ -418,8 +418,10 @@ api_init(struct api *a, const struct api_env *env)
 	if ((rc = uv_mutex_init(&a->settings_mu)) != 0)
 		return rc;
 	a->mu_up = 1;
-	if ((rc = token_load(a)) != 0)
+	if ((rc = token_load(a)) != 0) {
+		api_free(a);
 		return rc;
+	}
 	settings_load(a);
 	static_find_root(env->cfg->page_dir, a->page_root,
 	    sizeof(a->page_root), &a->page_why);

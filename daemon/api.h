@@ -69,7 +69,7 @@ struct api {
 
 /* Set up: the token (made at first start), settings.json (its level is
  * passed to env->loop_set), the panel's directory.  env is copied.  0 or
- * -errno, logged. */
+ * -errno, logged; on error nothing needs freeing. */
 int	api_init(struct api *a, const struct api_env *env);
 /* After the loop has run out: free the cached bodies.  Accepts a zeroed
  * struct. */

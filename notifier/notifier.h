@@ -52,7 +52,7 @@ struct notifier_wake {
 	const char	*id;		/* "<gen>:<off>" */
 	const char	*line;		/* the text line, ≤ WAKE_LINE_MAX */
 	const cJSON	*json;		/* {type:"wake", id, line, record, …} */
-	const char	*text;		/* json printed, len bytes, no NUL */
+	const char	*text;		/* json printed: len bytes and a NUL */
 	size_t		 len;
 	int		 replay;	/* 1: REPLAY only, nobody is told */
 };
