@@ -51,7 +51,8 @@ LDLIBS		+= $(PKG_LIBS) -lm
 
 # Everything but the two mains goes into one archive that the programs
 # and every test link against.
-LIB_SRC		:= $(wildcard ledger/*.c watchers/*.c notifier/*.c sink/*.c) \
+LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c \
+		   sink/*.c) \
 		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)

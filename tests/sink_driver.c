@@ -27,7 +27,7 @@
 #include "ledger/ledger.h"
 #include "sink/sink.h"
 #include "sink/team.h"
-#include "watchers/statedir.h"
+#include "project/statedir.h"
 #include "watchers/tailer.h"
 
 struct drv {
