@@ -23,6 +23,7 @@
 #include "ledger/footprint.h"
 #include "notifier/desktop.h"
 #include "project/append.h"
+#include "sink.h"
 #include "verbs.h"
 #include "watchers/fstrust.h"
 #include "project/statedir.h"
@@ -798,6 +799,44 @@ check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 		    "note", name, msg);
 }
 
+/* The daemon's sink, from its /status (docs/team.md). */
+static void
+doctor_sink(struct doc *d, const char *listen)
+{
+	char		 err[512];
+	cJSON		*s = cli_daemon_sink(listen, err, sizeof(err));
+	const char	*state, *last, *ok_at, *err_at;
+
+	if (s == NULL) {
+		check(d, "sink", -1, "%s", err);
+		return;
+	}
+	if (cJSON_IsNull(s)) {
+		check(d, "sink", 1, "off: nothing leaves this machine "
+		    "(--sink URL sends every record to a team ClickHouse)");
+		cJSON_Delete(s);
+		return;
+	}
+	state = jstr(s, "state");
+	last = jstr(s, "lastError");
+	ok_at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s,
+	    "lastOkAt"));
+	err_at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s,
+	    "lastErrorAt"));
+	if (strcmp(state, "refused") == 0)
+		check(d, "sink", 0, "%s: %s", jstr(s, "url"), last);
+	else if (err_at != NULL && (ok_at == NULL || strcmp(err_at, ok_at) > 0))
+		check(d, "sink", 0, "%s: failing since %s (%s); %.0f bytes "
+		    "wait in the ledger, nothing is lost", jstr(s, "url"),
+		    err_at, last, jnum(s, "lagBytes"));
+	else
+		check(d, "sink", 1, "%s, database %s as machine %s: %.0f rows "
+		    "sent, %.0f bytes behind", jstr(s, "url"),
+		    jstr(s, "database"), jstr(s, "machine"), jnum(s, "rows"),
+		    jnum(s, "lagBytes"));
+	cJSON_Delete(s);
+}
+
 int
 verb_doctor(int argc, char **argv)
 {
@@ -909,9 +948,11 @@ verb_doctor(int argc, char **argv)
 			    "which is not running (it was killed; start it "
 			    "again)", cJSON_IsNumber(pid) ? pid->valuedouble :
 			    0);
-		else
+		else {
 			check(&d, "daemon", 1, "pid %.0f serving on %s",
 			    pid->valuedouble, jstr(dj, "listen"));
+			doctor_sink(&d, jstr(dj, "listen"));
+		}
 		cJSON_Delete(dj);
 		fix_loop_level(real, loop, sizeof(loop));
 		check(&d, "fix loop", 1, "automation level %s", loop);

@@ -26,6 +26,8 @@
 #include "daemon/http.h"
 #include "daemon/jobs.h"
 #include "project/statedir.h"
+#include "sink/sink.h"
+#include "sink/team.h"
 
 #define API_MAX_BODY		(1024 * 1024)		/* request bodies */
 #define API_LEDGER_BYTES	(2u << 20)		/* /ledger default */
@@ -48,6 +50,10 @@ struct api_env {
 	cJSON			*(*status)(void *arg);
 	/* settings.json's fix-loop level ("" none), at start and on PUT. */
 	void			 (*loop_set)(void *arg, const char *level);
+	/* The team catalogue (sink_team), or -ENOENT without a sink. */
+	int			 (*team)(void *arg, const struct team_query *q,
+				    int64_t now_ms, sink_team_fn *done,
+				    void *done_arg);
 	void			 *arg;
 };
 

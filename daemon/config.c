@@ -17,6 +17,8 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "sink/clickhouse.h"
+#include "sink/sink.h"
 
 enum kind { K_STR, K_BOOL, K_INT, K_DOUBLE, K_MS, K_UINT, K_LIST };
 
@@ -55,6 +57,18 @@ static const struct setting settings[] = {
 	    "seconds a client has to send its request (10)" },
 	{ "page-dir", K_STR, S(page_dir), 1,
 	    "serve the panel from DIR (default: beside the program, or the installed share)" },
+	{ "sink", K_STR, S(sink_url), 1,
+	    "send every record to ClickHouse: http://HOST:8123/?database=DB (off)" },
+	{ "sink-batch-rows", K_UINT, S(sink_batch_rows), 1,
+	    "rows per insert at most (10000)" },
+	{ "sink-batch-bytes", K_UINT, S(sink_batch_bytes), 1,
+	    "bytes per insert at most (8388608)" },
+	{ "sink-batch-ms", K_UINT, S(sink_batch_ms), 1,
+	    "a record waits at most N ms before it is sent (1000)" },
+	{ "sink-timeout-ms", K_UINT, S(sink_timeout_ms), 1,
+	    "one insert's time limit (10000)" },
+	{ "sink-backoff-max-ms", K_UINT, S(sink_backoff_max_ms), 1,
+	    "the longest wait between retries (30000)" },
 	{ "hitch-ms", K_DOUBLE, W(hitch_ms), 1, "a hitch this long wakes (100)" },
 	{ "per-fp-ms", K_MS, W(per_fp_ms), 1, "one wake per footprint per N ms (10000; 0 off)" },
 	{ "global-max", K_UINT, W(global_max), 1, "at most N wakes … (6; 0 off)" },
@@ -390,6 +404,31 @@ bad:
 	return 0;
 }
 
+/* The sink is off unless a URL is given; its numbers within reason. */
+static int
+check_sink(const struct config *c, char *err, size_t errcap)
+{
+	struct ch_url	u;
+	char		why[CH_ERR_MAX];
+
+	if (c->sink_url[0] != '\0' &&
+	    ch_url_parse(c->sink_url, &u, why, sizeof(why)) != 0) {
+		snprintf(err, errcap, "--sink: %s", why);
+		return -1;
+	}
+	if (c->sink_batch_rows < 1 || c->sink_batch_rows > 1000000 ||
+	    c->sink_batch_bytes < 65536 || c->sink_batch_bytes > (256u << 20) ||
+	    c->sink_batch_ms < 1 || c->sink_batch_ms > 3600000 ||
+	    c->sink_timeout_ms < 100 || c->sink_timeout_ms > 600000 ||
+	    c->sink_backoff_max_ms < 250 || c->sink_backoff_max_ms > 3600000) {
+		snprintf(err, errcap, "sink settings: batch-rows 1 to 1000000, "
+		    "batch-bytes 65536 to 268435456, batch-ms 1 to 3600000, "
+		    "timeout-ms 100 to 600000, backoff-max-ms 250 to 3600000");
+		return -1;
+	}
+	return 0;
+}
+
 int
 config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 {
@@ -414,6 +453,11 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 	strcpy(c->listen_host, CONFIG_DEFAULT_LISTEN);
 	c->max_conns = CONFIG_MAX_CONNS;
 	c->http_timeout = CONFIG_HTTP_TIMEOUT;
+	c->sink_batch_rows = SINK_BATCH_ROWS;
+	c->sink_batch_bytes = SINK_BATCH_BYTES;
+	c->sink_batch_ms = SINK_BATCH_MS;
+	c->sink_timeout_ms = SINK_TIMEOUT_MS;
+	c->sink_backoff_max_ms = SINK_BACKOFF_MAX_MS;
 	if (apply_args(c, argc, argv, 1, err, errcap))
 		return -1;
 	if (c->config_file[0] != '\0' &&
@@ -467,6 +511,8 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 		snprintf(err, errcap, "--http-timeout is 1 to 3600 seconds");
 		return -1;
 	}
+	if (check_sink(c, err, errcap))
+		return -1;
 	if (c->loop_level[0] != '\0' && strcmp(c->loop_level, "off") &&
 	    strcmp(c->loop_level, "propose") && strcmp(c->loop_level, "apply")) {
 		snprintf(err, errcap, "--loop is off, propose or apply");

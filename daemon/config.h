@@ -42,6 +42,10 @@ struct config {
 	unsigned		max_conns;		/* HTTP/WS connections */
 	unsigned		http_timeout;		/* seconds, slow clients */
 	char			page_dir[PATH_MAX];	/* "" = found (api.md) */
+	char			 sink_url[2048];	/* "" = off (docs/team.md) */
+	unsigned		 sink_batch_rows, sink_batch_bytes;
+	unsigned		 sink_batch_ms, sink_timeout_ms;
+	unsigned		 sink_backoff_max_ms;
 	int			listen_loopback;	/* set by config_load */
 	struct wake_config	wake;
 };

@@ -104,6 +104,21 @@ chan_exec(void *arg, const struct notifier_wake *w)
 
 /* --- the tailers' callbacks ------------------------------------------- */
 
+/*
+ * Tell the sink (if any) that a stream is folded up to `end`, and which
+ * descriptor holds it: the one the tailer read the line from.  The tailer
+ * has no accessor for it; its struct is public so callers can embed it,
+ * and during its callbacks `fd` is the file being read (a renamed-away
+ * file while it drains, the new one after a reset).
+ */
+static void
+sink_note(struct daemon *d, enum sink_stream s, const struct tailer *t,
+    uint64_t gen, uint64_t end)
+{
+	if (d->sink != NULL)
+		sink_advance(d->sink, s, gen, end, t->fd);
+}
+
 static void
 record_json(struct daemon *d, const struct ledger_event *ev, uint64_t off)
 {
@@ -134,6 +149,8 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 
 	d->changes++;
 	rc = ledger_fold_perf(d->ledger, line, len, off, &ev);
+	/* the sink re-reads the bytes and skips what the fold skips */
+	sink_note(d, SINK_PERF, &d->perf, d->generation, off + len + 1);
 	if (rc < 0) {
 		log_warnx("fold: out of memory at offset %llu; the line is "
 		    "not counted", (unsigned long long)off);
@@ -160,6 +177,7 @@ perf_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 
 	d->changes++;
 	ledger_skip(d->ledger, LEDGER_PERF, off, len, NULL);
+	sink_note(d, SINK_PERF, &d->perf, d->generation, off + len + 1);
 	if (phase == TAIL_LIVE)
 		log_warnx("perf.jsonl: skipped a %llu-byte line at offset %llu "
 		    "(over 1 MiB)", (unsigned long long)len,
@@ -177,6 +195,7 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 	    (unsigned long long)generation, why);
 	d->generation = generation;
 	d->changes++;
+	sink_note(d, SINK_PERF, &d->perf, generation, 0);
 	server_ring_clear(&d->server);
 	if ((l = new_ledger()) == NULL) {
 		log_warnx("fold: out of memory starting a new generation; "
@@ -222,6 +241,8 @@ fix_line(void *arg, const char *line, size_t len, uint64_t off,
 
 		if (nf == NULL) {
 			log_warnx("fixes.jsonl: out of memory");
+			sink_note(d, SINK_FIXES, &d->fixes_t,
+			    d->fixes_generation, off + len + 1);
 			return;
 		}
 		d->fixes = nf;
@@ -238,6 +259,8 @@ fix_line(void *arg, const char *line, size_t len, uint64_t off,
 	if (ledger_fold_fix(d->ledger, line, len, off) == 1)
 		log_warnx("fixes.jsonl: skipped the line at offset %llu",
 		    (unsigned long long)off);
+	sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
+	    off + len + 1);
 }
 
 static void
@@ -248,6 +271,8 @@ fix_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 	(void)phase;
 	d->changes++;
 	ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
+	sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
+	    off + len + 1);
 }
 
 static void
@@ -268,6 +293,8 @@ fix_reset(void *arg, uint64_t generation, const char *why)
 	if (generation > 1)
 		log_info("fixes.jsonl: %s", why);
 	d->changes++;
+	d->fixes_generation = generation;
+	sink_note(d, SINK_FIXES, &d->fixes_t, generation, 0);
 	free_fixlines(d);
 	ledger_clear_fixes(d->ledger);
 }
@@ -360,6 +387,40 @@ on_loop_set(void *arg, const char *level)
 	loop_apply(d);
 }
 
+/* GET /issues?scope=team: the team catalogue from the sink's server. */
+static int
+on_team(void *arg, const struct team_query *q, int64_t now_ms,
+    sink_team_fn *done, void *done_arg)
+{
+	struct daemon	*d = arg;
+
+	if (d->sink == NULL)
+		return -ENOENT;
+	return sink_team(d->sink, q, now_ms, done, done_arg);
+}
+
+static int
+sink_start(struct daemon *d)
+{
+	struct sink_opts	o = { 0 };
+	char			err[512];
+	int			rc;
+
+	if (d->cfg.sink_url[0] == '\0')
+		return 0;	/* nothing leaves the machine */
+	o.url = d->cfg.sink_url;
+	o.state_dir = d->state_dir;
+	o.batch_rows = d->cfg.sink_batch_rows;
+	o.batch_bytes = d->cfg.sink_batch_bytes;
+	o.batch_ms = d->cfg.sink_batch_ms;
+	o.timeout_ms = d->cfg.sink_timeout_ms;
+	o.backoff_max_ms = d->cfg.sink_backoff_max_ms;
+	o.log = log_prio;
+	if ((rc = sink_create(&d->sink, d->loop, &o, err, sizeof(err))) != 0)
+		log_warnx("%s", err);
+	return rc;
+}
+
 /* What the events socket's hello says of the ledger. */
 static void
 on_hello(void *arg, cJSON *o)
@@ -398,9 +459,15 @@ reload(struct daemon *d)
 	    c.listen_port != d->cfg.listen_port ||
 	    strcmp(c.state_dir, d->cfg.state_dir) ||
 	    strcmp(c.exec_cmd, d->cfg.exec_cmd) ||
-	    c.wake.desktop != d->cfg.wake.desktop || c.poll != d->cfg.poll)
-		log_warnx("SIGHUP: project, listen, state-dir, exec, desktop "
-		    "and poll take effect at the next start");
+	    c.wake.desktop != d->cfg.wake.desktop || c.poll != d->cfg.poll ||
+	    strcmp(c.sink_url, d->cfg.sink_url) ||
+	    c.sink_batch_rows != d->cfg.sink_batch_rows ||
+	    c.sink_batch_bytes != d->cfg.sink_batch_bytes ||
+	    c.sink_batch_ms != d->cfg.sink_batch_ms ||
+	    c.sink_timeout_ms != d->cfg.sink_timeout_ms ||
+	    c.sink_backoff_max_ms != d->cfg.sink_backoff_max_ms)
+		log_warnx("SIGHUP: project, listen, state-dir, exec, desktop, "
+		    "poll and the sink settings take effect at the next start");
 	d->cfg.verbose = c.verbose;
 	log_setverbose(c.verbose);
 	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
@@ -504,6 +571,8 @@ daemon_start(struct daemon *d)
 		return rc;
 	}
 	d->notifier_up = 1;
+	if ((rc = sink_start(d)) != 0)
+		return rc;
 
 	uv_signal_init(d->loop, &d->sig_term);
 	uv_signal_init(d->loop, &d->sig_int);
@@ -539,7 +608,7 @@ daemon_start(struct daemon *d)
 		struct api_env		env = { d->loop, &d->cfg, d->state_dir,
 					    &d->ledger, &d->changes,
 					    daemon_status_json, on_loop_set,
-					    d };
+					    on_team, d };
 		struct server_hooks	hooks = { on_hello, d };
 
 		if ((rc = api_init(&d->api, &env)) != 0)
@@ -598,6 +667,10 @@ daemon_stop(struct daemon *d, const char *why)
 	    statedir_path(d->state_dir, "daemon.json", path, sizeof(path)) == 0)
 		statedir_remove(path);
 	server_stop(&d->server);
+	/* after the server: no route reaches a closing sink; the sink saves
+	 * its cursors and frees itself once its requests are back */
+	sink_close(d->sink, NULL, NULL);
+	d->sink = NULL;
 	if (d->desktop_up)
 		desktop_close(&d->desktop, NULL);
 	if (d->exec_on)

@@ -20,6 +20,7 @@
 #include "notifier/desktop.h"
 #include "notifier/exec.h"
 #include "notifier/notifier.h"
+#include "sink/sink.h"
 #include "watchers/tailer.h"
 
 struct fixline {
@@ -54,6 +55,9 @@ struct daemon {
 	int			 exec_on;
 
 	char			 loop_settings[16];	/* settings.json's */
+
+	struct sink		*sink;		/* NULL: no --sink (docs/team.md) */
+	uint64_t		 fixes_generation;
 
 	struct api		 api;		/* HTTP routes */
 	struct server		 server;	/* HTTP and WebSocket */

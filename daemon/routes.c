@@ -153,18 +153,99 @@ fold_filters(struct ledger_opts *o, const struct http_args *g,
 	return 0;
 }
 
+/*
+ * ?scope=team: the team catalogue from the sink's ClickHouse
+ * (docs/team.md), computed without blocking the loop or a pool thread on
+ * the network (sink_team); the request waits, and one that hangs up first
+ * is let go of.
+ */
+struct team_wait {
+	struct http_request	*r;
+};
+
+static void
+team_cancel(struct http_request *r, void *arg)
+{
+	struct team_wait	*w = arg;
+
+	(void)r;
+	w->r = NULL;
+}
+
+static void
+team_done(void *arg, cJSON *cat, const char *err)
+{
+	struct team_wait	*w = arg;
+	struct http_request	*r = w->r;
+
+	free(w);
+	if (r == NULL) {
+		cJSON_Delete(cat);
+		return;
+	}
+	r->cancel = NULL;
+	r->cancel_arg = NULL;
+	if (cat != NULL)
+		http_answer_json(r, 200, cat);
+	else
+		http_answer_error(r, 502, "sink_unavailable", err);
+}
+
+static enum route_result
+issues_team(struct api *a, struct http_request *r, const struct api_job *j)
+{
+	struct team_query	 q = { j->q.type, j->q.status, j->q.limit,
+				    j->opts.include_automated, j->opts.from_ms,
+				    j->opts.to_ms };
+	struct team_wait	*w;
+	int			 rc;
+
+	if (a->env.team == NULL) {
+		http_answer_error(r, 404, "no_sink", "this daemon has no sink: "
+		    "start it with --sink URL (docs/team.md)");
+		return ROUTE_ANSWERED;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		http_answer_error(r, 500, "internal", "out of memory");
+		return ROUTE_ANSWERED;
+	}
+	w->r = r;
+	rc = a->env.team(a->env.arg, &q, j->now_ms, team_done, w);
+	if (rc == -ENOENT) {
+		free(w);
+		http_answer_error(r, 404, "no_sink", "this daemon has no sink: "
+		    "start it with --sink URL (docs/team.md)");
+		return ROUTE_ANSWERED;
+	}
+	if (rc != 0) {
+		free(w);
+		http_answer_error(r, 500, "internal", "cannot start the team "
+		    "query");
+		return ROUTE_ANSWERED;
+	}
+	r->cancel = team_cancel;
+	r->cancel_arg = w;
+	return ROUTE_WAITS;
+}
+
 static enum route_result
 issues_get(struct api *a, struct http_request *r, const struct http_args *g,
     struct api_job *j)
 {
 	static const char *const known[] = { "type", "status", "from", "to",
-		"include-automated", "limit", NULL };
+		"include-automated", "limit", "scope", NULL };
 	const char	*v, *why = NULL;
 	uint64_t	 limit = 0;
 
 	if (http_args_unknown(g, known) != NULL) {
 		http_answer_error(r, 400, "bad_parameter", "/issues takes type, "
-		    "status, from, to, include-automated and limit");
+		    "status, from, to, include-automated, limit and scope");
+		return ROUTE_ANSWERED;
+	}
+	if ((v = http_arg(g, "scope")) != NULL && strcmp(v, "local") != 0 &&
+	    strcmp(v, "team") != 0) {
+		http_answer_error(r, 400, "bad_parameter",
+		    "scope is local (this ledger) or team (the sink's)");
 		return ROUTE_ANSWERED;
 	}
 	if (fold_filters(&j->opts, g, &why)) {
@@ -198,6 +279,8 @@ issues_get(struct api *a, struct http_request *r, const struct http_args *g,
 		}
 		j->q.limit = (size_t)limit;
 	}
+	if ((v = http_arg(g, "scope")) != NULL && strcmp(v, "team") == 0)
+		return issues_team(a, r, j);
 	if (j->opts.from_ms == LEDGER_NO_TIME &&
 	    j->opts.to_ms == LEDGER_NO_TIME && !j->opts.include_automated) {
 		/* the live fold has the same counts: no file read */

@@ -104,5 +104,8 @@ daemon_status_json(void *arg)
 	cJSON_AddItemToObject(o, "notifier", n);
 	server_status_json(&d->server, o);
 	cJSON_AddItemToObject(o, "http", api_status_json(&d->api));
+	/* null: no --sink, nothing leaves the machine (docs/team.md) */
+	cJSON_AddItemToObject(o, "sink", d->sink != NULL ?
+	    sink_status_json(d->sink) : cJSON_CreateNull());
 	return o;
 }

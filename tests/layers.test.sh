@@ -17,13 +17,14 @@ allowed() {	# room: the rooms it may include besides itself
 	project)	echo "ledger" ;;
 	watchers)	echo "ledger project" ;;
 	notifier)	echo "ledger" ;;
-	daemon)		echo "ledger project watchers notifier" ;;
-	cli)		echo "ledger project watchers notifier" ;;
+	sink)		echo "ledger project watchers" ;;
+	daemon)		echo "ledger project watchers notifier sink" ;;
+	cli)		echo "ledger project watchers notifier sink" ;;
 	*)		echo "?" ;;
 	esac
 }
 
-for room in ledger project watchers notifier daemon cli; do
+for room in ledger project watchers notifier sink daemon cli; do
 	ok="$room $(allowed "$room")"
 	for f in "$room"/*.c "$room"/*.h; do
 		[ -f "$f" ] || continue
