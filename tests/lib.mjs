@@ -92,7 +92,9 @@ export class Daemon {
 
   stateDir() {
     const dir = path.join(this.state, 'sloptimize');
-    const names = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+    // the project's directory; beside it may sit machine-id (docs/team.md)
+    const names = fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory()).map((e) => e.name) : [];
     return names.length ? path.join(dir, names[0]) : null;
   }
 

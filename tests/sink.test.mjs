@@ -15,7 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { build, CLI, top, tmpdir, waitFor, appendFromProcess } from './lib.mjs';
+import { build, CLI, top, tmpdir, waitFor, appendFromProcess, Daemon } from './lib.mjs';
 import { startClickHouses } from './clickhouse.mjs';
 
 const DRIVER = path.join(build, 'tests', 'sink_driver');
@@ -528,5 +528,71 @@ test('truncated while unsent: the lost bytes are counted, the new content is gen
     await assertKeys(A, 'trc.records', want);
   } finally {
     proxy.close();
+  }
+});
+
+// The same with sloptimized itself: its tailers, its fold, its loop.
+test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=team, /status, doctor', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-daemon');
+  const url = A.url('dmn');
+  sinkInit(url);
+  const mk = (name, seed, start) => {
+    const dir = path.join(root, name);
+    gen(dir, '--records', '6000', '--seed', String(seed), '--start', start);
+    const state = path.join(root, `${name}-home`);
+    const d = new Daemon(dir, { state, args: ['--sink', url, '--sink-batch-rows', '400',
+      '--sink-batch-ms', '50', '--desktop', '0'] });
+    return { d, dir, m: { home: path.join(state, 'sloptimize') }, get pid() { return path.basename(d.stateDir()); } };
+  };
+  const ps = [mk('ship', 7, '2026-09-01T09:00:00Z'), mk('ship2', 7, '2026-09-01T09:40:00Z')];
+  try {
+    await ps[0].d.start();
+    await ps[1].d.start();
+    // kill -9 the second while it is sending
+    await waitFor(async () => {
+      const [{ n }] = await A.rows(`SELECT count() AS n FROM dmn.records WHERE project = '${ps[1].pid}'`);
+      return n > 0;
+    }, { interval: 5, what: 'the second daemon sending' });
+    await ps[1].d.stop('SIGKILL');
+    await ps[1].d.start();
+    await waitAllSent(A, 'dmn.records', ps);
+    for (const p of ps)
+      await waitFor(async () => (await p.d.status()).sink.lagBytes === 0, { what: 'the sink caught up' });
+    await assertExact(A, 'dmn.records', ps);
+    const viaCli = team(url);
+    assertEqualCatalogues(viaCli, unionFold(ps, root), ps);
+    // the daemon's route: the same catalogue (its own "now")
+    const viaApi = await ps[0].d.get('/api/sloptimize/issues?scope=team');
+    const strip = (doc) => ({ ...doc, generatedAt: null,
+      issues: doc.issues.map((r) => ({ ...r, lastAgoMs: null })) });
+    assert.deepEqual(strip(viaApi), strip(viaCli));
+    const filtered = await ps[0].d.get('/api/sloptimize/issues?scope=team&type=jitter&limit=3');
+    assert.ok(filtered.issues.length === 3 && filtered.issues.every((r) => r.type === 'jitter'));
+    // /status carries the sink, by its schema
+    const st = await ps[0].d.status();
+    assert.equal(st.sink.state, 'idle');
+    assert.equal(st.sink.machine, machineId(ps[0].m));
+    const v = spawnSync('node', [path.join(top, 'tests', 'validate.mjs'),
+      path.join(top, 'schemas', 'status.json'), '-'], { input: JSON.stringify(st), encoding: 'utf8' });
+    assert.equal(v.status, 0, `status schema: ${v.stdout}${v.stderr}`);
+    const doc = spawnSync(CLI, ['doctor', '--project', ps[0].dir], { env: ps[0].d.env, encoding: 'utf8' });
+    assert.match(doc.stdout, /ok\s+sink\s+http:\/\/127\.0\.0\.1:\d+\/\?database=dmn, database dmn as machine [0-9a-f]{32}: \d+ rows sent, 0 bytes behind/);
+  } finally {
+    for (const p of ps) await p.d.stop();
+  }
+  // without --sink: nothing leaves the machine, and the route says so
+  const lone = path.join(root, 'lone');
+  gen(lone, '--records', '50', '--seed', '2');
+  const d = await new Daemon(lone, { args: ['--desktop', '0'] }).start();
+  try {
+    assert.equal((await d.status()).sink, null);
+    const r = await fetch(`${d.base}/api/sloptimize/issues?scope=team`);
+    assert.equal(r.status, 404);
+    assert.equal((await r.json()).error.code, 'no_sink');
+    const doc = spawnSync(CLI, ['doctor', '--project', lone], { env: d.env, encoding: 'utf8' });
+    assert.match(doc.stdout, /sink\s+off: nothing leaves this machine/);
+  } finally {
+    await d.stop();
   }
 });
