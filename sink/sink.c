@@ -380,6 +380,7 @@ read_work(uv_work_t *req)
 	} else if (r->cur.offset > 0) {
 		/* Still our content?  (Truncated, or rewritten in place?) */
 		rc = cursor_verify(&r->cur, r->fd, r->why, sizeof(r->why));
+
 		if (rc != 0) {
 			r->rc = rc;
 			return;
@@ -753,6 +754,7 @@ check_start(struct sink *s)
 static void
 generation_switch(struct sink *s, struct sstream *st)
 {
+
 	if (st->fd >= 0)
 		close(st->fd);
 	st->fd = st->next_fd;

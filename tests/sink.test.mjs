@@ -508,17 +508,23 @@ test('truncated while unsent: the lost bytes are counted, the new content is gen
     await waitAllSent(A, 'trc.records', [p]);
     const sent = keysOf(p, perf, 'perf', 1);
     const sentSize = fs.statSync(perf).size;
+    const errs = status(p).sink.errors;
     proxy.set('500');
     const tail = lines(perf).slice(0, 50).map((l) => `${l.text}\n`).join('');
     appendFromProcess(perf, tail);				// announced, never sent
     await waitFor(() => status(p)?.perfCursor === sentSize + Buffer.byteLength(tail),
       { what: 'the tail folded' });
+    // the sink has read the tail and been refused: from now on it reads
+    // the file again only once ClickHouse answers (its schema check first)
+    await waitFor(() => status(p)?.sink.errors > errs, { what: 'the tail refused' });
     // truncated in place and rewritten shorter
     const fresh = lines(perf).slice(0, 100).map((l) => `${l.text}\n`).join('');
     fs.truncateSync(perf, 0);
     appendFromProcess(perf, fresh);
-    await waitFor(() => status(p)?.sink.streams.perf.lostBytes > 0, { what: 'the loss counted' });
+    // the loss is found when the sink next reads the old generation,
+    // which it does once ClickHouse answers again
     proxy.set('pass');
+    await waitFor(() => status(p)?.sink.streams.perf.lostBytes > 0, { what: 'the loss counted' });
     const want = [...sent, ...keysOf(p, perf, 'perf', 2), ...keysOf(p, fixes, 'fixes', 1)];
     await waitFor(async () => (await heldKeys(A, 'trc.records')).length >= want.length,
       { timeout: 30000, what: 'the new content in ClickHouse' });
