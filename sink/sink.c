@@ -38,6 +38,7 @@
 
 #include "ledger/footprint.h"
 #include "ledger/linesplit.h"
+#include "project/statedir.h"
 #include "sink/schema.h"
 #include "sink/sink.h"
 #include "sink/team.h"
@@ -171,9 +172,12 @@ slog(struct sink *s, int prio, const char *fmt, ...)
 
 /*
  * <parent of the state dir>/machine-id: one per machine (per user's state
- * home), shared by every project's daemon.  Made by writing a temp file
- * and link(2)ing it into place, which fails if another daemon won the
- * race — then its id is the one read.  Never rewritten.
+ * home), shared by every project's daemon.  Read with statedir_read; made
+ * by writing a temp file of our own and link(2)ing it into place, which
+ * fails if another daemon won the race — then its id is the one read.
+ * (Not statedir_write: that replaces a file, and two daemons starting at
+ * once would each keep an id while the file holds only one of them.)
+ * Never rewritten.
  */
 int
 sink_machine_id(const char *state_dir, char out[33])
@@ -199,23 +203,24 @@ sink_machine_id(const char *state_dir, char out[33])
 	snprintf(path, sizeof(path), "%.*s/machine-id",
 	    (int)(slash - state_dir), state_dir);
 	for (i = 0; i < 2; i++) {
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			if (n >= 32) {
-				uint32_t	v;
+		size_t	len = 0;
+		int	k;
 
-				if (footprint_parse_hex(buf, 8, &v) == 0 &&
-				    footprint_parse_hex(buf + 24, 8, &v) == 0) {
-					memcpy(out, buf, 32);
-					out[32] = '\0';
-					return 0;
-				}
-			}
-			return -EBADMSG;
+		/* the one reader of state files: regular files only */
+		if ((rc = statedir_read(path, buf, sizeof(buf), &len)) == 0 ||
+		    rc == -EFBIG) {
+			if (rc != 0 || len < 32)
+				return -EBADMSG;
+			for (k = 0; k < 32; k++)
+				if (!((buf[k] >= '0' && buf[k] <= '9') ||
+				    (buf[k] >= 'a' && buf[k] <= 'f')))
+					return -EBADMSG;
+			memcpy(out, buf, 32);
+			out[32] = '\0';
+			return 0;
 		}
-		if (errno != ENOENT)
-			return -errno;
+		if (rc != -ENOENT)
+			return rc;
 		if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) < 0)
 			return -errno;
 		n = read(fd, rnd, sizeof(rnd));
