@@ -41,109 +41,14 @@
 #include "project/statedir.h"
 #include "sink/schema.h"
 #include "sink/sink.h"
-#include "sink/team.h"
+#include "sink/sink_impl.h"
 #include "watchers/cursor.h"
 
 #define SINK_CHUNK		(1024 * 1024)	/* one pread */
 #define SINK_EAGER_BYTES	(1024 * 1024)	/* send without waiting */
 #define SINK_BACKOFF_MIN_MS	250
 
-enum sink_op { OP_IDLE, OP_CHECK, OP_READ, OP_POST, OP_WAIT };
-
-struct sstream {
-	struct sink	*s;
-	enum sink_stream id;
-	char		 cursor_path[PATH_MAX + 64];
-
-	/* What the owner announced. */
-	int		 has_dgen;
-	uint64_t	 dgen;		/* owner's generation of `fd` */
-	uint64_t	 target;	/* delivered up to here */
-	int		 fd;		/* our dup, -1: none */
-	int		 next_pending;	/* a newer generation waits */
-	uint64_t	 next_dgen, next_target;
-	int		 next_fd;
-
-	/* What ClickHouse holds: generation = ours, offset = acked. */
-	struct cursor	 cur;
-	int		 verified;	/* cur checked against fd this run */
-	int		 loaded;	/* cur came from a file */
-	uint64_t	 lost_bytes, lost_generations;
-	uint64_t	 rows, batches;
-	int64_t		 pending_since;	/* first unsent announcement, 0 */
-
-	/* Cursor saves. */
-	int		 save_inflight, save_dirty;
-	struct cursor	 save_snap;
-	int		 save_rc;
-	uv_work_t	 save_req;
-};
-
-/* A read, handed to the thread pool and back. */
-struct sread {
-	uv_work_t	 req;
-	struct sink	*s;
-	struct sstream	*st;
-	/* in */
-	int		 fd;
-	struct cursor	 cur;
-	int		 verify;	/* first read of a loaded cursor */
-	uint64_t	 target;
-	unsigned	 max_rows;
-	size_t		 max_bytes;
-	/* out */
-	int		 rc;		/* 0, -ESTALE (not our content), -errno */
-	int		 restarted;	/* verify failed: new generation */
-	char		 why[CURSOR_WHY_MAX];
-	uint64_t	 end;		/* just past the last line consumed */
-	uint64_t	 nrows;
-	struct cursor	 next;		/* the cursor once acked */
-	struct ch_buf	 body;
-	/* worker-only */
-	struct linesplit ls;
-	uint64_t	 stop_at;
-	int		 full, err;
-};
-
-struct sink {
-	uv_loop_t	*loop;
-	struct ch_url	 url;
-	struct ch_client *http;
-	struct batch	*batch;
-	char		 machine[33];
-	char		 project[256];
-	char		 state_dir[PATH_MAX];
-	unsigned	 batch_rows, batch_bytes, batch_ms, timeout_ms;
-	unsigned	 backoff_max_ms, backoff_ms;
-	sink_log_fn	*log;
-	void		*log_arg;
-
-	struct sstream	 st[SINK_NSTREAMS];
-	enum sink_op	 op;
-	struct sread	*rd;		/* in flight: READ or POST */
-	struct sread	*ahead;		/* the next batch, read while rd posts */
-	int		 ahead_done, ahead_stale;
-	uv_timer_t	 timer;		/* backoff and batch age */
-	int		 timer_armed;
-
-	int		 schema_ok;
-	int		 refused;	/* a newer schema: never write */
-	struct schema_info schema;
-	char		 check_sql[256];
-	char		*check_url;
-	char		*insert_url;
-
-	uint64_t	 rows, batches, errors, requests;
-	char		 last_error[CH_ERR_MAX];
-	int64_t		 last_error_ms, last_ok_ms;
-
-	int		 closing, pending;	/* handles and work out */
-	void		(*done)(void *);
-	void		*done_arg;
-};
-
 static void	kick(struct sink *);
-static void	free_maybe(struct sink *);
 
 static int64_t
 now_ms(void)
@@ -168,96 +73,6 @@ slog(struct sink *s, int prio, const char *fmt, ...)
 	s->log(s->log_arg, prio, msg);
 }
 
-/* --- the machine id --------------------------------------------------- */
-
-/*
- * <parent of the state dir>/machine-id: one per machine (per user's state
- * home), shared by every project's daemon.  Read with statedir_read; made
- * by writing a temp file of our own and link(2)ing it into place, which
- * fails if another daemon won the race — then its id is the one read.
- * (Not statedir_write: that replaces a file, and two daemons starting at
- * once would each keep an id while the file holds only one of them.)
- * Never rewritten.
- */
-int
-sink_machine_id(const char *state_dir, char out[33])
-{
-	char		 path[PATH_MAX], tmp[PATH_MAX + 32], buf[64];
-	const char	*slash;
-	unsigned char	 rnd[16];
-	int		 fd, rc, i;
-	ssize_t		 n;
-	size_t		 len = strlen(state_dir);
-
-	while (len > 1 && state_dir[len - 1] == '/')
-		len--;
-	for (slash = state_dir + len; slash > state_dir && slash[-1] != '/';)
-		slash--;
-	slash = slash > state_dir ? slash - 1 : NULL;
-	if (slash == NULL)
-		return -EINVAL;
-	if (slash == state_dir)
-		slash++;
-	if ((size_t)(slash - state_dir) + 12 >= sizeof(path))
-		return -ENAMETOOLONG;
-	snprintf(path, sizeof(path), "%.*s/machine-id",
-	    (int)(slash - state_dir), state_dir);
-	for (i = 0; i < 2; i++) {
-		size_t	len = 0;
-		int	k;
-
-		/* the one reader of state files: regular files only */
-		if ((rc = statedir_read(path, buf, sizeof(buf), &len)) == 0 ||
-		    rc == -EFBIG) {
-			if (rc != 0 || len < 32)
-				return -EBADMSG;
-			for (k = 0; k < 32; k++)
-				if (!((buf[k] >= '0' && buf[k] <= '9') ||
-				    (buf[k] >= 'a' && buf[k] <= 'f')))
-					return -EBADMSG;
-			memcpy(out, buf, 32);
-			out[32] = '\0';
-			return 0;
-		}
-		if (rc != -ENOENT)
-			return rc;
-		if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) < 0)
-			return -errno;
-		n = read(fd, rnd, sizeof(rnd));
-		close(fd);
-		if (n != (ssize_t)sizeof(rnd))
-			return -EIO;
-		for (n = 0; n < 16; n++)
-			snprintf(buf + 2 * n, 3, "%02x", rnd[n]);
-		buf[32] = '\n';
-		snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-		if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0644)) < 0)
-			return -errno;
-		rc = write(fd, buf, 33) == 33 && fsync(fd) == 0 ? 0 : -errno;
-		close(fd);
-		if (rc == 0 && link(tmp, path) != 0 && errno != EEXIST)
-			rc = -errno;
-		unlink(tmp);
-		if (rc != 0)
-			return rc;
-		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
-			close(fd);
-		{
-			char	dir[PATH_MAX];
-
-			snprintf(dir, sizeof(dir), "%.*s",
-			    (int)(slash - state_dir), state_dir);
-			if ((fd = open(dir, O_RDONLY | O_DIRECTORY |
-			    O_CLOEXEC)) >= 0) {
-				fsync(fd);
-				close(fd);
-			}
-		}
-	}
-	return -EIO;
-}
-
 /* --- cursors ---------------------------------------------------------- */
 
 static void
@@ -279,7 +94,7 @@ save_after(uv_work_t *req, int status)
 	st->save_inflight = 0;
 	s->pending--;
 	if (s->closing) {
-		free_maybe(s);
+		sink_free_maybe(s);
 		return;
 	}
 	if (status == 0 && st->save_rc != 0)
@@ -600,7 +415,7 @@ read_after(uv_work_t *req, int status)
 			s->ahead_stale = s->ahead_done = 0;
 			read_free(r);
 			if (s->closing)
-				free_maybe(s);
+				sink_free_maybe(s);
 			else
 				kick(s);
 			return;
@@ -613,7 +428,7 @@ read_after(uv_work_t *req, int status)
 		read_free(r);
 		s->op = OP_IDLE;
 		if (s->closing)
-			free_maybe(s);
+			sink_free_maybe(s);
 		else
 			kick(s);
 		return;
@@ -650,7 +465,7 @@ post_done(void *arg, int rc, const char *err, const char *body, size_t len)
 		read_free(r);
 		ahead_drop(s);
 		if (s->closing) {
-			free_maybe(s);
+			sink_free_maybe(s);
 			return;
 		}
 		/* ClickHouse may have been re-initialised (or emptied)
@@ -698,7 +513,7 @@ check_done(void *arg, int rc, const char *err, const char *body, size_t len)
 	(void)len;
 	s->pending--;
 	if (s->closing) {
-		free_maybe(s);
+		sink_free_maybe(s);
 		return;
 	}
 	if (rc != 0) {
@@ -930,192 +745,6 @@ sink_advance(struct sink *s, enum sink_stream id, uint64_t gen, uint64_t end,
 	kick(s);
 }
 
-/* --- the team catalogue, on the loop ------------------------------------ */
-
-/*
- * A team query: DB.meta first (which table), then the four statements at
- * once on the sink's HTTP client, then team_catalogue() on the thread
- * pool — it replays every row into a ledger, which for a large team is
- * more than the loop should do in one go.
- */
-struct tjob;
-struct tans {			/* one answer's request context */
-	struct tjob	*j;
-	int		 i;
-};
-
-struct tjob {
-	uv_work_t		 req;
-	struct tans		 ctx[TEAM_NQ];
-	struct sink		*s;
-	struct team_query	 q;
-	char			 type[64], status[16];
-	int64_t			 now;
-	sink_team_fn		*done;
-	void			*arg;
-	char			*sql[TEAM_NQ];
-	struct ch_buf		 ans[TEAM_NQ];
-	int			 outstanding, failed;
-	char			 err[CH_ERR_MAX];
-	cJSON			*out;
-};
-
-static void
-tjob_free(struct tjob *j)
-{
-	int	i;
-
-	for (i = 0; i < TEAM_NQ; i++) {
-		free(j->sql[i]);
-		ch_buf_free(&j->ans[i]);
-	}
-	free(j);
-}
-
-static void
-tjob_finish(struct tjob *j, cJSON *out, const char *err)
-{
-	struct sink	*s = j->s;
-
-	j->done(j->arg, out, err);
-	tjob_free(j);
-	s->pending--;
-	if (s->closing)
-		free_maybe(s);
-}
-
-static void
-tjob_work(uv_work_t *req)
-{
-	struct tjob	*j = req->data;
-	const char	*bodies[TEAM_NQ];
-	int		 i;
-
-	for (i = 0; i < TEAM_NQ; i++)
-		bodies[i] = j->ans[i].p ? j->ans[i].p : "";
-	j->out = team_catalogue(bodies, &j->q, j->now, j->err, sizeof(j->err));
-}
-
-static void
-tjob_after(uv_work_t *req, int status)
-{
-	struct tjob	*j = req->data;
-
-	if (status != 0) {
-		cJSON_Delete(j->out);
-		tjob_finish(j, NULL, "cancelled");
-		return;
-	}
-	tjob_finish(j, j->out, j->out ? NULL : j->err);
-}
-
-/* One of the four answers. */
-static void
-tjob_answer(void *arg, int rc, const char *err, const char *body, size_t len)
-{
-	struct tans	*t = arg;
-	struct tjob	*j = t->j;
-	struct ch_buf	*b = &j->ans[t->i];
-
-	if (rc != 0) {
-		if (!j->failed)
-			snprintf(j->err, sizeof(j->err), "%s", err);
-		j->failed = 1;
-	} else if (ch_buf_add(b, body, len) != 0 && !j->failed) {
-		snprintf(j->err, sizeof(j->err), "out of memory");
-		j->failed = 1;
-	}
-	if (--j->outstanding > 0)
-		return;
-	if (j->failed || j->s->closing) {
-		tjob_finish(j, NULL, j->s->closing ? "cancelled" : j->err);
-		return;
-	}
-	j->req.data = j;
-	if (uv_queue_work(j->s->loop, &j->req, tjob_work, tjob_after) != 0)
-		tjob_finish(j, NULL, "cannot queue the catalogue's finish");
-}
-
-static void
-tjob_meta(void *arg, int rc, const char *err, const char *body, size_t len)
-{
-	struct tjob		*j = arg;
-	struct sink		*s = j->s;
-	struct schema_info	 si;
-	char			 table[160], why[CH_ERR_MAX], *url;
-	int			 i;
-
-	(void)len;
-	if (rc != 0) {
-		tjob_finish(j, NULL, s->closing ? "cancelled" :
-		    schema_is_missing(err) ? "no sloptimize tables (run "
-		    "`sloptimize sink init --sink URL`)" : err);
-		return;
-	}
-	if (schema_meta_parse(body, &si, why, sizeof(why)) != 0) {
-		tjob_finish(j, NULL, why);
-		return;
-	}
-	schema_table(s->url.db, &si, table, sizeof(table));
-	if ((url = ch_request_url(&s->url, NULL, TEAM_SETTINGS)) == NULL) {
-		tjob_finish(j, NULL, "out of memory");
-		return;
-	}
-	for (i = 0; i < TEAM_NQ; i++)
-		if ((j->sql[i] = team_sql((enum team_q)i, table, &j->q)) ==
-		    NULL) {
-			free(url);
-			tjob_finish(j, NULL, "out of memory");
-			return;
-		}
-	for (i = 0; i < TEAM_NQ; i++) {
-		j->ans[i].max = 1u << 30;
-		j->ctx[i].j = j;
-		j->ctx[i].i = i;
-		if (ch_client_post(s->http, url, j->sql[i], strlen(j->sql[i]),
-		    60000L, tjob_answer, &j->ctx[i]) != 0) {
-			snprintf(j->err, sizeof(j->err), "cannot start a "
-			    "request");
-			j->failed = 1;
-			continue;
-		}
-		j->outstanding++;
-	}
-	free(url);
-	if (j->outstanding == 0)
-		tjob_finish(j, NULL, j->err);
-}
-
-int
-sink_team(struct sink *s, const struct team_query *q, int64_t now_ms,
-    sink_team_fn *done, void *arg)
-{
-	struct tjob	*j;
-
-	if (s->closing || (j = calloc(1, sizeof(*j))) == NULL)
-		return -ENOMEM;
-	j->s = s;
-	j->q = *q;
-	if (q->type != NULL) {
-		snprintf(j->type, sizeof(j->type), "%s", q->type);
-		j->q.type = j->type;
-	}
-	if (q->status != NULL) {
-		snprintf(j->status, sizeof(j->status), "%s", q->status);
-		j->q.status = j->status;
-	}
-	j->now = now_ms;
-	j->done = done;
-	j->arg = arg;
-	if (ch_client_post(s->http, s->check_url, s->check_sql,
-	    strlen(s->check_sql), 60000L, tjob_meta, j) != 0) {
-		free(j);
-		return -ENOMEM;
-	}
-	s->pending++;
-	return 0;
-}
-
 /* --- life cycle ------------------------------------------------------- */
 
 static void
@@ -1317,8 +946,8 @@ sink_status_json(const struct sink *s)
 	return o;
 }
 
-static void
-free_maybe(struct sink *s)
+void
+sink_free_maybe(struct sink *s)
 {
 	int	i;
 
@@ -1353,7 +982,7 @@ on_http_closed(void *arg)
 	struct sink	*s = arg;
 
 	s->pending--;
-	free_maybe(s);
+	sink_free_maybe(s);
 }
 
 static void
@@ -1362,7 +991,7 @@ on_timer_closed(uv_handle_t *h)
 	struct sink	*s = h->data;
 
 	s->pending--;
-	free_maybe(s);
+	sink_free_maybe(s);
 }
 
 void

@@ -60,7 +60,17 @@ export class ClickHouse {
   url(db) { return `http://127.0.0.1:${this.http}/?database=${db}`; }
 
   async query(sql, params = '') {
-    const r = await fetch(`http://127.0.0.1:${this.http}/?${params}`, { method: 'POST', body: sql });
+    // a kept-alive connection the server closes just as it is reused
+    // fails the fetch before anything was sent: try that once more
+    let r;
+    for (let i = 0; ; i++) {
+      try {
+        r = await fetch(`http://127.0.0.1:${this.http}/?${params}`, { method: 'POST', body: sql });
+        break;
+      } catch (e) {
+        if (i >= 2 || this.proc?.exitCode !== null) throw e;
+      }
+    }
     const text = await r.text();
     if (r.status !== 200) throw new Error(`ClickHouse ${r.status}: ${text.slice(0, 300)}`);
     return text;

@@ -585,7 +585,10 @@ test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=te
     const doc = spawnSync(CLI, ['doctor', '--project', ps[0].dir], { env: ps[0].d.env, encoding: 'utf8' });
     assert.match(doc.stdout, /ok\s+sink\s+http:\/\/127\.0\.0\.1:\d+\/\?database=dmn, database dmn as machine [0-9a-f]{32}: \d+ rows sent, 0 bytes behind/);
   } finally {
-    for (const p of ps) await p.d.stop();
+    for (const p of ps) {
+      const end = await p.d.stop();
+      assert.equal(end.code, 0, `daemon exit: ${p.d.log.slice(-800)}`);
+    }
   }
   // without --sink: nothing leaves the machine, and the route says so
   const lone = path.join(root, 'lone');
@@ -599,6 +602,6 @@ test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=te
     const doc = spawnSync(CLI, ['doctor', '--project', lone], { env: d.env, encoding: 'utf8' });
     assert.match(doc.stdout, /sink\s+off: nothing leaves this machine/);
   } finally {
-    await d.stop();
+    assert.equal((await d.stop()).code, 0, d.log.slice(-800));
   }
 });
