@@ -55,8 +55,50 @@ struct jscan_result {
  * Validate line[0..len) as exactly one JSON object (whitespace around it
  * allowed) and fill r->f[] with its interesting members (last duplicate
  * wins).  Returns 0, or -1 with r->error set to a short static reason.
+ * Reads no byte outside line[0..len); thread-safe, no set-up needed.
  */
 int	jscan_object(const char *line, size_t len, struct jscan_result *r);
+
+/*
+ * Lines of one writer mostly share a shape (the same members in the same
+ * order, values aside), and the grammar's verdict depends on nothing else:
+ * a caller that scans many lines keeps a struct jscan_shapes, and a line
+ * whose shape it has seen costs no grammar check.  The same answers as
+ * jscan_object.  A jscan_shapes belongs to one thread at a time.
+ */
+struct jscan_shapes;
+struct jscan_shapes	*jscan_shapes_create(void);	/* NULL: no memory */
+void			 jscan_shapes_destroy(struct jscan_shapes *);
+int	jscan_object_shaped(struct jscan_shapes *sh, const char *line,
+	    size_t len, struct jscan_result *r);
+
+/* The reference scanner: the same answer (and the same reason) by one
+ * byte-at-a-time pass.  jscan_object uses it to say why a line is
+ * refused; tests compare the two. */
+int	jscan_object_ref(const char *line, size_t len, struct jscan_result *r);
+
+/* The block classifiers jscan_object can use; AUTO picks the best this
+ * CPU has.  For tests and benchmarks. */
+enum jscan_isa {
+	JSCAN_ISA_AUTO = 0, JSCAN_ISA_SCALAR, JSCAN_ISA_SSE2, JSCAN_ISA_AVX2,
+	JSCAN_ISA_AVX512
+};
+/* 1 if `isa` can run here. */
+int	jscan_isa_supported(enum jscan_isa isa);
+/* jscan_object with a given classifier (an unsupported one falls back to
+ * the reference scanner). */
+int	jscan_object_isa(const char *line, size_t len, struct jscan_result *r,
+	    enum jscan_isa isa);
+/* The fast path alone: 0 and r->f[] filled when it accepts the line, -1
+ * when it refuses it or does not take lines this long (no reason given:
+ * jscan_object asks the reference scanner then).  It takes lines of up to
+ * JSCAN_FAST_MAX_LEN bytes and JSCAN_FAST_MAX_TOKENS tokens: each
+ * structural character, each quote, each run of other bytes outside
+ * strings. */
+#define JSCAN_FAST_MAX_LEN	8192
+#define JSCAN_FAST_MAX_TOKENS	512
+int	jscan_object_fast(const char *line, size_t len, struct jscan_result *r,
+	    enum jscan_isa isa);
 
 /* Member `name` of a valid object span; kind J_NONE if absent or if `obj`
  * is not an object. */
