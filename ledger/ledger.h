@@ -147,6 +147,34 @@ int	ledger_history_write(struct ledger *l, int buckets, int64_t now_ms,
 /* A sink writing to a FILE * (arg); -EIO on a short write. */
 int	ledger_sink_file(void *file, const void *data, size_t len);
 
+/*
+ * Checkpoints: everything the fold holds (rows, builds, fix state, the
+ * timeline's samples, counters, skipped lines) as a versioned,
+ * checksummed byte string, so a reader that saved one folds only the
+ * bytes after it.  Where the bytes go, and which file offset they stand
+ * for, is the caller's business: no I/O here.
+ *
+ * ledger_checkpoint_write() hands the bytes to cb in pieces (cb returns
+ * 0 or -errno; the first error stops the write and is returned).  Can be
+ * called at any point between folds; the ledger is not changed.
+ *
+ * ledger_checkpoint_read() makes a new ledger from a checkpoint, folded
+ * with `opts` (which must be the options it was written with).  0 and
+ * *out, or no ledger and *why (if not NULL) set to a static reason:
+ *	-EBADMSG	not a checkpoint, torn (short) or damaged
+ *	-EPROTO		another format version, or another byte order
+ *	-ESTALE		folded with other options
+ *	-ENOMEM
+ * A checkpoint is never half used: on any refusal the caller folds the
+ * ledger from its start.
+ */
+#define LEDGER_CHECKPOINT_VERSION	1
+int	ledger_checkpoint_write(const struct ledger *l,
+	    int (*cb)(void *arg, const void *data, size_t len), void *arg);
+int	ledger_checkpoint_read(const struct ledger_opts *opts,
+	    const void *data, size_t len, struct ledger **out,
+	    const char **why);
+
 /* The status of a footprint id right now ("open", "fixed", "regressed"),
  * or NULL if it has no row. */
 const char *ledger_status_of(struct ledger *l, const char *id);
