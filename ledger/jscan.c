@@ -1365,80 +1365,113 @@ jscan_object(const char *line, size_t len, struct jscan_result *r)
  * Lookups on spans that jscan_object() has already validated: the grammar
  * is known to hold, so these only need to find value boundaries.
  */
-/* The closing quote of a valid string whose body starts at p: the first
- * '"' not escaped by an odd run of backslashes. */
-static const char *
-string_end(const char *p)
+/* The lowest byte of w equal to c has the lowest set bit (bytes above a
+ * match may show false ones, which a lowest-bit search never sees). */
+static inline uint64_t
+has_byte(uint64_t w, unsigned char c)
 {
-	const char	*q = p;
+	uint64_t	x = w ^ (ONES * c);
 
+	return (x - ONES) & ~x & HIGHS;
+}
+
+/*
+ * Past the closing quote of the valid string whose body starts at p,
+ * eight bytes at a time; *esc set if it holds a backslash.  `end` bounds
+ * the reads: the enclosing container's end, which the closing quote is
+ * before.
+ */
+static inline const char *
+str_end(const char *p, const char *end, int *esc)
+{
 	for (;;) {
-		const char	*b;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		while (end - p >= 8) {
+			uint64_t	w, m;
 
-		q = strchr(q, '"');
-		for (b = q; b > p && b[-1] == '\\'; b--)
-			;
-		if ((q - b) % 2 == 0)
-			return q;
-		q++;
+			memcpy(&w, p, 8);
+			m = has_byte(w, '"') | has_byte(w, '\\');
+			if (m != 0) {
+				p += __builtin_ctzll(m) >> 3;
+				break;
+			}
+			p += 8;
+		}
+#endif
+		while (*p != '"' && *p != '\\')
+			p++;
+		if (*p == '"')
+			return p + 1;
+		*esc = 1;
+		p += 2;
 	}
 }
 
+/* Past the valid value at p (inside a container ending before end). */
 static const char *
-skip_value(const char *p)
+value_end(const char *p, const char *end)
 {
-	int	depth = 0;
+	int	depth = 0, esc;
 
+	if (*p == '"')
+		return str_end(p + 1, end, &esc);
+	if (*p != '{' && *p != '[') {
+		while (p < end && !term[(unsigned char)*p])
+			p++;
+		return p;
+	}
 	for (;;) {
-		switch (*p) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* skip to the next quote or bracket ('[' | 0x20 is '{',
+		 * ']' | 0x20 is '}', and nothing else maps to either) */
+		while (end - p >= 8) {
+			uint64_t	w, m;
+
+			memcpy(&w, p, 8);
+			m = has_byte(w, '"') | has_byte(w | ONES * 0x20, '{') |
+			    has_byte(w | ONES * 0x20, '}');
+			if (m != 0) {
+				p += __builtin_ctzll(m) >> 3;
+				break;
+			}
+			p += 8;
+		}
+#endif
+		switch (*p++) {
 		case '"':
-			p = string_end(p + 1) + 1;
+			p = str_end(p, end, &esc);
 			break;
 		case '{': case '[':
 			depth++;
-			p++;
 			break;
 		case '}': case ']':
-			depth--;
-			p++;
-			break;
-		default:
-			/* a number, literal, or separator inside a container */
-			if (depth == 0) {
-				while (*p != ',' && *p != '}' && *p != ']' &&
-				    *p != ' ' && *p != '\t' && *p != '\r' &&
-				    *p != '\n')
-					p++;
+			if (--depth == 0)
 				return p;
-			}
-			p++;
 			break;
 		}
-		if (depth == 0)
-			return p;
 	}
 }
 
-static const char *
-ws(const char *p)
+static inline const char *
+ws(const char *p, const char *end)
 {
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 		p++;
 	return p;
 }
 
 static struct jspan
-span_of(const char *p)
+span_of(const char *p, const char *end)
 {
 	struct jspan	s = { 0 };
-	const char	*e = skip_value(p);
+	int		esc = 0;
 
 	switch (*p) {
 	case '"':
 		s.p = p + 1;
-		s.n = (uint32_t)(e - p - 2);
+		s.n = (uint32_t)(str_end(p + 1, end, &esc) - p - 2);
 		s.kind = J_STRING;
-		s.escaped = memchr(s.p, '\\', s.n) != NULL;
+		s.escaped = (uint8_t)esc;
 		return s;
 	case '{': s.kind = J_OBJECT; break;
 	case '[': s.kind = J_ARRAY; break;
@@ -1448,7 +1481,7 @@ span_of(const char *p)
 	default: s.kind = J_NUMBER; break;
 	}
 	s.p = p;
-	s.n = (uint32_t)(e - p);
+	s.n = (uint32_t)(value_end(p, end) - p);
 	return s;
 }
 
@@ -1456,7 +1489,7 @@ void
 jscan_getn(struct jspan obj, const char *const *names, struct jspan *out,
     size_t n)
 {
-	const char	*p;
+	const char	*p, *end;
 	size_t		 i, lens[8];
 
 	for (i = 0; i < n; i++) {
@@ -1465,22 +1498,25 @@ jscan_getn(struct jspan obj, const char *const *names, struct jspan *out,
 	}
 	if (obj.kind != J_OBJECT)
 		return;
-	p = ws(obj.p + 1);
+	end = obj.p + obj.n;
+	p = ws(obj.p + 1, end);
 	while (*p == '"') {
-		struct jspan	key = span_of(p);
+		struct jspan	key = span_of(p, end), v;
 		int		match = -1;
 
 		for (i = 0; i < n && !key.escaped; i++)
 			if (key.n == lens[i] &&
 			    memcmp(key.p, names[i], lens[i]) == 0)
 				match = (int)i;
-		p = ws(ws(key.p + key.n + 1) + 1);	/* past '"' and ':' */
+		/* past the closing quote and the ':' */
+		p = ws(ws(key.p + key.n + 1, end) + 1, end);
+		v = span_of(p, end);
 		if (match >= 0)
-			out[match] = span_of(p);	/* last duplicate wins */
-		p = ws(skip_value(p));
+			out[match] = v;		/* the last duplicate wins */
+		p = ws(v.kind == J_STRING ? v.p + v.n + 1 : v.p + v.n, end);
 		if (*p != ',')
 			break;
-		p = ws(p + 1);
+		p = ws(p + 1, end);
 	}
 }
 
@@ -1497,20 +1533,22 @@ struct jspan
 jscan_next(struct jspan arr, size_t *pos)
 {
 	struct jspan	 none = { 0 }, v;
-	const char	*p;
+	const char	*p, *end;
 
 	if (arr.kind != J_ARRAY)
 		return none;
-	p = ws(arr.p + (*pos == 0 ? 1 : *pos));
+	end = arr.p + arr.n;
+	p = ws(arr.p + (*pos == 0 ? 1 : *pos), end);
 	if (*pos != 0) {
 		if (*p != ',')
 			return none;
-		p = ws(p + 1);
+		p = ws(p + 1, end);
 	}
 	if (*p == ']')
 		return none;
-	v = span_of(p);
-	*pos = (size_t)(skip_value(p) - arr.p);
+	v = span_of(p, end);
+	*pos = (size_t)((v.kind == J_STRING ? v.p + v.n + 1 : v.p + v.n) -
+	    arr.p);
 	return v;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "ledger/jscan.h"
 
@@ -518,6 +519,149 @@ jscan_fast_agrees_on_depth(void **state)
 	}
 }
 
+/* Do two trees print the same (cJSON_Compare cannot compare inf)? */
+static int
+same_json(const cJSON *a, const cJSON *b)
+{
+	char	*x = cJSON_PrintUnformatted(a), *y = cJSON_PrintUnformatted(b);
+	int	 same = x != NULL && y != NULL && strcmp(x, y) == 0;
+
+	free(x);
+	free(y);
+	return same;
+}
+
+/* A span's text parsed by cJSON. */
+static cJSON *
+parse_span(struct jspan v)
+{
+	const char	*p = v.kind == J_STRING ? v.p - 1 : v.p;
+	size_t		 n = v.kind == J_STRING ? v.n + 2 : v.n;
+
+	return cJSON_ParseWithLength(p, n);
+}
+
+/* Does every member of object/array span c, found by jscan_get,
+ * jscan_getn and jscan_at, equal cJSON's parse of it?  Recursive. */
+static void
+lookups_match(struct jspan c, const cJSON *ref, const char *line, int depth)
+{
+	const cJSON	*it;
+	size_t		 i = 0, pos = 0;
+
+	if (depth > 6)
+		return;
+	if (c.kind == J_ARRAY) {
+		struct jspan	v;
+
+		cJSON_ArrayForEach(it, ref) {
+			cJSON	*got;
+
+			v = jscan_next(c, &pos);
+			assert_true(v.kind != J_NONE);
+			got = parse_span(v);
+			if (!same_json(got, it))
+				fail_msg("element %zu differs in '%s'", i,
+				    line);
+			if (cJSON_IsObject(it) || cJSON_IsArray(it))
+				lookups_match(v, it, line, depth + 1);
+			assert_true(jscan_at(c, i).p == v.p);
+			cJSON_Delete(got);
+			i++;
+		}
+		assert_int_equal(jscan_next(c, &pos).kind, J_NONE);
+		assert_int_equal(jscan_at(c, i).kind, J_NONE);
+		return;
+	}
+	cJSON_ArrayForEach(it, ref) {
+		const cJSON	*k;
+		struct jspan	 v, w[2];
+		const char	*names[2] = { it->string, "no such member" };
+		int		 dup = 0;
+		cJSON		*got;
+		char		 buf[256];
+
+		/* jscan takes the last of duplicate names, cJSON the first;
+		 * jscan does not match escaped names */
+		cJSON_ArrayForEach(k, ref)
+			dup += strcmp(k->string, it->string) == 0;
+		if (dup > 1 || strlen(it->string) >= sizeof(buf) ||
+		    strpbrk(it->string, "\\\"") != NULL || strlen(it->string) == 0)
+			continue;
+		v = jscan_get(c, it->string);
+		if (v.kind == J_NONE)
+			continue;	/* the name was written escaped */
+		jscan_getn(c, names, w, 2);
+		assert_true(w[0].p == v.p && w[0].n == v.n);
+		assert_int_equal(w[1].kind, J_NONE);
+		got = parse_span(v);
+		if (!same_json(got, it))
+			fail_msg("member '%s' differs in '%s'", it->string,
+			    line);
+		if (v.kind == J_STRING && cJSON_IsString(it)) {
+			int	n = jscan_str(v, buf, sizeof(buf));
+
+			if (strlen(it->valuestring) < sizeof(buf) - 1 &&
+			    (n < 0 || strcmp(buf, it->valuestring) != 0))
+				fail_msg("'%s' decodes to '%s', not '%s'",
+				    it->string, buf, it->valuestring);
+		}
+		if (cJSON_IsObject(it) || cJSON_IsArray(it))
+			lookups_match(v, it, line, depth + 1);
+		cJSON_Delete(got);
+	}
+}
+
+/* Nested lookups (jscan_get/getn/at/next/str) on every valid line of the
+ * fixtures and of mutants give what cJSON parses there. */
+static void
+jscan_lookups_agree_with_cjson(void **state)
+{
+	static const char *const files[] = {
+		"tests/fixtures/basic.jsonl", "tests/fixtures/unknown.jsonl",
+		"tests/fixtures/strings-as-numbers.jsonl",
+		"tests/fixtures/sessions/demo.jsonl",
+	};
+	struct seeds	s = { 0 };
+	uint64_t	rs = 31337;
+	char		buf[4096];
+	size_t		i, j, checked = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		seeds_load(&s, files[i]);
+	for (i = 0; i < sizeof(handmade) / sizeof(handmade[0]); i++)
+		seeds_add(&s, handmade[i], strlen(handmade[i]));
+	for (j = 0; j < 60000; j++) {
+		struct jscan_result	 r;
+		struct jspan		 top;
+		cJSON			*ref;
+		size_t			 k = rnd(&rs) % s.n, len;
+
+		if (s.len[k] + 64 > sizeof(buf))
+			continue;
+		memcpy(buf, s.line[k], s.len[k]);
+		len = j < s.n ? s.len[k] : mutate(&rs, buf, s.len[k],
+		    sizeof(buf));
+		if (jscan_object(buf, len, &r) != 0 ||
+		    (ref = cJSON_ParseWithLength(buf, len)) == NULL)
+			continue;
+		/* the whole line as one object span */
+		top.p = memchr(buf, '{', len);
+		top.n = (uint32_t)(buf + len - top.p);
+		while (top.n > 0 && top.p[top.n - 1] != '}')
+			top.n--;
+		top.kind = J_OBJECT;
+		top.escaped = 0;
+		buf[len] = '\0';
+		lookups_match(top, ref, buf, 0);
+		cJSON_Delete(ref);
+		checked++;
+	}
+	assert_true(checked > 5000);
+	seeds_free(&s);
+}
+
 /* Lines past the fast path's length go the reference way, whole. */
 static void
 jscan_long_lines(void **state)
@@ -611,6 +755,7 @@ main(void)
 		cmocka_unit_test(jscan_fast_agrees_across_blocks),
 		cmocka_unit_test(jscan_fast_agrees_on_depth),
 		cmocka_unit_test(jscan_long_lines),
+		cmocka_unit_test(jscan_lookups_agree_with_cjson),
 		cmocka_unit_test(jscan_num_is_strtod),
 	};
 
