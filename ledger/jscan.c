@@ -1023,6 +1023,7 @@ struct plan {
 	uint16_t	nscalar, nmember;
 	uint16_t	scalar[MAX_TOKENS];
 	uint16_t	member[MAX_MEMBERS][3];
+	uint16_t	match[MAX_TOKENS];	/* an opening bracket's closing one */
 };
 
 /*
@@ -1035,6 +1036,7 @@ static int
 plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
 {
 	uint8_t		stack[JSCAN_MAX_DEPTH];		/* 1: object */
+	uint16_t	opened[JSCAN_MAX_DEPTH];	/* its opening token */
 	size_t		i = 0, name = 0, open_member = 0;
 	int		depth;
 	unsigned	c;
@@ -1064,6 +1066,7 @@ plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
 				pl->member[pl->nmember][1] = (uint16_t)i; \
 				open_member = pl->nmember++;		\
 			}						\
+			opened[depth] = (uint16_t)i;			\
 			stack[depth++] = c == S_OBJ;			\
 			i++;						\
 			if (c == S_OBJ)					\
@@ -1088,6 +1091,7 @@ plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
 	if (TOK(0) != S_OBJ)
 		return -1;
 	stack[0] = 1;
+	opened[0] = 0;
 	depth = 1;
 	i = 1;
 object_begin:			/* after '{' */
@@ -1122,6 +1126,7 @@ array_continue:			/* after an element */
 		goto scope_end;
 	return -1;
 scope_end:			/* at the '}' or ']' closing the container */
+	pl->match[opened[depth - 1]] = (uint16_t)i;
 	if (--depth == 1)
 		pl->member[open_member][2] = (uint16_t)i;
 	i++;
@@ -1175,6 +1180,7 @@ plan_apply(const struct plan *pl, const struct stage1 *s, const char *line,
 	memset(r->f, 0, sizeof(r->f));
 	r->error = NULL;
 	r->error_at = 0;
+	r->index = NULL;
 	for (i = 0; i < pl->nmember; i++) {
 		const uint16_t	*m = pl->member[i];
 		struct jspan	 k = string_span(line, pos[m[0]],
@@ -1213,9 +1219,18 @@ struct shape {
 	uint8_t		skel[MAX_TOKENS];
 	struct plan	plan;
 };
+/* What the *_in lookups walk: the last line scanned with a shapes. */
+struct jscan_index {
+	const char		*line;
+	const struct stage1	*s;
+	const struct plan	*pl;
+};
+
 struct jscan_shapes {
-	unsigned	hit, next;
-	struct shape	e[JSCAN_SHAPES];
+	unsigned		hit, next;
+	struct shape		e[JSCAN_SHAPES];
+	struct stage1		last;
+	struct jscan_index	index;
 };
 
 struct jscan_shapes *
@@ -1312,15 +1327,22 @@ static int
 object_fast(struct jscan_shapes *sh, const char *line, size_t len,
     struct jscan_result *r, enum jscan_isa isa)
 {
-	struct stage1		 s;
+	struct stage1		 own_s, *s = sh != NULL ? &sh->last : &own_s;
 	struct plan		 own;
 	const struct plan	*pl;
 
 	if (len == 0 || len > FAST_MAX_LEN || !jscan_isa_supported(isa) ||
-	    stage1_run(line, len, &s, isa) != 0 ||
-	    (pl = plan_for(sh, &s, &own)) == NULL)
+	    stage1_run(line, len, s, isa) != 0 ||
+	    (pl = plan_for(sh, s, &own)) == NULL ||
+	    plan_apply(pl, s, line, len, r) != 0)
 		return -1;
-	return plan_apply(pl, &s, line, len, r);
+	if (sh != NULL) {
+		sh->index.line = line;
+		sh->index.s = s;
+		sh->index.pl = pl;
+		r->index = &sh->index;
+	}
+	return 0;
 }
 
 int
@@ -1333,6 +1355,7 @@ jscan_object_fast(const char *line, size_t len, struct jscan_result *r,
 		memset(r->f, 0, sizeof(r->f));
 		r->error = NULL;
 		r->error_at = 0;
+		r->index = NULL;
 	}
 	return rc;
 }
@@ -1562,6 +1585,150 @@ jscan_at(struct jspan arr, size_t i)
 		v = jscan_next(arr, &pos);
 	while (v.kind != J_NONE && i-- > 0);
 	return v;
+}
+
+/* --- lookups through the token index ------------------------------------ */
+
+/* The token at which span v starts, or -1 (then the byte walk answers). */
+static ptrdiff_t
+index_token(const struct jscan_index *x, struct jspan v, unsigned want)
+{
+	size_t		lo = 0, hi = x->s->ntok, off;
+
+	if (v.p < x->line)
+		return -1;
+	off = (size_t)(v.p - x->line);
+	while (lo < hi) {
+		size_t	mid = lo + (hi - lo) / 2;
+
+		if (x->s->pos[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= x->s->ntok || x->s->pos[lo] != off || x->s->skel[lo] != want)
+		return -1;
+	return (ptrdiff_t)lo;
+}
+
+/* The last token of the value whose first token is v. */
+static inline size_t
+value_last(const struct jscan_index *x, size_t v)
+{
+	uint8_t	c = x->s->skel[v];
+
+	if (c == S_OBJ || c == S_ARR)
+		return x->pl->match[v];
+	return c == S_QUOTE ? v + 1 : v;
+}
+
+/* The span of the value at tokens [v, e]. */
+static struct jspan
+index_span(const struct jscan_index *x, size_t v, size_t e)
+{
+	const uint16_t	*pos = x->s->pos;
+	const char	*p = x->line + pos[v];
+	struct jspan	 s = { 0 };
+	size_t		 end;
+
+	switch (x->s->skel[v]) {
+	case S_QUOTE:
+		s.p = p + 1;
+		s.n = (uint32_t)(pos[e] - pos[v] - 1);
+		s.kind = J_STRING;
+		s.escaped = x->s->bs && memchr(s.p, '\\', s.n) != NULL;
+		return s;
+	case S_OBJ:
+	case S_ARR:
+		s.p = p;
+		s.n = (uint32_t)(pos[e] + 1 - pos[v]);
+		s.kind = x->s->skel[v] == S_OBJ ? J_OBJECT : J_ARRAY;
+		return s;
+	default:
+		/* a number or literal ends where the next token starts,
+		 * whitespace aside (a value always has a token after it) */
+		end = pos[v + 1];
+		while (end > pos[v] && (x->line[end - 1] == ' ' ||
+		    x->line[end - 1] == '\t' || x->line[end - 1] == '\n' ||
+		    x->line[end - 1] == '\r'))
+			end--;
+		s.p = p;
+		s.n = (uint32_t)(end - pos[v]);
+		s.kind = *p == 't' ? J_TRUE : *p == 'f' ? J_FALSE :
+		    *p == 'n' ? J_NULL : J_NUMBER;
+		return s;
+	}
+}
+
+void
+jscan_getn_in(const struct jscan_result *r, struct jspan obj,
+    const char *const *names, struct jspan *out, size_t n)
+{
+	const struct jscan_index	*x = r->index;
+	const uint8_t			*skel;
+	const uint16_t			*pos;
+	size_t				 i, k, lens[8], e;
+	ptrdiff_t			 at;
+
+	if (x == NULL || obj.kind != J_OBJECT ||
+	    (at = index_token(x, obj, S_OBJ)) < 0) {
+		jscan_getn(obj, names, out, n);
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		out[k].kind = J_NONE;
+		lens[k] = strlen(names[k]);
+	}
+	skel = x->s->skel;
+	pos = x->s->pos;
+	/* members: name's quotes at i and i + 1, ':' at i + 2, value */
+	for (i = (size_t)at + 1; skel[i] == S_QUOTE; i = e + 2) {
+		const char	*name = x->line + pos[i] + 1;
+		size_t		 len = pos[i + 1] - pos[i] - 1;
+		int		 match = -1;
+
+		for (k = 0; k < n; k++)
+			if (len == lens[k] && memcmp(name, names[k], len) == 0)
+				match = (int)k;
+		e = value_last(x, i + 3);
+		if (match >= 0 && !(x->s->bs && memchr(name, '\\', len)))
+			out[match] = index_span(x, i + 3, e);
+		if (skel[e + 1] != S_COMMA)
+			break;
+	}
+}
+
+struct jspan
+jscan_get_in(const struct jscan_result *r, struct jspan obj, const char *name)
+{
+	struct jspan	v;
+
+	jscan_getn_in(r, obj, &name, &v, 1);
+	return v;
+}
+
+struct jspan
+jscan_at_in(const struct jscan_result *r, struct jspan arr, size_t i)
+{
+	const struct jscan_index	*x = r->index;
+	struct jspan			 none = { 0 };
+	size_t				 t, e;
+	ptrdiff_t			 at;
+
+	if (x == NULL || arr.kind != J_ARRAY ||
+	    (at = index_token(x, arr, S_ARR)) < 0)
+		return jscan_at(arr, i);
+	t = (size_t)at + 1;
+	if (x->s->skel[t] == S_ARR_END)
+		return none;
+	for (;;) {
+		e = value_last(x, t);
+		if (i-- == 0)
+			return index_span(x, t, e);
+		if (x->s->skel[e + 1] != S_COMMA)
+			return none;
+		t = e + 2;
+	}
 }
 
 static size_t

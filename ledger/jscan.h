@@ -45,10 +45,16 @@ enum jfield {
 	F_KIND, F_UNITS, F_FRAME, F_RENDER, F_MEMORY, F_NFIELDS
 };
 
+struct jscan_index;
+
 struct jscan_result {
 	struct jspan	 f[F_NFIELDS];
 	const char	*error;		/* why the line was refused, or NULL */
 	size_t		 error_at;	/* byte offset of the fault in the line */
+	/* Where every token of the line is, for the *_in lookups: set by
+	 * jscan_object_shaped, valid until the next scan with the same
+	 * jscan_shapes; NULL otherwise. */
+	const struct jscan_index *index;
 };
 
 /*
@@ -106,6 +112,17 @@ struct jspan	jscan_get(struct jspan obj, const char *name);
 /* Several members in one pass: out[i] is member names[i] (n <= 8). */
 void		jscan_getn(struct jspan obj, const char *const *names,
 		    struct jspan *out, size_t n);
+/*
+ * The same lookups on spans of r's line, walking its token index instead
+ * of its bytes when r has one (a member costs a few compares however big
+ * the values it steps over); the same answers either way.
+ */
+void		jscan_getn_in(const struct jscan_result *r, struct jspan obj,
+		    const char *const *names, struct jspan *out, size_t n);
+struct jspan	jscan_get_in(const struct jscan_result *r, struct jspan obj,
+		    const char *name);
+struct jspan	jscan_at_in(const struct jscan_result *r, struct jspan arr,
+		    size_t i);
 /* Element `i` of a valid array span; J_NONE if out of range. */
 struct jspan	jscan_at(struct jspan arr, size_t i);
 /* Iterate a valid array: *pos starts at 0; returns J_NONE at the end. */

@@ -378,7 +378,7 @@ incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
 	double		ver = 0;
 	int		stamped, n;
 
-	jscan_getn(fp, names, m, 3);
+	jscan_getn_in(r, fp, names, m, 3);
 	sid = m[1];
 	skey = m[2];
 	stamped = jscan_num(m[0], &ver) == 0 && ver == FOOTPRINT_VERSION;
@@ -531,13 +531,13 @@ timeline_add(struct ledger *l, const struct jscan_result *r, enum rtype t,
 	int			 rc;
 
 	if (t == R_HEARTBEAT) {
-		jscan_getn(f[F_FRAME], fn, m, 2);
+		jscan_getn_in(r, f[F_FRAME], fn, m, 2);
 		v[0] = num_or_nan(m[0]);
 		v[1] = num_or_nan(m[1]);
-		jscan_getn(f[F_RENDER], rn, m, 2);
+		jscan_getn_in(r, f[F_RENDER], rn, m, 2);
 		v[2] = num_or_nan(m[0]);
 		v[3] = num_or_nan(m[1]);
-		v[4] = num_or_nan(jscan_get(f[F_MEMORY], "programs"));
+		v[4] = num_or_nan(jscan_get_in(r, f[F_MEMORY], "programs"));
 		if ((rc = samples_add(&l->hb, at, b, v)) != 0)
 			return rc;
 		if (bd != NULL)
@@ -630,11 +630,13 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		unit = "ms";
 		cls = f[F_CLASSIFICATION];
 	} else if (type == R_USERMARK) {
-		struct jspan	w0 = jscan_at(f[F_WORST], 0);
+		static const char *const wn[] = { "frameMs", "classification" };
+		struct jspan	w0 = jscan_at_in(&r, f[F_WORST], 0), m[2];
 
-		value = num_or_nan(jscan_get(w0, "frameMs"));
+		jscan_getn_in(&r, w0, wn, m, 2);
+		value = num_or_nan(m[0]);
 		unit = "ms";
-		cls = jscan_get(w0, "classification");
+		cls = m[1];
 	} else if (type == R_JITTER) {
 		value = num_or_nan(f[F_UNITS]);
 		unit = "units";
@@ -657,7 +659,8 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		static const char *const names[] = {
 			"guess", "confidence", "evidence"
 		};
-		struct jspan	c0 = cls.kind == J_ARRAY ? jscan_at(cls, 0) : cls;
+		struct jspan	c0 = cls.kind == J_ARRAY ? jscan_at_in(&r, cls, 0) :
+				    cls;
 		struct jspan	vd[3];
 
 		if ((row = row_find(l, id)) == NULL &&
@@ -684,7 +687,7 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 			row->worst_ms = at;
 		}
 		row->has_verdict = c0.kind == J_OBJECT;
-		jscan_getn(c0, names, vd, 3);
+		jscan_getn_in(&r, c0, names, vd, 3);
 		copy_str(vd[0], row->guess, sizeof(row->guess), &row->has_guess);
 		copy_str(vd[1], row->conf, sizeof(row->conf), &row->has_conf);
 		copy_str(vd[2], row->evid, sizeof(row->evid), &row->has_evid);

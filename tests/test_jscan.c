@@ -541,10 +541,21 @@ parse_span(struct jspan v)
 	return cJSON_ParseWithLength(p, n);
 }
 
-/* Does every member of object/array span c, found by jscan_get,
- * jscan_getn and jscan_at, equal cJSON's parse of it?  Recursive. */
 static void
-lookups_match(struct jspan c, const cJSON *ref, const char *line, int depth)
+same_span(struct jspan a, struct jspan b, const char *what, const char *line)
+{
+	if (a.kind != b.kind || (a.kind != J_NONE && (a.p != b.p ||
+	    a.n != b.n || a.escaped != b.escaped)))
+		fail_msg("%s: the token index and the byte walk differ in "
+		    "'%s'", what, line);
+}
+
+/* Does every member of object/array span c, found by jscan_get,
+ * jscan_getn and jscan_at (and their _in variants through r's token
+ * index), equal cJSON's parse of it?  Recursive. */
+static void
+lookups_match(const struct jscan_result *r, struct jspan c, const cJSON *ref,
+    const char *line, int depth)
 {
 	const cJSON	*it;
 	size_t		 i = 0, pos = 0;
@@ -564,13 +575,15 @@ lookups_match(struct jspan c, const cJSON *ref, const char *line, int depth)
 				fail_msg("element %zu differs in '%s'", i,
 				    line);
 			if (cJSON_IsObject(it) || cJSON_IsArray(it))
-				lookups_match(v, it, line, depth + 1);
+				lookups_match(r, v, it, line, depth + 1);
 			assert_true(jscan_at(c, i).p == v.p);
+			same_span(jscan_at_in(r, c, i), v, "jscan_at_in", line);
 			cJSON_Delete(got);
 			i++;
 		}
 		assert_int_equal(jscan_next(c, &pos).kind, J_NONE);
 		assert_int_equal(jscan_at(c, i).kind, J_NONE);
+		assert_int_equal(jscan_at_in(r, c, i).kind, J_NONE);
 		return;
 	}
 	cJSON_ArrayForEach(it, ref) {
@@ -589,10 +602,15 @@ lookups_match(struct jspan c, const cJSON *ref, const char *line, int depth)
 		    strpbrk(it->string, "\\\"") != NULL || strlen(it->string) == 0)
 			continue;
 		v = jscan_get(c, it->string);
+		same_span(jscan_get_in(r, c, it->string), v, "jscan_get_in",
+		    line);
 		if (v.kind == J_NONE)
 			continue;	/* the name was written escaped */
 		jscan_getn(c, names, w, 2);
 		assert_true(w[0].p == v.p && w[0].n == v.n);
+		assert_int_equal(w[1].kind, J_NONE);
+		jscan_getn_in(r, c, names, w, 2);
+		same_span(w[0], v, "jscan_getn_in", line);
 		assert_int_equal(w[1].kind, J_NONE);
 		got = parse_span(v);
 		if (!same_json(got, it))
@@ -607,7 +625,7 @@ lookups_match(struct jspan c, const cJSON *ref, const char *line, int depth)
 				    it->string, buf, it->valuestring);
 		}
 		if (cJSON_IsObject(it) || cJSON_IsArray(it))
-			lookups_match(v, it, line, depth + 1);
+			lookups_match(r, v, it, line, depth + 1);
 		cJSON_Delete(got);
 	}
 }
@@ -625,7 +643,7 @@ jscan_lookups_agree_with_cjson(void **state)
 	struct seeds	s = { 0 };
 	uint64_t	rs = 31337;
 	char		buf[4096];
-	size_t		i, j, checked = 0;
+	size_t		i, j, checked = 0, indexed = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
@@ -643,9 +661,12 @@ jscan_lookups_agree_with_cjson(void **state)
 		memcpy(buf, s.line[k], s.len[k]);
 		len = j < s.n ? s.len[k] : mutate(&rs, buf, s.len[k],
 		    sizeof(buf));
-		if (jscan_object(buf, len, &r) != 0 ||
+		if (shapes == NULL)
+			assert_non_null(shapes = jscan_shapes_create());
+		if (jscan_object_shaped(shapes, buf, len, &r) != 0 ||
 		    (ref = cJSON_ParseWithLength(buf, len)) == NULL)
 			continue;
+		indexed += r.index != NULL;
 		/* the whole line as one object span */
 		top.p = memchr(buf, '{', len);
 		top.n = (uint32_t)(buf + len - top.p);
@@ -654,11 +675,12 @@ jscan_lookups_agree_with_cjson(void **state)
 		top.kind = J_OBJECT;
 		top.escaped = 0;
 		buf[len] = '\0';
-		lookups_match(top, ref, buf, 0);
+		lookups_match(&r, top, ref, buf, 0);
 		cJSON_Delete(ref);
 		checked++;
 	}
 	assert_true(checked > 5000);
+	assert_true(indexed > checked / 2);
 	seeds_free(&s);
 }
 
