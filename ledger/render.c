@@ -407,13 +407,15 @@ window_json(struct ledger *l, const char *build, const struct sgroups *q,
 	cJSON		*o = cJSON_CreateObject(), *a;
 	double		 med[NMETRICS], series[SERIES_SLICES];
 	struct sgroups	 sq;
-	int		 m, k;
+	int		 k;
 
 	if (o == NULL)
 		return NULL;
-	for (m = 0; m < NMETRICS; m++)
-		if (samples_medians(&l->hb, q, m, &med[m]) != 0)
-			goto fail;
+	double		*mp[NMETRICS] = { &med[0], &med[1], &med[2], &med[3],
+			    &med[4] }, *sp[1] = { series };
+
+	if (samples_medians(&l->hb, q, NMETRICS, mp) != 0)
+		goto fail;
 	if (build)
 		cJSON_AddStringToObject(o, "build", build);
 	else
@@ -430,7 +432,7 @@ window_json(struct ledger *l, const char *build, const struct sgroups *q,
 	sq.t0 = from;
 	sq.width = slice_width(from, to, SERIES_SLICES);
 	sq.ngroups = SERIES_SLICES;
-	if (samples_medians(&l->hb, &sq, 0, series) != 0)
+	if (samples_medians(&l->hb, &sq, 1, sp) != 0)
 		goto fail;
 	for (k = 0; k < SERIES_SLICES; k++)
 		cJSON_AddItemToArray(a, isnan(series[k]) ? cJSON_CreateNull() :
@@ -539,9 +541,10 @@ timeline_compute(struct ledger *l, int n, struct timeline *tl)
 	    (tl->capbl = calloc((size_t)n, sizeof(*tl->capbl))) == NULL)
 		goto fail;
 	for (m = 0; m < NMETRICS; m++)
-		if ((tl->med[m] = calloc((size_t)n, sizeof(double))) == NULL ||
-		    (rc = samples_medians(&l->hb, &q, m, tl->med[m])) != 0)
+		if ((tl->med[m] = calloc((size_t)n, sizeof(double))) == NULL)
 			goto fail;
+	if ((rc = samples_medians(&l->hb, &q, NMETRICS, tl->med)) != 0)
+		goto fail;
 	if ((rc = samples_tally(&l->hb, &q, 0, tl->nhb, NULL, NULL)) != 0 ||
 	    (rc = samples_tally(&l->hp, &q, 0, tl->nhp, NULL,
 	    tl->worst)) != 0 ||

@@ -33,8 +33,9 @@ struct scol {
 	uint8_t		scale;
 	uint8_t		w;
 	uint8_t		absent;		/* code 0 means not measured */
-	uint32_t	pad;
+	uint32_t	measured;	/* values that are not NAN */
 	int64_t		base;		/* mantissa of code 0 (or of code 1) */
+	uint64_t	kmin, kmax;	/* their smallest and largest keys */
 };
 
 struct sblock {
@@ -138,6 +139,16 @@ off_col(const struct sblock *b, int c)
 	return off;
 }
 
+/* A double as an unsigned key in the same order (-0 just below +0). */
+static inline uint64_t
+key_of(double d)
+{
+	uint64_t	u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u >> 63 ? ~u : u | 0x8000000000000000ull;
+}
+
 /* --- sealing ---------------------------------------------------------- */
 
 /* The mantissa of v at `scale` decimals, if it gives v back exactly. */
@@ -156,11 +167,20 @@ dec_of(double v, int scale, int64_t *m)
 	return 1;
 }
 
-/* Choose a column's encoding; codes[] gets what is packed. */
+/* Choose a column's encoding; codes[] gets what is packed.  Each value
+ * is tried at the scale reached so far and the scale raised until it is
+ * exact there; a mantissa found at a smaller scale is multiplied up at
+ * the end (exact at a scale stays exact at every larger one, as long as
+ * the mantissa stays under 2^53). */
 static void
 col_plan(const double *v, size_t n, struct scol *c, uint64_t *codes)
 {
-	int64_t		m, mmin = INT64_MAX, mmax = INT64_MIN;
+	static const int64_t	i10[SCALE_MAX + 1] = {
+		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+		100000000, 1000000000
+	};
+	int64_t		m, mmin = INT64_MAX, mmax = INT64_MIN, lim;
+	uint8_t		at[SAMPLES_BLOCK];
 	int		scale = 0, any = 0, absent = 0;
 	size_t		i;
 
@@ -171,20 +191,25 @@ col_plan(const double *v, size_t n, struct scol *c, uint64_t *codes)
 			continue;
 		}
 		any = 1;
-		/* exact at a scale stays exact at every larger one */
-		while (scale <= SCALE_MAX && !dec_of(v[i], scale, &m))
-			scale++;
-		if (scale > SCALE_MAX)
-			goto raw;
+		while (!dec_of(v[i], scale, &m))
+			if (++scale > SCALE_MAX)
+				goto raw;
+		codes[i] = (uint64_t)m;
+		at[i] = (uint8_t)scale;
 	}
 	if (!any)
 		return;			/* COL_NONE: nothing measured */
 	for (i = 0; i < n; i++) {
 		if (isnan(v[i]))
 			continue;
-		if (!dec_of(v[i], scale, &m))
-			goto raw;	/* out of range at the final scale */
-		codes[i] = (uint64_t)m;
+		m = (int64_t)codes[i];
+		if (at[i] != scale) {
+			lim = 9007199254740992LL / i10[scale - at[i]];
+			if (m >= lim || m <= -lim)
+				goto raw;	/* too big at the final scale */
+			m *= i10[scale - at[i]];
+			codes[i] = (uint64_t)m;
+		}
 		if (m < mmin)
 			mmin = m;
 		if (m > mmax)
@@ -260,8 +285,21 @@ seal(struct samples *s)
 	h.bw = (uint8_t)bitwidth(bmax - bmin);
 	bits = (n - 1) * h.tw + n * h.bw;
 	for (c = 0; c < s->ncols; c++) {
-		col_plan(s->pv[c], n, &h.col[c], codes[c]);
-		bits += n * h.col[c].w;
+		struct scol	*k = &h.col[c];
+
+		col_plan(s->pv[c], n, k, codes[c]);
+		bits += n * k->w;
+		for (i = 0; i < n; i++) {
+			uint64_t	key;
+
+			if (isnan(s->pv[c][i]))
+				continue;
+			key = key_of(s->pv[c][i]);
+			if (k->measured++ == 0 || key < k->kmin)
+				k->kmin = key;
+			if (k->measured == 1 || key > k->kmax)
+				k->kmax = key;
+		}
 	}
 	size = sizeof(h) + ((bits + 63) / 64 + 1) * sizeof(uint64_t);
 	if ((b = calloc(1, size)) == NULL)
@@ -313,68 +351,101 @@ struct chunk {
 	size_t		n;
 	int64_t		t[SAMPLES_BLOCK];
 	uint32_t	b[SAMPLES_BLOCK];	/* build codes */
-	double		v[SAMPLES_BLOCK];	/* NAN: not measured */
+	double		v[SAMPLES_MAXCOLS][SAMPLES_BLOCK];	/* NAN: none */
+	uint64_t	u[SAMPLES_BLOCK];	/* codes, before they are those */
+};
+
+/* n codes of `width` bits from bit `off`: no branch per value (a block
+ * has a spare word after its last, so w[k + 1] is always there). */
+static void
+unpack(const uint64_t *w, size_t off, unsigned width, size_t n, uint64_t *out)
+{
+	uint64_t	mask = width == 64 ? ~0ull : (1ull << width) - 1;
+	size_t		i;
+
+	if (width == 0) {
+		memset(out, 0, n * sizeof(*out));
+		return;
+	}
+	for (i = 0; i < n; i++, off += width) {
+		size_t		k = off >> 6;
+		unsigned	sh = off & 63;
+
+		out[i] = ((w[k] >> sh) | ((w[k + 1] << 1) << (63 - sh))) & mask;
+	}
+}
+
+static void
+decode_col(const struct sblock *b, int col, struct chunk *ch)
+{
+	const struct scol	*c = &b->col[col];
+	double			*v = ch->v[col], d = p10[c->scale];
+	size_t			 i;
+
+	switch (c->mode) {
+	case COL_NONE:
+		for (i = 0; i < b->n; i++)
+			v[i] = NAN;
+		break;
+	case COL_RAW:
+		unpack(b->bits, off_col(b, col), 64, b->n, ch->u);
+		memcpy(v, ch->u, b->n * sizeof(double));
+		break;
+	default:
+		unpack(b->bits, off_col(b, col), c->w, b->n, ch->u);
+		for (i = 0; i < b->n; i++)
+			v[i] = c->absent && ch->u[i] == 0 ? NAN :
+			    (double)(int64_t)(ch->u[i] + (uint64_t)c->base) / d;
+		break;
+	}
+}
+
+/* What a visit decodes: the columns in cmask, times and builds. */
+struct need {
+	unsigned	cmask;
+	int		t, b;
 };
 
 static void
-decode(const struct sblock *b, int col, struct chunk *ch)
+decode(const struct sblock *b, const struct need *nd, struct chunk *ch)
 {
-	size_t	i, off;
-	int64_t	t = b->t0;
+	size_t	i;
+	int	c;
 
 	ch->n = b->n;
-	ch->t[0] = t;
-	for (i = 1; i < b->n; i++) {
-		t += (int64_t)(get_bits(b->bits, (i - 1) * b->tw, b->tw) +
-		    (uint64_t)b->dmin);
-		ch->t[i] = t;
+	if (nd->t) {
+		int64_t	t = b->t0;
+
+		unpack(b->bits, 0, b->tw, b->n - 1u, ch->u);
+		ch->t[0] = t;
+		for (i = 1; i < b->n; i++) {
+			t += (int64_t)(ch->u[i - 1] + (uint64_t)b->dmin);
+			ch->t[i] = t;
+		}
 	}
-	off = off_builds(b);
-	for (i = 0; i < b->n; i++)
-		ch->b[i] = b->bmin + (uint32_t)get_bits(b->bits,
-		    off + i * b->bw, b->bw);
-	if (col < 0)
-		return;
-	off = off_col(b, col);
-	switch (b->col[col].mode) {
-	case COL_NONE:
+	if (nd->b) {
+		unpack(b->bits, off_builds(b), b->bw, b->n, ch->u);
 		for (i = 0; i < b->n; i++)
-			ch->v[i] = NAN;
-		break;
-	case COL_RAW:
-		for (i = 0; i < b->n; i++) {
-			uint64_t	u = get_bits(b->bits, off + i * 64, 64);
-
-			memcpy(&ch->v[i], &u, sizeof(u));
-		}
-		break;
-	default: {
-		const struct scol	*c = &b->col[col];
-		double			 d = p10[c->scale];
-
-		for (i = 0; i < b->n; i++) {
-			uint64_t	code = get_bits(b->bits,
-					    off + i * c->w, c->w);
-
-			ch->v[i] = c->absent && code == 0 ? NAN :
-			    (double)(int64_t)(code + (uint64_t)c->base) / d;
-		}
-		break;
+			ch->b[i] = b->bmin + (uint32_t)ch->u[i];
 	}
-	}
+	for (c = 0; c < b->ncols; c++)
+		if (nd->cmask & 1u << c)
+			decode_col(b, c, ch);
 }
 
 /* The open block, as a chunk. */
 static void
-decode_open(const struct samples *s, int col, struct chunk *ch)
+decode_open(const struct samples *s, struct chunk *ch)
 {
 	size_t	i;
+	int	c;
 
 	ch->n = s->np;
 	for (i = 0; i < s->np; i++) {
 		ch->t[i] = s->pt[i];
 		ch->b[i] = s->pb[i] == SAMPLES_NO_BUILD ? 0 : s->pb[i] + 1;
-		ch->v[i] = col >= 0 ? s->pv[col][i] : NAN;
+		for (c = 0; c < s->ncols; c++)
+			ch->v[c][i] = s->pv[c][i];
 	}
 }
 
@@ -431,28 +502,70 @@ ngroups_of(const struct sgroups *q)
 
 /*
  * Visit every sample of groups [ga, gb): the chunk of each block that
- * may hold one, decoded with column col.  The visitor sees the chunk and
- * the group of each of its samples (-1: not selected).
+ * may hold one, decoded with the columns in cmask.  The visitor sees the
+ * chunk and the group of each of its samples (-1: not selected).
  */
-typedef void	(*visit_fn)(void *, const struct chunk *, const int *);
+typedef void	(*visit_fn)(void *, const struct chunk *, const int *, int);
 
+/* The group every sample of block b falls in, or -1 if they do not all
+ * fall in one (or the block may hold samples q does not select). */
 static int
-visit(const struct samples *s, const struct sgroups *q, int col, int ga,
-    int gb, visit_fn fn, void *arg)
+block_group(const struct sblock *b, const struct sgroups *q)
+{
+	int64_t	g;
+
+	if (q->by_build && (b->bmin != want_code(q) || b->bmax != b->bmin))
+		return -1;
+	if ((q->from != SAMPLES_NO_TIME && b->tmin < q->from) ||
+	    (q->to != SAMPLES_NO_TIME && b->tmax > q->to))
+		return -1;
+	if (q->width <= 0)
+		return 0;
+	if (b->tmin < q->t0)
+		return -1;
+	g = (b->tmin - q->t0) / q->width;
+	if (g >= q->ngroups || (b->tmax - q->t0) / q->width != g)
+		return -1;
+	return (int)g;
+}
+
+/*
+ * Visit every sample of groups [ga, gb): the chunk of each block that
+ * may hold one, decoded with the columns in cmask.  The visitor sees the
+ * chunk and either the group of every one of its samples (whole >= 0:
+ * g[] is not filled) or each sample's group in g[] (-1: not selected).
+ */
+static int
+visit(const struct samples *s, const struct sgroups *q, unsigned cmask,
+    int builds, int ga, int gb, visit_fn fn, void *arg)
 {
 	struct chunk	*ch;
-	int		 g[SAMPLES_BLOCK];
+	int		 g[SAMPLES_BLOCK], whole;
 	size_t		 k, i;
+	struct need	 nd = { cmask, q->from != SAMPLES_NO_TIME ||
+			    q->to != SAMPLES_NO_TIME || q->width > 0,
+			    q->by_build || builds };
 
-	if ((ch = malloc(sizeof(*ch))) == NULL)
+	/* zeroed: what is not decoded is never looked at, but is defined */
+	if ((ch = calloc(1, sizeof(*ch))) == NULL)
 		return -ENOMEM;
 	for (k = 0; k <= s->nblocks; k++) {
+		whole = -1;
 		if (k < s->nblocks) {
-			if (!block_wanted(s->blocks[k], q, ga, gb))
+			const struct sblock	*b = s->blocks[k];
+
+			if (!block_wanted(b, q, ga, gb))
 				continue;
-			decode(s->blocks[k], col, ch);
+			if ((whole = block_group(b, q)) >= 0) {
+				struct need	nc = { cmask, 0, builds };
+
+				decode(b, &nc, ch);
+				fn(arg, ch, g, whole);
+				continue;
+			}
+			decode(b, &nd, ch);
 		} else if (s->np > 0)
-			decode_open(s, col, ch);
+			decode_open(s, ch);
 		else
 			break;
 		for (i = 0; i < ch->n; i++) {
@@ -460,23 +573,13 @@ visit(const struct samples *s, const struct sgroups *q, int col, int ga,
 
 			g[i] = x >= ga && x < gb ? x : -1;
 		}
-		fn(arg, ch, g);
+		fn(arg, ch, g, -1);
 	}
 	free(ch);
 	return 0;
 }
 
 /* --- keys and selection ----------------------------------------------- */
-
-/* A double as an unsigned key in the same order (-0 just below +0). */
-static inline uint64_t
-key_of(double d)
-{
-	uint64_t	u;
-
-	memcpy(&u, &d, sizeof(u));
-	return u >> 63 ? ~u : u | 0x8000000000000000ull;
-}
 
 static inline double
 double_of(uint64_t k)
@@ -542,27 +645,31 @@ kth(uint64_t *a, size_t n, size_t k)
 /* --- queries ---------------------------------------------------------- */
 
 struct tally {
+	int	 col;
 	size_t	*count, *measured;
 	double	*max;
 };
 
 static void
-tally_visit(void *arg, const struct chunk *ch, const int *g)
+tally_visit(void *arg, const struct chunk *ch, const int *g, int whole)
 {
 	struct tally	*t = arg;
+	const double	*v = ch->v[t->col];
 	size_t		 i;
 
 	for (i = 0; i < ch->n; i++) {
-		if (g[i] < 0)
+		int	x = whole >= 0 ? whole : g[i];
+
+		if (x < 0)
 			continue;
 		if (t->count)
-			t->count[g[i]]++;
-		if (isnan(ch->v[i]))
+			t->count[x]++;
+		if (isnan(v[i]))
 			continue;
 		if (t->measured)
-			t->measured[g[i]]++;
-		if (t->max && (isnan(t->max[g[i]]) || ch->v[i] > t->max[g[i]]))
-			t->max[g[i]] = ch->v[i];
+			t->measured[x]++;
+		if (t->max && (isnan(t->max[x]) || v[i] > t->max[x]))
+			t->max[x] = v[i];
 	}
 }
 
@@ -570,7 +677,7 @@ int
 samples_tally(const struct samples *s, const struct sgroups *q, int col,
     size_t *count, size_t *measured, double *max)
 {
-	struct tally	t = { count, measured, max };
+	struct tally	t = { col, count, measured, max };
 	int		n = ngroups_of(q), i;
 
 	for (i = 0; i < n; i++) {
@@ -581,7 +688,8 @@ samples_tally(const struct samples *s, const struct sgroups *q, int col,
 		if (max)
 			max[i] = NAN;
 	}
-	return visit(s, q, col, 0, n, tally_visit, &t);
+	return visit(s, q, measured || max ? 1u << col : 0, 0, 0, n,
+	    tally_visit, &t);
 }
 
 struct builds_arg {
@@ -591,15 +699,18 @@ struct builds_arg {
 };
 
 static void
-builds_visit(void *arg, const struct chunk *ch, const int *g)
+builds_visit(void *arg, const struct chunk *ch, const int *g, int whole)
 {
 	struct builds_arg	*a = arg;
 	size_t			 i;
 
-	for (i = 0; i < ch->n && a->rc == 0; i++)
-		if (g[i] >= 0)
-			a->rc = a->fn(a->arg, g[i], ch->b[i] == 0 ?
+	for (i = 0; i < ch->n && a->rc == 0; i++) {
+		int	x = whole >= 0 ? whole : g[i];
+
+		if (x >= 0)
+			a->rc = a->fn(a->arg, x, ch->b[i] == 0 ?
 			    SAMPLES_NO_BUILD : ch->b[i] - 1);
+	}
 }
 
 int
@@ -609,95 +720,169 @@ samples_each_build(const struct samples *s, const struct sgroups *q,
 	struct builds_arg	a = { fn, arg, 0 };
 	int			rc;
 
-	if ((rc = visit(s, q, -1, 0, ngroups_of(q), builds_visit, &a)) != 0)
+	if ((rc = visit(s, q, 0, 1, 0, ngroups_of(q), builds_visit, &a)) != 0)
 		return rc;
 	return a.rc;
 }
 
-/* Per group: measured count and key range (pass one of the medians). */
-struct range {
-	size_t		*cnt;
-	uint64_t	*kmin, *kmax;
-};
-
+/*
+ * Medians of columns [0, ncols) at once.  The unit of work is a pair
+ * (group, column), numbered g * ncols + c.  Pass one counts each pair's
+ * measured values and their key range; pairs that fit the scratch are
+ * then gathered in batches of consecutive pairs that fill it (one pass
+ * over the blocks that batch's groups can be in) and selected; a pair
+ * too big for the scratch is narrowed on its own (median_big).
+ */
+/* Per pair: measured count and key range.  A block that lies wholly in
+ * one group answers from its header; only the others are decoded. */
 static void
-range_visit(void *arg, const struct chunk *ch, const int *g)
+range_note(size_t *cnt, uint64_t *kmin, uint64_t *kmax, size_t p, size_t n,
+    uint64_t lo, uint64_t hi)
 {
-	struct range	*r = arg;
-	size_t		 i;
-
-	for (i = 0; i < ch->n; i++) {
-		uint64_t	k;
-
-		if (g[i] < 0 || isnan(ch->v[i]))
-			continue;
-		k = key_of(ch->v[i]);
-		if (r->cnt[g[i]]++ == 0 || k < r->kmin[g[i]])
-			r->kmin[g[i]] = k;
-		if (r->cnt[g[i]] == 1 || k > r->kmax[g[i]])
-			r->kmax[g[i]] = k;
-	}
+	if (n == 0)
+		return;
+	if (cnt[p] == 0 || lo < kmin[p])
+		kmin[p] = lo;
+	if (cnt[p] == 0 || hi > kmax[p])
+		kmax[p] = hi;
+	cnt[p] += n;
 }
 
-/* Gather the keys of groups [ga, gb) that lie in [lo, hi] into their
- * slices of the scratch (off[g] onwards). */
+static int
+range_pass(const struct samples *s, const struct sgroups *q, int ncols,
+    size_t *cnt, uint64_t *kmin, uint64_t *kmax)
+{
+	struct chunk	*ch;
+	struct need	 nd = { (1u << ncols) - 1, q->from != SAMPLES_NO_TIME ||
+			    q->to != SAMPLES_NO_TIME || q->width > 0,
+			    q->by_build };
+	size_t		 k, i;
+	int		 c, ng = ngroups_of(q);
+
+	if ((ch = calloc(1, sizeof(*ch))) == NULL)
+		return -ENOMEM;
+	for (k = 0; k <= s->nblocks; k++) {
+		if (k < s->nblocks) {
+			const struct sblock	*b = s->blocks[k];
+			int			 whole;
+
+			if (!block_wanted(b, q, 0, ng))
+				continue;
+			if ((whole = block_group(b, q)) >= 0) {
+				for (c = 0; c < ncols; c++)
+					range_note(cnt, kmin, kmax,
+					    (size_t)whole * (size_t)ncols +
+					    (size_t)c, b->col[c].measured,
+					    b->col[c].kmin, b->col[c].kmax);
+				continue;
+			}
+			decode(b, &nd, ch);
+		} else if (s->np > 0)
+			decode_open(s, ch);
+		else
+			break;
+		for (i = 0; i < ch->n; i++) {
+			int	g = group_of(q, ch->t[i], ch->b[i]);
+
+			if (g < 0)
+				continue;
+			for (c = 0; c < ncols; c++)
+				if (!isnan(ch->v[c][i])) {
+					uint64_t	key = key_of(ch->v[c][i]);
+
+					range_note(cnt, kmin, kmax, (size_t)g *
+					    (size_t)ncols + (size_t)c, 1, key,
+					    key);
+				}
+		}
+	}
+	free(ch);
+	return 0;
+}
+
+/* Gather the keys of pairs [pa, pb) (those that fit) into their slices
+ * of the scratch. */
 struct gather {
+	int		 ncols;
 	uint64_t	*scratch;
-	size_t		*off, *fill;
-	int		 ga;
-	uint64_t	 lo, hi;
+	size_t		*off, *fill;	/* by pair - pa */
+	size_t		 pa, pb;
 	const size_t	*cnt;
-	size_t		 limit;		/* groups bigger than this are skipped */
 };
 
 static void
-gather_visit(void *arg, const struct chunk *ch, const int *g)
+gather_visit(void *arg, const struct chunk *ch, const int *g, int whole)
 {
 	struct gather	*a = arg;
-	size_t		 i;
+	size_t		 i, p;
+	int		 c;
 
-	for (i = 0; i < ch->n; i++) {
-		uint64_t	k;
-		int		x = g[i];
+	if (whole >= 0) {
+		for (c = 0; c < a->ncols; c++) {
+			uint64_t	*o;
 
-		if (x < 0 || isnan(ch->v[i]))
-			continue;
-		if (a->cnt != NULL && a->cnt[x] > a->limit)
-			continue;
-		k = key_of(ch->v[i]);
-		if (k < a->lo || k > a->hi)
-			continue;
-		a->scratch[a->off[x - a->ga] + a->fill[x - a->ga]++] = k;
+			p = (size_t)whole * (size_t)a->ncols + (size_t)c;
+			if (p < a->pa || p >= a->pb ||
+			    a->cnt[p] > SAMPLES_SCRATCH)
+				continue;
+			o = a->scratch + a->off[p - a->pa];
+			for (i = 0; i < ch->n; i++)
+				if (!isnan(ch->v[c][i]))
+					o[a->fill[p - a->pa]++] =
+					    key_of(ch->v[c][i]);
+		}
+		return;
 	}
+	for (c = 0; c < a->ncols; c++)
+		for (i = 0; i < ch->n; i++) {
+			if (g[i] < 0 || isnan(ch->v[c][i]))
+				continue;
+			p = (size_t)g[i] * (size_t)a->ncols + (size_t)c;
+			if (p < a->pa || p >= a->pb ||
+			    a->cnt[p] > SAMPLES_SCRATCH)
+				continue;
+			a->scratch[a->off[p - a->pa] + a->fill[p - a->pa]++] =
+			    key_of(ch->v[c][i]);
+		}
 }
 
-/* Histogram of one group's keys in [lo, hi], bin = (k - lo) >> shift. */
-struct hist {
-	uint32_t	*bins;
+/* One pair's keys in [lo, hi]: counted in bins (bins != NULL, bin =
+ * (k - lo) >> shift) or gathered into scratch. */
+struct narrow {
+	int		 group, col;
 	uint64_t	 lo, hi;
+	uint32_t	*bins;
 	unsigned	 shift;
-	int		 group;
+	uint64_t	*scratch;
+	size_t		 fill;
 };
 
 static void
-hist_visit(void *arg, const struct chunk *ch, const int *g)
+narrow_visit(void *arg, const struct chunk *ch, const int *g, int whole)
 {
-	struct hist	*h = arg;
+	struct narrow	*h = arg;
+	const double	*v = ch->v[h->col];
 	size_t		 i;
 
+	if (whole >= 0 && whole != h->group)
+		return;
 	for (i = 0; i < ch->n; i++) {
 		uint64_t	k;
 
-		if (g[i] != h->group || isnan(ch->v[i]))
+		if ((whole < 0 && g[i] != h->group) || isnan(v[i]))
 			continue;
-		k = key_of(ch->v[i]);
-		if (k >= h->lo && k <= h->hi)
+		k = key_of(v[i]);
+		if (k < h->lo || k > h->hi)
+			continue;
+		if (h->bins != NULL)
 			h->bins[(k - h->lo) >> h->shift]++;
+		else
+			h->scratch[h->fill++] = k;
 	}
 }
 
 /*
- * The median of one group too big for the scratch: narrow the key range
+ * The median of one pair too big for the scratch: narrow the key range
  * that holds the rank by histogram passes (each divides it by NBINS)
  * until what is left fits, then gather and select.
  */
@@ -706,14 +891,14 @@ median_big(const struct samples *s, const struct sgroups *q, int col,
     int group, size_t n, uint64_t lo, uint64_t hi, uint64_t *scratch,
     double *out)
 {
-	size_t		rank = (n + 1) / 2 - 1, below = 0, zero = 0, fill;
+	size_t		rank = (n + 1) / 2 - 1, below = 0;
 	uint32_t	*bins;
 	int		rc = 0;
 
 	if ((bins = malloc(NBINS * sizeof(*bins))) == NULL)
 		return -ENOMEM;
 	for (;;) {
-		struct hist	h;
+		struct narrow	h = { group, col, lo, hi, NULL, 0, scratch, 0 };
 		size_t		b, cum = 0;
 		uint64_t	span;
 
@@ -722,25 +907,18 @@ median_big(const struct samples *s, const struct sgroups *q, int col,
 			break;
 		}
 		if (n <= SAMPLES_SCRATCH) {
-			struct gather	a = { scratch, &zero, &fill, group, lo,
-					    hi, NULL, 0 };
-
-			fill = 0;
-			if ((rc = visit(s, q, col, group, group + 1,
-			    gather_visit, &a)) != 0)
+			if ((rc = visit(s, q, 1u << col, 0, group, group + 1,
+			    narrow_visit, &h)) != 0)
 				break;
-			*out = double_of(kth(scratch, fill, rank - below));
+			*out = double_of(kth(scratch, h.fill, rank - below));
 			break;
 		}
 		h.bins = bins;
-		h.lo = lo;
-		h.hi = hi;
-		h.group = group;
 		for (h.shift = 0; ((hi - lo) >> h.shift) >= NBINS; h.shift++)
 			;
 		memset(bins, 0, NBINS * sizeof(*bins));
-		if ((rc = visit(s, q, col, group, group + 1, hist_visit,
-		    &h)) != 0)
+		if ((rc = visit(s, q, 1u << col, 0, group, group + 1,
+		    narrow_visit, &h)) != 0)
 			break;
 		for (b = 0; b < NBINS - 1 && below + cum + bins[b] <= rank;
 		    b++)
@@ -748,7 +926,7 @@ median_big(const struct samples *s, const struct sgroups *q, int col,
 		below += cum;
 		n = bins[b];
 		lo += (uint64_t)b << h.shift;
-		span = h.shift == 64 ? UINT64_MAX : (1ull << h.shift) - 1;
+		span = (1ull << h.shift) - 1;
 		if (hi - lo > span)
 			hi = lo + span;
 	}
@@ -757,72 +935,66 @@ median_big(const struct samples *s, const struct sgroups *q, int col,
 }
 
 int
-samples_medians(const struct samples *s, const struct sgroups *q, int col,
-    double *median)
+samples_medians(const struct samples *s, const struct sgroups *q, int ncols,
+    double *const *median)
 {
-	int		 ng = ngroups_of(q), g, ga, rc = -ENOMEM;
-	size_t		*cnt = calloc((size_t)ng, sizeof(*cnt));
-	size_t		*off = calloc((size_t)ng, sizeof(*off));
-	size_t		*fill = calloc((size_t)ng, sizeof(*fill));
-	uint64_t	*kmin = calloc((size_t)ng, sizeof(*kmin));
-	uint64_t	*kmax = calloc((size_t)ng, sizeof(*kmax));
+	int		 ng = ngroups_of(q), g, c, rc = -ENOMEM;
+	size_t		 np = (size_t)ng * (size_t)ncols, p, pa, total = 0;
+	size_t		*cnt = calloc(np, sizeof(*cnt));
+	size_t		*off = calloc(np, sizeof(*off));
+	size_t		*fill = calloc(np, sizeof(*fill));
+	uint64_t	*kmin = calloc(np, sizeof(*kmin));
+	uint64_t	*kmax = calloc(np, sizeof(*kmax));
 	uint64_t	*scratch = NULL;
-	struct range	 r = { cnt, kmin, kmax };
-	size_t		 total = 0;
+	unsigned	 cmask = (1u << ncols) - 1;
 
 	if (!cnt || !off || !fill || !kmin || !kmax)
 		goto done;
-	if ((rc = visit(s, q, col, 0, ng, range_visit, &r)) != 0)
+	if ((rc = range_pass(s, q, ncols, cnt, kmin, kmax)) != 0)
 		goto done;
-	/* scratch for the biggest batch: every small group, up to the cap
-	 * (which a big group needs in its last pass) */
-	for (g = 0; g < ng; g++) {
-		median[g] = NAN;
-		total += cnt[g] <= SAMPLES_SCRATCH ? cnt[g] : SAMPLES_SCRATCH;
-	}
+	/* scratch for the biggest batch: every small pair, up to the cap
+	 * (which a big pair needs in its last pass) */
+	for (p = 0; p < np; p++)
+		total += cnt[p] <= SAMPLES_SCRATCH ? cnt[p] : SAMPLES_SCRATCH;
 	if (total > SAMPLES_SCRATCH)
 		total = SAMPLES_SCRATCH;
 	rc = -ENOMEM;
 	if ((scratch = malloc((total + 1) * sizeof(*scratch))) == NULL)
 		goto done;
-	/* groups that fit, in batches that fill the scratch */
-	for (ga = 0; ga < ng; ) {
-		struct gather	a;
-		size_t		sum = 0;
-		int		gb;
+	for (g = 0; g < ng; g++)
+		for (c = 0; c < ncols; c++)
+			median[c][g] = NAN;
+	/* pairs that fit, in batches that fill the scratch */
+	for (pa = 0; pa < np; ) {
+		struct gather	a = { ncols, scratch, off, fill, pa, 0, cnt };
+		size_t		sum = 0, pb;
 
-		for (gb = ga; gb < ng && (cnt[gb] > SAMPLES_SCRATCH ||
-		    sum + cnt[gb] <= SAMPLES_SCRATCH); gb++) {
-			off[gb - ga] = sum;
-			fill[gb - ga] = 0;
-			if (cnt[gb] <= SAMPLES_SCRATCH)
-				sum += cnt[gb];
+		for (pb = pa; pb < np && (cnt[pb] > SAMPLES_SCRATCH ||
+		    sum + cnt[pb] <= SAMPLES_SCRATCH); pb++) {
+			off[pb - pa] = sum;
+			fill[pb - pa] = 0;
+			if (cnt[pb] <= SAMPLES_SCRATCH)
+				sum += cnt[pb];
 		}
-		if (sum > 0) {
-			a.scratch = scratch;
-			a.off = off;
-			a.fill = fill;
-			a.ga = ga;
-			a.lo = 0;
-			a.hi = UINT64_MAX;
-			a.cnt = cnt;
-			a.limit = SAMPLES_SCRATCH;
-			if ((rc = visit(s, q, col, ga, gb, gather_visit,
-			    &a)) != 0)
-				goto done;
-			for (g = ga; g < gb; g++)
-				if (cnt[g] > 0 && cnt[g] <= SAMPLES_SCRATCH)
-					median[g] = double_of(kth(scratch +
-					    off[g - ga], cnt[g],
-					    (cnt[g] + 1) / 2 - 1));
-		}
-		ga = gb;
+		a.pb = pb;
+		if (sum > 0 && (rc = visit(s, q, cmask, 0,
+		    (int)(pa / (size_t)ncols),
+		    (int)((pb - 1) / (size_t)ncols) + 1,
+		    gather_visit, &a)) != 0)
+			goto done;
+		for (p = pa; p < pb; p++)
+			if (cnt[p] > 0 && cnt[p] <= SAMPLES_SCRATCH)
+				median[p % (size_t)ncols][p / (size_t)ncols] =
+				    double_of(kth(scratch + off[p - pa], cnt[p],
+				    (cnt[p] + 1) / 2 - 1));
+		pa = pb;
 	}
 	/* and those that do not, one by one */
-	for (g = 0; g < ng; g++)
-		if (cnt[g] > SAMPLES_SCRATCH &&
-		    (rc = median_big(s, q, col, g, cnt[g], kmin[g], kmax[g],
-		    scratch, &median[g])) != 0)
+	for (p = 0; p < np; p++)
+		if (cnt[p] > SAMPLES_SCRATCH &&
+		    (rc = median_big(s, q, (int)(p % (size_t)ncols),
+		    (int)(p / (size_t)ncols), cnt[p], kmin[p], kmax[p],
+		    scratch, &median[p % (size_t)ncols][p / (size_t)ncols])) != 0)
 			goto done;
 	rc = 0;
 done:

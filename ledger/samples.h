@@ -78,10 +78,11 @@ struct sgroups {
  * (max, NAN if none; may be NULL).  0 or -ENOMEM. */
 int	samples_tally(const struct samples *s, const struct sgroups *q, int col,
 	    size_t *count, size_t *measured, double *max);
-/* Per group: the nearest-rank median (rank ceil(n/2) of the sorted
- * measured values) of column col, NAN when none.  0 or -ENOMEM. */
+/* Per group and column c < ncols: the nearest-rank median (rank
+ * ceil(n/2) of the sorted measured values) in median[c][group], NAN when
+ * none; all columns in the same passes.  0 or -ENOMEM. */
 int	samples_medians(const struct samples *s, const struct sgroups *q,
-	    int col, double *median);
+	    int ncols, double *const *median);
 /* Call fn(arg, group, build) for every sample selected (builds may
  * repeat).  0, or the first non-zero return of fn. */
 int	samples_each_build(const struct samples *s, const struct sgroups *q,
