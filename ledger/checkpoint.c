@@ -277,9 +277,9 @@ ledger_checkpoint_write(const struct ledger *l,
 		wr_f64(w, r->worst);
 		wr_i64(w, r->worst_ms);
 		wr_u8(w, (uint8_t)r->has_verdict);
-		wr_str(w, r->has_guess ? r->guess : NULL);
-		wr_str(w, r->has_conf ? r->conf : NULL);
-		wr_str(w, r->has_evid ? r->evid : NULL);
+		wr_str(w, r->guess);
+		wr_str(w, r->conf);
+		wr_str(w, r->evid);
 	}
 
 	wr_u32(w, SEC_FIXES);
@@ -596,12 +596,9 @@ rd_state(struct rd *r, struct ledger *l)
 		row->worst = rd_f64(r);
 		row->worst_ms = rd_i64(r);
 		row->has_verdict = rd_u8(r);
-		ok = ok && rd_fixed(r, row->guess, sizeof(row->guess),
-		    &row->has_guess) == 0 &&
-		    rd_fixed(r, row->conf, sizeof(row->conf),
-		    &row->has_conf) == 0 &&
-		    rd_fixed(r, row->evid, sizeof(row->evid),
-		    &row->has_evid) == 0;
+		ok = ok && rd_str(r, &row->guess, VERDICT_GUESS) == 0 &&
+		    rd_str(r, &row->conf, VERDICT_CONF) == 0 &&
+		    rd_str(r, &row->evid, VERDICT_EVID) == 0;
 		if (ok && !r->bad && (row->key == NULL || row->type == NULL ||
 		    row->ctx == NULL || row_find(l, row->id) != NULL ||
 		    (row->max_build != NO_BUILD &&
@@ -613,6 +610,9 @@ rd_state(struct rd *r, struct ledger *l)
 			free(row->phase);
 			free(row->ctx);
 			free(row->builds);
+			free(row->guess);
+			free(row->conf);
+			free(row->evid);
 			free(row);
 			return -1;
 		}

@@ -87,6 +87,9 @@ ledger_destroy(struct ledger *l)
 		free(l->rows[i]->phase);
 		free(l->rows[i]->ctx);
 		free(l->rows[i]->builds);
+		free(l->rows[i]->guess);
+		free(l->rows[i]->conf);
+		free(l->rows[i]->evid);
 		free(l->rows[i]);
 	}
 	for (i = 0; i < l->nbuilds; i++)
@@ -360,12 +363,26 @@ num_or_nan(struct jspan s)
 	return jscan_num(s, &v) == 0 ? v : NAN;
 }
 
-static void
-copy_str(struct jspan s, char *dst, size_t cap, int *has)
+/* A verdict field from the last occurrence, decoded and cut at cap - 1
+ * bytes; NULL when it is not a string.  Nearly always the same as the
+ * row's already, so it is compared before anything is allocated. */
+static int
+verdict_set(char **dst, struct jspan s, size_t cap)
 {
-	*has = (s.kind == J_STRING && jscan_str(s, dst, cap) >= 0);
-	if (!*has)
-		dst[0] = '\0';
+	char	buf[VERDICT_EVID], *n;
+
+	if (s.kind != J_STRING || jscan_str(s, buf, cap) < 0) {
+		free(*dst);
+		*dst = NULL;
+		return 0;
+	}
+	if (*dst != NULL && strcmp(*dst, buf) == 0)
+		return 0;
+	if ((n = strdup(buf)) == NULL)
+		return -ENOMEM;
+	free(*dst);
+	*dst = n;
+	return 0;
 }
 
 /* The incident's footprint id and key (DESIGN §6 reading rule). */
@@ -437,12 +454,12 @@ occurrence_add(struct ledger *l, int64_t at, uint32_t b, double value,
 		vd = cJSON_AddObjectToObject(o, "verdict");
 		if (vd == NULL)
 			return -ENOMEM;
-		row->has_guess ? (void)cJSON_AddStringToObject(vd, "guess",
+		row->guess ? (void)cJSON_AddStringToObject(vd, "guess",
 		    row->guess) : (void)cJSON_AddNullToObject(vd, "guess");
-		row->has_conf ? (void)cJSON_AddStringToObject(vd,
+		row->conf ? (void)cJSON_AddStringToObject(vd,
 		    "confidence", row->conf) : (void)cJSON_AddNullToObject(vd,
 		    "confidence");
-		row->has_evid ? (void)cJSON_AddStringToObject(vd, "evidence",
+		row->evid ? (void)cJSON_AddStringToObject(vd, "evidence",
 		    row->evid) : (void)cJSON_AddNullToObject(vd, "evidence");
 	} else
 		cJSON_AddNullToObject(o, "verdict");
@@ -688,9 +705,10 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		}
 		row->has_verdict = c0.kind == J_OBJECT;
 		jscan_getn_in(&r, c0, names, vd, 3);
-		copy_str(vd[0], row->guess, sizeof(row->guess), &row->has_guess);
-		copy_str(vd[1], row->conf, sizeof(row->conf), &row->has_conf);
-		copy_str(vd[2], row->evid, sizeof(row->evid), &row->has_evid);
+		if (verdict_set(&row->guess, vd[0], VERDICT_GUESS) ||
+		    verdict_set(&row->conf, vd[1], VERDICT_CONF) ||
+		    verdict_set(&row->evid, vd[2], VERDICT_EVID))
+			return -ENOMEM;
 		if (l->want_occ && id == l->occ_id &&
 		    occurrence_add(l, at, b, value, has_value, row, offset))
 			return -ENOMEM;
@@ -719,9 +737,9 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		if (row != NULL) {
 			memcpy(ev->id, row->hex, sizeof(ev->id));
 			ev->key = row->key;
-			ev->guess = row->guess;
-			ev->confidence = row->conf;
-			ev->evidence = row->evid;
+			ev->guess = row->guess ? row->guess : "";
+			ev->confidence = row->conf ? row->conf : "";
+			ev->evidence = row->evid ? row->evid : "";
 			ev->count = row->count;
 			ev->status = row_status(l, row);
 		}

@@ -40,10 +40,9 @@ struct row {
 	double		 worst;
 	int64_t		 worst_ms;
 	int		 has_verdict;
-	char		 guess[VERDICT_GUESS];
-	char		 conf[VERDICT_CONF];
-	char		 evid[VERDICT_EVID];
-	int		 has_guess, has_conf, has_evid;
+	char		*guess;		/* the verdict's, cut; NULL if none */
+	char		*conf;
+	char		*evid;
 };
 
 struct build {

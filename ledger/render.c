@@ -150,11 +150,11 @@ row_json(struct ledger *l, const struct row *r, int64_t now_ms)
 		cJSON_AddNullToObject(o, "worst");
 	if (r->has_verdict) {
 		v = cJSON_AddObjectToObject(o, "verdict");
-		r->has_guess ? (void)cJSON_AddStringToObject(v, "guess",
+		r->guess ? (void)cJSON_AddStringToObject(v, "guess",
 		    r->guess) : (void)cJSON_AddNullToObject(v, "guess");
-		r->has_conf ? (void)cJSON_AddStringToObject(v, "confidence",
+		r->conf ? (void)cJSON_AddStringToObject(v, "confidence",
 		    r->conf) : (void)cJSON_AddNullToObject(v, "confidence");
-		r->has_evid ? (void)cJSON_AddStringToObject(v, "evidence",
+		r->evid ? (void)cJSON_AddStringToObject(v, "evidence",
 		    r->evid) : (void)cJSON_AddNullToObject(v, "evidence");
 	} else
 		cJSON_AddNullToObject(o, "verdict");

@@ -28,7 +28,7 @@
 
 #define SAMPLES_BLOCK		512
 #define SAMPLES_MAXCOLS		5
-#define SAMPLES_SCRATCH		(256 * 1024)	/* doubles a query may gather */
+#define SAMPLES_SCRATCH		(128 * 1024)	/* keys a query may gather */
 #define SAMPLES_NO_BUILD	UINT32_MAX
 
 struct sblock;
