@@ -1020,10 +1020,17 @@ utf8_valid(const char *line, const char *end)
  * the value itself for a number or literal).
  */
 struct plan {
-	uint16_t	nscalar, nmember;
+	uint16_t	  nscalar, nmember;
+	const uint16_t	 *scalar;
+	const uint16_t	(*member)[3];
+	const uint16_t	 *match;	/* an opening bracket's closing one */
+};
+
+/* Where plan_build writes; a remembered plan is copied out at its size. */
+struct plan_space {
 	uint16_t	scalar[MAX_TOKENS];
 	uint16_t	member[MAX_MEMBERS][3];
-	uint16_t	match[MAX_TOKENS];	/* an opening bracket's closing one */
+	uint16_t	match[MAX_TOKENS];
 };
 
 /*
@@ -1033,7 +1040,8 @@ struct plan {
  * stack of open containers says where a closing bracket returns to.
  */
 static int
-plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
+plan_build(const uint8_t *skel, size_t ntok, struct plan_space *ws,
+    struct plan *pl)
 {
 	uint8_t		stack[JSCAN_MAX_DEPTH];		/* 1: object */
 	uint16_t	opened[JSCAN_MAX_DEPTH];	/* its opening token */
@@ -1050,9 +1058,9 @@ plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
 			if (TOK(i + 1) != S_QUOTE)			\
 				return -1;				\
 			if (depth == 1) {				\
-				pl->member[pl->nmember][0] = (uint16_t)name; \
-				pl->member[pl->nmember][1] = (uint16_t)i; \
-				pl->member[pl->nmember++][2] =		\
+				ws->member[pl->nmember][0] = (uint16_t)name; \
+				ws->member[pl->nmember][1] = (uint16_t)i; \
+				ws->member[pl->nmember++][2] =		\
 				    (uint16_t)(i + 1);			\
 			}						\
 			i += 2;						\
@@ -1062,8 +1070,8 @@ plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
 			if (depth >= JSCAN_MAX_DEPTH - 1)		\
 				return -1;				\
 			if (depth == 1) {				\
-				pl->member[pl->nmember][0] = (uint16_t)name; \
-				pl->member[pl->nmember][1] = (uint16_t)i; \
+				ws->member[pl->nmember][0] = (uint16_t)name; \
+				ws->member[pl->nmember][1] = (uint16_t)i; \
 				open_member = pl->nmember++;		\
 			}						\
 			opened[depth] = (uint16_t)i;			\
@@ -1076,11 +1084,11 @@ plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
 		case S_COMMA: case S_END:				\
 			return -1;					\
 		default:						\
-			pl->scalar[pl->nscalar++] = (uint16_t)i;	\
+			ws->scalar[pl->nscalar++] = (uint16_t)i;	\
 			if (depth == 1) {				\
-				pl->member[pl->nmember][0] = (uint16_t)name; \
-				pl->member[pl->nmember][1] = (uint16_t)i; \
-				pl->member[pl->nmember++][2] = (uint16_t)i; \
+				ws->member[pl->nmember][0] = (uint16_t)name; \
+				ws->member[pl->nmember][1] = (uint16_t)i; \
+				ws->member[pl->nmember++][2] = (uint16_t)i; \
 			}						\
 			i++;						\
 			goto cont;					\
@@ -1088,6 +1096,9 @@ plan_build(const uint8_t *skel, size_t ntok, struct plan *pl)
 	} while (0)
 
 	pl->nscalar = pl->nmember = 0;
+	pl->scalar = ws->scalar;
+	pl->member = (const uint16_t (*)[3])ws->member;
+	pl->match = ws->match;
 	if (TOK(0) != S_OBJ)
 		return -1;
 	stack[0] = 1;
@@ -1126,9 +1137,9 @@ array_continue:			/* after an element */
 		goto scope_end;
 	return -1;
 scope_end:			/* at the '}' or ']' closing the container */
-	pl->match[opened[depth - 1]] = (uint16_t)i;
+	ws->match[opened[depth - 1]] = (uint16_t)i;
 	if (--depth == 1)
-		pl->member[open_member][2] = (uint16_t)i;
+		ws->member[open_member][2] = (uint16_t)i;
 	i++;
 	if (depth > 0) {
 		if (stack[depth - 1])
@@ -1212,13 +1223,21 @@ plan_apply(const struct plan *pl, const struct stage1 *s, const char *line,
 	return 0;
 }
 
-/* Recently seen skeletons and their plans, most recent hit first. */
-#define JSCAN_SHAPES	16
+/*
+ * Remembered skeletons and their plans: a set-associative cache indexed
+ * by a hash of the skeleton, each entry one allocation at its size, and
+ * the last hit tried first (consecutive lines are mostly heartbeats).
+ * A writer's lines come in a few hundred shapes at most.
+ */
+#define SHAPE_SETS	128
+#define SHAPE_WAYS	4
+
 struct shape {
 	uint16_t	ntok;
-	uint8_t		skel[MAX_TOKENS];
 	struct plan	plan;
+	uint8_t		skel[];		/* then the plan's arrays */
 };
+
 /* What the *_in lookups walk: the last line scanned with a shapes. */
 struct jscan_index {
 	const char		*line;
@@ -1227,10 +1246,13 @@ struct jscan_index {
 };
 
 struct jscan_shapes {
-	unsigned		hit, next;
-	struct shape		e[JSCAN_SHAPES];
-	struct stage1		last;
-	struct jscan_index	index;
+	struct shape		*set[SHAPE_SETS][SHAPE_WAYS];
+	uint8_t			 victim[SHAPE_SETS];
+	const struct shape	*mru;
+	struct plan_space	 ws;	/* a plan not remembered lives here */
+	struct plan		 own;
+	struct stage1		 last;
+	struct jscan_index	 index;
 };
 
 struct jscan_shapes *
@@ -1242,36 +1264,97 @@ jscan_shapes_create(void)
 void
 jscan_shapes_destroy(struct jscan_shapes *sh)
 {
+	size_t	i, k;
+
+	if (sh == NULL)
+		return;
+	for (i = 0; i < SHAPE_SETS; i++)
+		for (k = 0; k < SHAPE_WAYS; k++)
+			free(sh->set[i][k]);
 	free(sh);
 }
 
-/* The plan for this skeleton: a remembered one, or a new one (which is
- * remembered in place of the oldest); NULL if it is not grammatical. */
-static const struct plan *
-plan_for(struct jscan_shapes *sh, const struct stage1 *s, struct plan *own)
+static inline int
+shape_is(const struct shape *e, const struct stage1 *s)
 {
-	struct shape	*e;
-	unsigned	 i, k;
+	return e != NULL && e->ntok == s->ntok &&
+	    memcmp(e->skel, s->skel, s->ntok) == 0;
+}
+
+static uint64_t
+skel_hash(const uint8_t *p, size_t n)
+{
+	uint64_t	h = n * 0x9e3779b97f4a7c15ull, w;
+
+	for (; n >= 8; n -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (; n > 0; n--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+/* A copy of a plan in one allocation with its skeleton; NULL: no memory. */
+static struct shape *
+shape_new(const struct stage1 *s, const struct plan *pl)
+{
+	size_t		 n = s->ntok, sk = (n + 1) & ~(size_t)1;
+	size_t		 size = sizeof(struct shape) + sk +
+			    ((size_t)pl->nscalar + 3 * (size_t)pl->nmember +
+			    n) * sizeof(uint16_t);
+	struct shape	*e = malloc(size);
+	uint16_t	*u;
+
+	if (e == NULL)
+		return NULL;
+	e->ntok = (uint16_t)n;
+	memcpy(e->skel, s->skel, n);
+	u = (uint16_t *)(void *)(e->skel + sk);
+	memcpy(u, pl->scalar, pl->nscalar * sizeof(*u));
+	e->plan.scalar = u;
+	u += pl->nscalar;
+	memcpy(u, pl->member, pl->nmember * 3 * sizeof(*u));
+	e->plan.member = (const uint16_t (*)[3])u;
+	u += 3 * (size_t)pl->nmember;
+	memcpy(u, pl->match, n * sizeof(*u));
+	e->plan.match = u;
+	e->plan.nscalar = pl->nscalar;
+	e->plan.nmember = pl->nmember;
+	return e;
+}
+
+/* The plan for this skeleton: a remembered one, or a new one (which is
+ * remembered in place of one of its set); NULL if it is not grammatical. */
+static const struct plan *
+plan_for(struct jscan_shapes *sh, const struct stage1 *s,
+    struct plan_space *ws, struct plan *own)
+{
+	struct shape	**set, *e;
+	unsigned	  k;
 
 	if (sh == NULL)
-		return plan_build(s->skel, s->ntok, own) == 0 ? own : NULL;
-	for (i = 0; i < JSCAN_SHAPES; i++) {
-		k = (sh->hit + i) % JSCAN_SHAPES;
-		e = &sh->e[k];
-		if (e->ntok == s->ntok && e->ntok != 0 &&
-		    memcmp(e->skel, s->skel, s->ntok) == 0) {
-			sh->hit = k;
-			return &e->plan;
+		return plan_build(s->skel, s->ntok, ws, own) == 0 ? own : NULL;
+	if (shape_is(sh->mru, s))
+		return &sh->mru->plan;
+	k = (unsigned)(skel_hash(s->skel, s->ntok) % SHAPE_SETS);
+	set = sh->set[k];
+	for (unsigned w = 0; w < SHAPE_WAYS; w++)
+		if (shape_is(set[w], s)) {
+			sh->mru = set[w];
+			return &set[w]->plan;
 		}
-	}
-	e = &sh->e[sh->next];
-	e->ntok = 0;
-	if (plan_build(s->skel, s->ntok, &e->plan) != 0)
+	if (plan_build(s->skel, s->ntok, &sh->ws, &sh->own) != 0)
 		return NULL;
-	memcpy(e->skel, s->skel, s->ntok);
-	e->ntok = (uint16_t)s->ntok;
-	sh->hit = sh->next;
-	sh->next = (sh->next + 1) % JSCAN_SHAPES;
+	if ((e = shape_new(s, &sh->own)) == NULL)
+		return &sh->own;	/* used once, not remembered */
+	if (sh->mru == set[sh->victim[k]])
+		sh->mru = NULL;
+	free(set[sh->victim[k]]);
+	set[sh->victim[k]] = e;
+	sh->victim[k] = (uint8_t)((sh->victim[k] + 1) % SHAPE_WAYS);
+	sh->mru = e;
 	return &e->plan;
 }
 
@@ -1328,12 +1411,13 @@ object_fast(struct jscan_shapes *sh, const char *line, size_t len,
     struct jscan_result *r, enum jscan_isa isa)
 {
 	struct stage1		 own_s, *s = sh != NULL ? &sh->last : &own_s;
+	struct plan_space	 ws;
 	struct plan		 own;
 	const struct plan	*pl;
 
 	if (len == 0 || len > FAST_MAX_LEN || !jscan_isa_supported(isa) ||
 	    stage1_run(line, len, s, isa) != 0 ||
-	    (pl = plan_for(sh, s, &own)) == NULL ||
+	    (pl = plan_for(sh, s, &ws, &own)) == NULL ||
 	    plan_apply(pl, s, line, len, r) != 0)
 		return -1;
 	if (sh != NULL) {
