@@ -930,6 +930,73 @@ number_end(const char *p, const char *end)
 	return number_end_slow(p, end);
 }
 
+/*
+ * Is p[0..n) exactly a number (n >= 1, p[0] a digit or '-')?  Stage 1
+ * gives the extent (up to the next token, whitespace aside), so for the
+ * common forms — no exponent, under 16 bytes — this is one 16-byte
+ * classification: digits everywhere but a leading '-' and at most one
+ * '.' with digits on both sides, and a leading 0 only before the '.' or
+ * alone.  Other forms are parsed byte by byte.
+ */
+static inline int
+number_ok(const char *p, size_t n, const char *end)
+{
+#ifdef JSCAN_X86
+	if (n <= 16 && end - p >= 16) {
+		__m128i		v = _mm_loadu_si128((const __m128i *)p);
+		__m128i		d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+		uint32_t	dig = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
+				    _mm_min_epu8(d, _mm_set1_epi8(9)), d));
+		unsigned	neg = *p == '-';
+		uint32_t	nd = ~dig & ((1u << n) - 1) & ~(uint32_t)neg;
+
+		if (n == neg || !(dig >> neg & 1))
+			return 0;		/* no digit after the sign */
+		if (nd != 0) {
+			unsigned	at = (unsigned)__builtin_ctz(nd);
+
+			if ((nd & (nd - 1)) != 0 || p[at] != '.')
+				goto slow;	/* exponents, or not a number */
+			if (at + 1 >= n)
+				return 0;	/* "1." */
+		}
+		/* a leading zero stands alone or before the '.' */
+		return p[neg] != '0' || n == neg + 1u || p[neg + 1] == '.';
+	}
+slow:
+#endif
+	return number_end_slow(p, end) == p + n;
+}
+
+/* Is p[0..n) exactly a number or a literal? */
+static inline int
+scalar_ok(const char *p, size_t n, const char *end)
+{
+	if ((unsigned)(*p - '0') < 10 || *p == '-')
+		return number_ok(p, n, end);
+	switch (n) {
+	case 4:
+		return memcmp(p, "true", 4) == 0 || memcmp(p, "null", 4) == 0;
+	case 5:
+		return memcmp(p, "false", 5) == 0;
+	default:
+		return 0;
+	}
+}
+
+/* Where the number or literal at token t ends: where the next token
+ * starts (a value always has one after it), whitespace aside. */
+static inline size_t
+scalar_stop(const char *line, const uint16_t *pos, size_t t)
+{
+	size_t	e = pos[t + 1];
+
+	while (e > pos[t] && (line[e - 1] == ' ' || line[e - 1] == '\t' ||
+	    line[e - 1] == '\n' || line[e - 1] == '\r'))
+		e--;
+	return e;
+}
+
 /* End of the number or literal at p, or NULL if it is neither.  The
  * caller checks what follows. */
 static inline const char *
@@ -1170,18 +1237,18 @@ static int
 plan_apply(const struct plan *pl, const struct stage1 *s, const char *line,
     size_t len, struct jscan_result *r)
 {
-	const char	*end = line + len, *p, *q;
+	const char	*end = line + len, *p;
 	const uint16_t	*pos = s->pos;
 	int		 any_bs = s->bs != 0, f;
-	uint8_t		 kind;
 	size_t		 i;
 
 	if (s->bad || s->inside_carry)
 		return -1;
 	for (i = 0; i < pl->nscalar; i++) {
-		p = line + pos[pl->scalar[i]];
-		if ((q = scalar_end(p, end, &kind)) == NULL ||
-		    (q < end && !term[(unsigned char)*q]))
+		size_t	t = pl->scalar[i];
+
+		if (!scalar_ok(line + pos[t], scalar_stop(line, pos, t) -
+		    pos[t], end))
 			return -1;
 	}
 	if (any_bs && escapes_valid(line, end))
@@ -1213,9 +1280,11 @@ plan_apply(const struct plan *pl, const struct stage1 *s, const char *line,
 			v->escaped = 0;
 			break;
 		default:
-			q = scalar_end(p, end, &v->kind);
 			v->p = p;
-			v->n = (uint32_t)(q - p);
+			v->n = (uint32_t)(scalar_stop(line, pos, m[1]) -
+			    pos[m[1]]);
+			v->kind = *p == 't' ? J_TRUE : *p == 'f' ? J_FALSE :
+			    *p == 'n' ? J_NULL : J_NUMBER;
 			v->escaped = 0;
 			break;
 		}

@@ -371,7 +371,16 @@ verdict_set(char **dst, struct jspan s, size_t cap)
 {
 	char	buf[VERDICT_EVID], *n;
 
-	if (s.kind != J_STRING || jscan_str(s, buf, cap) < 0) {
+	if (s.kind != J_STRING) {
+		free(*dst);
+		*dst = NULL;
+		return 0;
+	}
+	/* what it would decode to, when that is its own bytes */
+	if (*dst != NULL && !s.escaped && s.n < cap &&
+	    strlen(*dst) == s.n && memcmp(*dst, s.p, s.n) == 0)
+		return 0;
+	if (jscan_str(s, buf, cap) < 0) {
 		free(*dst);
 		*dst = NULL;
 		return 0;
@@ -385,10 +394,16 @@ verdict_set(char **dst, struct jspan s, size_t cap)
 	return 0;
 }
 
-/* The incident's footprint id and key (DESIGN §6 reading rule). */
+/*
+ * The incident's footprint id (DESIGN §6 reading rule), and how to get
+ * its key, which only a new row needs: *how is KEY_READY (in l->s_key
+ * already), KEY_SPAN (the writer's, in *kspan) or KEY_DERIVE.
+ */
+enum { KEY_READY, KEY_SPAN, KEY_DERIVE };
+
 static int
 incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
-    const char **key)
+    int *how, struct jspan *kspan)
 {
 	static const char *const names[] = { "v", "id", "key" };
 	struct jspan	fp = r->f[F_FOOTPRINT], m[3], sid, skey;
@@ -402,12 +417,8 @@ incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
 	if (stamped) {
 		if (sid.kind == J_STRING && !sid.escaped &&
 		    footprint_parse_hex(sid.p, sid.n, id) == 0) {
-			if (skey.kind == J_STRING)
-				jscan_str(skey, l->s_key, sizeof(l->s_key));
-			else if (footprint_derive(r, l->s_key,
-			    sizeof(l->s_key)) < 0)
-				l->s_key[0] = '\0';
-			*key = l->s_key;
+			*kspan = skey;
+			*how = skey.kind == J_STRING ? KEY_SPAN : KEY_DERIVE;
 			return 0;
 		}
 		l->c.malformed_footprints++;
@@ -418,13 +429,26 @@ incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
 		if (sid.kind != J_STRING || sid.escaped ||
 		    footprint_parse_hex(sid.p, sid.n, id) != 0)
 			return -1;
-		jscan_str(skey, l->s_key, sizeof(l->s_key));
-		*key = l->s_key;
+		*kspan = skey;
+		*how = KEY_SPAN;
 		return 0;
 	}
 	*id = footprint_id(l->s_key, (size_t)n);
-	*key = l->s_key;
+	*how = KEY_READY;
 	return 0;
+}
+
+/* The key incident_id said how to get, in l->s_key. */
+static const char *
+incident_key(struct ledger *l, const struct jscan_result *r, int how,
+    struct jspan kspan)
+{
+	if (how == KEY_SPAN)
+		jscan_str(kspan, l->s_key, sizeof(l->s_key));
+	else if (how == KEY_DERIVE && footprint_derive(r, l->s_key,
+	    sizeof(l->s_key)) < 0)
+		l->s_key[0] = '\0';
+	return l->s_key;
 }
 
 static int
@@ -588,7 +612,9 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 	int64_t			 at = LEDGER_NO_TIME;
 	int			 automated, counted, err = 0, incident, has_value;
 	uint32_t		 b, id;
-	const char		*key = NULL, *unit = "";
+	int			 key_how = KEY_READY;
+	struct jspan		 kspan = { 0 };
+	const char		*unit = "";
 	double			 value = NAN;
 	struct row		*row;
 	enum rtype		 type;
@@ -637,7 +663,7 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 
 	incident = type == R_HITCH || type == R_USERMARK ||
 	    type == R_JITTER || f[F_FOOTPRINT].kind == J_OBJECT;
-	if (incident && incident_id(l, &r, &id, &key) != 0)
+	if (incident && incident_id(l, &r, &id, &key_how, &kspan) != 0)
 		incident = 0;
 
 	/* value and verdict, by type */
@@ -681,7 +707,8 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		struct jspan	vd[3];
 
 		if ((row = row_find(l, id)) == NULL &&
-		    (row = row_add(l, id, key)) == NULL)
+		    (row = row_add(l, id, incident_key(l, &r, key_how,
+		    kspan))) == NULL)
 			return -ENOMEM;
 		if (row_set_str(&row->ctx, f[F_CTX], 1) ||
 		    row_set_str(&row->type, f[F_TYPE], 1) ||
