@@ -1255,7 +1255,11 @@ plan_apply(const struct plan *pl, const struct stage1 *s, const char *line,
 		return -1;
 	if (s->hi && utf8_valid(line, end))
 		return -1;
-	memset(r->f, 0, sizeof(r->f));
+	/* only the kinds: clearing all 288 bytes cost 7% of the scan */
+	for (i = 0; i < F_NFIELDS; i++) {
+		r->f[i].kind = J_NONE;
+		r->f[i].escaped = 0;
+	}
 	r->error = NULL;
 	r->error_at = 0;
 	r->index = NULL;

@@ -60,7 +60,9 @@ struct jscan_result {
 /*
  * Validate line[0..len) as exactly one JSON object (whitespace around it
  * allowed) and fill r->f[] with its interesting members (last duplicate
- * wins).  Returns 0, or -1 with r->error set to a short static reason.
+ * wins; a member not there has kind J_NONE, and the rest of its span is
+ * not to be read).  Returns 0, or -1 with r->error set to a short static
+ * reason.
  * Reads no byte outside line[0..len); thread-safe, no set-up needed.
  */
 int	jscan_object(const char *line, size_t len, struct jscan_result *r);
