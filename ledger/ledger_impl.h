@@ -125,6 +125,10 @@ int		 fix_names(const struct fix *fx, uint32_t id);
 void		 note_skip(struct ledger *l, enum ledger_stream s,
 		    uint64_t offset, uint64_t len, const char *reason);
 
+/* checkpoint.c: CRC-32C by table (what machines without the instruction
+ * use; the tests compare it with the instruction's) */
+uint32_t	 ckpt_crc32c_sw(uint32_t crc, const void *data, size_t n);
+
 /* render.c */
 const char	*fix_state_name(enum fix_state s);
 

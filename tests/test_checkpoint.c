@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "ledger/ledger.h"
+#include "ledger/ledger_impl.h"
 #include "ledger/linesplit.h"
 
 #define NOW	1790812800000LL		/* 2026-10-01T00:00:00Z */
@@ -383,7 +384,7 @@ checkpoint_resumes_a_generated_ledger(void **state)
 	case_free(&c);
 }
 
-/* Every cut and every flipped byte of a checkpoint is refused (a CRC-32
+/* Every cut and every flipped byte of a checkpoint is refused (a CRC-32C
  * catches every error of up to 32 bits in a row), and so is one of
  * another version, another byte order or other options. */
 static void
@@ -471,6 +472,51 @@ checkpoint_refuses_damage(void **state)
 	}
 }
 
+/* CRC-32C bit by bit, from its definition. */
+static uint32_t
+crc32c_bits(const unsigned char *p, size_t n)
+{
+	uint32_t	c = 0xffffffffu;
+	int		k;
+
+	while (n-- > 0)
+		for (c ^= *p++, k = 0; k < 8; k++)
+			c = c & 1 ? 0x82f63b78u ^ (c >> 1) : c >> 1;
+	return ~c;
+}
+
+/* The trailer is standard CRC-32C whichever way this machine computed it,
+ * and the table every other machine uses agrees: a checkpoint reads the
+ * same on a CPU with the instruction and one without. */
+static void
+checkpoint_crc_is_crc32c(void **state)
+{
+	struct ledger_opts	 o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 1,
+				    NULL };
+	struct ledger		*l;
+	struct bytes		 b;
+	struct case_		 c;
+	uint32_t		 crc;
+	size_t			 i;
+
+	(void)state;
+	assert_int_equal(crc32c_bits((const unsigned char *)"123456789", 9),
+	    0xe3069283u);
+	gen_case(&c);
+	assert_non_null(l = ledger_create(&o));
+	fold(l, &c.perf, LEDGER_PERF, 0, c.perf.n);
+	checkpoint(l, &b);
+	memcpy(&crc, b.p + b.n - sizeof(crc), sizeof(crc));
+	assert_int_equal(crc, crc32c_bits(b.p, b.n - sizeof(crc)));
+	assert_int_equal(ckpt_crc32c_sw(0, b.p, b.n - sizeof(crc)), crc);
+	for (i = 0; i < 64; i++)	/* and pieces of every alignment */
+		assert_int_equal(ckpt_crc32c_sw(0, b.p + i, 1000 + i),
+		    crc32c_bits(b.p + i, 1000 + i));
+	ledger_destroy(l);
+	free(b.p);
+	case_free(&c);
+}
+
 /* A sink that fails stops the write with its error. */
 static void
 checkpoint_write_reports_the_sink_error(void **state)
@@ -499,6 +545,7 @@ main(void)
 		cmocka_unit_test(checkpoint_resumes_a_generated_ledger),
 		cmocka_unit_test(checkpoint_refuses_damage),
 		cmocka_unit_test(checkpoint_write_reports_the_sink_error),
+		cmocka_unit_test(checkpoint_crc_is_crc32c),
 	};
 
 	return cmocka_run_group_tests(tests, gen_setup, gen_teardown);
