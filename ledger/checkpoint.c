@@ -102,7 +102,7 @@ ckpt_crc32c_sw(uint32_t crc, const void *data, size_t n)
 	return ~crc;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(LEDGER_PORTABLE)
 #include <immintrin.h>
 
 __attribute__((target("sse4.2"))) static uint32_t
@@ -126,7 +126,7 @@ crc32c_hw(uint32_t crc, const void *data, size_t n)
 static uint32_t
 crc32_more(uint32_t crc, const void *data, size_t n)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(LEDGER_PORTABLE)
 	if (__builtin_cpu_supports("sse4.2"))
 		return crc32c_hw(crc, data, n);
 #endif

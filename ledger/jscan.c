@@ -43,7 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__)
+/* LEDGER_PORTABLE builds the plain-C paths only, as on other machines. */
+#if defined(__x86_64__) && !defined(LEDGER_PORTABLE)
 #include <immintrin.h>
 #define JSCAN_X86	1
 #endif
@@ -884,53 +885,6 @@ number_end_slow(const char *p, const char *end)
 }
 
 /*
- * The same, for the common numbers (no exponent, under 16 bytes with
- * what follows): one 16-byte load gives the digits and the dot as bit
- * masks, and the grammar is two counts of trailing digits.  Anything
- * else takes the byte-by-byte way above.
- */
-static inline const char *
-number_end(const char *p, const char *end)
-{
-#ifdef JSCAN_X86
-	if (end - p >= 16) {
-		__m128i		v = _mm_loadu_si128((const __m128i *)p);
-		__m128i		d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
-		uint32_t	dig = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
-				    _mm_min_epu8(d, _mm_set1_epi8(9)), d));
-		uint32_t	dot = (uint32_t)_mm_movemask_epi8(
-				    _mm_cmpeq_epi8(v, _mm_set1_epi8('.')));
-		uint32_t	ee = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
-				    _mm_or_si128(v, _mm_set1_epi8(0x20)),
-				    _mm_set1_epi8('e')));
-		unsigned	neg = *p == '-', i, j;
-
-		/* the integer part: a digit, then more unless it is a 0 */
-		i = (unsigned)__builtin_ctz(~dig >> neg | 0x10000) + neg;
-		if (i == neg)
-			return NULL;
-		if (p[neg] == '0' && i > neg + 1)
-			return p + neg + 1;	/* "01": what follows refuses it */
-		if (i >= 15)
-			return number_end_slow(p, end);
-		if (dot >> i & 1) {
-			j = (unsigned)__builtin_ctz(~dig >> (i + 1) | 0x8000) +
-			    i + 1;
-			if (j == i + 1)
-				return NULL;
-			if (j >= 15)
-				return number_end_slow(p, end);
-			i = j;
-		}
-		if (ee >> i & 1)
-			return number_end_slow(p, end);
-		return p + i;
-	}
-#endif
-	return number_end_slow(p, end);
-}
-
-/*
  * Is p[0..n) exactly a number (n >= 1, p[0] a digit or '-')?  Stage 1
  * gives the extent (up to the next token, whitespace aside), so for the
  * common forms — no exponent, under 16 bytes — this is one 16-byte
@@ -995,31 +949,6 @@ scalar_stop(const char *line, const uint16_t *pos, size_t t)
 	    line[e - 1] == '\n' || line[e - 1] == '\r'))
 		e--;
 	return e;
-}
-
-/* End of the number or literal at p, or NULL if it is neither.  The
- * caller checks what follows. */
-static inline const char *
-scalar_end(const char *p, const char *end, uint8_t *kind)
-{
-	if ((unsigned)(*p - '0') < 10 || *p == '-') {
-		*kind = J_NUMBER;
-		return number_end(p, end);
-	}
-	switch (*p) {
-	case 't':
-		*kind = J_TRUE;
-		return end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
-	case 'f':
-		*kind = J_FALSE;
-		return end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 :
-		    NULL;
-	case 'n':
-		*kind = J_NULL;
-		return end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
-	default:
-		return NULL;
-	}
 }
 
 /* Every escape sequence well formed (the reference's rules), scanning
@@ -1475,6 +1404,8 @@ stage1_run(const char *line, size_t len, struct stage1 *s,
 	default:
 		break;
 	}
+#else
+	(void)isa;
 #endif
 	return stage1_scalar(line, len, s);
 }

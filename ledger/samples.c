@@ -106,21 +106,6 @@ put_bits(uint64_t *w, size_t off, unsigned width, uint64_t v)
 		w[i + 1] |= v >> (64 - sh);
 }
 
-static inline uint64_t
-get_bits(const uint64_t *w, size_t off, unsigned width)
-{
-	size_t		i = off >> 6;
-	unsigned	sh = off & 63;
-	uint64_t	v;
-
-	if (width == 0)
-		return 0;
-	v = w[i] >> sh;
-	if (sh + width > 64)
-		v |= w[i + 1] << (64 - sh);
-	return width == 64 ? v : v & ((1ull << width) - 1);
-}
-
 /* Bit offsets of a block's columns. */
 static size_t
 off_builds(const struct sblock *b)
