@@ -75,8 +75,9 @@ add_source(cJSON *o, const struct project_fold_info *fi)
  * its source, streamed a row at a time: memory does not grow with the
  * number of causes.  Consumes l. */
 static int
-write_json(const char *verb, struct ledger *l, const struct fold_info *fi,
-    const struct ledger_query *q, int buckets, int64_t now_ms)
+write_json(const char *verb, struct ledger *l,
+    const struct project_fold_info *fi, const struct ledger_query *q,
+    int buckets, int64_t now_ms)
 {
 	cJSON	*extra = cJSON_CreateObject();
 	int	 rc;
