@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -64,6 +65,9 @@ struct fx {
 	char		 bad[256];	/* first contract violation */
 	uint64_t	 seq;		/* quiet mode: next "n=" expected */
 	uint64_t	 pause_at, close_at;
+	struct tailer	*side;		/* a second tailer, closed at teardown */
+	int		 side_closed;
+	uint64_t	 side_lines;
 };
 
 /* --- the recorder ----------------------------------------------------- */
@@ -252,6 +256,12 @@ tail_stop(struct fx *fx)
 	fx->live = 0;
 }
 
+static void
+on_side_closed(struct tailer *t)
+{
+	((struct fx *)t->data)->side_closed = 1;
+}
+
 static int
 teardown(void **state)
 {
@@ -259,6 +269,11 @@ teardown(void **state)
 	char		 cmd[PATH_MAX + 16];
 
 	tail_stop(fx);
+	if (fx->side != NULL) {
+		tailer_close(fx->side, on_side_closed);
+		WAIT(fx, fx->side_closed);
+		free(fx->side);
+	}
 	uv_close((uv_handle_t *)&fx->deadline, NULL);
 	uv_run(&fx->loop, UV_RUN_DEFAULT);
 	/* Every handle the tailer had is closed: the loop closes cleanly. */
@@ -612,6 +627,142 @@ concurrent_writer(struct fx *fx)
 	assert_int_equal(status(fx).cursor, fsize(fx->path));
 }
 
+/* --- the directory deleted and made again, over and over -------------- */
+
+/* The tailer holds the file at `path` open (any descriptor of this process
+ * on its inode: the tailer runs here). */
+static int
+held(const char *path)
+{
+	struct stat	a, b;
+	int		fd;
+
+	if (stat(path, &a) != 0)
+		return 0;
+	for (fd = 3; fd < 1024; fd++)
+		if (fstat(fd, &b) == 0 && b.st_dev == a.st_dev &&
+		    b.st_ino == a.st_ino)
+			return 1;
+	return 0;
+}
+
+static void
+on_gap(uv_timer_t *h)
+{
+	*(int *)h->data = 1;
+}
+
+/*
+ * A random gap between two steps of a cycle: none at all (the next step
+ * follows at once, while a probe may be running in the thread pool), one
+ * turn of the loop without blocking, or the loop run for 1..25 ms.
+ */
+static void
+gap(struct fx *fx, unsigned *seed)
+{
+	uv_timer_t	t;
+	int		done = 0, k = rand_r(seed) % 4;
+
+	if (k == 0)
+		return;
+	if (k == 1) {
+		uv_run(&fx->loop, UV_RUN_NOWAIT);
+		return;
+	}
+	uv_timer_init(&fx->loop, &t);
+	t.data = &done;
+	uv_timer_start(&t, on_gap, 1 + (uint64_t)(rand_r(seed) % 25), 0);
+	while (!done)
+		uv_run(&fx->loop, UV_RUN_ONCE);
+	uv_close((uv_handle_t *)&t, NULL);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+}
+
+/* A second tailer on the loop, on fixes.jsonl, as in the daemon: the two
+ * share the directory's watch inside libuv.  It only counts. */
+static void
+side_line(void *arg, const char *line, size_t len, uint64_t off,
+    enum tail_phase ph)
+{
+	(void)line, (void)len, (void)off, (void)ph;
+	(*(uint64_t *)arg)++;
+}
+
+static void
+side_reset(void *arg, uint64_t gen, const char *why)
+{
+	(void)arg, (void)gen, (void)why;
+}
+
+/*
+ * `rm -rf .sloptimize; mkdir .sloptimize; append 2 lines; pause`, 60 times,
+ * with random gaps between every step (issue 8: the daemon stopped reading
+ * for good after a few).  ext4 gives a new directory the inode number of
+ * one just freed, so a watch on a deleted directory can look alive by its
+ * number.  A directory is freed only when nothing inside it is held open:
+ * the one we start in, and those of cycles that write no file (one in
+ * four) are.  Every line of every file must come once, in order, each
+ * file its own generation; the second tailer must still see fixes.jsonl.
+ *
+ * Before the next cycle deletes a file the test waits until the tailer
+ * holds it open: a file deleted before any reader could open it takes its
+ * lines with it, for every tailer.  Once held, its lines must come even if
+ * the directory goes at once (the drain of a deleted file).
+ */
+static void
+dir_recreated_repeatedly(struct fx *fx)
+{
+	const int	 cycles = 60;
+	unsigned	 seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	char		*want = calloc(1, 64 * (size_t)cycles + 16), line[64];
+	char		 fixes[PATH_MAX + 64];
+	const char	*env = getenv("TAILER_SEED");	/* to replay a run */
+	struct tailer_cbs scbs = { side_line, NULL, side_reset, NULL, NULL };
+	size_t		 wl = 0;
+	int		 i, fd, files = 0;
+
+	if (env != NULL)
+		seed = (unsigned)strtoul(env, NULL, 10);
+	print_message("seed %u (TAILER_SEED replays it)\n", seed);
+	scbs.arg = &fx->side_lines;
+	snprintf(fixes, sizeof(fixes), "%s/fixes.jsonl", fx->dir);
+	fx->side = calloc(1, sizeof(*fx->side));
+	assert_int_equal(tailer_init(fx->side, &fx->loop, fixes, NULL, fx->poll,
+	    &scbs), 0);
+	fx->side->data = fx;
+	fx->side->poll_ms = TEST_POLL_MS;
+	assert_int_equal(tailer_start(fx->side), 0);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	wl += (size_t)sprintf(want + wl, "Y ");
+	for (i = 0; i < cycles; i++) {
+		unlink(fx->path);
+		rmdir(fx->dir);
+		gap(fx, &seed);
+		assert_int_equal(mkdir(fx->dir, 0755), 0);
+		gap(fx, &seed);
+		if (rand_r(&seed) % 4 == 0)
+			continue;	/* an empty directory, freed next time */
+		fd = wopen(fx->path);
+		snprintf(line, sizeof(line), "c=%03d a\n", i);
+		wr(fd, line);
+		gap(fx, &seed);
+		snprintf(line, sizeof(line), "c=%03d b\n", i);
+		wr(fd, line);
+		close(fd);
+		wl += (size_t)sprintf(want + wl, "R%d L:c=%03d a L:c=%03d b ",
+		    ++files, i, i);
+		WAIT(fx, held(fx->path));
+		gap(fx, &seed);
+	}
+	WAIT(fx, fx->lines == 2 * (uint64_t)files);
+	LOG_IS(fx, want);
+	assert_int_equal(status(fx).generation, files);
+	put(fixes, "f\n");
+	WAIT(fx, fx->side_lines == 1);
+	free(want);
+}
+
 #define BOTH(name)							\
 static void name##_events(void **s) { name(*s); }			\
 static void name##_poll(void **s)					\
@@ -624,6 +775,7 @@ BOTH(rotation)
 BOTH(rotation_steps)
 BOTH(delete_recreate)
 BOTH(dir_created_later)
+BOTH(dir_recreated_repeatedly)
 BOTH(long_line)
 BOTH(concurrent_writer)
 
@@ -1080,6 +1232,8 @@ main(void)
 		T(rotation_steps_events), T(rotation_steps_poll),
 		T(delete_recreate_events), T(delete_recreate_poll),
 		T(dir_created_later_events), T(dir_created_later_poll),
+		T(dir_recreated_repeatedly_events),
+		T(dir_recreated_repeatedly_poll),
 		T(long_line_events), T(long_line_poll),
 		T(concurrent_writer_events), T(concurrent_writer_poll),
 		T(tailer_restart_phases),

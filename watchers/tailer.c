@@ -52,7 +52,6 @@
 #define NEW_GEN		", starting a new generation from byte 0"
 
 enum { OP_NONE, OP_PROBE, OP_READ, OP_DECIDE, OP_FEED, OP_HELD };
-enum { WATCH_NONE, WATCH_DIR, WATCH_GP };
 
 static void	cycle_probe(struct tailer *);
 static void	cycle_end(struct tailer *);
@@ -362,7 +361,8 @@ backend_poll(struct tailer *t, const char *why)
 	snprintf(t->backend_why, sizeof(t->backend_why), "%s", why);
 	uv_fs_event_stop(&t->ev_file);
 	uv_fs_event_stop(&t->ev_dir);
-	t->dir_watch = WATCH_NONE;
+	uv_fs_event_stop(&t->ev_gp);
+	t->dir_watch = t->gp_watch = 0;
 	if ((rc = uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
 	    t->poll_ms)) < 0)
 		t->error = rc;
@@ -406,60 +406,119 @@ on_dir_event(uv_fs_event_t *h, const char *name, int events, int status)
 	struct tailer	*t = h->data;
 
 	(void)status;
-	if (name != NULL && t->dir_watch == WATCH_DIR) {
-		if (strcmp(name, t->base) == 0) {
-			if (!(events & UV_RENAME) && t->op == OP_NONE &&
-			    !t->draining && uv_is_active((uv_handle_t *)
-			    &t->ev_file))
-				return;
-		} else if (strcmp(name, t->dirbase) != 0)
-			return;		/* profile.json, fixes.jsonl, … */
-	} else if (name != NULL && t->dir_watch == WATCH_GP) {
-		if (strcmp(name, t->dirbase) != 0 &&
-		    strcmp(name, t->gpbase) != 0)
-			return;		/* the rest of the project */
-	}
+	if (name != NULL && strcmp(name, t->base) == 0) {
+		if (!(events & UV_RENAME) && t->op == OP_NONE &&
+		    !t->draining && uv_is_active((uv_handle_t *)&t->ev_file))
+			return;
+	} else if (name != NULL && strcmp(name, t->dirbase) == 0) {
+		/* The directory itself was deleted or moved (libuv names it
+		 * by the watched path's last component): this watch is dead,
+		 * or follows a directory the path no longer names. */
+		if (events & UV_RENAME)
+			t->dir_stale = 1;
+	} else if (name != NULL)
+		return;		/* profile.json, fixes.jsonl, … */
 	kick(t);
 }
 
-/* Watch the directory, or its parent while the directory is missing. */
+/*
+ * Events in the directory's parent (the project folder): only the entry
+ * of the directory matters.  Any event on it — created, deleted, renamed
+ * over — means the directory watch may sit on a directory the path no
+ * longer names, and the next probe adds it again.  This is the one signal
+ * that cannot be fooled: ext4 hands a freed directory's inode number to
+ * the next mkdir, so a new directory can look like the watched one by its
+ * number, and a deleted directory that something inside still pins sends
+ * its own delete event only when that last reference goes.
+ */
 static void
-dir_watch_set(struct tailer *t, int want, const struct tailer_stat *dir)
+on_gp_event(uv_fs_event_t *h, const char *name, int events, int status)
+{
+	struct tailer	*t = h->data;
+
+	(void)status;
+	if (name != NULL && strcmp(name, t->dirbase) == 0)
+		t->dir_stale = 1;
+	else if (name != NULL && strcmp(name, t->gpbase) == 0) {
+		if (events & UV_RENAME)
+			t->gp_watch = 0;	/* the project folder went */
+	} else if (name != NULL)
+		return;		/* the rest of the project */
+	kick(t);
+}
+
+static void
+watch_failed(struct tailer *t, const char *path, int rc)
 {
 	char	why[sizeof(t->backend_why)];
-	int	rc;
+
+	snprintf(why, sizeof(why), "cannot watch %s: %s", path,
+	    uv_strerror(rc));
+	backend_poll(t, why);
+}
+
+/*
+ * The parent is watched all along, the directory while it exists.  The
+ * directory watch is added again when the parent said its entry changed,
+ * or when the probe finds another inode there.
+ */
+static void
+dir_watch_set(struct tailer *t, const struct tailer_stat *dir)
+{
+	struct tailer_stat	now;
+	int			rc;
 
 	if (t->use_poll)
 		return;
-	if (t->dir_watch == want && (want != WATCH_DIR ||
-	    (dir->dev == t->dir_dev && dir->ino == t->dir_ino)))
+	if (!t->gp_watch) {
+		uv_fs_event_stop(&t->ev_gp);
+		if ((rc = uv_fs_event_start(&t->ev_gp, on_gp_event, t->gp,
+		    0)) < 0) {
+			watch_failed(t, t->gp, rc);
+			return;
+		}
+		t->gp_watch = 1;
+		t->dirty = 1;
+	}
+	if (dir->rc != 0) {
+		/* Missing: the parent's watch reports it coming back. */
+		uv_fs_event_stop(&t->ev_dir);
+		t->dir_watch = t->dir_stale = 0;
+		return;
+	}
+	if (t->dir_watch && !t->dir_stale && dir->dev == t->dir_dev &&
+	    dir->ino == t->dir_ino)
 		return;
 	uv_fs_event_stop(&t->ev_dir);
-	t->dir_watch = WATCH_NONE;
-	rc = uv_fs_event_start(&t->ev_dir, on_dir_event,
-	    want == WATCH_DIR ? t->dir : t->gp, 0);
-	if (rc == UV_ENOENT && want == WATCH_DIR) {
-		/* Gone again between the stat and the watch. */
-		want = WATCH_GP;
-		rc = uv_fs_event_start(&t->ev_dir, on_dir_event, t->gp, 0);
-	}
-	if (rc < 0) {
-		snprintf(why, sizeof(why), "cannot watch %s: %s",
-		    want == WATCH_DIR ? t->dir : t->gp, uv_strerror(rc));
-		backend_poll(t, why);
-		return;
-	}
-	t->dir_watch = want;
-	t->dir_dev = want == WATCH_DIR ? dir->dev : 0;
-	t->dir_ino = want == WATCH_DIR ? dir->ino : 0;
+	t->dir_watch = t->dir_stale = 0;
+	t->dir_dev = t->dir_ino = 0;
 	/* Whatever happened between our stat and the watch: look again. */
 	t->dirty = 1;
+	rc = uv_fs_event_start(&t->ev_dir, on_dir_event, t->dir, 0);
+	if (rc == UV_ENOENT)
+		return;		/* gone again: the parent says so */
+	if (rc < 0) {
+		watch_failed(t, t->dir, rc);
+		return;
+	}
+	t->dir_watch = 1;
+	/*
+	 * The watch went onto whatever the path named when it was added,
+	 * which may already not be the directory the probe saw.  Keep an
+	 * inode number only if a stat right after the add (on the loop
+	 * thread, as the add itself resolved the path here) finds the
+	 * probe's; otherwise the next probe adds the watch again.
+	 */
+	stat_path(t->dir, &now);
+	if (now.rc == 0 && now.dev == dir->dev && now.ino == dir->ino) {
+		t->dir_dev = dir->dev;
+		t->dir_ino = dir->ino;
+	}
 }
 
 static void
 file_watch_set(struct tailer *t)
 {
-	char	why[sizeof(t->backend_why)];
 	int	rc;
 
 	if (t->use_poll)
@@ -471,11 +530,8 @@ file_watch_set(struct tailer *t)
 	 * the one we hold until the new file has content (see docs).
 	 */
 	rc = uv_fs_event_start(&t->ev_file, on_file_event, t->path, 0);
-	if (rc < 0 && rc != UV_ENOENT) {
-		snprintf(why, sizeof(why), "cannot watch %s: %s", t->path,
-		    uv_strerror(rc));
-		backend_poll(t, why);
-	}
+	if (rc < 0 && rc != UV_ENOENT)
+		watch_failed(t, t->path, rc);
 }
 
 /* --- the cycle: probe ------------------------------------------------- */
@@ -632,7 +688,7 @@ probe_after(uv_work_t *req, int status)
 		return;
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
-	dir_watch_set(t, p->dir_st.rc == 0 ? WATCH_DIR : WATCH_GP, &p->dir_st);
+	dir_watch_set(t, &p->dir_st);
 	if (p->new_fd >= 0) {
 		file_opened(t, p);
 		return;
@@ -1024,10 +1080,11 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	/* None of these can fail on a valid loop. */
 	uv_fs_event_init(loop, &t->ev_file);
 	uv_fs_event_init(loop, &t->ev_dir);
+	uv_fs_event_init(loop, &t->ev_gp);
 	uv_timer_init(loop, &t->poll_timer);
 	uv_timer_init(loop, &t->save_timer);
 	uv_timer_init(loop, &t->resume_timer);
-	t->ev_file.data = t->ev_dir.data = t;
+	t->ev_file.data = t->ev_dir.data = t->ev_gp.data = t;
 	t->poll_timer.data = t->save_timer.data = t->resume_timer.data = t;
 	t->handles_open = 0;
 	return 0;
@@ -1097,7 +1154,7 @@ tailer_start(struct tailer *t)
 	} else {
 		snprintf(t->backend_why, sizeof(t->backend_why),
 		    "local filesystem: kernel change events");
-		dir_watch_set(t, dir.rc == 0 ? WATCH_DIR : WATCH_GP, &dir);
+		dir_watch_set(t, &dir);
 	}
 	t->started = 1;
 	kick(t);
@@ -1169,9 +1226,10 @@ tailer_close(struct tailer *t, void (*done)(struct tailer *))
 		t->op = OP_NONE;
 	if (t->save_inflight)
 		uv_cancel((uv_req_t *)&t->save_req);
-	t->handles_open = 5;
+	t->handles_open = 6;
 	uv_close((uv_handle_t *)&t->ev_file, on_handle_closed);
 	uv_close((uv_handle_t *)&t->ev_dir, on_handle_closed);
+	uv_close((uv_handle_t *)&t->ev_gp, on_handle_closed);
 	uv_close((uv_handle_t *)&t->poll_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->save_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->resume_timer, on_handle_closed);

@@ -141,8 +141,10 @@ struct tailer {
 	int		 started, closing, finished, handles_open;
 	void		(*done)(struct tailer *);
 
-	uv_fs_event_t	 ev_file, ev_dir;
-	int		 dir_watch;		/* what ev_dir watches */
+	uv_fs_event_t	 ev_file, ev_dir, ev_gp;
+	int		 dir_watch;		/* ev_dir watches the directory */
+	int		 dir_stale;		/* its entry changed since */
+	int		 gp_watch;		/* ev_gp watches its parent */
 	uint64_t	 dir_dev, dir_ino;
 	uv_timer_t	 poll_timer, save_timer, resume_timer;
 
