@@ -1163,6 +1163,7 @@ tailer_json(struct tailer *t, int started)
 	cJSON_AddNumberToObject(o, "lag", (double)st.lag);
 	cJSON_AddNumberToObject(o, "lines", (double)st.lines);
 	cJSON_AddNumberToObject(o, "longLines", (double)st.long_lines);
+	cJSON_AddNumberToObject(o, "lateLines", (double)st.late_lines);
 	cJSON_AddBoolToObject(o, "paused", st.paused);
 	cJSON_AddBoolToObject(o, "draining", st.draining);
 	if (st.error)

@@ -367,6 +367,7 @@ fixes_ready(void *arg)
 		return;
 	}
 	d->perf.data = d;
+	d->perf.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
 	d->perf_started = 1;
 	if ((rc = tailer_start(&d->perf)) != 0) {
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));
@@ -461,6 +462,9 @@ reload(struct daemon *d)
 	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
 	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
 	d->cfg.wake.recent_ms = c.wake.recent_ms;
+	d->cfg.rotate_wait_ms = c.rotate_wait_ms;	/* from the next rotation */
+	d->perf.rotate_wait_ms = d->fixes_t.rotate_wait_ms =
+	    (uint64_t)c.rotate_wait_ms;
 	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
 	api_settings_apply(&d->server.api);	/* settings.json wins */
 	d->cfg.allow_hosts = c.allow_hosts;
@@ -606,6 +610,7 @@ daemon_start(struct daemon *d)
 		return rc;
 	}
 	d->fixes_t.data = d;
+	d->fixes_t.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
 	d->fixes_started = 1;
 	if ((rc = tailer_start(&d->fixes_t)) != 0) {
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));

@@ -115,6 +115,51 @@ os.write(nf, (sys.argv[4] + "\\n").encode())
   }
 });
 
+// Rotate-wait (issue 8): a writer that has started the new file still
+// appends to the renamed one through its old descriptor.  Those records
+// wake too, in file order (the new file's generation starts when the
+// window ends), and status counts them.
+test('rotate-wait: lines written to the old file after the new one started still wake',
+  { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+  const p = project();
+  const d = await new Daemon(p, { args: ['--rotate-wait', '2000', '--per-fp-ms', '0', '--global-max', '0', '--desktop', '0'] }).start();
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    const f = perfPath(p);
+    const r = [hitch(101), hitch(102), hitch(103), hitch(104)];
+    const n = [hitch(201), hitch(202)];
+    const oldFd = fs.openSync(f, 'a');
+    fs.writeSync(oldFd, r[0] + '\n');
+    // a file renamed before any reader opened it is lost to every reader
+    await waitFor(() => w.lines.length >= 1, { what: 'the first wake' });
+    fs.renameSync(f, f + '.1');
+    fs.writeSync(oldFd, r[1] + '\n');
+    const newFd = fs.openSync(f, 'a');
+    fs.writeSync(newFd, n[0] + '\n');
+    await waitFor(() => holds(d.proc.pid, f), { what: 'the daemon to hold the new file' });
+    fs.writeSync(oldFd, r[2] + '\n');   // late: the new file has content
+    fs.writeSync(newFd, n[1] + '\n');
+    fs.writeSync(oldFd, r[3] + '\n');
+    fs.closeSync(oldFd);
+    fs.closeSync(newFd);
+    await waitFor(() => w.lines.length >= 6, { what: 'six wakes' });
+    assert.deepEqual(w.lines.map((x) => x.record.value), [101, 102, 103, 104, 201, 202]);
+    let off = 0;
+    const want = r.map((x) => { const id = `1:${off}`; off += Buffer.byteLength(x) + 1; return id; });
+    want.push('2:0', `2:${Buffer.byteLength(n[0]) + 1}`);
+    assert.deepEqual(w.ids(), want, 'the old generation\'s ids, then the new one\'s');
+    const s = await d.status();
+    assert.equal(s.files.perf.lateLines, 2);
+    assert.equal(s.files.perf.draining, false);
+    const rows = await sameAsOffline(d);
+    assert.equal(rows.reduce((k, x) => k + x.count, 0), 2, 'the catalogue is the new file');
+  } finally {
+    await w.stop();
+    await d.stop();
+  }
+});
+
 test('the file and .sloptimize/ may appear after start, vanish and come back', async () => {
   const p = tmpdir('proj');
   const d = await new Daemon(p).start();

@@ -191,6 +191,8 @@ on_split_line(void *arg, const char *line, size_t len, uint64_t offset)
 		return;
 	t->delivered = end;
 	t->lines++;
+	if (t->next_fd >= 0 && end > t->late_from)
+		t->late_lines++;
 	t->cbs.line(t->cbs.arg, line, len, offset, phase_of(t, end));
 }
 
@@ -204,6 +206,8 @@ on_split_long(void *arg, uint64_t offset, uint64_t len)
 		return;
 	t->delivered = end;
 	t->long_lines++;
+	if (t->next_fd >= 0 && end > t->late_from)
+		t->late_lines++;
 	if (t->cbs.long_line != NULL)
 		t->cbs.long_line(t->cbs.arg, offset, len, phase_of(t, end));
 }
@@ -537,6 +541,33 @@ file_watch_set(struct tailer *t)
 /* --- the cycle: probe ------------------------------------------------- */
 
 /*
+ * Open `path` for reading without blocking — O_NONBLOCK, so that a FIFO
+ * put there cannot hang a pool thread — and refuse what fstat says is not
+ * a regular file.  0 or -errno (-EINVAL: not a regular file).
+ */
+static int
+open_regular(const char *path, int *fdp, struct tailer_stat *ts)
+{
+	struct stat	st;
+	int		fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+		return -errno;
+	if (fstat(fd, &st) == -1) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	stat_fill(ts, &st);
+	*fdp = fd;
+	return 0;
+}
+
+/*
  * In the thread pool: everything that may block before a read.  Touches
  * only the probe and what does not change while it is in flight (the
  * paths, start_cursor).
@@ -553,6 +584,7 @@ probe_work(uv_work_t *req)
 	p->open_rc = p->verify_rc = 0;
 	p->why[0] = '\0';
 	memset(&p->fd_st, 0, sizeof(p->fd_st));
+	memset(&p->new_st, 0, sizeof(p->new_st));
 	if (p->close_fd >= 0) {
 		close(p->close_fd);
 		p->close_fd = -1;
@@ -571,30 +603,38 @@ probe_work(uv_work_t *req)
 			p->fd_st.rc = -errno;
 		else
 			stat_fill(&p->fd_st, &st);
+		/*
+		 * Rotate-wait: hold the new file from the moment it has
+		 * content, so that it cannot go unread (deleted, replaced)
+		 * while the old one's window runs.
+		 */
+		if (p->open_next && p->fd_st.rc == 0 && p->path_st.rc == 0 &&
+		    p->path_st.is_reg && p->path_st.size > 0 &&
+		    (p->path_st.dev != p->fd_st.dev ||
+		    p->path_st.ino != p->fd_st.ino))
+			p->open_rc = open_regular(t->path, &p->new_fd,
+			    &p->new_st);
 		return;
 	}
-	if (!p->open || p->path_st.rc < 0)
-		return;
-	/* O_NONBLOCK: a FIFO at the path must not hang a pool thread. */
-	if ((fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
-		p->open_rc = -errno;
-		return;
-	}
-	if (fstat(fd, &st) == -1) {
-		p->open_rc = -errno;
-		close(fd);
-		return;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		p->open_rc = -EINVAL;	/* a directory, a FIFO: not a ledger */
-		close(fd);
+	if (p->adopt_fd >= 0) {		/* the file held through a window */
+		fd = p->adopt_fd;
+		p->adopt_fd = -1;
+		if (fstat(fd, &st) == -1) {
+			p->open_rc = -errno;
+			close(fd);
+			return;
+		}
+		stat_fill(&p->fd_st, &st);
+		p->new_fd = fd;
 		return;
 	}
-	stat_fill(&p->fd_st, &st);
-	p->new_fd = fd;
+	if (!p->open || p->path_st.rc < 0 || !p->path_st.is_reg)
+		return;
+	if ((p->open_rc = open_regular(t->path, &p->new_fd, &p->fd_st)) < 0)
+		return;
 	if (p->verify)
-		p->verify_rc = cursor_verify(&t->start_cursor, fd, p->why,
-		    sizeof(p->why));
+		p->verify_rc = cursor_verify(&t->start_cursor, p->new_fd,
+		    p->why, sizeof(p->why));
 }
 
 static void	probe_after(uv_work_t *, int);
@@ -613,7 +653,10 @@ cycle_probe(struct tailer *t)
 	p->fd = t->fd;
 	p->close_fd = t->close_fd;
 	t->close_fd = -1;
+	p->adopt_fd = t->adopt_fd;
+	t->adopt_fd = -1;
 	p->open = t->fd < 0;
+	p->open_next = t->fd >= 0 && t->next_fd < 0 && t->rotate_wait_ms > 0;
 	p->verify = p->open && t->start_verify;
 	p->req.data = t;
 	t->op = OP_PROBE;
@@ -621,6 +664,8 @@ cycle_probe(struct tailer *t)
 	    probe_after)) < 0) {
 		t->error = rc;
 		t->close_fd = p->close_fd;
+		t->adopt_fd = p->adopt_fd;
+		p->close_fd = p->adopt_fd = -1;
 		t->op = OP_NONE;
 	}
 }
@@ -664,6 +709,81 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	read_next(t);
 }
 
+/* --- rotate-wait ------------------------------------------------------ */
+
+static void
+on_rot_timer(uv_timer_t *h)
+{
+	struct tailer	*t = h->data;
+
+	t->rot_due = 1;
+	kick(t);
+}
+
+/*
+ * The probe opened the file the path names now, while we still read the
+ * old one: hold it, and give the old one rotate_wait_ms more.  Lines of
+ * the old file past its present size were written after the new file had
+ * content: those are the late lines, which a switch right now would lose.
+ */
+static void
+next_take(struct tailer *t, struct tailer_probe *p)
+{
+	int	fd = p->new_fd;
+
+	p->new_fd = -1;
+	if (t->next_fd >= 0 || (p->new_st.dev == t->dev &&
+	    p->new_st.ino == t->ino)) {
+		/* Renamed back between the stat and the open: it is our own
+		 * file, held twice; closing this one frees nothing. */
+		close(fd);
+		return;
+	}
+	t->next_fd = fd;
+	t->next_dev = p->new_st.dev;
+	t->next_ino = p->new_st.ino;
+	t->late_from = p->fd_st.size;
+	t->rot_due = 0;
+	if (uv_timer_start(&t->rot_timer, on_rot_timer, t->rotate_wait_ms,
+	    0) < 0)
+		t->rot_due = 1;
+}
+
+/* The path names our file again (rotated back): no switch to wait for.
+ * The held file goes to the next probe to be closed, in the pool. */
+static void
+next_drop(struct tailer *t)
+{
+	uv_timer_stop(&t->rot_timer);
+	t->close_fd = t->next_fd;
+	t->next_fd = -1;
+	t->rot_due = 0;
+	t->dirty = 1;
+}
+
+/* The window is over and the old file read to its end: the held file
+ * becomes the file, from byte 0, a new generation. */
+static void
+next_switch(struct tailer *t)
+{
+	snprintf(t->pending_why, sizeof(t->pending_why),
+	    "the path names a new file (rotated, replaced or re-created); the "
+	    "old one was read to its end and for the rotate-wait after it "
+	    "(%" PRIu64 " late lines in all so far)" NEW_GEN, t->late_lines);
+	uv_timer_stop(&t->rot_timer);
+	uv_fs_event_stop(&t->ev_file);
+	t->close_fd = t->fd;
+	t->fd = -1;
+	t->adopt_fd = t->next_fd;
+	t->next_fd = -1;
+	t->rot_due = 0;
+	t->draining = 0;
+	cycle_probe(t);
+	/* The events that told of the path's changes came long ago: after
+	 * the first read, a probe says what the path names now. */
+	t->dirty = 1;
+}
+
 static void
 probe_after(uv_work_t *req, int status)
 {
@@ -677,6 +797,10 @@ probe_after(uv_work_t *req, int status)
 		close(p->close_fd);
 		p->close_fd = -1;
 	}
+	if (p->adopt_fd >= 0) {
+		close(p->adopt_fd);
+		p->adopt_fd = -1;
+	}
 	if (status < 0 || t->closing) {
 		if (p->new_fd >= 0)
 			close(p->new_fd);
@@ -689,7 +813,7 @@ probe_after(uv_work_t *req, int status)
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
 	dir_watch_set(t, &p->dir_st);
-	if (p->new_fd >= 0) {
+	if (p->new_fd >= 0 && t->fd < 0) {
 		file_opened(t, p);
 		return;
 	}
@@ -715,6 +839,16 @@ probe_after(uv_work_t *req, int status)
 	same = p->path_st.rc == 0 && p->path_st.dev == t->dev &&
 	    p->path_st.ino == t->ino;
 	t->draining = !same;
+	if (p->new_fd >= 0)
+		next_take(t, p);
+	if (t->next_fd >= 0) {
+		if (same)
+			next_drop(t);
+		else if (p->path_st.rc == 0 && p->path_st.is_reg &&
+		    p->path_st.size > 0 && (p->path_st.dev != t->next_dev ||
+		    p->path_st.ino != t->next_ino))
+			t->rot_due = 1;	/* a third file: cut the window short */
+	}
 	if (p->fd_st.size < t->read_pos) {
 		snprintf(why, sizeof(why), "truncated (size %" PRIu64
 		    " < %" PRIu64 " bytes read)" NEW_GEN, p->fd_st.size,
@@ -737,13 +871,21 @@ probe_after(uv_work_t *req, int status)
 		read_next(t);
 		return;
 	}
+	if (t->next_fd >= 0) {
+		/* Read to its end; the window decides. */
+		if (t->rot_due)
+			next_switch(t);
+		else
+			cycle_end(t);
+		return;
+	}
 	if (!same && p->path_st.rc == 0 && p->path_st.is_reg &&
-	    p->path_st.size > 0) {
+	    p->path_st.size > 0 && t->rotate_wait_ms == 0) {
 		/*
-		 * The old file is read to its end and the new one has
-		 * content.  A writer appends to the old descriptor before it
-		 * writes the new file, so nothing of the old one can come
-		 * after this point: switch.
+		 * No rotate-wait: the old file is read to its end and the new
+		 * one has content.  A writer appends to the old descriptor
+		 * before it writes the new file, so nothing of the old one
+		 * written before this point is lost: switch.
 		 */
 		snprintf(t->pending_why, sizeof(t->pending_why),
 		    "the path names a new file (rotated, replaced or "
@@ -1070,7 +1212,9 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	t->chunk = TAILER_CHUNK;
 	t->poll_ms = TAILER_POLL_MS;
 	t->save_interval_ms = TAILER_SAVE_INTERVAL_MS;
+	t->rotate_wait_ms = TAILER_ROTATE_WAIT_MS;
 	t->fd = t->close_fd = t->probe.new_fd = t->probe.close_fd = -1;
+	t->next_fd = t->adopt_fd = t->probe.adopt_fd = -1;
 	t->backend = BACKEND_EVENTS;
 	linesplit_init(&t->ls, LEDGER_MAX_LINE, on_split_line, on_split_long,
 	    t);
@@ -1084,8 +1228,10 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	uv_timer_init(loop, &t->poll_timer);
 	uv_timer_init(loop, &t->save_timer);
 	uv_timer_init(loop, &t->resume_timer);
+	uv_timer_init(loop, &t->rot_timer);
 	t->ev_file.data = t->ev_dir.data = t->ev_gp.data = t;
 	t->poll_timer.data = t->save_timer.data = t->resume_timer.data = t;
+	t->rot_timer.data = t;
 	t->handles_open = 0;
 	return 0;
 }
@@ -1201,7 +1347,11 @@ close_maybe_finish(struct tailer *t)
 		close(t->fd);
 	if (t->close_fd >= 0)
 		close(t->close_fd);
-	t->fd = t->close_fd = -1;
+	if (t->next_fd >= 0)
+		close(t->next_fd);
+	if (t->adopt_fd >= 0)
+		close(t->adopt_fd);
+	t->fd = t->close_fd = t->next_fd = t->adopt_fd = -1;
 	linesplit_free(&t->ls);
 	free(t->rbuf);
 	t->rbuf = NULL;
@@ -1226,13 +1376,14 @@ tailer_close(struct tailer *t, void (*done)(struct tailer *))
 		t->op = OP_NONE;
 	if (t->save_inflight)
 		uv_cancel((uv_req_t *)&t->save_req);
-	t->handles_open = 6;
+	t->handles_open = 7;
 	uv_close((uv_handle_t *)&t->ev_file, on_handle_closed);
 	uv_close((uv_handle_t *)&t->ev_dir, on_handle_closed);
 	uv_close((uv_handle_t *)&t->ev_gp, on_handle_closed);
 	uv_close((uv_handle_t *)&t->poll_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->save_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->resume_timer, on_handle_closed);
+	uv_close((uv_handle_t *)&t->rot_timer, on_handle_closed);
 }
 
 void
@@ -1248,6 +1399,7 @@ tailer_status(const struct tailer *t, struct tailer_status *st)
 	st->lag = st->size > t->delivered ? st->size - t->delivered : 0;
 	st->lines = t->lines;
 	st->long_lines = t->long_lines;
+	st->late_lines = t->late_lines;
 	st->saves = t->saves;
 	st->save_error = t->save_rc;
 	st->error = t->error;

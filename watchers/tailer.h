@@ -19,8 +19,11 @@
  *    generation is delivered after its reset().
  *  - When the path starts naming another file (rotation by rename, delete
  *    and re-create), the old file is read to its end through the descriptor
- *    we hold, including lines a writer still appends to it, before the
- *    switch.  The switch happens when the new file has content.
+ *    we hold, including lines a writer still appends to it.  Once the new
+ *    file has content it is opened and held, and the old one is read for
+ *    rotate_wait_ms more (its late lines), or until the path moves on to a
+ *    third file; then the switch.  Lines therefore come file by file: all
+ *    of one generation before the reset() of the next.
  *  - The file and its directory may be missing, and may come and go: the
  *    directory (or its parent, when the directory is missing) is watched.
  *  - Backend: uv_fs_event (inotify/kqueue) plus nothing else while idle: no
@@ -53,6 +56,7 @@
 #define TAILER_CHUNK		(1024 * 1024)	/* bytes per read */
 #define TAILER_POLL_MS		250
 #define TAILER_SAVE_INTERVAL_MS	1000
+#define TAILER_ROTATE_WAIT_MS	5000	/* Fluent Bit's rotate_wait */
 
 enum tail_phase {
 	TAIL_SEED,	/* before the persisted cursor: delivered in an earlier
@@ -92,6 +96,8 @@ struct tailer_status {
 	uint64_t	 size;		/* file size last seen */
 	uint64_t	 lag;		/* size - cursor */
 	uint64_t	 lines, long_lines;	/* delivered since start */
+	uint64_t	 late_lines;	/* of them: written to a rotated file
+					   after the new one had content */
 	uint64_t	 saves;		/* background cursor saves finished */
 	int		 save_error;	/* last cursor save: 0 or -errno */
 	int		 error;		/* last read/open error: 0 or -errno */
@@ -113,8 +119,13 @@ struct tailer_probe {
 	int			 fd;		/* in: the open file or -1 */
 	int			 close_fd;	/* in: close it first, or -1 */
 	int			 open;		/* in: open the path if there */
+	int			 open_next;	/* in: …while holding fd, if it
+						   names another file with
+						   content (rotate-wait) */
+	int			 adopt_fd;	/* in: take this one as the file */
 	int			 verify;	/* in: check start_cursor */
 	struct tailer_stat	 path_st, dir_st, fd_st;	/* out */
+	struct tailer_stat	 new_st;	/* out: of new_fd (open_next) */
 	int			 new_fd;	/* out: opened, or -1 */
 	int			 open_rc;	/* out */
 	int			 verify_rc;	/* out */
@@ -128,6 +139,9 @@ struct tailer {
 	size_t		 chunk;			/* TAILER_CHUNK */
 	unsigned	 poll_ms;		/* TAILER_POLL_MS */
 	uint64_t	 save_interval_ms;	/* TAILER_SAVE_INTERVAL_MS */
+	uint64_t	 rotate_wait_ms;	/* TAILER_ROTATE_WAIT_MS; 0: switch
+						   as soon as the new file has
+						   content */
 
 	/* Everything below is private. */
 	uv_loop_t	*loop;
@@ -146,13 +160,19 @@ struct tailer {
 	int		 dir_stale;		/* its entry changed since */
 	int		 gp_watch;		/* ev_gp watches its parent */
 	uint64_t	 dir_dev, dir_ino;
-	uv_timer_t	 poll_timer, save_timer, resume_timer;
+	uv_timer_t	 poll_timer, save_timer, resume_timer, rot_timer;
 
 	/* The read cycle: one operation at a time. */
 	int		 op, dirty, paused;
 	struct tailer_probe probe;
 	uv_fs_t		 rreq;
 	int		 close_fd;		/* old file, closed on switch */
+
+	/* Rotate-wait: the new file, held while the old one's window runs. */
+	int		 next_fd, adopt_fd;
+	uint64_t	 next_dev, next_ino;
+	uint64_t	 late_from;		/* the old file's size then */
+	int		 rot_due;		/* window over: switch when read */
 
 	/* The open file. */
 	int		 fd;
@@ -174,7 +194,7 @@ struct tailer {
 	uint64_t	 hash_at, hash;		/* window hash before hash_at */
 	uint32_t	 hash_len;
 	uint64_t	 seed_end, catchup_end, generation;
-	uint64_t	 lines, long_lines;
+	uint64_t	 lines, long_lines, late_lines;
 	int		 start_verify, ready_sent;
 	struct cursor	 start_cursor;
 	char		 pending_why[CURSOR_WHY_MAX + 128];
