@@ -1167,7 +1167,8 @@ tailer_json(struct tailer *t, int started)
 	cJSON_AddBoolToObject(o, "paused", st.paused);
 	cJSON_AddBoolToObject(o, "draining", st.draining);
 	if (st.error)
-		cJSON_AddStringToObject(o, "error", strerror(-st.error));
+		cJSON_AddStringToObject(o, "error", st.error_why[0] ?
+		    st.error_why : strerror(-st.error));
 	if (st.save_error)
 		cJSON_AddStringToObject(o, "cursorSaveError",
 		    strerror(-st.save_error));

@@ -351,7 +351,7 @@ fixes_ready(void *arg)
 	struct daemon		*d = arg;
 	char			 cursor[PATH_MAX + 16], path[PATH_MAX + 32];
 	struct tailer_cbs	 cbs = { perf_line, perf_long, perf_reset,
-				    perf_ready, d };
+				    perf_ready, d, log_prio };
 	int			 rc;
 
 	if (d->fixes_ready++ || d->stopping)
@@ -546,7 +546,7 @@ daemon_start(struct daemon *d)
 {
 	char			 path[PATH_MAX + 32];
 	struct tailer_cbs	 fcbs = { fix_line, fix_long, fix_reset,
-				    fixes_ready, d };
+				    fixes_ready, d, log_prio };
 	pid_t			 holder = 0;
 	uint64_t		 usec;
 	int			 rc;

@@ -248,6 +248,70 @@ test('.sloptimize/ deleted and made again 50 times: every record wakes once',
   }
 });
 
+// Lines of the daemon's log that match re.
+function logged(d, re) {
+  return d.log.split('\n').filter((l) => re.test(l));
+}
+
+// Issue 8 item 8: perf.jsonl replaced by a directory, a FIFO, a file the
+// daemon may not read.  Each is said once in the log and in status by its
+// cause, the daemon keeps serving without blocking, what was folded stays,
+// and when a regular file is back it is read by itself.  As root the
+// daemon runs as nobody, or mode 000 would not stop it.
+test('perf.jsonl replaced by a directory, a FIFO, an unreadable file: said once, nothing lost',
+  { timeout: 60000 }, async () => {
+  const p = project();
+  const f = perfPath(p);
+  const asRoot = process.getuid() === 0;
+  const d = new Daemon(p, { args: ['--rotate-wait', '200'], ...(asRoot ? { uid: 65534, gid: 65534 } : {}) });
+  if (asRoot) {
+    fs.chmodSync(p, 0o755);
+    spawnSync('chown', ['-R', '65534:65534', p, d.state]);
+  }
+  await d.start();
+  const errorOf = async () => (await d.status()).files.perf.error || '';
+  const folded = async () => (await d.status()).counts.folded;
+  try {
+    appendFromProcess(f, hitch(150) + '\n' + hitch(160) + '\n');
+    await waitFor(async () => (await folded()) === 2, { what: 'two records' });
+    fs.renameSync(f, f + '.old');            // the daemon still holds it
+
+    fs.mkdirSync(f);
+    await waitFor(async () => /is a directory/.test(await errorOf()), { what: `the directory in status: ${await errorOf()}` });
+    fs.writeFileSync(path.join(f, 'x'), 'x');  // more events: still said once
+    appendFromProcess(f + '.old', hitch(170) + '\n');   // the old file is still read
+    await waitFor(async () => (await folded()) === 3, { what: 'the old file read on' });
+    assert.equal(logged(d, /perf\.jsonl is a directory/).length, 1, d.log);
+    fs.rmSync(f, { recursive: true });
+
+    assert.equal(spawnSync('mkfifo', [f]).status, 0);
+    await waitFor(async () => /FIFO/.test(await errorOf()), { what: 'the FIFO in status' });
+    const t0 = Date.now();
+    await d.get('/api/sloptimize/issues');   // serving, not blocked
+    assert.ok(Date.now() - t0 < 5000);
+    assert.equal(logged(d, /perf\.jsonl is a FIFO/).length, 1, d.log);
+    fs.unlinkSync(f);
+
+    fs.writeFileSync(f, hitch(180) + '\n', { mode: 0o000 });
+    fs.chmodSync(f, 0o000);
+    if (asRoot || process.getuid() !== 0) {
+      await waitFor(async () => /Permission denied/.test(await errorOf()), { what: 'EACCES in status' });
+      fs.utimesSync(f, new Date(), new Date());   // another event
+      await waitFor(async () => (await d.status()).files.perf.draining, { what: 'still on the old file' });
+      assert.equal(logged(d, /cannot open .*perf\.jsonl.*Permission denied/).length, 1, d.log);
+      assert.equal(await folded(), 3, 'nothing folded was lost');
+    }
+    fs.chmodSync(f, 0o644);
+    // the fault is over: the regular file is read, a new generation
+    await waitFor(async () => { const s = await d.status(); return s.counts.folded === 1 && !s.files.perf.error; },
+      { what: 'the new file folded' });
+    assert.equal(logged(d, /perf\.jsonl.*(recovered|again)/).length >= 1, true, d.log);
+    await sameAsOffline(d);
+  } finally {
+    await d.stop();
+  }
+});
+
 test('a 2 MiB line, garbage and invalid UTF-8 are counted; nothing stalls', async () => {
   const p = project();
   const d = await new Daemon(p).start();
@@ -281,6 +345,54 @@ test('--poll catches everything without inotify', async () => {
     assert.equal(rows.reduce((n, r) => n + r.count, 0), 5);
   } finally {
     await d.stop();
+  }
+});
+
+// Issue 8 item 8: inotify watches or instances run out.  The daemon runs
+// in a user namespace of its own whose inotify limit is lowered for it
+// alone (the real limit, as a container sets it: nothing else on the
+// machine feels it, nothing to restore).  The stat poll must deliver every
+// record, and the fall-back is said once in the log and in status, by its
+// cause rather than as "No space left on device".
+test('inotify watches or instances exhausted: the poll delivers everything, said once',
+  { timeout: 60000 }, async (t) => {
+  const can = spawnSync('unshare', ['-U', '-r', 'sh', '-c', 'echo 0 > /proc/sys/user/max_inotify_watches']);
+  if (can.status !== 0) {
+    t.skip(`no user namespace with its own inotify limits here: ${can.stderr}`);
+    return;
+  }
+  const cases = [
+    ['max_inotify_watches', /inotify watches exhausted \(max_user_watches=0\)/],
+    ['max_inotify_instances', /inotify instances exhausted \(max_user_instances=0\)/],
+  ];
+  for (const [sysctl, cause] of cases) {
+    const p = project();
+    const d = new Daemon(p, {
+      wrap: ['unshare', '-U', '-r', 'sh', '-c', `echo 0 > /proc/sys/user/${sysctl} && exec "$@"`, 'sh'],
+      args: ['--per-fp-ms', '0', '--global-max', '0', '--desktop', '0'],
+    });
+    await d.start();
+    const w = new Watch(d);
+    try {
+      await w.connected();
+      const perf = (await d.status()).files.perf;
+      assert.equal(perf.backend, 'poll', sysctl);
+      assert.match(perf.backendWhy, cause);
+      for (let i = 0; i < 20; i++) {
+        appendFromProcess(perfPath(p), hitch(120 + i) + '\n');
+        if (i % 3 === 0) await new Promise((r) => setTimeout(r, Math.random() * 40));
+      }
+      const want = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
+      await waitFor(() => w.ids().length >= want.length, { what: `${want.length} wakes (${sysctl})` });
+      assert.deepEqual(w.ids(), want);
+      await sameAsOffline(d);
+      const said = logged(d, /perf\.jsonl: polling every/);
+      assert.equal(said.length, 1, d.log);
+      assert.match(said[0], cause);
+    } finally {
+      await w.stop();
+      await d.stop();
+    }
   }
 });
 

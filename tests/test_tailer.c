@@ -15,6 +15,7 @@
  * deadline that fails the test.  Scenarios run twice, with the kernel's
  * events and with forced polling.
  */
+#define _GNU_SOURCE		/* unshare(2) */
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -22,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,6 +36,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <syslog.h>
 #include <uv.h>
 
 #include "watchers/cursor.h"
@@ -70,6 +73,9 @@ struct fx {
 	int		 side_closed;
 	uint64_t	 side_lines;
 	uint64_t	 rotate_wait;	/* 0: the default */
+	char		 tlog[16384];	/* the tailer's log(): "W msg\n"… */
+	size_t		 tloglen;
+	int		 dropped;	/* running as nobody (root drops) */
 };
 
 /* --- the recorder ----------------------------------------------------- */
@@ -178,8 +184,36 @@ on_ready(void *arg)
 		logf_(fx, "Y ");
 }
 
+static void
+on_log(void *arg, int prio, const char *msg)
+{
+	struct fx	*fx = arg;
+	int		 n;
+
+	n = snprintf(fx->tlog + fx->tloglen, sizeof(fx->tlog) - fx->tloglen,
+	    "%c %s\n", prio <= LOG_WARNING ? 'W' : 'I', msg);
+	if (n > 0 && (size_t)n < sizeof(fx->tlog) - fx->tloglen)
+		fx->tloglen += (size_t)n;
+}
+
+/* How many of the tailer's log lines contain `what`. */
+static int
+logged(const struct fx *fx, const char *what)
+{
+	const char	*p = fx->tlog;
+	int		 n = 0;
+
+	while ((p = strstr(p, what)) != NULL) {
+		n++;
+		p = strchr(p, '\n');
+		if (p == NULL)
+			break;
+	}
+	return n;
+}
+
 static const struct tailer_cbs cbs_template = {
-	on_line, on_long, on_reset, on_ready, NULL
+	on_line, on_long, on_reset, on_ready, NULL, on_log
 };
 
 /* --- fixture ---------------------------------------------------------- */
@@ -271,6 +305,8 @@ teardown(void **state)
 	char		 cmd[PATH_MAX + 16];
 
 	tail_stop(fx);
+	if (fx->dropped && seteuid(0) != 0)
+		return -1;
 	if (fx->side != NULL) {
 		tailer_close(fx->side, on_side_closed);
 		WAIT(fx, fx->side_closed);
@@ -795,7 +831,8 @@ dir_recreated_repeatedly(struct fx *fx)
 	char		*want = calloc(1, 64 * (size_t)cycles + 16), line[64];
 	char		 fixes[PATH_MAX + 64];
 	const char	*env = getenv("TAILER_SEED");	/* to replay a run */
-	struct tailer_cbs scbs = { side_line, NULL, side_reset, NULL, NULL };
+	struct tailer_cbs scbs = { side_line, NULL, side_reset, NULL, NULL,
+				    NULL };
 	size_t		 wl = 0;
 	int		 i, fd, files = 0;
 
@@ -841,6 +878,358 @@ dir_recreated_repeatedly(struct fx *fx)
 	free(want);
 }
 
+/* --- faults of the path (issue 8 item 8) ----------------------------- */
+
+/* Run the loop for `ms`: the poll tick and events get their turns.  Used
+ * only before asserting that something was *not* said again. */
+static void
+run_for(struct fx *fx, uint64_t ms)
+{
+	uv_timer_t	t;
+	int		done = 0;
+
+	uv_timer_init(&fx->loop, &t);
+	t.data = &done;
+	uv_timer_start(&t, on_gap, ms, 0);
+	while (!done)
+		uv_run(&fx->loop, UV_RUN_ONCE);
+	uv_close((uv_handle_t *)&t, NULL);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+}
+
+#define ERROR_HAS(fx, what)	(strstr(status(fx).error_why, (what)) != NULL)
+
+/*
+ * perf.jsonl replaced by a directory: said once by its cause, the file
+ * held so far is read on (nothing delivered or still to come is lost),
+ * and a regular file at the path later is read by itself.
+ */
+static void
+fault_directory(struct fx *fx)
+{
+	char	old[PATH_MAX + 80], inner[PATH_MAX + 80];
+	int	fd;
+
+	snprintf(old, sizeof(old), "%s.1", fx->path);
+	snprintf(inner, sizeof(inner), "%s/x", fx->path);
+	put(fx->path, "a\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx));
+	fd = wopen(fx->path);
+	assert_int_equal(rename(fx->path, old), 0);
+	assert_int_equal(mkdir(fx->path, 0755), 0);
+	WAIT(fx, ERROR_HAS(fx, "is a directory, not a regular file"));
+	assert_int_equal(status(fx).error, -EISDIR);
+	assert_int_equal(status(fx).file_exists, 0);
+	wr(fd, "b\n");
+	WAIT(fx, fx->lines == 2);
+	put(inner, "x");		/* more events, more probes */
+	run_for(fx, 5 * TEST_POLL_MS);
+	assert_int_equal(logged(fx, "is a directory"), 1);
+	assert_int_equal(unlink(inner), 0);
+	assert_int_equal(rmdir(fx->path), 0);
+	put(fx->path, "c\n");
+	WAIT(fx, fx->lines == 3);
+	close(fd);
+	LOG_IS(fx, "R1 C:a Y L:b R2 L:c ");
+	assert_int_equal(status(fx).error, 0);
+	assert_string_equal(status(fx).error_why, "");
+	assert_int_equal(logged(fx, "can be read again"), 1);
+}
+
+/*
+ * A FIFO at the path, at start and in place of the file held: never
+ * opened (a FIFO with no writer would hang a blocking open, and a pool
+ * thread with it), said once each time, and what follows is read.
+ */
+static void
+fault_fifo(struct fx *fx)
+{
+	char	old[PATH_MAX + 80];
+	int	fd;
+
+	snprintf(old, sizeof(old), "%s.1", fx->path);
+	assert_int_equal(mkfifo(fx->path, 0644), 0);
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1 && ERROR_HAS(fx, "is a FIFO (named pipe)"));
+	run_for(fx, 5 * TEST_POLL_MS);
+	assert_int_equal(logged(fx, "is a FIFO"), 1);
+	assert_int_equal(unlink(fx->path), 0);
+	put(fx->path, "a\n");
+	WAIT(fx, fx->lines == 1);
+	assert_int_equal(status(fx).error, 0);
+
+	fd = wopen(fx->path);
+	assert_int_equal(rename(fx->path, old), 0);
+	assert_int_equal(mkfifo(fx->path, 0644), 0);
+	WAIT(fx, ERROR_HAS(fx, "is a FIFO"));
+	assert_non_null(strstr(status(fx).error_why, "is read on"));
+	wr(fd, "b\n");
+	WAIT(fx, fx->lines == 2);
+	assert_int_equal(logged(fx, "is a FIFO"), 2);	/* a second time */
+	assert_int_equal(unlink(fx->path), 0);
+	put(fx->path, "c\n");
+	WAIT(fx, fx->lines == 3);
+	close(fd);
+	LOG_IS(fx, "Y R1 L:a L:b R2 L:c ");
+}
+
+/*
+ * A symlink is followed, wherever its target lives; a dangling one is
+ * like a missing file (said, as info), and its target appearing in
+ * another directory — where no watch of ours looks — is found by the
+ * probe that runs while the path is a symlink.
+ */
+static void
+fault_symlink(struct fx *fx)
+{
+	char	target[PATH_MAX + 32], later[PATH_MAX + 32];
+	char	lnk[PATH_MAX + 80];
+	int	fd;
+
+	snprintf(target, sizeof(target), "%s/real.jsonl", fx->root);
+	snprintf(later, sizeof(later), "%s/later.jsonl", fx->root);
+	snprintf(lnk, sizeof(lnk), "%s.lnk", fx->path);
+	put(target, "t1\n");
+	put(fx->path, "a\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx));
+	assert_int_equal(symlink(target, lnk), 0);
+	assert_int_equal(rename(lnk, fx->path), 0);
+	WAIT(fx, fx->lines == 2);
+	fd = wopen(target);
+	wr(fd, "t2\n");
+	WAIT(fx, fx->lines == 3);
+	assert_int_equal(status(fx).error, 0);
+	assert_int_equal(status(fx).file_exists, 1);
+
+	assert_int_equal(symlink(later, lnk), 0);	/* dangling */
+	assert_int_equal(rename(lnk, fx->path), 0);
+	WAIT(fx, !status(fx).file_exists &&
+	    ERROR_HAS(fx, "is a symbolic link to"));
+	assert_non_null(strstr(status(fx).error_why, "later.jsonl"));
+	wr(fd, "t3\n");			/* the file held is read on */
+	WAIT(fx, fx->lines == 4);
+	close(fd);
+	put(later, "m1\n");
+	WAIT(fx, fx->lines == 5);
+	LOG_IS(fx, "R1 C:a Y R2 L:t1 L:t2 L:t3 R3 L:m1 ");
+	assert_int_equal(logged(fx, "I "), 2);	/* dangling; readable again */
+	assert_int_equal(logged(fx, "W "), 0);
+}
+
+/*
+ * Run as nobody: root opens a file of mode 000 anyway.  The fixture is
+ * given to nobody first, so the test still writes its files.
+ */
+static int
+drop_root(struct fx *fx)
+{
+	char	cmd[PATH_MAX + 64];
+
+	if (geteuid() != 0)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "chown -R 65534:65534 '%s'", fx->root);
+	if (system(cmd) != 0 || seteuid(65534) != 0)
+		return -1;
+	fx->dropped = 1;
+	return 0;
+}
+
+/*
+ * A file the tailer may not read (mode 000), at start and in place of the
+ * file held: said once with the mode, the old file read on, and read
+ * from byte 0 once its mode allows.
+ */
+static void
+fault_unreadable(struct fx *fx)
+{
+	char	old[PATH_MAX + 80], tmp[PATH_MAX + 80];
+	int	fd;
+
+	if (drop_root(fx) != 0)
+		skip();
+	snprintf(old, sizeof(old), "%s.1", fx->path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", fx->path);
+	put(fx->path, "a\n");
+	assert_int_equal(chmod(fx->path, 0), 0);
+	tail_start(fx, 0);
+	WAIT(fx, fx->readies == 1 && ERROR_HAS(fx, "Permission denied"));
+	assert_int_equal(status(fx).error, -EACCES);
+	assert_non_null(strstr(status(fx).error_why, "(mode 000)"));
+	assert_int_equal(chmod(fx->path, 0), 0);	/* an event */
+	run_for(fx, 5 * TEST_POLL_MS);
+	assert_int_equal(logged(fx, "Permission denied"), 1);
+	assert_int_equal(chmod(fx->path, 0644), 0);
+	WAIT(fx, fx->lines == 1);
+
+	fd = wopen(fx->path);
+	put(tmp, "n\n");
+	assert_int_equal(chmod(tmp, 0), 0);
+	assert_int_equal(rename(fx->path, old), 0);
+	assert_int_equal(rename(tmp, fx->path), 0);
+	WAIT(fx, ERROR_HAS(fx, "Permission denied"));
+	wr(fd, "b\n");
+	WAIT(fx, fx->lines == 2);
+	close(fd);
+	assert_int_equal(chmod(fx->path, 0644), 0);
+	WAIT(fx, fx->lines == 3);
+	LOG_IS(fx, "Y R1 L:a L:b R2 L:n ");
+	assert_int_equal(logged(fx, "Permission denied"), 2);
+	assert_int_equal(logged(fx, "can be read again"), 2);
+}
+
+/* --- inotify exhausted --------------------------------------------------- */
+
+#if defined(__linux__)
+struct exhaust {
+	const char	*sysctl;	/* in /proc/sys/user/ */
+	int		 limit;
+	const char	*want;		/* in backend_why and the log */
+};
+
+/* In the child: run its loop until `cond` or the deadline. */
+#define CHILD_WAIT(c, cond) do {					\
+	(c)->timed_out = 0;						\
+	uv_timer_start(&(c)->deadline, on_deadline, WAIT_MS, 0);	\
+	while (!(cond) && !(c)->timed_out)				\
+		uv_run(&(c)->loop, UV_RUN_ONCE);			\
+	uv_timer_stop(&(c)->deadline);					\
+} while (0)
+
+static void
+child_put(const char *path, const char *s, int flags)
+{
+	int	fd = open(path, O_WRONLY | O_CREAT | flags, 0644);
+
+	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		_exit(3);
+	close(fd);
+}
+
+/*
+ * In a forked child (single-threaded, as unshare(2) wants), in a user
+ * namespace of its own with an inotify limit lowered for it alone — the
+ * real limit, as a container sets it; nothing outside the namespace
+ * feels it, so there is nothing to restore — tail perf.jsonl through an
+ * append and a re-creation, then write what happened to `out`.
+ */
+static void
+exhaust_child(const struct fx *parent, const struct exhaust *e, int out)
+{
+	struct tailer_cbs	 cbs = cbs_template;
+	struct tailer_status	 st;
+	struct fx		*c = calloc(1, sizeof(*c));
+	char			 sys[128];
+	int			 fd;
+
+	if (unshare(CLONE_NEWUSER) != 0) {
+		dprintf(out, "SKIP unshare(CLONE_NEWUSER): %s", strerror(errno));
+		_exit(0);
+	}
+	snprintf(sys, sizeof(sys), "/proc/sys/user/%s", e->sysctl);
+	if ((fd = open(sys, O_WRONLY)) < 0 || dprintf(fd, "%d\n", e->limit) < 0 ||
+	    close(fd) != 0) {
+		dprintf(out, "SKIP %s: %s", sys, strerror(errno));
+		_exit(0);
+	}
+	memcpy(c->path, parent->path, sizeof(c->path));
+	c->logcap = 256;
+	c->log = calloc(1, c->logcap);
+	uv_loop_init(&c->loop);
+	uv_timer_init(&c->loop, &c->deadline);
+	c->deadline.data = c;
+	cbs.arg = c;
+	if (tailer_init(&c->t, &c->loop, c->path, NULL, 0, &cbs) != 0)
+		_exit(2);
+	c->t.poll_ms = TEST_POLL_MS;
+	c->t.rotate_wait_ms = TEST_ROTATE_MS;
+	if (tailer_start(&c->t) != 0)
+		_exit(2);
+	CHILD_WAIT(c, c->lines == 1 && c->readies == 1);
+	child_put(c->path, "b\n", O_APPEND);
+	CHILD_WAIT(c, c->lines == 2);
+	unlink(c->path);
+	child_put(c->path, "c\n", O_TRUNC);
+	CHILD_WAIT(c, c->lines == 3);
+	tailer_status(&c->t, &st);
+	dprintf(out, "log=%s|bad=%s|backend=%s|why=%s|tlog=%s", c->log, c->bad,
+	    st.backend, st.backend_why, c->tlog);
+	_exit(0);
+}
+
+/*
+ * Watches or instances run out: the stat poll delivers every line, and
+ * the fall-back is said once, by its cause, in the log and the status.
+ */
+static void
+exhausted(struct fx *fx, const struct exhaust *e)
+{
+	char	buf[16384];
+	size_t	n = 0;
+	ssize_t	k;
+	pid_t	pid;
+	int	p[2], st;
+
+	put(fx->path, "a\n");
+	assert_int_equal(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		exhaust_child(fx, e, p[1]);
+	}
+	assert_true(pid > 0);
+	close(p[1]);
+	/* The child's every wait has a deadline: this read ends. */
+	while (n < sizeof(buf) - 1 &&
+	    (k = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (strncmp(buf, "SKIP", 4) == 0) {
+		print_message("%s\n", buf);
+		skip();
+	}
+	assert_int_equal(st, 0);
+	print_message("%s\n", buf);
+	assert_non_null(strstr(buf, "log=R1 C:a Y L:b R2 L:c |bad=|"));
+	assert_non_null(strstr(buf, "|backend=poll|"));
+	assert_non_null(strstr(strstr(buf, "|why="), e->want));
+	assert_non_null(strstr(strstr(buf, "|tlog="), e->want));
+	assert_null(strstr(strstr(strstr(buf, "|tlog="), "polling every") + 1,
+	    "polling every"));		/* said once */
+}
+
+/* None at all: the very first watch (the project folder) fails. */
+static void
+tailer_inotify_no_watches(void **state)
+{
+	static const struct exhaust e = { "max_inotify_watches", 0,
+	    "inotify watches exhausted (max_user_watches=0)" };
+
+	exhausted(*state, &e);
+}
+
+/* Two: the folders are watched, the file's watch fails once it is open. */
+static void
+tailer_inotify_watches_run_out(void **state)
+{
+	static const struct exhaust e = { "max_inotify_watches", 2,
+	    "inotify watches exhausted (max_user_watches=2), adding one for " };
+
+	exhausted(*state, &e);
+}
+
+static void
+tailer_inotify_no_instances(void **state)
+{
+	static const struct exhaust e = { "max_inotify_instances", 0,
+	    "inotify instances exhausted (max_user_instances=0)" };
+
+	exhausted(*state, &e);
+}
+#endif
+
 #define BOTH(name)							\
 static void name##_events(void **s) { name(*s); }			\
 static void name##_poll(void **s)					\
@@ -858,6 +1247,10 @@ BOTH(dir_created_later)
 BOTH(dir_recreated_repeatedly)
 BOTH(long_line)
 BOTH(concurrent_writer)
+BOTH(fault_directory)
+BOTH(fault_fifo)
+BOTH(fault_symlink)
+BOTH(fault_unreadable)
 
 /* --- restarts: the cursor --------------------------------------------- */
 
@@ -1331,6 +1724,10 @@ main(void)
 		T(dir_recreated_repeatedly_poll),
 		T(long_line_events), T(long_line_poll),
 		T(concurrent_writer_events), T(concurrent_writer_poll),
+		T(fault_directory_events), T(fault_directory_poll),
+		T(fault_fifo_events), T(fault_fifo_poll),
+		T(fault_symlink_events), T(fault_symlink_poll),
+		T(fault_unreadable_events), T(fault_unreadable_poll),
 		T(tailer_restart_phases),
 		T(tailer_regrow_while_stopped),
 		T(tailer_truncated_while_stopped),
@@ -1342,6 +1739,11 @@ main(void)
 		T(tailer_saves_coalesced),
 		T(tailer_idle_no_wakeups),
 		T(tailer_poll_status),
+#if defined(__linux__)
+		T(tailer_inotify_no_watches),
+		T(tailer_inotify_watches_run_out),
+		T(tailer_inotify_no_instances),
+#endif
 		T(tailer_pause_resume),
 		T(tailer_close_in_callback),
 		T(tailer_no_cursor),

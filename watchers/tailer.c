@@ -34,9 +34,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +69,7 @@ stat_fill(struct tailer_stat *ts, const struct stat *st)
 {
 	ts->rc = 0;
 	ts->is_reg = S_ISREG(st->st_mode);
+	ts->mode = (unsigned)st->st_mode;
 	ts->dev = (uint64_t)st->st_dev;
 	ts->ino = (uint64_t)st->st_ino;
 	ts->size = (uint64_t)st->st_size;
@@ -114,6 +117,37 @@ base_of(const char *path)
 	const char	*slash = strrchr(path, '/');
 
 	return slash == NULL ? path : slash + 1;
+}
+
+static void	tail_log(const struct tailer *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* A sentence for the consumer's log; none once closing. */
+static void
+tail_log(const struct tailer *t, int prio, const char *fmt, ...)
+{
+	char	msg[2 * PATH_MAX + 256];
+	va_list	ap;
+
+	if (t->cbs.log == NULL || t->closing)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	t->cbs.log(t->cbs.arg, prio, msg);
+}
+
+static const char *
+type_name(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:	return "a directory";
+	case S_IFIFO:	return "a FIFO (named pipe)";
+	case S_IFSOCK:	return "a socket";
+	case S_IFCHR:	return "a character device";
+	case S_IFBLK:	return "a block device";
+	default:	return "of an unknown type";
+	}
 }
 
 /*
@@ -354,15 +388,19 @@ on_poll_timer(uv_timer_t *h)
  * costs two stats more per tick.
  */
 static void
-backend_poll(struct tailer *t, const char *why)
+backend_poll(struct tailer *t, const char *why, int prio)
 {
 	int	rc;
 
 	if (t->use_poll)
 		return;
 	t->use_poll = 1;
+	t->tick = 0;
 	t->backend = "poll";
 	snprintf(t->backend_why, sizeof(t->backend_why), "%s", why);
+	if (prio >= 0)
+		tail_log(t, prio, "%s: polling every %u ms: %s", t->path,
+		    t->poll_ms, why);
 	uv_fs_event_stop(&t->ev_file);
 	uv_fs_event_stop(&t->ev_dir);
 	uv_fs_event_stop(&t->ev_gp);
@@ -451,6 +489,46 @@ on_gp_event(uv_fs_event_t *h, const char *name, int events, int status)
 	kick(t);
 }
 
+#if defined(__linux__)
+/*
+ * An inotify limit as it binds here: the system's (fs.inotify.*) or, if
+ * lower, this user namespace's (user.max_inotify_*), which is where a
+ * container lowers it.  -1 if neither can be read.  procfs, read once
+ * when a watch fails: it does not block.
+ */
+static long
+inotify_limit(const char *fs_name, const char *user_name)
+{
+	const char	*dirs[2] = { "/proc/sys/fs/inotify/", "/proc/sys/user/" };
+	const char	*names[2] = { fs_name, user_name };
+	char		 path[96], buf[32];
+	long		 best = -1, v;
+	int		 i, fd;
+	ssize_t		 n;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s%s", dirs[i], names[i]);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		v = strtol(buf, NULL, 10);
+		if (v >= 0 && (best < 0 || v < best))
+			best = v;
+	}
+	return best;
+}
+#endif
+
+/*
+ * A watch could not be added: poll from now on, and say why by its cause.
+ * inotify's ENOSPC is the watch limit and EMFILE (from inotify_init1) the
+ * instance limit, unless the process is out of descriptors altogether;
+ * "No space left on device" would send a user to df.
+ */
 static void
 watch_failed(struct tailer *t, const char *path, int rc)
 {
@@ -458,7 +536,29 @@ watch_failed(struct tailer *t, const char *path, int rc)
 
 	snprintf(why, sizeof(why), "cannot watch %s: %s", path,
 	    uv_strerror(rc));
-	backend_poll(t, why);
+#if defined(__linux__)
+	if (rc == UV_ENOSPC)
+		snprintf(why, sizeof(why), "inotify watches exhausted "
+		    "(max_user_watches=%ld), adding one for %s",
+		    inotify_limit("max_user_watches", "max_inotify_watches"),
+		    path);
+	else if (rc == UV_EMFILE) {
+		int	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			snprintf(why, sizeof(why), "inotify instances "
+			    "exhausted (max_user_instances=%ld)",
+			    inotify_limit("max_user_instances",
+			    "max_inotify_instances"));
+		} else
+			snprintf(why, sizeof(why), "out of file descriptors "
+			    "for an inotify instance (EMFILE)");
+	} else if (rc == UV_ENOMEM)
+		snprintf(why, sizeof(why), "not enough kernel memory for an "
+		    "inotify watch on %s", path);
+#endif
+	backend_poll(t, why, LOG_WARNING);
 }
 
 /*
@@ -598,6 +698,16 @@ probe_work(uv_work_t *req)
 	 */
 	stat_path(t->path, &p->path_st);
 	stat_path(t->dir, &p->dir_st);
+	p->path_link = 0;
+	p->link_to[0] = '\0';
+	if (lstat(t->path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		ssize_t	n;
+
+		p->path_link = 1;
+		if (p->path_st.rc == -ENOENT && (n = readlink(t->path,
+		    p->link_to, sizeof(p->link_to) - 1)) >= 0)
+			p->link_to[n] = '\0';
+	}
 	if (p->fd >= 0) {
 		if (fstat(p->fd, &st) == -1)
 			p->fd_st.rc = -errno;
@@ -709,6 +819,113 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	read_next(t);
 }
 
+/* --- faults ---------------------------------------------------------- */
+
+/*
+ * While a fault lasts, or the path is a symlink, probe every poll_ms as
+ * well: a symlink's target may change where no watch of ours sees it, and
+ * a read error ends without any event.  Nothing runs once it is over.
+ */
+static void
+tick_update(struct tailer *t)
+{
+	int	want = !t->use_poll && !t->closing && (t->path_fault != 0 ||
+		    t->read_fault != 0 || t->probe.path_link);
+
+	if (want && !t->tick) {
+		if (uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
+		    t->poll_ms) == 0)
+			t->tick = 1;
+	} else if (!want && t->tick) {
+		uv_timer_stop(&t->poll_timer);
+		t->tick = 0;
+	}
+}
+
+/*
+ * Say a fault once when it starts (or changes), and once when it ends.
+ * `slot`/`buf` keep the one in force for the status.
+ */
+static void
+fault_set(struct tailer *t, int *slot, char *buf, size_t cap, int code,
+    const char *why, int prio)
+{
+	if (code == 0) {
+		if (*slot != 0)
+			tail_log(t, LOG_INFO, t->file_exists ?
+			    "%s can be read again" : "%s can be read again "
+			    "once it is there", t->path);
+		*slot = 0;
+		buf[0] = '\0';
+		return;
+	}
+	if (*slot == code && strcmp(buf, why) == 0)
+		return;
+	*slot = code;
+	snprintf(buf, cap, "%s", why);
+	tail_log(t, prio, "%s", why);
+}
+
+/* What, if anything, keeps the path from being read, by its cause. */
+static void
+path_fault_check(struct tailer *t, const struct tailer_probe *p)
+{
+	char		 why[sizeof(t->path_why)];
+	const char	*on = t->fd >= 0 ?
+			    "; the file it named before is read on" : "";
+	int		 code = 0, prio = LOG_WARNING;
+
+	why[0] = '\0';
+	if (p->path_st.rc == -ENOENT && p->path_link) {
+		code = -ENOENT;
+		prio = LOG_INFO;	/* like a missing file */
+		snprintf(why, sizeof(why), "%s is a symbolic link to %s, which "
+		    "does not exist: read once it does%s", t->path,
+		    p->link_to[0] ? p->link_to : "(unreadable)", on);
+	} else if (p->path_st.rc < 0 && p->path_st.rc != -ENOENT &&
+	    p->path_st.rc != -ENOTDIR) {
+		code = p->path_st.rc;
+		snprintf(why, sizeof(why), "cannot look at %s: %s%s", t->path,
+		    strerror(-code), on);
+	} else if (p->path_st.rc == 0 && !p->path_st.is_reg) {
+		code = (p->path_st.mode & S_IFMT) == S_IFDIR ? -EISDIR :
+		    -EINVAL;
+		snprintf(why, sizeof(why), "%s is %s, not a regular file: not "
+		    "read while it is one%s", t->path,
+		    type_name(p->path_st.mode), on);
+	} else if (p->open_rc == -EINVAL) {
+		code = -EINVAL;		/* replaced between stat and open */
+		snprintf(why, sizeof(why), "%s is not a regular file: not "
+		    "read while it is not one%s", t->path, on);
+	} else if (p->open_rc == -EACCES || p->open_rc == -EPERM) {
+		code = p->open_rc;
+		snprintf(why, sizeof(why), "cannot open %s: %s (mode %03o)%s",
+		    t->path, strerror(-code), p->path_st.mode & 07777, on);
+	} else if (p->open_rc < 0) {
+		code = p->open_rc;
+		snprintf(why, sizeof(why), "cannot open %s: %s%s", t->path,
+		    strerror(-code), on);
+	} else if (p->fd_st.rc < 0) {
+		code = p->fd_st.rc;
+		snprintf(why, sizeof(why), "cannot stat the open %s: %s",
+		    t->path, strerror(-code));
+	}
+	fault_set(t, &t->path_fault, t->path_why, sizeof(t->path_why), code,
+	    why, prio);
+}
+
+static void
+read_fault_set(struct tailer *t, int code)
+{
+	char	why[sizeof(t->read_why)];
+
+	snprintf(why, sizeof(why), "cannot read %s: %s", t->path,
+	    code ? strerror(-code) : "");
+	fault_set(t, &t->read_fault, t->read_why, sizeof(t->read_why), code,
+	    why, LOG_WARNING);
+	tick_update(t);
+}
+
 /* --- rotate-wait ------------------------------------------------------ */
 
 static void
@@ -766,10 +983,15 @@ next_drop(struct tailer *t)
 static void
 next_switch(struct tailer *t)
 {
+	char	late[64] = "";
+
+	if (t->late_lines > 0)
+		snprintf(late, sizeof(late), " (%" PRIu64 " late lines in all "
+		    "so far)", t->late_lines);
 	snprintf(t->pending_why, sizeof(t->pending_why),
 	    "the path names a new file (rotated, replaced or re-created); the "
-	    "old one was read to its end and for the rotate-wait after it "
-	    "(%" PRIu64 " late lines in all so far)" NEW_GEN, t->late_lines);
+	    "old one was read to its end and for the rotate-wait after it%s"
+	    NEW_GEN, late);
 	uv_timer_stop(&t->rot_timer);
 	uv_fs_event_stop(&t->ev_file);
 	t->close_fd = t->fd;
@@ -813,13 +1035,13 @@ probe_after(uv_work_t *req, int status)
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
 	dir_watch_set(t, &p->dir_st);
+	path_fault_check(t, p);
+	tick_update(t);
 	if (p->new_fd >= 0 && t->fd < 0) {
 		file_opened(t, p);
 		return;
 	}
 	if (t->fd < 0) {
-		if (p->path_st.rc == 0 && p->open_rc < 0)
-			t->error = p->open_rc;
 		if (p->verify) {
 			t->start_verify = 0;
 			snprintf(t->pending_why, sizeof(t->pending_why),
@@ -831,8 +1053,7 @@ probe_after(uv_work_t *req, int status)
 		return;
 	}
 	if (p->fd_st.rc < 0) {
-		t->error = p->fd_st.rc;
-		cycle_end(t);
+		cycle_end(t);		/* a fault, said above */
 		return;
 	}
 
@@ -949,10 +1170,12 @@ on_read(uv_fs_t *req)
 		return;
 	}
 	if (n < 0) {
-		t->error = (int)n;
+		read_fault_set(t, (int)n);
 		cycle_end(t);
 		return;
 	}
+	if (t->read_fault)
+		read_fault_set(t, 0);
 	if ((size_t)n < t->win_len)
 		why = "the file shrank under the read position (truncated)"
 		    NEW_GEN;
@@ -1292,11 +1515,11 @@ tailer_start(struct tailer *t)
 
 	stat_path(t->dir, &dir);
 	if (t->force_poll)
-		backend_poll(t, "forced (--poll)");
+		backend_poll(t, "forced (--poll)", -1);
 	else if ((fs = fs_untrusted(dir.rc == 0 ? t->dir : t->gp)) != NULL) {
 		snprintf(bwhy, sizeof(bwhy), "%s filesystem: its change "
 		    "events cannot be trusted", fs);
-		backend_poll(t, bwhy);
+		backend_poll(t, bwhy, LOG_INFO);
 	} else {
 		snprintf(t->backend_why, sizeof(t->backend_why),
 		    "local filesystem: kernel change events");
@@ -1402,7 +1625,10 @@ tailer_status(const struct tailer *t, struct tailer_status *st)
 	st->late_lines = t->late_lines;
 	st->saves = t->saves;
 	st->save_error = t->save_rc;
-	st->error = t->error;
+	st->error = t->read_fault ? t->read_fault : t->path_fault ?
+	    t->path_fault : t->error;
+	st->error_why = t->read_fault ? t->read_why : t->path_fault ?
+	    t->path_why : "";
 	st->file_exists = t->file_exists;
 	st->draining = t->draining;
 	st->paused = t->paused;

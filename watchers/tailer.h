@@ -29,7 +29,17 @@
  *  - Backend: uv_fs_event (inotify/kqueue) plus nothing else while idle: no
  *    timer runs when nothing changes.  Stat polling every poll_ms when
  *    forced, when the filesystem is a network or FUSE one, or when a watch
- *    cannot be added; tailer_status() says which and why.
+ *    cannot be added (inotify watches or instances exhausted: said by that
+ *    cause); tailer_status() says which and why, and log() says it once.
+ *  - Only a regular file is read.  A directory, FIFO, socket or device at
+ *    the path is never opened (a FIFO cannot hang a pool thread: stat
+ *    first, then O_NONBLOCK and fstat); a symlink is followed, a dangling
+ *    one is like a missing file.  What keeps the path from being read
+ *    (that, an open or read error) is said once by log() when it starts
+ *    and once when it ends, and stands in tailer_status() meanwhile; the
+ *    file held so far is read on, so nothing delivered is lost.  While a
+ *    fault lasts, or the path is a symlink (its target's changes are not
+ *    reported in the directory), the path is also probed every poll_ms.
  *  - With a cursor path, the position is saved atomically (cursor.h) off
  *    the loop thread, at most one save in flight and at most one per
  *    save_interval_ms, and synchronously by tailer_save_sync().
@@ -85,6 +95,10 @@ struct tailer_cbs {
 	   seed and catch-up are done.  Runs once.  May be NULL. */
 	void	(*ready)(void *arg);
 	void	*arg;
+	/* A sentence for the daemon's log, `prio` a syslog(3) level: a fault
+	   of the path starting or ending, a fall-back to polling.  Each is
+	   said once, when it happens.  May be NULL. */
+	void	(*log)(void *arg, int prio, const char *msg);
 };
 
 struct tailer_status {
@@ -100,7 +114,10 @@ struct tailer_status {
 					   after the new one had content */
 	uint64_t	 saves;		/* background cursor saves finished */
 	int		 save_error;	/* last cursor save: 0 or -errno */
-	int		 error;		/* last read/open error: 0 or -errno */
+	int		 error;		/* what keeps the path from being read,
+					   or the last failed request: 0 or
+					   -errno */
+	const char	*error_why;	/* that as a sentence, or "" */
 	int		 file_exists;	/* the path names a file */
 	int		 draining;	/* reading a file the path left */
 	int		 paused;
@@ -110,6 +127,7 @@ struct tailer_status {
 struct tailer_stat {
 	int		 rc;		/* 0 or -errno */
 	int		 is_reg;
+	unsigned	 mode;		/* st_mode */
 	uint64_t	 dev, ino, size;
 	int64_t		 mtime_sec, mtime_nsec;
 };
@@ -126,6 +144,8 @@ struct tailer_probe {
 	int			 verify;	/* in: check start_cursor */
 	struct tailer_stat	 path_st, dir_st, fd_st;	/* out */
 	struct tailer_stat	 new_st;	/* out: of new_fd (open_next) */
+	int			 path_link;	/* out: the path is a symlink */
+	char			 link_to[PATH_MAX];	/* out: if dangling */
 	int			 new_fd;	/* out: opened, or -1 */
 	int			 open_rc;	/* out */
 	int			 verify_rc;	/* out */
@@ -167,6 +187,11 @@ struct tailer {
 	struct tailer_probe probe;
 	uv_fs_t		 rreq;
 	int		 close_fd;		/* old file, closed on switch */
+
+	/* Faults of the path (probe) and of reading (read): said once. */
+	int		 path_fault, read_fault;	/* 0 or -errno */
+	char		 path_why[2 * PATH_MAX + 160], read_why[PATH_MAX + 96];
+	int		 tick;			/* poll_timer runs for a fault */
 
 	/* Rotate-wait: the new file, held while the old one's window runs. */
 	int		 next_fd, adopt_fd;
