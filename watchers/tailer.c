@@ -830,7 +830,7 @@ static void
 tick_update(struct tailer *t)
 {
 	int	want = !t->use_poll && !t->closing && (t->path_fault != 0 ||
-		    t->read_fault != 0 || t->probe.path_link);
+		    t->read_fault != 0 || t->path_link);
 
 	if (want && !t->tick) {
 		if (uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
@@ -1035,6 +1035,7 @@ probe_after(uv_work_t *req, int status)
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
 	dir_watch_set(t, &p->dir_st);
+	t->path_link = p->path_link;
 	path_fault_check(t, p);
 	tick_update(t);
 	if (p->new_fd >= 0 && t->fd < 0) {

@@ -192,6 +192,7 @@ struct tailer {
 	int		 path_fault, read_fault;	/* 0 or -errno */
 	char		 path_why[2 * PATH_MAX + 160], read_why[PATH_MAX + 96];
 	int		 tick;			/* poll_timer runs for a fault */
+	int		 path_link;		/* last probe: a symlink */
 
 	/* Rotate-wait: the new file, held while the old one's window runs. */
 	int		 next_fd, adopt_fd;
