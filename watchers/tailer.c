@@ -28,9 +28,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,7 +45,6 @@
 #define NEW_GEN		", starting a new generation from byte 0"
 
 enum { OP_NONE, OP_PROBE, OP_READ, OP_DECIDE, OP_FEED, OP_HELD };
-enum { WATCH_NONE, WATCH_DIR, WATCH_GP };
 
 static void	cycle_probe(struct tailer *);
 static void	cycle_end(struct tailer *);
@@ -59,6 +60,7 @@ stat_fill(struct tailer_stat *ts, const struct stat *st)
 {
 	ts->rc = 0;
 	ts->is_reg = S_ISREG(st->st_mode);
+	ts->mode = (unsigned)st->st_mode;
 	ts->dev = (uint64_t)st->st_dev;
 	ts->ino = (uint64_t)st->st_ino;
 	ts->size = (uint64_t)st->st_size;
@@ -108,6 +110,37 @@ base_of(const char *path)
 	return slash == NULL ? path : slash + 1;
 }
 
+static void	tail_log(const struct tailer *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* A sentence for the consumer's log; none once closing. */
+static void
+tail_log(const struct tailer *t, int prio, const char *fmt, ...)
+{
+	char	msg[2 * PATH_MAX + 256];
+	va_list	ap;
+
+	if (t->cbs.log == NULL || t->closing)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	t->cbs.log(t->cbs.arg, prio, msg);
+}
+
+static const char *
+type_name(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:	return "a directory";
+	case S_IFIFO:	return "a FIFO (named pipe)";
+	case S_IFSOCK:	return "a socket";
+	case S_IFCHR:	return "a character device";
+	case S_IFBLK:	return "a block device";
+	default:	return "of an unknown type";
+	}
+}
+
 /* --- lines ------------------------------------------------------------ */
 
 static enum tail_phase
@@ -132,6 +165,8 @@ on_split_line(void *arg, const char *line, size_t len, uint64_t offset)
 		return;
 	t->delivered = end;
 	t->lines++;
+	if (t->next_fd >= 0 && end > t->late_from)
+		t->late_lines++;
 	t->cbs.line(t->cbs.arg, line, len, offset, phase_of(t, end));
 }
 
@@ -145,6 +180,8 @@ on_split_long(void *arg, uint64_t offset, uint64_t len)
 		return;
 	t->delivered = end;
 	t->long_lines++;
+	if (t->next_fd >= 0 && end > t->late_from)
+		t->late_lines++;
 	if (t->cbs.long_line != NULL)
 		t->cbs.long_line(t->cbs.arg, offset, len, phase_of(t, end));
 }
@@ -291,18 +328,23 @@ on_poll_timer(uv_timer_t *h)
  * costs two stats more per tick.
  */
 static void
-backend_poll(struct tailer *t, const char *why)
+backend_poll(struct tailer *t, const char *why, int prio)
 {
 	int	rc;
 
 	if (t->use_poll)
 		return;
 	t->use_poll = 1;
+	t->tick = 0;
 	t->backend = "poll";
 	snprintf(t->backend_why, sizeof(t->backend_why), "%s", why);
+	if (prio >= 0)
+		tail_log(t, prio, "%s: polling every %u ms: %s", t->path,
+		    t->poll_ms, why);
 	uv_fs_event_stop(&t->ev_file);
 	uv_fs_event_stop(&t->ev_dir);
-	t->dir_watch = WATCH_NONE;
+	uv_fs_event_stop(&t->ev_gp);
+	t->dir_watch = t->gp_watch = 0;
 	if ((rc = uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
 	    t->poll_ms)) < 0)
 		t->error = rc;
@@ -346,60 +388,181 @@ on_dir_event(uv_fs_event_t *h, const char *name, int events, int status)
 	struct tailer	*t = h->data;
 
 	(void)status;
-	if (name != NULL && t->dir_watch == WATCH_DIR) {
-		if (strcmp(name, t->base) == 0) {
-			if (!(events & UV_RENAME) && t->op == OP_NONE &&
-			    !t->draining && uv_is_active((uv_handle_t *)
-			    &t->ev_file))
-				return;
-		} else if (strcmp(name, t->dirbase) != 0)
-			return;		/* profile.json, fixes.jsonl, … */
-	} else if (name != NULL && t->dir_watch == WATCH_GP) {
-		if (strcmp(name, t->dirbase) != 0 &&
-		    strcmp(name, t->gpbase) != 0)
-			return;		/* the rest of the project */
-	}
+	if (name != NULL && strcmp(name, t->base) == 0) {
+		if (!(events & UV_RENAME) && t->op == OP_NONE &&
+		    !t->draining && uv_is_active((uv_handle_t *)&t->ev_file))
+			return;
+	} else if (name != NULL && strcmp(name, t->dirbase) == 0) {
+		/* The directory itself was deleted or moved (libuv names it
+		 * by the watched path's last component): this watch is dead,
+		 * or follows a directory the path no longer names. */
+		if (events & UV_RENAME)
+			t->dir_stale = 1;
+	} else if (name != NULL)
+		return;		/* profile.json, fixes.jsonl, … */
 	kick(t);
 }
 
-/* Watch the directory, or its parent while the directory is missing. */
+/*
+ * Events in the directory's parent (the project folder): only the entry
+ * of the directory matters.  Any event on it — created, deleted, renamed
+ * over — means the directory watch may sit on a directory the path no
+ * longer names, and the next probe adds it again.  This is the one signal
+ * that cannot be fooled: ext4 hands a freed directory's inode number to
+ * the next mkdir, so a new directory can look like the watched one by its
+ * number, and a deleted directory that something inside still pins sends
+ * its own delete event only when that last reference goes.
+ */
 static void
-dir_watch_set(struct tailer *t, int want, const struct tailer_stat *dir)
+on_gp_event(uv_fs_event_t *h, const char *name, int events, int status)
+{
+	struct tailer	*t = h->data;
+
+	(void)status;
+	if (name != NULL && strcmp(name, t->dirbase) == 0)
+		t->dir_stale = 1;
+	else if (name != NULL && strcmp(name, t->gpbase) == 0) {
+		if (events & UV_RENAME)
+			t->gp_watch = 0;	/* the project folder went */
+	} else if (name != NULL)
+		return;		/* the rest of the project */
+	kick(t);
+}
+
+#if defined(__linux__)
+/*
+ * An inotify limit as it binds here: the system's (fs.inotify.*) or, if
+ * lower, this user namespace's (user.max_inotify_*), which is where a
+ * container lowers it.  -1 if neither can be read.  procfs, read once
+ * when a watch fails: it does not block.
+ */
+static long
+inotify_limit(const char *fs_name, const char *user_name)
+{
+	const char	*dirs[2] = { "/proc/sys/fs/inotify/", "/proc/sys/user/" };
+	const char	*names[2] = { fs_name, user_name };
+	char		 path[96], buf[32];
+	long		 best = -1, v;
+	int		 i, fd;
+	ssize_t		 n;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s%s", dirs[i], names[i]);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		v = strtol(buf, NULL, 10);
+		if (v >= 0 && (best < 0 || v < best))
+			best = v;
+	}
+	return best;
+}
+#endif
+
+/*
+ * A watch could not be added: poll from now on, and say why by its cause.
+ * inotify's ENOSPC is the watch limit and EMFILE (from inotify_init1) the
+ * instance limit, unless the process is out of descriptors altogether;
+ * "No space left on device" would send a user to df.
+ */
+static void
+watch_failed(struct tailer *t, const char *path, int rc)
 {
 	char	why[sizeof(t->backend_why)];
-	int	rc;
+
+	snprintf(why, sizeof(why), "cannot watch %s: %s", path,
+	    uv_strerror(rc));
+#if defined(__linux__)
+	if (rc == UV_ENOSPC)
+		snprintf(why, sizeof(why), "inotify watches exhausted "
+		    "(max_user_watches=%ld), adding one for %s",
+		    inotify_limit("max_user_watches", "max_inotify_watches"),
+		    path);
+	else if (rc == UV_EMFILE) {
+		int	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			snprintf(why, sizeof(why), "inotify instances "
+			    "exhausted (max_user_instances=%ld)",
+			    inotify_limit("max_user_instances",
+			    "max_inotify_instances"));
+		} else
+			snprintf(why, sizeof(why), "out of file descriptors "
+			    "for an inotify instance (EMFILE)");
+	} else if (rc == UV_ENOMEM)
+		snprintf(why, sizeof(why), "not enough kernel memory for an "
+		    "inotify watch on %s", path);
+#endif
+	backend_poll(t, why, LOG_WARNING);
+}
+
+/*
+ * The parent is watched all along, the directory while it exists.  The
+ * directory watch is added again when the parent said its entry changed,
+ * or when the probe finds another inode there.
+ */
+static void
+dir_watch_set(struct tailer *t, const struct tailer_stat *dir)
+{
+	struct tailer_stat	now;
+	int			rc;
 
 	if (t->use_poll)
 		return;
-	if (t->dir_watch == want && (want != WATCH_DIR ||
-	    (dir->dev == t->dir_dev && dir->ino == t->dir_ino)))
+	if (!t->gp_watch) {
+		uv_fs_event_stop(&t->ev_gp);
+		if ((rc = uv_fs_event_start(&t->ev_gp, on_gp_event, t->gp,
+		    0)) < 0) {
+			watch_failed(t, t->gp, rc);
+			return;
+		}
+		t->gp_watch = 1;
+		t->dirty = 1;
+	}
+	if (dir->rc != 0) {
+		/* Missing: the parent's watch reports it coming back. */
+		uv_fs_event_stop(&t->ev_dir);
+		t->dir_watch = t->dir_stale = 0;
+		return;
+	}
+	if (t->dir_watch && !t->dir_stale && dir->dev == t->dir_dev &&
+	    dir->ino == t->dir_ino)
 		return;
 	uv_fs_event_stop(&t->ev_dir);
-	t->dir_watch = WATCH_NONE;
-	rc = uv_fs_event_start(&t->ev_dir, on_dir_event,
-	    want == WATCH_DIR ? t->dir : t->gp, 0);
-	if (rc == UV_ENOENT && want == WATCH_DIR) {
-		/* Gone again between the stat and the watch. */
-		want = WATCH_GP;
-		rc = uv_fs_event_start(&t->ev_dir, on_dir_event, t->gp, 0);
-	}
-	if (rc < 0) {
-		snprintf(why, sizeof(why), "cannot watch %s: %s",
-		    want == WATCH_DIR ? t->dir : t->gp, uv_strerror(rc));
-		backend_poll(t, why);
-		return;
-	}
-	t->dir_watch = want;
-	t->dir_dev = want == WATCH_DIR ? dir->dev : 0;
-	t->dir_ino = want == WATCH_DIR ? dir->ino : 0;
+	t->dir_watch = t->dir_stale = 0;
+	t->dir_dev = t->dir_ino = 0;
 	/* Whatever happened between our stat and the watch: look again. */
 	t->dirty = 1;
+	rc = uv_fs_event_start(&t->ev_dir, on_dir_event, t->dir, 0);
+	if (rc == UV_ENOENT)
+		return;		/* gone again: the parent says so */
+	if (rc < 0) {
+		watch_failed(t, t->dir, rc);
+		return;
+	}
+	t->dir_watch = 1;
+	/*
+	 * The watch went onto whatever the path named when it was added,
+	 * which may already not be the directory the probe saw.  Keep an
+	 * inode number only if a stat right after the add (on the loop
+	 * thread, as the add itself resolved the path here) finds the
+	 * probe's; otherwise the next probe adds the watch again.
+	 */
+	stat_path(t->dir, &now);
+	if (now.rc == 0 && now.dev == dir->dev && now.ino == dir->ino) {
+		t->dir_dev = dir->dev;
+		t->dir_ino = dir->ino;
+	}
 }
 
 static void
 file_watch_set(struct tailer *t)
 {
-	char	why[sizeof(t->backend_why)];
 	int	rc;
 
 	if (t->use_poll)
@@ -411,14 +574,38 @@ file_watch_set(struct tailer *t)
 	 * the one we hold until the new file has content (see docs).
 	 */
 	rc = uv_fs_event_start(&t->ev_file, on_file_event, t->path, 0);
-	if (rc < 0 && rc != UV_ENOENT) {
-		snprintf(why, sizeof(why), "cannot watch %s: %s", t->path,
-		    uv_strerror(rc));
-		backend_poll(t, why);
-	}
+	if (rc < 0 && rc != UV_ENOENT)
+		watch_failed(t, t->path, rc);
 }
 
 /* --- the cycle: probe ------------------------------------------------- */
+
+/*
+ * Open `path` for reading without blocking — O_NONBLOCK, so that a FIFO
+ * put there cannot hang a pool thread — and refuse what fstat says is not
+ * a regular file.  0 or -errno (-EINVAL: not a regular file).
+ */
+static int
+open_regular(const char *path, int *fdp, struct tailer_stat *ts)
+{
+	struct stat	st;
+	int		fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+		return -errno;
+	if (fstat(fd, &st) == -1) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	stat_fill(ts, &st);
+	*fdp = fd;
+	return 0;
+}
 
 /*
  * In the thread pool: everything that may block before a read.  Touches
@@ -437,6 +624,7 @@ probe_work(uv_work_t *req)
 	p->open_rc = p->verify_rc = 0;
 	p->why[0] = '\0';
 	memset(&p->fd_st, 0, sizeof(p->fd_st));
+	memset(&p->new_st, 0, sizeof(p->new_st));
 	if (p->close_fd >= 0) {
 		close(p->close_fd);
 		p->close_fd = -1;
@@ -450,35 +638,53 @@ probe_work(uv_work_t *req)
 	 */
 	stat_path(t->path, &p->path_st);
 	stat_path(t->dir, &p->dir_st);
+	p->path_link = 0;
+	p->link_to[0] = '\0';
+	if (lstat(t->path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		ssize_t	n;
+
+		p->path_link = 1;
+		if (p->path_st.rc == -ENOENT && (n = readlink(t->path,
+		    p->link_to, sizeof(p->link_to) - 1)) >= 0)
+			p->link_to[n] = '\0';
+	}
 	if (p->fd >= 0) {
 		if (fstat(p->fd, &st) == -1)
 			p->fd_st.rc = -errno;
 		else
 			stat_fill(&p->fd_st, &st);
+		/*
+		 * Rotate-wait: hold the new file from the moment it has
+		 * content, so that it cannot go unread (deleted, replaced)
+		 * while the old one's window runs.
+		 */
+		if (p->open_next && p->fd_st.rc == 0 && p->path_st.rc == 0 &&
+		    p->path_st.is_reg && p->path_st.size > 0 &&
+		    (p->path_st.dev != p->fd_st.dev ||
+		    p->path_st.ino != p->fd_st.ino))
+			p->open_rc = open_regular(t->path, &p->new_fd,
+			    &p->new_st);
 		return;
 	}
-	if (!p->open || p->path_st.rc < 0)
-		return;
-	/* O_NONBLOCK: a FIFO at the path must not hang a pool thread. */
-	if ((fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
-		p->open_rc = -errno;
-		return;
-	}
-	if (fstat(fd, &st) == -1) {
-		p->open_rc = -errno;
-		close(fd);
-		return;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		p->open_rc = -EINVAL;	/* a directory, a FIFO: not a ledger */
-		close(fd);
+	if (p->adopt_fd >= 0) {		/* the file held through a window */
+		fd = p->adopt_fd;
+		p->adopt_fd = -1;
+		if (fstat(fd, &st) == -1) {
+			p->open_rc = -errno;
+			close(fd);
+			return;
+		}
+		stat_fill(&p->fd_st, &st);
+		p->new_fd = fd;
 		return;
 	}
-	stat_fill(&p->fd_st, &st);
-	p->new_fd = fd;
+	if (!p->open || p->path_st.rc < 0 || !p->path_st.is_reg)
+		return;
+	if ((p->open_rc = open_regular(t->path, &p->new_fd, &p->fd_st)) < 0)
+		return;
 	if (p->verify)
-		p->verify_rc = cursor_verify(&t->start_cursor, fd, p->why,
-		    sizeof(p->why));
+		p->verify_rc = cursor_verify(&t->start_cursor, p->new_fd,
+		    p->why, sizeof(p->why));
 }
 
 static void	probe_after(uv_work_t *, int);
@@ -497,7 +703,10 @@ cycle_probe(struct tailer *t)
 	p->fd = t->fd;
 	p->close_fd = t->close_fd;
 	t->close_fd = -1;
+	p->adopt_fd = t->adopt_fd;
+	t->adopt_fd = -1;
 	p->open = t->fd < 0;
+	p->open_next = t->fd >= 0 && t->next_fd < 0 && t->rotate_wait_ms > 0;
 	p->verify = p->open && t->start_verify;
 	p->req.data = t;
 	t->op = OP_PROBE;
@@ -505,6 +714,8 @@ cycle_probe(struct tailer *t)
 	    probe_after)) < 0) {
 		t->error = rc;
 		t->close_fd = p->close_fd;
+		t->adopt_fd = p->adopt_fd;
+		p->close_fd = p->adopt_fd = -1;
 		t->op = OP_NONE;
 	}
 }
@@ -548,6 +759,193 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	read_next(t);
 }
 
+/* --- faults ---------------------------------------------------------- */
+
+/*
+ * While a fault lasts, or the path is a symlink, probe every poll_ms as
+ * well: a symlink's target may change where no watch of ours sees it, and
+ * a read error ends without any event.  Nothing runs once it is over.
+ */
+static void
+tick_update(struct tailer *t)
+{
+	int	want = !t->use_poll && !t->closing && (t->path_fault != 0 ||
+		    t->read_fault != 0 || t->path_link);
+
+	if (want && !t->tick) {
+		if (uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
+		    t->poll_ms) == 0)
+			t->tick = 1;
+	} else if (!want && t->tick) {
+		uv_timer_stop(&t->poll_timer);
+		t->tick = 0;
+	}
+}
+
+/*
+ * Say a fault once when it starts (or changes), and once when it ends.
+ * `slot`/`buf` keep the one in force for the status.
+ */
+static void
+fault_set(struct tailer *t, int *slot, char *buf, size_t cap, int code,
+    const char *why, int prio)
+{
+	if (code == 0) {
+		if (*slot != 0)
+			tail_log(t, LOG_INFO, t->file_exists ?
+			    "%s can be read again" : "%s can be read again "
+			    "once it is there", t->path);
+		*slot = 0;
+		buf[0] = '\0';
+		return;
+	}
+	if (*slot == code && strcmp(buf, why) == 0)
+		return;
+	*slot = code;
+	snprintf(buf, cap, "%s", why);
+	tail_log(t, prio, "%s", why);
+}
+
+/* What, if anything, keeps the path from being read, by its cause. */
+static void
+path_fault_check(struct tailer *t, const struct tailer_probe *p)
+{
+	char		 why[sizeof(t->path_why)];
+	const char	*on = t->fd >= 0 ?
+			    "; the file it named before is read on" : "";
+	int		 code = 0, prio = LOG_WARNING;
+
+	why[0] = '\0';
+	if (p->path_st.rc == -ENOENT && p->path_link) {
+		code = -ENOENT;
+		prio = LOG_INFO;	/* like a missing file */
+		snprintf(why, sizeof(why), "%s is a symbolic link to %s, which "
+		    "does not exist: read once it does%s", t->path,
+		    p->link_to[0] ? p->link_to : "(unreadable)", on);
+	} else if (p->path_st.rc < 0 && p->path_st.rc != -ENOENT &&
+	    p->path_st.rc != -ENOTDIR) {
+		code = p->path_st.rc;
+		snprintf(why, sizeof(why), "cannot look at %s: %s%s", t->path,
+		    strerror(-code), on);
+	} else if (p->path_st.rc == 0 && !p->path_st.is_reg) {
+		code = (p->path_st.mode & S_IFMT) == S_IFDIR ? -EISDIR :
+		    -EINVAL;
+		snprintf(why, sizeof(why), "%s is %s, not a regular file: not "
+		    "read while it is one%s", t->path,
+		    type_name(p->path_st.mode), on);
+	} else if (p->open_rc == -EINVAL) {
+		code = -EINVAL;		/* replaced between stat and open */
+		snprintf(why, sizeof(why), "%s is not a regular file: not "
+		    "read while it is not one%s", t->path, on);
+	} else if (p->open_rc == -EACCES || p->open_rc == -EPERM) {
+		code = p->open_rc;
+		snprintf(why, sizeof(why), "cannot open %s: %s (mode %03o)%s",
+		    t->path, strerror(-code), p->path_st.mode & 07777, on);
+	} else if (p->open_rc < 0) {
+		code = p->open_rc;
+		snprintf(why, sizeof(why), "cannot open %s: %s%s", t->path,
+		    strerror(-code), on);
+	} else if (p->fd_st.rc < 0) {
+		code = p->fd_st.rc;
+		snprintf(why, sizeof(why), "cannot stat the open %s: %s",
+		    t->path, strerror(-code));
+	}
+	fault_set(t, &t->path_fault, t->path_why, sizeof(t->path_why), code,
+	    why, prio);
+}
+
+static void
+read_fault_set(struct tailer *t, int code)
+{
+	char	why[sizeof(t->read_why)];
+
+	snprintf(why, sizeof(why), "cannot read %s: %s", t->path,
+	    code ? strerror(-code) : "");
+	fault_set(t, &t->read_fault, t->read_why, sizeof(t->read_why), code,
+	    why, LOG_WARNING);
+	tick_update(t);
+}
+
+/* --- rotate-wait ------------------------------------------------------ */
+
+static void
+on_rot_timer(uv_timer_t *h)
+{
+	struct tailer	*t = h->data;
+
+	t->rot_due = 1;
+	kick(t);
+}
+
+/*
+ * The probe opened the file the path names now, while we still read the
+ * old one: hold it, and give the old one rotate_wait_ms more.  Lines of
+ * the old file past its present size were written after the new file had
+ * content: those are the late lines, which a switch right now would lose.
+ */
+static void
+next_take(struct tailer *t, struct tailer_probe *p)
+{
+	int	fd = p->new_fd;
+
+	p->new_fd = -1;
+	if (t->next_fd >= 0 || (p->new_st.dev == t->dev &&
+	    p->new_st.ino == t->ino)) {
+		/* Renamed back between the stat and the open: it is our own
+		 * file, held twice; closing this one frees nothing. */
+		close(fd);
+		return;
+	}
+	t->next_fd = fd;
+	t->next_dev = p->new_st.dev;
+	t->next_ino = p->new_st.ino;
+	t->late_from = p->fd_st.size;
+	t->rot_due = 0;
+	if (uv_timer_start(&t->rot_timer, on_rot_timer, t->rotate_wait_ms,
+	    0) < 0)
+		t->rot_due = 1;
+}
+
+/* The path names our file again (rotated back): no switch to wait for.
+ * The held file goes to the next probe to be closed, in the pool. */
+static void
+next_drop(struct tailer *t)
+{
+	uv_timer_stop(&t->rot_timer);
+	t->close_fd = t->next_fd;
+	t->next_fd = -1;
+	t->rot_due = 0;
+	t->dirty = 1;
+}
+
+/* The window is over and the old file read to its end: the held file
+ * becomes the file, from byte 0, a new generation. */
+static void
+next_switch(struct tailer *t)
+{
+	char	late[64] = "";
+
+	if (t->late_lines > 0)
+		snprintf(late, sizeof(late), " (%" PRIu64 " late lines in all "
+		    "so far)", t->late_lines);
+	snprintf(t->pending_why, sizeof(t->pending_why),
+	    "the path names a new file (rotated, replaced or re-created); the "
+	    "old one was read to its end and for the rotate-wait after it%s"
+	    NEW_GEN, late);
+	uv_timer_stop(&t->rot_timer);
+	uv_fs_event_stop(&t->ev_file);
+	t->close_fd = t->fd;
+	t->fd = -1;
+	t->adopt_fd = t->next_fd;
+	t->next_fd = -1;
+	t->rot_due = 0;
+	t->draining = 0;
+	cycle_probe(t);
+	/* The events that told of the path's changes came long ago: after
+	 * the first read, a probe says what the path names now. */
+	t->dirty = 1;
+}
+
 static void
 probe_after(uv_work_t *req, int status)
 {
@@ -561,6 +959,10 @@ probe_after(uv_work_t *req, int status)
 		close(p->close_fd);
 		p->close_fd = -1;
 	}
+	if (p->adopt_fd >= 0) {
+		close(p->adopt_fd);
+		p->adopt_fd = -1;
+	}
 	if (status < 0 || t->closing) {
 		if (p->new_fd >= 0)
 			close(p->new_fd);
@@ -572,14 +974,15 @@ probe_after(uv_work_t *req, int status)
 		return;
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
-	dir_watch_set(t, p->dir_st.rc == 0 ? WATCH_DIR : WATCH_GP, &p->dir_st);
-	if (p->new_fd >= 0) {
+	dir_watch_set(t, &p->dir_st);
+	t->path_link = p->path_link;
+	path_fault_check(t, p);
+	tick_update(t);
+	if (p->new_fd >= 0 && t->fd < 0) {
 		file_opened(t, p);
 		return;
 	}
 	if (t->fd < 0) {
-		if (p->path_st.rc == 0 && p->open_rc < 0)
-			t->error = p->open_rc;
 		if (p->verify) {
 			t->start_verify = 0;
 			snprintf(t->pending_why, sizeof(t->pending_why),
@@ -591,14 +994,23 @@ probe_after(uv_work_t *req, int status)
 		return;
 	}
 	if (p->fd_st.rc < 0) {
-		t->error = p->fd_st.rc;
-		cycle_end(t);
+		cycle_end(t);		/* a fault, said above */
 		return;
 	}
 
 	same = p->path_st.rc == 0 && p->path_st.dev == t->dev &&
 	    p->path_st.ino == t->ino;
 	t->draining = !same;
+	if (p->new_fd >= 0)
+		next_take(t, p);
+	if (t->next_fd >= 0) {
+		if (same)
+			next_drop(t);
+		else if (p->path_st.rc == 0 && p->path_st.is_reg &&
+		    p->path_st.size > 0 && (p->path_st.dev != t->next_dev ||
+		    p->path_st.ino != t->next_ino))
+			t->rot_due = 1;	/* a third file: cut the window short */
+	}
 	if (p->fd_st.size < t->read_pos) {
 		snprintf(why, sizeof(why), "truncated (size %" PRIu64
 		    " < %" PRIu64 " bytes read)" NEW_GEN, p->fd_st.size,
@@ -621,13 +1033,21 @@ probe_after(uv_work_t *req, int status)
 		read_next(t);
 		return;
 	}
+	if (t->next_fd >= 0) {
+		/* Read to its end; the window decides. */
+		if (t->rot_due)
+			next_switch(t);
+		else
+			cycle_end(t);
+		return;
+	}
 	if (!same && p->path_st.rc == 0 && p->path_st.is_reg &&
-	    p->path_st.size > 0) {
+	    p->path_st.size > 0 && t->rotate_wait_ms == 0) {
 		/*
-		 * The old file is read to its end and the new one has
-		 * content.  A writer appends to the old descriptor before it
-		 * writes the new file, so nothing of the old one can come
-		 * after this point: switch.
+		 * No rotate-wait: the old file is read to its end and the new
+		 * one has content.  A writer appends to the old descriptor
+		 * before it writes the new file, so nothing of the old one
+		 * written before this point is lost: switch.
 		 */
 		snprintf(t->pending_why, sizeof(t->pending_why),
 		    "the path names a new file (rotated, replaced or "
@@ -691,10 +1111,12 @@ on_read(uv_fs_t *req)
 		return;
 	}
 	if (n < 0) {
-		t->error = (int)n;
+		read_fault_set(t, (int)n);
 		cycle_end(t);
 		return;
 	}
+	if (t->read_fault)
+		read_fault_set(t, 0);
 	if ((size_t)n < t->win_len)
 		why = "the file shrank under the read position (truncated)"
 		    NEW_GEN;
@@ -954,7 +1376,9 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	t->chunk = TAILER_CHUNK;
 	t->poll_ms = TAILER_POLL_MS;
 	t->save_interval_ms = TAILER_SAVE_INTERVAL_MS;
+	t->rotate_wait_ms = TAILER_ROTATE_WAIT_MS;
 	t->fd = t->close_fd = t->probe.new_fd = t->probe.close_fd = -1;
+	t->next_fd = t->adopt_fd = t->probe.adopt_fd = -1;
 	t->backend = BACKEND_EVENTS;
 	linesplit_init(&t->ls, LEDGER_MAX_LINE, on_split_line, on_split_long,
 	    t);
@@ -964,11 +1388,14 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	/* None of these can fail on a valid loop. */
 	uv_fs_event_init(loop, &t->ev_file);
 	uv_fs_event_init(loop, &t->ev_dir);
+	uv_fs_event_init(loop, &t->ev_gp);
 	uv_timer_init(loop, &t->poll_timer);
 	uv_timer_init(loop, &t->save_timer);
 	uv_timer_init(loop, &t->resume_timer);
-	t->ev_file.data = t->ev_dir.data = t;
+	uv_timer_init(loop, &t->rot_timer);
+	t->ev_file.data = t->ev_dir.data = t->ev_gp.data = t;
 	t->poll_timer.data = t->save_timer.data = t->resume_timer.data = t;
+	t->rot_timer.data = t;
 	t->handles_open = 0;
 	return 0;
 }
@@ -1028,13 +1455,13 @@ tailer_start(struct tailer *t)
 
 	stat_path(t->dir, &dir);
 	if (t->force_poll)
-		backend_poll(t, "forced (--poll)");
+		backend_poll(t, "forced (--poll)", -1);
 	else if (!fstrust_check(dir.rc == 0 ? t->dir : t->gp, bwhy,
 	    sizeof(bwhy)))
-		backend_poll(t, bwhy);
+		backend_poll(t, bwhy, LOG_INFO);
 	else {
 		snprintf(t->backend_why, sizeof(t->backend_why), "%s", bwhy);
-		dir_watch_set(t, dir.rc == 0 ? WATCH_DIR : WATCH_GP, &dir);
+		dir_watch_set(t, &dir);
 	}
 	t->started = 1;
 	kick(t);
@@ -1081,7 +1508,11 @@ close_maybe_finish(struct tailer *t)
 		close(t->fd);
 	if (t->close_fd >= 0)
 		close(t->close_fd);
-	t->fd = t->close_fd = -1;
+	if (t->next_fd >= 0)
+		close(t->next_fd);
+	if (t->adopt_fd >= 0)
+		close(t->adopt_fd);
+	t->fd = t->close_fd = t->next_fd = t->adopt_fd = -1;
 	linesplit_free(&t->ls);
 	free(t->rbuf);
 	t->rbuf = NULL;
@@ -1106,12 +1537,14 @@ tailer_close(struct tailer *t, void (*done)(struct tailer *))
 		t->op = OP_NONE;
 	if (t->save_inflight)
 		uv_cancel((uv_req_t *)&t->save_req);
-	t->handles_open = 5;
+	t->handles_open = 7;
 	uv_close((uv_handle_t *)&t->ev_file, on_handle_closed);
 	uv_close((uv_handle_t *)&t->ev_dir, on_handle_closed);
+	uv_close((uv_handle_t *)&t->ev_gp, on_handle_closed);
 	uv_close((uv_handle_t *)&t->poll_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->save_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->resume_timer, on_handle_closed);
+	uv_close((uv_handle_t *)&t->rot_timer, on_handle_closed);
 }
 
 void
@@ -1127,9 +1560,13 @@ tailer_status(const struct tailer *t, struct tailer_status *st)
 	st->lag = st->size > t->delivered ? st->size - t->delivered : 0;
 	st->lines = t->lines;
 	st->long_lines = t->long_lines;
+	st->late_lines = t->late_lines;
 	st->saves = t->saves;
 	st->save_error = t->save_rc;
-	st->error = t->error;
+	st->error = t->read_fault ? t->read_fault : t->path_fault ?
+	    t->path_fault : t->error;
+	st->error_why = t->read_fault ? t->read_why : t->path_fault ?
+	    t->path_why : "";
 	st->file_exists = t->file_exists;
 	st->draining = t->draining;
 	st->paused = t->paused;
