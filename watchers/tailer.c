@@ -38,20 +38,13 @@
 
 #include "ledger/ledger.h"
 #include "tailer.h"
+#include "watchers/tailer_impl.h"
 #include "watchers/fstrust.h"
-
-#define BACKEND_EVENTS	FSTRUST_EVENTS
 
 #define NEW_GEN		", starting a new generation from byte 0"
 
-enum { OP_NONE, OP_PROBE, OP_READ, OP_DECIDE, OP_FEED, OP_HELD };
-
-static void	cycle_probe(struct tailer *);
 static void	cycle_end(struct tailer *);
-static void	read_next(struct tailer *);
 static void	feed(struct tailer *);
-static void	save_request(struct tailer *);
-static void	close_maybe_finish(struct tailer *);
 
 /* --- small helpers ---------------------------------------------------- */
 
@@ -73,8 +66,8 @@ stat_fill(struct tailer_stat *ts, const struct stat *st)
 #endif
 }
 
-static void
-stat_path(const char *path, struct tailer_stat *ts)
+void
+tailer_stat_path(const char *path, struct tailer_stat *ts)
 {
 	struct stat	st;
 
@@ -110,12 +103,10 @@ base_of(const char *path)
 	return slash == NULL ? path : slash + 1;
 }
 
-static void	tail_log(const struct tailer *, int, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
 
 /* A sentence for the consumer's log; none once closing. */
-static void
-tail_log(const struct tailer *t, int prio, const char *fmt, ...)
+void
+tailer_log(const struct tailer *t, int prio, const char *fmt, ...)
 {
 	char	msg[2 * PATH_MAX + 256];
 	va_list	ap;
@@ -219,7 +210,7 @@ generation_new(struct tailer *t, const char *why)
 	t->seed_end = 0;
 	stream_restart(t);
 	t->cbs.reset(t->cbs.arg, t->generation, buf);
-	save_request(t);
+	tailer_save_request(t);
 }
 
 /*
@@ -254,8 +245,8 @@ window_hash(const struct tailer *t, uint64_t at, uint64_t *hash,
 	*len = n;
 }
 
-static void
-snapshot(const struct tailer *t, struct cursor *c)
+void
+tailer_snapshot(const struct tailer *t, struct cursor *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->generation = t->generation;
@@ -295,287 +286,6 @@ chunk_done(struct tailer *t)
 	}
 	t->chunk_start += t->chunk_len;
 	t->chunk_len = t->feed_pos = 0;
-}
-
-/* --- watches ---------------------------------------------------------- */
-
-static void
-kick(struct tailer *t)
-{
-	t->dirty = 1;
-	if (t->op == OP_NONE && t->started && !t->closing && !t->paused)
-		cycle_probe(t);
-}
-
-static void
-on_poll_timer(uv_timer_t *h)
-{
-	kick(h->data);
-}
-
-/*
- * From now on, stat polling.  One way: once a watch failed we do not
- * trust the kernel's events for this file again in this run.
- *
- * Polling is a timer that runs the ordinary probe (stat of the path and
- * the directory, fstat of the file we hold), not uv_fs_poll: uv_fs_poll
- * reports a change relative to its own previous stat, which is not what
- * the tailer last saw.  A file that appears, is opened by us (after some
- * other wake-up) and is deleted between two of its polls looks unchanged
- * to it (missing, then missing), and writes to a renamed or deleted file
- * we still hold never show on the path at all.  The probe compares with
- * the tailer's own state, so nothing can fall between two views; it
- * costs two stats more per tick.
- */
-static void
-backend_poll(struct tailer *t, const char *why, int prio)
-{
-	int	rc;
-
-	if (t->use_poll)
-		return;
-	t->use_poll = 1;
-	t->tick = 0;
-	t->backend = "poll";
-	snprintf(t->backend_why, sizeof(t->backend_why), "%s", why);
-	if (prio >= 0)
-		tail_log(t, prio, "%s: polling every %u ms: %s", t->path,
-		    t->poll_ms, why);
-	uv_fs_event_stop(&t->ev_file);
-	uv_fs_event_stop(&t->ev_dir);
-	uv_fs_event_stop(&t->ev_gp);
-	t->dir_watch = t->gp_watch = 0;
-	if ((rc = uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
-	    t->poll_ms)) < 0)
-		t->error = rc;
-	t->dirty = 1;
-}
-
-/*
- * Our own file changed.  When idle, read first and probe after: the read
- * carries its own overlap check (truncation, rewrite), and the probe that
- * `dirty` still schedules once the new lines are handed over catches a
- * rename or replacement.  That takes a thread-pool round trip off the
- * path from an append to its line.
- */
-static void
-on_file_event(uv_fs_event_t *h, const char *name, int events, int status)
-{
-	struct tailer	*t = h->data;
-
-	(void)name;
-	(void)status;
-	if (!(events & UV_RENAME) && t->op == OP_NONE && t->fd >= 0 &&
-	    t->started && t->ready_sent && !t->closing && !t->paused &&
-	    !t->draining) {
-		t->dirty = 1;
-		read_next(t);
-		return;
-	}
-	kick(t);
-}
-
-/*
- * Events in the directory.  A change (not a rename) of our own file is
- * also reported by the file watch; it is dropped here only when the cycle
- * is idle and the path was, at the last probe, the file we hold: any
- * change of what the path names since then came as a rename event and
- * started a cycle, so nothing can be lost by dropping it.
- */
-static void
-on_dir_event(uv_fs_event_t *h, const char *name, int events, int status)
-{
-	struct tailer	*t = h->data;
-
-	(void)status;
-	if (name != NULL && strcmp(name, t->base) == 0) {
-		if (!(events & UV_RENAME) && t->op == OP_NONE &&
-		    !t->draining && uv_is_active((uv_handle_t *)&t->ev_file))
-			return;
-	} else if (name != NULL && strcmp(name, t->dirbase) == 0) {
-		/* The directory itself was deleted or moved (libuv names it
-		 * by the watched path's last component): this watch is dead,
-		 * or follows a directory the path no longer names. */
-		if (events & UV_RENAME)
-			t->dir_stale = 1;
-	} else if (name != NULL)
-		return;		/* profile.json, fixes.jsonl, … */
-	kick(t);
-}
-
-/*
- * Events in the directory's parent (the project folder): only the entry
- * of the directory matters.  Any event on it — created, deleted, renamed
- * over — means the directory watch may sit on a directory the path no
- * longer names, and the next probe adds it again.  This is the one signal
- * that cannot be fooled: ext4 hands a freed directory's inode number to
- * the next mkdir, so a new directory can look like the watched one by its
- * number, and a deleted directory that something inside still pins sends
- * its own delete event only when that last reference goes.
- */
-static void
-on_gp_event(uv_fs_event_t *h, const char *name, int events, int status)
-{
-	struct tailer	*t = h->data;
-
-	(void)status;
-	if (name != NULL && strcmp(name, t->dirbase) == 0)
-		t->dir_stale = 1;
-	else if (name != NULL && strcmp(name, t->gpbase) == 0) {
-		if (events & UV_RENAME)
-			t->gp_watch = 0;	/* the project folder went */
-	} else if (name != NULL)
-		return;		/* the rest of the project */
-	kick(t);
-}
-
-#if defined(__linux__)
-/*
- * An inotify limit as it binds here: the system's (fs.inotify.*) or, if
- * lower, this user namespace's (user.max_inotify_*), which is where a
- * container lowers it.  -1 if neither can be read.  procfs, read once
- * when a watch fails: it does not block.
- */
-static long
-inotify_limit(const char *fs_name, const char *user_name)
-{
-	const char	*dirs[2] = { "/proc/sys/fs/inotify/", "/proc/sys/user/" };
-	const char	*names[2] = { fs_name, user_name };
-	char		 path[96], buf[32];
-	long		 best = -1, v;
-	int		 i, fd;
-	ssize_t		 n;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s%s", dirs[i], names[i]);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		v = strtol(buf, NULL, 10);
-		if (v >= 0 && (best < 0 || v < best))
-			best = v;
-	}
-	return best;
-}
-#endif
-
-/*
- * A watch could not be added: poll from now on, and say why by its cause.
- * inotify's ENOSPC is the watch limit and EMFILE (from inotify_init1) the
- * instance limit, unless the process is out of descriptors altogether;
- * "No space left on device" would send a user to df.
- */
-static void
-watch_failed(struct tailer *t, const char *path, int rc)
-{
-	char	why[sizeof(t->backend_why)];
-
-	snprintf(why, sizeof(why), "cannot watch %s: %s", path,
-	    uv_strerror(rc));
-#if defined(__linux__)
-	if (rc == UV_ENOSPC)
-		snprintf(why, sizeof(why), "inotify watches exhausted "
-		    "(max_user_watches=%ld), adding one for %s",
-		    inotify_limit("max_user_watches", "max_inotify_watches"),
-		    path);
-	else if (rc == UV_EMFILE) {
-		int	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fd >= 0) {
-			close(fd);
-			snprintf(why, sizeof(why), "inotify instances "
-			    "exhausted (max_user_instances=%ld)",
-			    inotify_limit("max_user_instances",
-			    "max_inotify_instances"));
-		} else
-			snprintf(why, sizeof(why), "out of file descriptors "
-			    "for an inotify instance (EMFILE)");
-	} else if (rc == UV_ENOMEM)
-		snprintf(why, sizeof(why), "not enough kernel memory for an "
-		    "inotify watch on %s", path);
-#endif
-	backend_poll(t, why, LOG_WARNING);
-}
-
-/*
- * The parent is watched all along, the directory while it exists.  The
- * directory watch is added again when the parent said its entry changed,
- * or when the probe finds another inode there.
- */
-static void
-dir_watch_set(struct tailer *t, const struct tailer_stat *dir)
-{
-	struct tailer_stat	now;
-	int			rc;
-
-	if (t->use_poll)
-		return;
-	if (!t->gp_watch) {
-		uv_fs_event_stop(&t->ev_gp);
-		if ((rc = uv_fs_event_start(&t->ev_gp, on_gp_event, t->gp,
-		    0)) < 0) {
-			watch_failed(t, t->gp, rc);
-			return;
-		}
-		t->gp_watch = 1;
-		t->dirty = 1;
-	}
-	if (dir->rc != 0) {
-		/* Missing: the parent's watch reports it coming back. */
-		uv_fs_event_stop(&t->ev_dir);
-		t->dir_watch = t->dir_stale = 0;
-		return;
-	}
-	if (t->dir_watch && !t->dir_stale && dir->dev == t->dir_dev &&
-	    dir->ino == t->dir_ino)
-		return;
-	uv_fs_event_stop(&t->ev_dir);
-	t->dir_watch = t->dir_stale = 0;
-	t->dir_dev = t->dir_ino = 0;
-	/* Whatever happened between our stat and the watch: look again. */
-	t->dirty = 1;
-	rc = uv_fs_event_start(&t->ev_dir, on_dir_event, t->dir, 0);
-	if (rc == UV_ENOENT)
-		return;		/* gone again: the parent says so */
-	if (rc < 0) {
-		watch_failed(t, t->dir, rc);
-		return;
-	}
-	t->dir_watch = 1;
-	/*
-	 * The watch went onto whatever the path named when it was added,
-	 * which may already not be the directory the probe saw.  Keep an
-	 * inode number only if a stat right after the add (on the loop
-	 * thread, as the add itself resolved the path here) finds the
-	 * probe's; otherwise the next probe adds the watch again.
-	 */
-	stat_path(t->dir, &now);
-	if (now.rc == 0 && now.dev == dir->dev && now.ino == dir->ino) {
-		t->dir_dev = dir->dev;
-		t->dir_ino = dir->ino;
-	}
-}
-
-static void
-file_watch_set(struct tailer *t)
-{
-	int	rc;
-
-	if (t->use_poll)
-		return;
-	uv_fs_event_stop(&t->ev_file);
-	/*
-	 * By path, right after the open: if the path was replaced in
-	 * between we watch the wrong inode, which only delays draining
-	 * the one we hold until the new file has content (see docs).
-	 */
-	rc = uv_fs_event_start(&t->ev_file, on_file_event, t->path, 0);
-	if (rc < 0 && rc != UV_ENOENT)
-		watch_failed(t, t->path, rc);
 }
 
 /* --- the cycle: probe ------------------------------------------------- */
@@ -636,8 +346,8 @@ probe_work(uv_work_t *req)
 	 * sees the new file non-empty, the fstat below sees all the old
 	 * file will ever get from it, and we read that before switching.
 	 */
-	stat_path(t->path, &p->path_st);
-	stat_path(t->dir, &p->dir_st);
+	tailer_stat_path(t->path, &p->path_st);
+	tailer_stat_path(t->dir, &p->dir_st);
 	p->path_link = 0;
 	p->link_to[0] = '\0';
 	if (lstat(t->path, &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -689,8 +399,8 @@ probe_work(uv_work_t *req)
 
 static void	probe_after(uv_work_t *, int);
 
-static void
-cycle_probe(struct tailer *t)
+void
+tailer_cycle_probe(struct tailer *t)
 {
 	struct tailer_probe	*p = &t->probe;
 	int			 rc;
@@ -731,7 +441,7 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->size = p->fd_st.size;
 	t->draining = 0;
 	t->error = 0;
-	file_watch_set(t);
+	tailer_file_watch_set(t);
 	if (p->verify && p->verify_rc == 0) {
 		/* The file of the last run: all before the cursor is seed. */
 		t->start_verify = 0;
@@ -756,7 +466,7 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->catchup_end = t->ready_sent ? 0 : t->size;
 	t->probe_mtime_sec = p->fd_st.mtime_sec;
 	t->probe_mtime_nsec = p->fd_st.mtime_nsec;
-	read_next(t);
+	tailer_read_next(t);
 }
 
 /* --- faults ---------------------------------------------------------- */
@@ -773,7 +483,7 @@ tick_update(struct tailer *t)
 		    t->read_fault != 0 || t->path_link);
 
 	if (want && !t->tick) {
-		if (uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
+		if (uv_timer_start(&t->poll_timer, tailer_on_poll_timer, t->poll_ms,
 		    t->poll_ms) == 0)
 			t->tick = 1;
 	} else if (!want && t->tick) {
@@ -792,7 +502,7 @@ fault_set(struct tailer *t, int *slot, char *buf, size_t cap, int code,
 {
 	if (code == 0) {
 		if (*slot != 0)
-			tail_log(t, LOG_INFO, t->file_exists ?
+			tailer_log(t, LOG_INFO, t->file_exists ?
 			    "%s can be read again" : "%s can be read again "
 			    "once it is there", t->path);
 		*slot = 0;
@@ -803,7 +513,7 @@ fault_set(struct tailer *t, int *slot, char *buf, size_t cap, int code,
 		return;
 	*slot = code;
 	snprintf(buf, cap, "%s", why);
-	tail_log(t, prio, "%s", why);
+	tailer_log(t, prio, "%s", why);
 }
 
 /* What, if anything, keeps the path from being read, by its cause. */
@@ -874,7 +584,7 @@ on_rot_timer(uv_timer_t *h)
 	struct tailer	*t = h->data;
 
 	t->rot_due = 1;
-	kick(t);
+	tailer_kick(t);
 }
 
 /*
@@ -940,7 +650,7 @@ next_switch(struct tailer *t)
 	t->next_fd = -1;
 	t->rot_due = 0;
 	t->draining = 0;
-	cycle_probe(t);
+	tailer_cycle_probe(t);
 	/* The events that told of the path's changes came long ago: after
 	 * the first read, a probe says what the path names now. */
 	t->dirty = 1;
@@ -970,11 +680,11 @@ probe_after(uv_work_t *req, int status)
 		if (status < 0 && !t->closing)
 			t->error = status;
 		t->op = OP_NONE;
-		close_maybe_finish(t);
+		tailer_close_maybe_finish(t);
 		return;
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
-	dir_watch_set(t, &p->dir_st);
+	tailer_dir_watch_set(t, &p->dir_st);
 	t->path_link = p->path_link;
 	path_fault_check(t, p);
 	tick_update(t);
@@ -1030,7 +740,7 @@ probe_after(uv_work_t *req, int status)
 		/* Grown, or touched: a read (with its overlap check) tells. */
 		t->probe_mtime_sec = p->fd_st.mtime_sec;
 		t->probe_mtime_nsec = p->fd_st.mtime_nsec;
-		read_next(t);
+		tailer_read_next(t);
 		return;
 	}
 	if (t->next_fd >= 0) {
@@ -1056,7 +766,7 @@ probe_after(uv_work_t *req, int status)
 		t->close_fd = t->fd;
 		t->fd = -1;
 		t->draining = 0;
-		cycle_probe(t);
+		tailer_cycle_probe(t);
 		return;
 	}
 	cycle_end(t);
@@ -1070,8 +780,8 @@ static void	on_read(uv_fs_t *);
  * Read the next chunk, starting win_len bytes early: those bytes must be
  * what we read there before (the overlap check).
  */
-static void
-read_next(struct tailer *t)
+void
+tailer_read_next(struct tailer *t)
 {
 	uv_buf_t	buf;
 	int		rc;
@@ -1107,7 +817,7 @@ on_read(uv_fs_t *req)
 	t->op = OP_DECIDE;
 	if (t->closing) {
 		t->op = OP_NONE;
-		close_maybe_finish(t);
+		tailer_close_maybe_finish(t);
 		return;
 	}
 	if (n < 0) {
@@ -1126,7 +836,7 @@ on_read(uv_fs_t *req)
 	if (why != NULL) {
 		generation_new(t, why);
 		t->catchup_end = 0;
-		read_next(t);
+		tailer_read_next(t);
 		return;
 	}
 	t->error = 0;
@@ -1180,11 +890,11 @@ feed(struct tailer *t)
 	chunk_done(t);
 	t->op = OP_DECIDE;
 	if (t->hash_at != before)
-		save_request(t);
+		tailer_save_request(t);
 	if (got > 0 && (t->read_pos < t->size || got == t->rbuf_chunk))
-		read_next(t);
+		tailer_read_next(t);
 	else if (t->dirty || t->draining)
-		cycle_probe(t);		/* draining: decide the switch */
+		tailer_cycle_probe(t);		/* draining: decide the switch */
 	else
 		cycle_end(t);
 }
@@ -1202,133 +912,7 @@ cycle_end(struct tailer *t)
 			return;
 	}
 	if (t->dirty && !t->paused && !t->closing)
-		cycle_probe(t);
-}
-
-/* --- cursor saves ----------------------------------------------------- */
-
-static int
-cursor_same(const struct cursor *a, const struct cursor *b)
-{
-	return a->generation == b->generation && a->offset == b->offset &&
-	    a->dev == b->dev && a->ino == b->ino;
-}
-
-static void
-save_work(uv_work_t *req)
-{
-	struct tailer	*t = req->data;
-	int		 rc = 0;
-
-	/* A save_sync may have written a newer cursor meanwhile: keep it. */
-	uv_mutex_lock(&t->save_mu);
-	if (t->save_snap_seq > t->saved_seq &&
-	    (rc = cursor_save(t->cursor_path, &t->save_snap)) == 0)
-		t->saved_seq = t->save_snap_seq;
-	uv_mutex_unlock(&t->save_mu);
-	t->save_work_rc = rc;
-}
-
-static void
-save_after(uv_work_t *req, int status)
-{
-	struct tailer	*t = req->data;
-
-	t->save_inflight = 0;
-	t->save_rc = status < 0 ? status : t->save_work_rc;
-	t->last_save_ms = uv_now(t->loop);
-	if (status == 0)
-		t->saves++;
-	/* A failed save is retried when the cursor next moves, not in a
-	 * loop: a full disk must not turn into a busy timer. */
-	if (t->save_rc < 0)
-		memset(&t->last_snap, 0, sizeof(t->last_snap));
-	if (t->closing) {
-		close_maybe_finish(t);
-		return;
-	}
-	if (t->save_dirty)
-		save_request(t);
-}
-
-static void
-save_start(struct tailer *t)
-{
-	struct cursor	c;
-	int		rc;
-
-	t->save_dirty = 0;
-	snapshot(t, &c);
-	if (cursor_same(&c, &t->last_snap))
-		return;
-	t->save_snap = c;
-	t->last_snap = c;
-	t->save_snap_seq = ++t->save_seq;
-	t->save_req.data = t;
-	t->save_inflight = 1;
-	if ((rc = uv_queue_work(t->loop, &t->save_req, save_work,
-	    save_after)) < 0) {
-		t->save_inflight = 0;
-		t->save_rc = rc;
-		memset(&t->last_snap, 0, sizeof(t->last_snap));
-	}
-}
-
-static void
-on_save_timer(uv_timer_t *h)
-{
-	save_request(h->data);
-}
-
-/*
- * The cursor moved.  Coalesced: one save in flight, at most one started
- * per save_interval_ms, and the last position always gets written.  The
- * timer runs only while a save is owed, so an idle tailer has none.
- */
-static void
-save_request(struct tailer *t)
-{
-	uint64_t	since;
-
-	if (!t->has_cursor || !t->started || t->closing || t->generation == 0)
-		return;
-	if (t->delivered < t->seed_end)
-		return;		/* the saved cursor is still ahead of us */
-	if (t->save_inflight ||
-	    uv_is_active((uv_handle_t *)&t->save_timer)) {
-		t->save_dirty = 1;
-		return;
-	}
-	since = uv_now(t->loop) - t->last_save_ms;
-	if (t->saves > 0 && since < t->save_interval_ms) {
-		t->save_dirty = 1;
-		uv_timer_start(&t->save_timer, on_save_timer,
-		    t->save_interval_ms - since, 0);
-		return;
-	}
-	save_start(t);
-}
-
-int
-tailer_save_sync(struct tailer *t)
-{
-	struct cursor	c;
-	uint64_t	seq;
-	int		rc;
-
-	if (!t->has_cursor || !t->started || t->generation == 0 ||
-	    t->delivered < t->seed_end)
-		return 0;
-	snapshot(t, &c);
-	seq = ++t->save_seq;
-	uv_mutex_lock(&t->save_mu);
-	if ((rc = cursor_save(t->cursor_path, &c)) == 0)
-		t->saved_seq = seq;
-	uv_mutex_unlock(&t->save_mu);
-	t->save_rc = rc;
-	if (rc == 0)
-		t->last_snap = c;
-	return rc;
+		tailer_cycle_probe(t);
 }
 
 /* --- public ----------------------------------------------------------- */
@@ -1343,7 +927,7 @@ on_resume_timer(uv_timer_t *h)
 	if (t->op == OP_HELD)
 		feed(t);
 	else if (t->op == OP_NONE && t->dirty)
-		cycle_probe(t);
+		tailer_cycle_probe(t);
 }
 
 int
@@ -1453,18 +1037,18 @@ tailer_start(struct tailer *t)
 		    why);
 	}
 
-	stat_path(t->dir, &dir);
+	tailer_stat_path(t->dir, &dir);
 	if (t->force_poll)
-		backend_poll(t, "forced (--poll)", -1);
+		tailer_backend_poll(t, "forced (--poll)", -1);
 	else if (!fstrust_check(dir.rc == 0 ? t->dir : t->gp, bwhy,
 	    sizeof(bwhy)))
-		backend_poll(t, bwhy, LOG_INFO);
+		tailer_backend_poll(t, bwhy, LOG_INFO);
 	else {
 		snprintf(t->backend_why, sizeof(t->backend_why), "%s", bwhy);
-		dir_watch_set(t, &dir);
+		tailer_dir_watch_set(t, &dir);
 	}
 	t->started = 1;
-	kick(t);
+	tailer_kick(t);
 	return 0;
 }
 
@@ -1493,12 +1077,12 @@ on_handle_closed(uv_handle_t *h)
 	struct tailer	*t = h->data;
 
 	t->handles_open--;
-	close_maybe_finish(t);
+	tailer_close_maybe_finish(t);
 }
 
 /* Free everything once no handle, read, probe or save is outstanding. */
-static void
-close_maybe_finish(struct tailer *t)
+void
+tailer_close_maybe_finish(struct tailer *t)
 {
 	if (!t->closing || t->finished || t->handles_open > 0 ||
 	    t->op == OP_PROBE || t->op == OP_READ || t->save_inflight)
