@@ -1,6 +1,7 @@
 /*
  * sloptimize — the command line: a table of verbs.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ main(int argc, char **argv)
 {
 	size_t	i;
 
+	/* A file-size limit (RLIMIT_FSIZE) is then an EFBIG the writers say,
+	 * not a silent death with the fix half-written. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "daemon_get.h"
 #include "ledger/footprint.h"
 #include "notifier/desktop.h"
 #include "project/append.h"
@@ -827,6 +828,58 @@ check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 		    "note", name, msg);
 }
 
+/*
+ * What only the running daemon knows, from its /status: the watcher it
+ * really uses and why, read faults by their cause, cursor saves that
+ * fail, the desktop notifier's state.  Each is said here as well as in
+ * the daemon's log, because doctor is where a user looks.
+ */
+static void
+daemon_checks(struct doc *d, const char *project)
+{
+	static const char *const files[] = { "perf", "fixes" };
+	cJSON		*st = NULL;
+	const cJSON	*f, *n;
+	const char	*v, *why;
+#define SVAL(o, k)	(cJSON_GetStringValue( \
+			    cJSON_GetObjectItemCaseSensitive((o), (k))) ? \
+			    cJSON_GetStringValue( \
+			    cJSON_GetObjectItemCaseSensitive((o), (k))) : "")
+	char		 err[512];
+	size_t		 i;
+
+	if (cli_daemon_get(project, "/api/sloptimize/status", 2000, &st, err,
+	    sizeof(err)) != 0) {
+		check(d, "daemon", 0, "%s", err);
+		return;
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		f = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(st, "files"), files[i]);
+		if (f == NULL)
+			continue;
+		why = jstr(f, "backendWhy");
+		if (strcmp(jstr(f, "backend"), "poll") == 0 &&
+		    strncmp(why, "forced", 6) != 0)
+			check(d, "watcher", strstr(why, "exhausted") ? 0 : -1,
+			    "the daemon polls %s.jsonl: %s", files[i], why);
+		if ((v = SVAL(f, "error"))[0] != '\0')
+			check(d, "reading", 0, "the daemon cannot read %s: %s",
+			    jstr(f, "path"), v);
+		if ((v = SVAL(f, "cursorSaveError"))[0] != '\0')
+			check(d, "cursor", 0, "the daemon cannot save its %s "
+			    "cursor in %s: %s (after a restart it reads that "
+			    "file again from the last saved point)", files[i],
+			    jstr(st, "stateDir"), v);
+	}
+	if ((n = cJSON_GetObjectItemCaseSensitive(st, "notifier")) != NULL &&
+	    (v = SVAL(n, "desktop"))[0] != '\0')
+		check(d, "desktop", strcmp(v, "ok") == 0 ? 1 : -1,
+		    "the daemon's desktop notifications: %s", v);
+	cJSON_Delete(st);
+#undef SVAL
+}
+
 int
 verb_doctor(int argc, char **argv)
 {
@@ -938,9 +991,11 @@ verb_doctor(int argc, char **argv)
 			    "which is not running (it was killed; start it "
 			    "again)", cJSON_IsNumber(pid) ? pid->valuedouble :
 			    0);
-		else
+		else {
 			check(&d, "daemon", 1, "pid %.0f serving on %s",
 			    pid->valuedouble, jstr(dj, "listen"));
+			daemon_checks(&d, real);
+		}
 		cJSON_Delete(dj);
 		fix_loop_level(real, loop, sizeof(loop));
 		check(&d, "fix loop", 1, "automation level %s", loop);

@@ -293,6 +293,8 @@ write_fail(struct api_job *j, int rc, const char *invalid, const char *why)
 		job_fail(j, 503, "busy", "%s", why);
 	else if (rc == -PROJECT_ENOTREG)
 		job_fail(j, 409, "not_regular_file", "%s", why);
+	else if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
+		job_fail(j, 507, "no_space", "%s", why);
 	else	/* -ECANCELED among them: nobody is there to hear it */
 		job_fail(j, 500, "internal", "%s", why);
 }

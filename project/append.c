@@ -151,23 +151,41 @@ lock_wait(int fd, const struct project_write *w)
 	}
 }
 
-/* write(2) exactly once: a short write is an error (and is undone). */
+/*
+ * write(2) exactly once: a short write is an error, and is undone.  A
+ * nearly full disk takes part of a write and says nothing more (the call
+ * "succeeds" short), so the rest is offered once more only to learn the
+ * real cause — ENOSPC, EDQUOT, EFBIG — which is what the user needs to
+ * read, not a made-up "Input/output error".  If that second write does
+ * go through (space was freed in between) and nobody wrote in between,
+ * the record is whole and stays.
+ */
 static int
 write_once(int fd, const char *buf, size_t len, off_t size)
 {
-	ssize_t	n;
-	struct stat st;
+	ssize_t		n, m;
+	struct stat	st;
+	int		rc;
 
 	do
 		n = write(fd, buf, len);
 	while (n == -1 && errno == EINTR);
 	if (n == (ssize_t)len)
 		return 0;
-	/* a torn tail must not glue itself to the next record: cut it off
-	 * if nobody wrote after it */
-	if (n > 0 && fstat(fd, &st) == 0 && st.st_size == size + n)
+	if (n <= 0)
+		return n == -1 ? -errno : -EIO;
+	if (fstat(fd, &st) == -1 || st.st_size != size + n)
+		return -EIO;	/* another writer came after: cannot undo */
+	do
+		m = write(fd, buf + n, len - (size_t)n);
+	while (m == -1 && errno == EINTR);
+	if (m == (ssize_t)(len - (size_t)n))
+		return 0;
+	rc = m == -1 ? -errno : -ENOSPC;
+	/* a torn tail must not glue itself to the next record */
+	if (fstat(fd, &st) == 0 && st.st_size == size + n + (m > 0 ? m : 0))
 		(void)ftruncate(fd, size);
-	return n == -1 ? -errno : -EIO;
+	return rc;
 }
 
 /*
@@ -223,11 +241,13 @@ append_lines(const char *project, const char *name, const char *buf,
 	}
 	if ((rc = write_once(fd, nl ? nl : buf, len + (nl != NULL),
 	    st.st_size)) != 0) {
-		say(why, cap, rc, "short write to %s", name);
+		say(why, cap, rc, "cannot write %s: %s (nothing of it was "
+		    "kept)", name, strerror(-rc));
 		goto out;
 	}
 	if (fsync(fd) == -1)
-		rc = say(why, cap, -errno, "fsync of %s failed", name);
+		rc = say(why, cap, -errno, "fsync of %s failed: %s", name,
+		    strerror(errno));
 out:
 	free(nl);
 	close(fd);		/* and the lock with it */

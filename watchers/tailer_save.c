@@ -49,9 +49,24 @@ static void
 save_after(uv_work_t *req, int status)
 {
 	struct tailer	*t = req->data;
+	int		 was = t->save_rc;
 
 	t->save_inflight = 0;
 	t->save_rc = status < 0 ? status : t->save_work_rc;
+	/*
+	 * Said once when saves start failing and once when they work again,
+	 * not per save: a read-only or full state directory would otherwise
+	 * write a line for every record.  Reading goes on meanwhile; only a
+	 * restart would read again from the last saved point.
+	 */
+	if (t->save_rc < 0 && was >= 0)
+		tailer_log(t, LOG_WARNING, "%s: cannot save the cursor to %s: "
+		    "%s; reading goes on (a restart now would read again from "
+		    "the last saved point)", t->path, t->cursor_path,
+		    strerror(-t->save_rc));
+	else if (t->save_rc == 0 && was < 0)
+		tailer_log(t, LOG_INFO, "%s: the cursor can be saved again",
+		    t->path);
 	t->last_save_ms = uv_now(t->loop);
 	if (status == 0)
 		t->saves++;
