@@ -12,6 +12,13 @@
  * Status is not stored: it depends on fixes and on builds that appear
  * after the fix, so it is computed when asked, from the row's highest
  * build and its latest unbuilt occurrence.
+ *
+ * A fix recorded without an `after` window is judged by the fold: it is
+ * pending until a build that started after it has heartbeats, and its
+ * after-window is that build's, measured from the samples.  So that the
+ * catalogue can show that window without keeping every heartbeat, a
+ * build that starts while a fix waits for one is `watched`: its samples
+ * are kept even without want_timeline (a build or two per fix).
  */
 #include <errno.h>
 #include <math.h>
@@ -55,6 +62,8 @@ struct build {
 	char		*name;
 	uint32_t	 hash;
 	int64_t		 first_ms;	/* `at` of its first record */
+	uint64_t	 heartbeats;	/* its evidence, whatever the time filter */
+	int		 watched;	/* judges a waiting fix: keep its samples */
 };
 
 struct hb {			/* one heartbeat, for medians */
@@ -76,6 +85,7 @@ struct fix {
 	char		 id[9];
 	enum fix_state	 state;
 	int64_t		 at_ms;		/* when it took effect */
+	int		 has_after;	/* the record carries an after window */
 	char		*after_build;
 	uint32_t	*fps;
 	size_t		 nfps;
@@ -322,6 +332,8 @@ build_eq(const struct build *b, struct jspan s)
 	return jscan_eq(s, b->name);
 }
 
+static int	build_wanted(const struct ledger *, int64_t);
+
 /* Index of the build named by `s` (a string span), creating it at `at`;
  * NO_BUILD if s is not a non-empty string; -ENOMEM through *err. */
 static uint32_t
@@ -366,6 +378,8 @@ build_lookup(struct ledger *l, struct jspan s, int64_t at, int *err)
 		goto nomem;
 	b->hash = h;
 	b->first_ms = at;
+	b->heartbeats = 0;
+	b->watched = build_wanted(l, at);
 	bslot_put(l->bslots, l->nbslots, h, (uint32_t)l->nbuilds);
 	l->c.builds = ++l->nbuilds;
 	return l->last_build = (uint32_t)(l->nbuilds - 1);
@@ -585,6 +599,9 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 	if (err)
 		return err;
 	l->c.folded++;
+	/* a build's evidence, which a fix without an after window waits for */
+	if (b != NO_BUILD && jscan_eq(f[F_TYPE], "heartbeat"))
+		l->builds[b].heartbeats++;
 
 	incident = jscan_eq(f[F_TYPE], "hitch") ||
 	    jscan_eq(f[F_TYPE], "usermark") || jscan_eq(f[F_TYPE], "jitter") ||
@@ -611,7 +628,8 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 	}
 	has_value = !isnan(value);
 
-	if (counted && l->opts.want_timeline) {
+	if (counted && (l->opts.want_timeline ||
+	    (b != NO_BUILD && l->builds[b].watched))) {
 		if (at != LEDGER_NO_TIME) {
 			if (l->tmin == LEDGER_NO_TIME || at < l->tmin)
 				l->tmin = at;
@@ -812,6 +830,7 @@ ledger_fold_fix(struct ledger *l, const char *line, size_t len,
 	} else
 		footprint_hex(fnv1a32(line, len), fx->id);
 	after = cJSON_GetObjectItemCaseSensitive(rec, "after");
+	fx->has_after = cJSON_IsObject(after);
 	it = cJSON_GetObjectItemCaseSensitive(after, "build");
 	if (cJSON_IsString(it) && *it->valuestring != '\0' &&
 	    (fx->after_build = strdup(it->valuestring)) == NULL)
@@ -889,6 +908,55 @@ fix_counts(const struct fix *fx)
 	return fx->state == FIX_APPLIED || fx->state == FIX_MERGED;
 }
 
+/*
+ * What a fix without an after window is judged on: the first build from
+ * its fix build on that has heartbeats (the build that started after the
+ * fix has run); NO_BUILD while it waits for one.
+ */
+static uint32_t
+fix_evidence(const struct ledger *l, const struct fix *fx)
+{
+	uint32_t	b = fix_build(l, fx);
+
+	if (b == NO_BUILD)
+		return NO_BUILD;
+	for (; b < l->nbuilds; b++)
+		if (l->builds[b].heartbeats > 0)
+			return b;
+	return NO_BUILD;
+}
+
+/* Is a fix still waiting for a build after it to run? */
+static int
+fix_pending(const struct ledger *l, const struct fix *fx)
+{
+	return !fx->has_after && fix_evidence(l, fx) == NO_BUILD;
+}
+
+/*
+ * Would a build first seen at `at` judge a fix that is waiting: one that
+ * counts, has no after window, and either already has its fix build (a
+ * build after it without heartbeats) or is older than this one?
+ */
+static int
+build_wanted(const struct ledger *l, int64_t at)
+{
+	size_t	i;
+
+	if (l->opts.want_timeline)
+		return 0;	/* every sample is kept anyway */
+	for (i = 0; i < l->nfixes; i++) {
+		const struct fix	*fx = &l->fixes[i];
+
+		if (!fix_counts(fx) || !fix_pending(l, fx))
+			continue;
+		if (fix_build(l, fx) != NO_BUILD || (at != LEDGER_NO_TIME &&
+		    fx->at_ms != LEDGER_NO_TIME && at > fx->at_ms))
+			return 1;
+	}
+	return 0;
+}
+
 /* The latest counting fix naming the row decides; *fix_out its index. */
 static const char *
 row_status(struct ledger *l, const struct row *row, int *fix_out)
@@ -917,6 +985,8 @@ row_status(struct ledger *l, const struct row *row, int *fix_out)
 	    row->last_unbuilt_ms != LEDGER_NO_TIME &&
 	    row->last_unbuilt_ms > best->at_ms)
 		return "regressed";
+	if (fix_pending(l, best))
+		return "pending";
 	return "fixed";
 }
 
@@ -998,6 +1068,45 @@ fix_state_name(enum fix_state s)
 	}
 }
 
+static cJSON	*build_window(const struct ledger *, uint32_t);
+
+/*
+ * How a fix's after window came to be: "written" (the record carries it),
+ * "fold" (measured here, on the first build after the fix with
+ * heartbeats), or null while it is pending.  Only fixes that count are
+ * judged by the fold; a proposal's windows are as written.
+ */
+static void
+fix_judgement_json(cJSON *o, const struct ledger *l, const struct fix *fx)
+{
+	uint32_t	 ev;
+	cJSON		*w = NULL;
+	int		 pending = fix_counts(fx) && fix_pending(l, fx);
+
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "pending");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "afterSource");
+	cJSON_AddBoolToObject(o, "pending", pending);
+	if (fx->has_after) {
+		cJSON_AddStringToObject(o, "afterSource", "written");
+		return;
+	}
+	if (!fix_counts(fx)) {
+		cJSON_AddNullToObject(o, "afterSource");
+		return;
+	}
+	ev = fix_evidence(l, fx);
+	if (ev != NO_BUILD && (l->opts.want_timeline || l->builds[ev].watched))
+		w = build_window(l, ev);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "after");
+	if (w != NULL) {
+		cJSON_AddItemToObject(o, "after", w);
+		cJSON_AddStringToObject(o, "afterSource", "fold");
+	} else {
+		cJSON_AddNullToObject(o, "after");
+		cJSON_AddNullToObject(o, "afterSource");
+	}
+}
+
 static cJSON *
 fix_json(struct ledger *l, const struct fix *fx)
 {
@@ -1021,6 +1130,7 @@ fix_json(struct ledger *l, const struct fix *fx)
 		cJSON_AddStringToObject(o, "fixBuild", fx->after_build);
 	else
 		cJSON_AddNullToObject(o, "fixBuild");
+	fix_judgement_json(o, l, fx);
 	return o;
 }
 
@@ -1380,6 +1490,25 @@ free_samples(struct sample_set *s)
 {
 	free(s->hb);
 	free(s->hp);
+}
+
+/* The window of build b over the samples kept for it; NULL if none or
+ * out of memory. */
+static cJSON *
+build_window(const struct ledger *l, uint32_t b)
+{
+	struct sample_set	 s = { 0 };
+	double			*scratch;
+	cJSON			*o = NULL;
+
+	if ((scratch = malloc((l->nhbs + 1) * sizeof(*scratch))) != NULL &&
+	    select_samples(l, b, LEDGER_NO_TIME, LEDGER_NO_TIME, &s) == 0 &&
+	    s.nhb + s.nhp > 0)
+		o = window_json(l, &s, l->builds[b].name, LEDGER_NO_TIME,
+		    LEDGER_NO_TIME, scratch);
+	free_samples(&s);
+	free(scratch);
+	return o;
 }
 
 static int

@@ -58,7 +58,7 @@ struct ledger_event {
 	const char	*confidence;
 	const char	*evidence;
 	uint64_t	 count;		/* the row's count after this record */
-	const char	*status;	/* "open", "fixed", "regressed" */
+	const char	*status;	/* "open", "pending", "fixed", "regressed" */
 };
 
 struct ledger	*ledger_create(const struct ledger_opts *opts);
@@ -131,8 +131,8 @@ cJSON	*ledger_history_json(struct ledger *l, int buckets, int64_t now_ms);
 cJSON	*ledger_window_json(struct ledger *l, const char *spec, int after,
 	    const char **err);
 
-/* The status of a footprint id right now ("open", "fixed", "regressed"),
- * or NULL if it has no row. */
+/* The status of a footprint id right now ("open", "pending", "fixed",
+ * "regressed"; docs/json.md), or NULL if it has no row. */
 const char *ledger_status_of(struct ledger *l, const char *id);
 
 /* Situation string "k=v,k2=v2" to a cJSON object of facets. */
