@@ -34,6 +34,7 @@ cli_fix_record(const char *project, const struct cli_fix *f, cJSON **out,
 	const char			*spec[2] = { f->before, f->after };
 	const char			*err;
 	cJSON				*rec, *w[2] = { NULL, NULL };
+	struct project_write		 wr = { f->gone, 0 };
 	int				 i, rc;
 
 	*out = NULL;
@@ -95,7 +96,7 @@ cli_fix_record(const char *project, const struct cli_fix *f, cJSON **out,
 	l = NULL;
 	if (f->force)
 		cJSON_AddTrueToObject(rec, "force");
-	if ((rc = project_fix_append(project, rec, NULL, why, cap)) != 0)
+	if ((rc = project_fix_append(project, rec, &wr, why, cap)) != 0)
 		goto fail;
 	*out = rec;
 	return 0;

@@ -8,6 +8,7 @@
 #ifndef CLI_FIX_H
 #define CLI_FIX_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -20,6 +21,7 @@ struct cli_fix {
 	const cJSON	*files;		/* array of strings, or NULL */
 	const char	*before, *after; /* window specs, or NULL */
 	int		 force;		/* record unknown footprints anyway */
+	const atomic_int *gone;		/* set when the asker left, or NULL */
 };
 
 /*

@@ -302,8 +302,10 @@ print_wake(struct watch_state *st, const cJSON *o, FILE *out, FILE *err)
 
 	if (st->sink != NULL) {
 		/* someone else delivers it (the MCP server's wait_for_wake) */
-		if (st->sink(st->sink_arg, o) != 0)
+		if ((rc = st->sink(st->sink_arg, o)) < 0)
 			return WATCH_OUT_FAILED;
+		if (rc > 0)
+			return WATCH_IGNORED;	/* not taken: last stays */
 		st->printed++;
 		return WATCH_PRINTED;
 	}

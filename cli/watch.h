@@ -120,7 +120,9 @@ struct watch_state {
 	uint64_t	resets;		/* the daemon's ids started over */
 	uint64_t	dropped;	/* sum of the daemon's "dropped" counts */
 	/* Deliver wakes here instead of printing them to `out`: called with
-	 * the whole message; non-zero is WATCH_OUT_FAILED. */
+	 * the whole message; 0 taken (it becomes `last`), > 0 not taken
+	 * (WATCH_IGNORED: `last` stays, so a resume gets it again), < 0
+	 * WATCH_OUT_FAILED. */
 	int		(*sink)(void *arg, const struct cJSON *wake);
 	void		*sink_arg;
 };

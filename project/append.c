@@ -393,10 +393,9 @@ edit_distance(const char *a, const char *b)
 
 #define NEAREST	3
 
-/* The ids of the catalogue nearest to `id`, as "a, b, c" ("" if none):
- * fewest edits first, then the most frequent (the catalogue's order). */
-static void
-nearest_ids(struct ledger *l, const char *id, char *out, size_t cap)
+void
+project_footprints_nearest(struct ledger *l, const char *id, char *out,
+    size_t cap)
 {
 	cJSON		*doc = ledger_issues_json(l, NULL, 0), *row;
 	const char	*best[NEAREST] = { NULL };
@@ -467,7 +466,7 @@ footprints_known(const char *project, const cJSON *rec, char *why,
 			nunknown++;
 		}
 	if (unknown != NULL) {
-		nearest_ids(l, unknown, near, sizeof(near));
+		project_footprints_nearest(l, unknown, near, sizeof(near));
 		rc = say(why, cap, -EINVAL, "footprint %s%s is in no record of "
 		    "the ledger; %s%s (force records it anyway)", unknown,
 		    nunknown > 1 ? " (and others)" : "", *near ? "nearest "

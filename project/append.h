@@ -69,6 +69,15 @@ int	project_record_check(const char *text, size_t n, char *why,
 int	project_fix_append(const char *project, cJSON *rec,
 	    const struct project_write *w, char *why, size_t cap);
 
+struct ledger;
+/*
+ * The catalogue ids nearest to `id` (edit distance: fewest first, then the
+ * most frequent), at most three, as "a, b, c" in out ("" if the catalogue
+ * is empty): what a refusal of an unknown footprint names.
+ */
+void	project_footprints_nearest(struct ledger *l, const char *id,
+	    char *out, size_t cap);
+
 /* What project_records_append did with a batch. */
 #define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */
 struct project_refusal {
