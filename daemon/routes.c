@@ -181,10 +181,10 @@ issues_get(struct api *a, struct http_request *r, const struct http_args *g,
 		j->q.type = j->type;
 	}
 	if ((v = http_arg(g, "status")) != NULL) {
-		if (strcmp(v, "open") && strcmp(v, "fixed") &&
-		    strcmp(v, "regressed")) {
+		if (strcmp(v, "open") && strcmp(v, "pending") &&
+		    strcmp(v, "fixed") && strcmp(v, "regressed")) {
 			http_answer_error(r, 400, "bad_parameter",
-			    "status is open, fixed or regressed");
+			    "status is open, pending, fixed or regressed");
 			return ROUTE_ANSWERED;
 		}
 		strcpy(j->status_f, v);

@@ -284,6 +284,8 @@ ledger_checkpoint_write(const struct ledger *l,
 
 		wr_str(w, b->name);
 		wr_i64(w, b->first_ms);
+		wr_u64(w, b->heartbeats);
+		wr_u8(w, (uint8_t)(b->watched != 0));
 		wr_u64(w, b->nhb);
 		wr_u64(w, b->nhp);
 		wr_i64(w, b->ts_min);
@@ -333,6 +335,7 @@ ledger_checkpoint_write(const struct ledger *l,
 		wr_bytes(w, fx->id, 8);
 		wr_u8(w, (uint8_t)fx->state);
 		wr_i64(w, fx->at_ms);
+		wr_u8(w, (uint8_t)(fx->has_after != 0));
 		wr_str(w, fx->after_build);
 		wr_u64(w, fx->nfps);
 		for (n = 0; n < fx->nfps; n++)
@@ -591,6 +594,8 @@ rd_state(struct rd *r, struct ledger *l)
 		}
 		free(name);
 		b = &l->builds[l->nbuilds - 1];
+		b->heartbeats = rd_u64(r);
+		b->watched = rd_u8(r) != 0;
 		b->nhb = rd_u64(r);
 		b->nhp = rd_u64(r);
 		b->ts_min = rd_i64(r);
@@ -682,6 +687,7 @@ rd_state(struct rd *r, struct ledger *l)
 			r->bad = 1;
 		fx->state = (enum fix_state)st;
 		fx->at_ms = rd_i64(r);
+		fx->has_after = rd_u8(r) != 0;
 		if (rd_str(r, &fx->after_build, 0) != 0)
 			return -1;
 		nf = rd_count(r, sizeof(uint32_t));

@@ -15,6 +15,13 @@
  * Status is not stored: it depends on fixes and on builds that appear
  * after the fix, so it is computed when asked, from the row's highest
  * build and its latest unbuilt occurrence.
+ *
+ * A fix recorded without an `after` window is judged by the fold: it is
+ * pending until a build from its fix build on has heartbeats, and its
+ * after-window is that build's, measured from the samples.  So that the
+ * catalogue can show that window without keeping every heartbeat, a
+ * build that starts while a fix waits for one is `watched`: its samples
+ * are kept even without want_timeline (a build or two per fix).
  */
 #include <errno.h>
 #include <math.h>
@@ -269,6 +276,8 @@ build_insert(struct ledger *l, const char *name, size_t len, int64_t first_ms)
 	return 0;
 }
 
+static int	build_wanted(const struct ledger *, int64_t);
+
 /* Index of the build named by `s` (a string span), creating it at `at`;
  * NO_BUILD if s is not a non-empty string; -ENOMEM through *err. */
 static uint32_t
@@ -295,6 +304,7 @@ build_lookup(struct ledger *l, struct jspan s, int64_t at, int *err)
 	}
 	if ((*err = build_insert(l, buf, n, at)) != 0)
 		return NO_BUILD;
+	l->builds[l->nbuilds - 1].watched = build_wanted(l, at);
 	return l->last_build = (uint32_t)(l->nbuilds - 1);
 }
 
@@ -687,7 +697,11 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 	}
 	has_value = !isnan(value);
 
-	if (counted && l->opts.want_timeline && at != LEDGER_NO_TIME) {
+	/* a build's evidence, which a fix without an after window waits for */
+	if (type == R_HEARTBEAT && b != NO_BUILD)
+		l->builds[b].heartbeats++;
+	if (counted && at != LEDGER_NO_TIME && (l->opts.want_timeline ||
+	    (b != NO_BUILD && l->builds[b].watched))) {
 		if (l->tmin == LEDGER_NO_TIME || at < l->tmin)
 			l->tmin = at;
 		if (l->tmax == LEDGER_NO_TIME || at > l->tmax)
@@ -860,6 +874,7 @@ ledger_fold_fix(struct ledger *l, const char *line, size_t len,
 	} else
 		footprint_hex(fnv1a32(line, len), fx->id);
 	after = cJSON_GetObjectItemCaseSensitive(rec, "after");
+	fx->has_after = cJSON_IsObject(after);
 	it = cJSON_GetObjectItemCaseSensitive(after, "build");
 	if (cJSON_IsString(it) && *it->valuestring != '\0' &&
 	    (fx->after_build = strdup(it->valuestring)) == NULL)
@@ -937,6 +952,49 @@ fix_counts(const struct fix *fx)
 	return fx->state == FIX_APPLIED || fx->state == FIX_MERGED;
 }
 
+uint32_t
+fix_evidence(const struct ledger *l, const struct fix *fx)
+{
+	uint32_t	b = fix_build(l, fx);
+
+	if (b == NO_BUILD)
+		return NO_BUILD;
+	for (; b < l->nbuilds; b++)
+		if (l->builds[b].heartbeats > 0)
+			return b;
+	return NO_BUILD;
+}
+
+int
+fix_pending(const struct ledger *l, const struct fix *fx)
+{
+	return !fx->has_after && fix_evidence(l, fx) == NO_BUILD;
+}
+
+/*
+ * Would a build first seen at `at` judge a fix that is waiting: one that
+ * counts, has no after window, and either already has its fix build (a
+ * build after it without heartbeats) or is older than this one?
+ */
+static int
+build_wanted(const struct ledger *l, int64_t at)
+{
+	size_t	i;
+
+	if (l->opts.want_timeline)
+		return 0;	/* every sample is kept anyway */
+	for (i = 0; i < l->nfixes; i++) {
+		const struct fix	*fx = &l->fixes[i];
+
+		if (!fix_counts(fx) || !fix_pending(l, fx))
+			continue;
+		if (fix_build(l, fx) != NO_BUILD || (at != LEDGER_NO_TIME &&
+		    fx->at_ms != LEDGER_NO_TIME && at > fx->at_ms))
+			return 1;
+	}
+	return 0;
+}
+
 /* The latest counting fix naming the row decides. */
 const char *
 row_status(struct ledger *l, const struct row *row)
@@ -963,6 +1021,8 @@ row_status(struct ledger *l, const struct row *row)
 	    row->last_unbuilt_ms != LEDGER_NO_TIME &&
 	    row->last_unbuilt_ms > best->at_ms)
 		return "regressed";
+	if (fix_pending(l, best))
+		return "pending";
 	return "fixed";
 }
 

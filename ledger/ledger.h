@@ -58,7 +58,7 @@ struct ledger_event {
 	const char	*confidence;
 	const char	*evidence;
 	uint64_t	 count;		/* the row's count after this record */
-	const char	*status;	/* "open", "fixed", "regressed" */
+	const char	*status;	/* "open", "pending", "fixed", "regressed" */
 };
 
 struct ledger	*ledger_create(const struct ledger_opts *opts);
@@ -168,15 +168,15 @@ int	ledger_sink_file(void *file, const void *data, size_t len);
  * A checkpoint is never half used: on any refusal the caller folds the
  * ledger from its start.
  */
-#define LEDGER_CHECKPOINT_VERSION	1
+#define LEDGER_CHECKPOINT_VERSION	2	/* 2: fix evidence per build */
 int	ledger_checkpoint_write(const struct ledger *l,
 	    int (*cb)(void *arg, const void *data, size_t len), void *arg);
 int	ledger_checkpoint_read(const struct ledger_opts *opts,
 	    const void *data, size_t len, struct ledger **out,
 	    const char **why);
 
-/* The status of a footprint id right now ("open", "fixed", "regressed"),
- * or NULL if it has no row. */
+/* The status of a footprint id right now ("open", "pending", "fixed",
+ * "regressed"; docs/json.md), or NULL if it has no row. */
 const char *ledger_status_of(struct ledger *l, const char *id);
 
 /* Situation string "k=v,k2=v2" to a cJSON object of facets. */

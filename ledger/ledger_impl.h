@@ -50,7 +50,10 @@ struct build {
 	uint32_t	 len;
 	uint32_t	 hash;
 	int64_t		 first_ms;	/* `at` of its first record */
-	/* its timeline samples (want_timeline): counts, span, worst hitch */
+	uint64_t	 heartbeats;	/* its evidence, whatever the time filter */
+	int		 watched;	/* judges a waiting fix: keep its samples */
+	/* its timeline samples (want_timeline or watched): counts, span,
+	 * worst hitch */
 	uint64_t	 nhb, nhp;
 	int64_t		 ts_min, ts_max;	/* LEDGER_NO_TIME if none */
 	double		 worst;			/* NAN if none */
@@ -63,6 +66,7 @@ struct fix {
 	char		 id[9];
 	enum fix_state	 state;
 	int64_t		 at_ms;		/* when it took effect */
+	int		 has_after;	/* the record carries an after window */
 	char		*after_build;
 	uint32_t	*fps;
 	size_t		 nfps;
@@ -121,6 +125,11 @@ int		 build_insert(struct ledger *l, const char *name, size_t len,
 const char	*row_status(struct ledger *l, const struct row *r);
 uint32_t	 fix_build(const struct ledger *l, const struct fix *fx);
 int		 fix_counts(const struct fix *fx);
+/* The build a fix without an after window is judged on: the first from
+ * its fix build on with heartbeats; NO_BUILD while it waits for one. */
+uint32_t	 fix_evidence(const struct ledger *l, const struct fix *fx);
+/* A fix without an after window whose build has not run yet. */
+int		 fix_pending(const struct ledger *l, const struct fix *fx);
 int		 fix_names(const struct fix *fx, uint32_t id);
 void		 note_skip(struct ledger *l, enum ledger_stream s,
 		    uint64_t offset, uint64_t len, const char *reason);

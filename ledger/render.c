@@ -86,6 +86,46 @@ fix_state_name(enum fix_state s)
 	}
 }
 
+static cJSON	*build_window_json(struct ledger *, uint32_t);
+
+/*
+ * How a fix's after window came to be: "written" (the record carries it),
+ * "fold" (measured here, on the first build after the fix with
+ * heartbeats), or null while it is pending.  Only fixes that count are
+ * judged by the fold; a proposal's windows are as written.
+ */
+static void
+fix_judgement_json(cJSON *o, struct ledger *l, const struct fix *fx)
+{
+	uint32_t	 ev;
+	cJSON		*w = NULL;
+	int		 pending = fix_counts(fx) && fix_pending(l, fx);
+
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "pending");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "afterSource");
+	cJSON_AddBoolToObject(o, "pending", pending);
+	if (fx->has_after) {
+		cJSON_AddStringToObject(o, "afterSource", "written");
+		return;
+	}
+	if (!fix_counts(fx)) {
+		cJSON_AddNullToObject(o, "afterSource");
+		return;
+	}
+	ev = fix_evidence(l, fx);
+	if (ev != NO_BUILD && (l->opts.want_timeline || l->builds[ev].watched) &&
+	    l->builds[ev].nhb + l->builds[ev].nhp > 0)
+		w = build_window_json(l, ev);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "after");
+	if (w != NULL) {
+		cJSON_AddItemToObject(o, "after", w);
+		cJSON_AddStringToObject(o, "afterSource", "fold");
+	} else {
+		cJSON_AddNullToObject(o, "after");
+		cJSON_AddNullToObject(o, "afterSource");
+	}
+}
+
 static cJSON *
 fix_json(struct ledger *l, const struct fix *fx)
 {
@@ -109,6 +149,7 @@ fix_json(struct ledger *l, const struct fix *fx)
 		cJSON_AddStringToObject(o, "fixBuild", fx->after_build);
 	else
 		cJSON_AddNullToObject(o, "fixBuild");
+	fix_judgement_json(o, l, fx);
 	return o;
 }
 

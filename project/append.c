@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -383,6 +384,118 @@ blame_member(const cJSON *rec, const char *fallback, char *why, size_t cap)
 	    "%s", fallback);
 }
 
+/* Edit distance of two short strings (Levenshtein), for typos. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t	la = strlen(a), lb = strlen(b), i, j, prev, cur, d[16];
+
+	if (la > 15 || lb > 15)
+		return la > lb ? la : lb;
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			cur = d[j];
+			d[j] = (size_t)(tolower((unsigned char)a[i - 1]) ==
+			    tolower((unsigned char)b[j - 1]) ? prev : prev + 1);
+			if (cur + 1 < d[j])
+				d[j] = cur + 1;
+			if (d[j - 1] + 1 < d[j])
+				d[j] = d[j - 1] + 1;
+			prev = cur;
+		}
+	}
+	return d[lb];
+}
+
+#define NEAREST	3
+
+void
+project_footprints_nearest(struct ledger *l, const char *id, char *out,
+    size_t cap)
+{
+	cJSON		*doc = ledger_issues_json(l, NULL, 0), *row;
+	const char	*best[NEAREST] = { NULL };
+	size_t		 dist[NEAREST], i, k, o = 0;
+
+	*out = '\0';
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(doc, "issues")) {
+		const char	*r = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(row, "id"));
+		size_t		 dd;
+
+		if (r == NULL)
+			continue;
+		dd = edit_distance(id, r);
+		for (k = 0; k < NEAREST; k++)
+			if (best[k] == NULL || dd < dist[k])
+				break;
+		if (k == NEAREST)
+			continue;
+		for (i = NEAREST - 1; i > k; i--) {
+			best[i] = best[i - 1];
+			dist[i] = dist[i - 1];
+		}
+		best[k] = r;
+		dist[k] = dd;
+	}
+	for (k = 0; k < NEAREST && best[k] != NULL && o < cap; k++)
+		o += (size_t)snprintf(out + o, cap - o, "%s%s", k ? ", " : "",
+		    best[k]);
+	cJSON_Delete(doc);
+}
+
+/*
+ * Every footprint a fix names must be one the ledger has seen (any
+ * record of perf.jsonl, robots' too): a typo would otherwise be recorded
+ * as a fix of nothing and never judged.  `force` skips the check.
+ * 0, or -EINVAL with why naming the first unknown id and the nearest
+ * known ones.
+ */
+static int
+footprints_known(const char *project, const cJSON *rec, char *why,
+    size_t cap)
+{
+	const cJSON			*fps, *it;
+	struct ledger_opts		 o = { LEDGER_NO_TIME, LEDGER_NO_TIME,
+					    1, 0, NULL };
+	struct ledger			*l = NULL;
+	struct project_fold_info	 fi;
+	const char			*unknown = NULL;
+	char				 near[64];
+	int				 rc, nunknown = 0;
+
+	fps = cJSON_GetObjectItemCaseSensitive(rec, "footprints");
+	if (cJSON_GetArraySize(fps) == 0)
+		return 0;
+	rc = project_fold(project, &o, &l, &fi);
+	if (rc == -ENOENT)
+		return say(why, cap, -EINVAL, "there is no ledger yet (%s): no "
+		    "footprint is known; is the project right? (force records "
+		    "it anyway)", PROJECT_DIR "/perf.jsonl");
+	if (rc != 0)
+		return say(why, cap, rc, "cannot read the ledger to check the "
+		    "footprints: %s", project_strerror(rc));
+	cJSON_ArrayForEach(it, fps)
+		if (ledger_status_of(l, it->valuestring) == NULL) {
+			if (unknown == NULL)
+				unknown = it->valuestring;
+			nunknown++;
+		}
+	if (unknown != NULL) {
+		project_footprints_nearest(l, unknown, near, sizeof(near));
+		rc = say(why, cap, -EINVAL, "footprint %s%s is in no record of "
+		    "the ledger; %s%s (force records it anyway)", unknown,
+		    nunknown > 1 ? " (and others)" : "", *near ? "nearest "
+		    "known: " : "the ledger has no footprint yet", near);
+	}
+	ledger_destroy(l);
+	return rc;
+}
+
 int
 project_fix_append(const char *project, cJSON *rec,
     const struct project_write *w, char *why, size_t cap)
@@ -390,9 +503,19 @@ project_fix_append(const char *project, cJSON *rec,
 	char		 id[9], iso[32], *line, reason[PROJECT_WHY_MAX];
 	struct timespec	 ts;
 	size_t		 len;
-	int		 rc;
+	int		 rc, force = 0;
+	const cJSON	*fo;
 
 	if ((rc = fix_check(rec, why, cap)) != 0)
+		return rc;
+	/* `force` is an instruction to us, not part of the record */
+	if ((fo = cJSON_GetObjectItemCaseSensitive(rec, "force")) != NULL) {
+		if (!cJSON_IsBool(fo))
+			return say(why, cap, -EINVAL, "force is true or false");
+		force = cJSON_IsTrue(fo);
+		cJSON_DeleteItemFromObjectCaseSensitive(rec, "force");
+	}
+	if (!force && (rc = footprints_known(project, rec, why, cap)) != 0)
 		return rc;
 	/* fill in what the writer may leave to us */
 	cJSON_DeleteItemFromObjectCaseSensitive(rec, "type");

@@ -306,7 +306,8 @@ resume_all_ways(const struct case_ *c, int every_line)
 
 static const char *const fixtures[] = {
 	"automated", "basic", "empty", "fix-status", "gaps", "heartbeats-only",
-	"malformed", "no-at", "strings-as-numbers", "unknown",
+	"judged-fixed", "judged-pending", "judged-regressed", "malformed",
+	"no-at", "strings-as-numbers", "unknown",
 };
 
 static void
