@@ -55,7 +55,7 @@ LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c \
 		   sink/*.c) \
 		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
-LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o
 TEST_SRC	:= $(wildcard tests/test_*.c)
 TEST_BIN	:= $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC	:= $(wildcard tests/fuzz/fuzz_*.c)
@@ -91,6 +91,20 @@ $(BUILD)/flags: FORCE
 
 $(BUILD)/%.o: %.c $(wildcard */*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -c -o $@ $<
+
+# The agent doctrine, compiled into sloptimize for `init-agent`, which
+# writes it into a project: the program needs neither the source tree nor
+# an install to do that.
+$(BUILD)/gen/skill.c: skills/sloptimize/SKILL.md
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from skills/sloptimize/SKILL.md by the Makefile */'; \
+	   echo 'const char initagent_skill[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	   echo ';'; } >$@
+
+$(BUILD)/gen/skill.o: $(BUILD)/gen/skill.c $(BUILD)/flags
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -264,6 +278,8 @@ install: $(PROGS)
 	    [ -f "$$d" ] || continue; \
 	    put 644 "$$d" "$(DESTDIR)$(DOCDIR)/$${d##*/}"; \
 	done; \
+	put 644 skills/sloptimize/SKILL.md \
+	    "$(DESTDIR)$(SHAREDIR)/skills/sloptimize/SKILL.md"; \
 	find page-runtime -type f ! -name '.*' ! -name '*.test.*' \
 	    ! -path '*/node_modules/*' 2>/dev/null | sort | \
 	while IFS= read -r f; do \

@@ -1,6 +1,7 @@
 /*
  * sloptimize — the command line: a table of verbs.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,8 @@ static const struct {
 	{ "history", verb_history, "the timeline in buckets, one window per build" },
 	{ "fix", verb_fix, "record a fix, a proposal, or a decision on one" },
 	{ "watch", verb_watch, "print the daemon's wake events as they happen" },
+	{ "mcp", verb_mcp, "a Model Context Protocol server on stdio, for an agent" },
+	{ "init-agent", verb_init_agent, "set the project up for a coding agent" },
 	{ "replay", verb_replay, "append a recorded session, re-stamped to now" },
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
@@ -41,6 +44,9 @@ main(int argc, char **argv)
 {
 	size_t	i;
 
+	/* A file-size limit (RLIMIT_FSIZE) is then an EFBIG the writers say,
+	 * not a silent death with the fix half-written. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "cli/cli.h"
 #include "cli/sink.h"
 #include "ledger/footprint.h"
@@ -33,52 +31,6 @@ static const char team_usage[] =
 "The team's catalogue: every machine's records in ClickHouse, one row per\n"
 "footprint, with the number of machines it happened on.\n"
 "  --sink URL       http://HOST:8123/?database=DB (or $SLOPTIMIZE_SINK)\n";
-
-static size_t
-on_status_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-	return ch_buf_add(arg, data, size * nmemb) == 0 ? size * nmemb : 0;
-}
-
-cJSON *
-cli_daemon_sink(const char *listen, char *err, size_t cap)
-{
-	char		 url[512];
-	struct ch_buf	 b = { 0 };
-	CURL		*e;
-	CURLcode	 cc;
-	long		 status = 0;
-	cJSON		*st, *sink = NULL;
-
-	b.max = 16u << 20;
-	snprintf(url, sizeof(url), "http://%s/api/sloptimize/status", listen);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if ((e = curl_easy_init()) == NULL) {
-		snprintf(err, cap, "out of memory");
-		return NULL;
-	}
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 2000L);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_status_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-	cc = curl_easy_perform(e);
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(e);
-	if (cc != CURLE_OK || status != 200) {
-		snprintf(err, cap, "cannot read %s: %s", url, cc != CURLE_OK ?
-		    curl_easy_strerror(cc) : "not a 200");
-		ch_buf_free(&b);
-		return NULL;
-	}
-	if ((st = cJSON_Parse(b.p)) != NULL)
-		sink = cJSON_DetachItemFromObjectCaseSensitive(st, "sink");
-	cJSON_Delete(st);
-	ch_buf_free(&b);
-	if (sink == NULL)
-		snprintf(err, cap, "%s has no sink part (an older daemon?)", url);
-	return sink;
-}
 
 int
 cli_wants_team(int argc, char **argv)

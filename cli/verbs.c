@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/fix.h"
+#include "daemon_get.h"
 #include "ledger/footprint.h"
 #include "notifier/desktop.h"
 #include "project/append.h"
@@ -70,6 +72,32 @@ add_source(cJSON *o, const struct project_fold_info *fi)
 	cJSON_AddStringToObject(s, "fixes", fi->fixes);
 	cJSON_AddNumberToObject(s, "bytes", (double)fi->bytes);
 	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
+}
+
+/* The catalogue (q) or the timeline (buckets) as JSON on stdout, with
+ * its source, streamed a row at a time: memory does not grow with the
+ * number of causes.  Consumes l. */
+static int
+write_json(const char *verb, struct ledger *l,
+    const struct project_fold_info *fi, const struct ledger_query *q,
+    int buckets, int64_t now_ms)
+{
+	cJSON	*extra = cJSON_CreateObject();
+	int	 rc;
+
+	add_source(extra, fi);
+	rc = q != NULL ? ledger_issues_write(l, q, now_ms, extra,
+	    ledger_sink_file, stdout) : ledger_history_write(l, buckets,
+	    now_ms, extra, ledger_sink_file, stdout);
+	if (rc == 0 && fputc('\n', stdout) == EOF)
+		rc = -EIO;
+	cJSON_Delete(extra);
+	ledger_destroy(l);
+	if (rc != 0) {
+		fprintf(stderr, "sloptimize %s: %s\n", verb, strerror(-rc));
+		return EXIT_FINDINGS;
+	}
+	return EXIT_OK;
 }
 
 static void
@@ -183,7 +211,7 @@ static const char issues_usage[] =
 "The issue catalogue: one row per footprint, most frequent first.\n"
 "  --fp ID             one issue with its history and every occurrence\n"
 "  --type T            hitch, usermark, jitter, …\n"
-"  --status S          open, fixed or regressed\n"
+"  --status S          open, pending, fixed or regressed\n"
 "  --from/--to ISO     count only occurrences in this time range\n"
 "  --include-automated include robots' records (automated: true)\n";
 
@@ -212,9 +240,17 @@ print_issue_detail(const cJSON *doc)
 		printf("verdict   %s/%s \"%s\"\n", jstr(v, "guess"),
 		    jstr(v, "confidence"), jstr(v, "evidence"));
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row, "fixes"))
-		printf("fix       %s %s \"%s\" commit %s (judged on %s)\n",
-		    jstr(it, "id"), jstr(it, "at"), jstr(it, "title"),
-		    jstr(it, "commit"), jstr(it, "fixBuild"));
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it,
+		    "pending")))
+			printf("fix       %s %s \"%s\" commit %s (pending: "
+			    "waiting for a build after this fix)\n",
+			    jstr(it, "id"), jstr(it, "at"), jstr(it, "title"),
+			    jstr(it, "commit"));
+		else
+			printf("fix       %s %s \"%s\" commit %s (judged on "
+			    "%s)\n", jstr(it, "id"), jstr(it, "at"),
+			    jstr(it, "title"), jstr(it, "commit"),
+			    jstr(it, "fixBuild"));
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row,
 	    "proposals"))
 		printf("proposal  %s %s \"%s\" (%s)\n", jstr(it, "id"),
@@ -264,10 +300,10 @@ verb_issues(int argc, char **argv)
 	if (parse_time_opt("issues", "from", from, &lo.from_ms) ||
 	    parse_time_opt("issues", "to", to, &lo.to_ms))
 		return EXIT_USAGE;
-	if (status && strcmp(status, "open") && strcmp(status, "fixed") &&
-	    strcmp(status, "regressed")) {
-		fprintf(stderr, "sloptimize issues: --status is open, fixed or "
-		    "regressed\n");
+	if (status && strcmp(status, "open") && strcmp(status, "pending") &&
+	    strcmp(status, "fixed") && strcmp(status, "regressed")) {
+		fprintf(stderr, "sloptimize issues: --status is open, pending, "
+		    "fixed or regressed\n");
 		return EXIT_USAGE;
 	}
 	if (fp && footprint_parse_hex(fp, strlen(fp), &id) != 0) {
@@ -280,6 +316,10 @@ verb_issues(int argc, char **argv)
 	if ((rc = fold_or_explain("issues", &c, &lo, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
+	q.type = type;
+	q.status = status;
+	if (c.json && fp == NULL)
+		return write_json("issues", l, &fi, &q, 0, c.now_ms);
 	if (fp != NULL) {
 		char	hex[9];
 
@@ -290,11 +330,8 @@ verb_issues(int argc, char **argv)
 			ledger_destroy(l);
 			return EXIT_FINDINGS;
 		}
-	} else {
-		q.type = type;
-		q.status = status;
+	} else
 		out = ledger_issues_json(l, &q, c.now_ms);
-	}
 	if (out == NULL) {
 		ledger_destroy(l);
 		fprintf(stderr, "sloptimize issues: out of memory\n");
@@ -458,6 +495,8 @@ verb_history(int argc, char **argv)
 	if ((rc = fold_or_explain("history", &c, &lo, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
+	if (c.json)
+		return write_json("history", l, &fi, NULL, buckets, c.now_ms);
 	if ((out = ledger_history_json(l, buckets, c.now_ms)) == NULL) {
 		ledger_destroy(l);
 		fprintf(stderr, "sloptimize history: out of memory\n");
@@ -488,12 +527,17 @@ verb_history(int argc, char **argv)
 static const char fix_usage[] =
 "usage: sloptimize fix [propose] --title TEXT [--footprints ID,…]\n"
 "                      [--issue TEXT] [--solution TEXT] [--commit SHA]\n"
-"                      [--files PATH,…] [--before W] [--after W] [--json]\n"
-"                      [--project DIR]\n"
+"                      [--files PATH,…] [--before W] [--after W] [--force]\n"
+"                      [--json] [--project DIR]\n"
 "       sloptimize fix merge|reject PROPOSAL-ID [--project DIR]\n"
 "Append a fix (or a proposal, or a decision on one) to fixes.jsonl.\n"
-"A window W is a build name or <ISO>..<ISO>; by default 'before' is the\n"
-"previous build with heartbeats and 'after' the latest one.\n";
+"Without --after the fix is pending until a build that started after it\n"
+"has run: the fold then measures that build as its after window, and\n"
+"judges it fixed or regressed.  'before' is by default the latest build\n"
+"with heartbeats (the one that ran before the change).  A window W is a\n"
+"build name or <ISO>..<ISO>; give --after only for a build that ran the\n"
+"fix.  Footprints must be in the ledger (the nearest known ids are named\n"
+"otherwise); --force records unknown ones anyway.\n";
 
 static cJSON *
 split_list(const char *s)
@@ -519,21 +563,22 @@ split_list(const char *s)
 int
 verb_fix(int argc, char **argv)
 {
-	struct cli_common		 c;
-	const char		*title = NULL, *fps = NULL, *issue = NULL;
-	const char		*solution = NULL, *commit = NULL, *files = NULL;
-	const char		*before = NULL, *after = NULL, *why;
+	struct cli_common	 c;
+	const char		*fps = NULL, *files = NULL;
 	char			 reason[PROJECT_WHY_MAX];
 	const char		*pos[2];
-	int			 npos = 2, rc, i;
+	int			 npos = 2, rc, force = 0;
+	struct cli_fix		 f = { .status = "applied" };
 	struct cli_opt		 opts[] = {
-		{ "title", OPT_ARG, &title }, { "footprints", OPT_ARG, &fps },
-		{ "issue", OPT_ARG, &issue }, { "solution", OPT_ARG, &solution },
-		{ "commit", OPT_ARG, &commit }, { "files", OPT_ARG, &files },
-		{ "before", OPT_ARG, &before }, { "after", OPT_ARG, &after },
+		{ "title", OPT_ARG, &f.title }, { "footprints", OPT_ARG, &fps },
+		{ "issue", OPT_ARG, &f.issue },
+		{ "solution", OPT_ARG, &f.solution },
+		{ "commit", OPT_ARG, &f.commit }, { "files", OPT_ARG, &files },
+		{ "before", OPT_ARG, &f.before }, { "after", OPT_ARG, &f.after },
+		{ "force", OPT_FLAG, &force },
 		{ NULL, 0, NULL }
 	};
-	cJSON			*rec;
+	cJSON			*rec = NULL, *fpa = NULL, *fla = NULL;
 	const char		*mode = "applied";
 
 	if ((rc = cli_parse(argc, argv, opts, &c, fix_usage, pos, &npos)) >= 0)
@@ -549,72 +594,49 @@ verb_fix(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((rec = cJSON_CreateObject()) == NULL)
-		return EXIT_FINDINGS;
-	cJSON_AddStringToObject(rec, "type", "fix");
-	cJSON_AddStringToObject(rec, "status", mode);
 	if (strcmp(mode, "merged") == 0 || strcmp(mode, "rejected") == 0) {
+		if ((rec = cJSON_CreateObject()) == NULL)
+			return EXIT_FINDINGS;
+		cJSON_AddStringToObject(rec, "type", "fix");
+		cJSON_AddStringToObject(rec, "status", mode);
 		cJSON_AddStringToObject(rec, "ref", pos[1]);
+		rc = project_fix_append(c.project, rec, NULL, reason,
+		    sizeof(reason));
+		if (rc != 0) {
+			cJSON_Delete(rec);
+			rec = NULL;
+		}
 	} else {
-		struct ledger_opts	 lo = { 0 };
-		struct ledger		*l = NULL;
-		struct project_fold_info	 fi;
-		const char		*spec[2] = { before, after };
-
-		if (title == NULL) {
+		if (f.title == NULL) {
 			fprintf(stderr, "sloptimize fix: --title is "
 			    "required\n%s", fix_usage);
-			cJSON_Delete(rec);
 			return EXIT_USAGE;
 		}
-		cJSON_AddStringToObject(rec, "title", title);
-		if (issue)
-			cJSON_AddStringToObject(rec, "issue", issue);
-		if (solution)
-			cJSON_AddStringToObject(rec, "solution", solution);
-		if (commit)
-			cJSON_AddStringToObject(rec, "commit", commit);
+		f.status = mode;
+		f.force = force;
+		f.footprints = fpa = split_list(fps ? fps : "");
 		if (files)
-			cJSON_AddItemToObject(rec, "files", split_list(files));
-		cJSON_AddItemToObject(rec, "footprints",
-		    split_list(fps ? fps : ""));
-		/* the measured windows, when there is a ledger to measure */
-		lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
-		lo.want_timeline = 1;
-		if (project_fold(c.project, &lo, &l, &fi) != 0)
-			l = NULL;
-		for (i = 0; i < 2; i++) {
-			cJSON	*w = NULL;
-
-			if (l != NULL)
-				w = ledger_window_json(l, spec[i], i, &why);
-			if (w == NULL && spec[i] != NULL) {
-				fprintf(stderr, "sloptimize fix: --%s %s: %s\n",
-				    i ? "after" : "before", spec[i],
-				    l ? why : "there is no ledger to measure");
-				cJSON_Delete(rec);
-				ledger_destroy(l);
-				return EXIT_USAGE;
-			}
-			cJSON_AddItemToObject(rec, i ? "after" : "before",
-			    w ? w : cJSON_CreateNull());
-		}
-		ledger_destroy(l);
+			f.files = fla = split_list(files);
+		rc = cli_fix_record(c.project, &f, &rec, reason,
+		    sizeof(reason));
+		cJSON_Delete(fpa);
+		cJSON_Delete(fla);
 	}
-	if ((rc = project_fix_append(c.project, rec, NULL, reason,
-	    sizeof(reason))) != 0) {
+	if (rc != 0) {
 		fprintf(stderr, "sloptimize fix: %s\n", reason);
-		cJSON_Delete(rec);
 		return rc == -EINVAL ? EXIT_USAGE : rc == -PROJECT_ENOTREG ?
 		    EXIT_NOTHING : EXIT_FINDINGS;
 	}
 	if (c.json)
 		print_json(rec);
+	else if (strcmp(mode, "applied") == 0)
+		printf("recorded fix %s in %s/.sloptimize/fixes.jsonl: %s\n",
+		    jstr(rec, "id"), c.project, f.after ? "judged on the "
+		    "window given" : "pending until a build after it has run");
 	else
-		printf("recorded %s %s in %s/.sloptimize/fixes.jsonl\n",
-		    strcmp(mode, "applied") == 0 ? "fix" : mode,
-		    jstr(rec, strcmp(mode, "merged") == 0 ||
-		    strcmp(mode, "rejected") == 0 ? "ref" : "id"), c.project);
+		printf("recorded %s %s in %s/.sloptimize/fixes.jsonl\n", mode,
+		    jstr(rec, strcmp(mode, "proposed") == 0 ? "id" : "ref"),
+		    c.project);
 	cJSON_Delete(rec);
 	return EXIT_OK;
 }
@@ -799,22 +821,20 @@ check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 		    "note", name, msg);
 }
 
-/* The daemon's sink, from its /status (docs/team.md). */
+/* The daemon's sink, from its /status's `sink` (docs/team.md). */
 static void
-doctor_sink(struct doc *d, const char *listen)
+doctor_sink(struct doc *d, const cJSON *s)
 {
-	char		 err[512];
-	cJSON		*s = cli_daemon_sink(listen, err, sizeof(err));
 	const char	*state, *last, *ok_at, *err_at;
 
 	if (s == NULL) {
-		check(d, "sink", -1, "%s", err);
+		check(d, "sink", -1, "the daemon's status has no sink part "
+		    "(an older daemon?)");
 		return;
 	}
 	if (cJSON_IsNull(s)) {
 		check(d, "sink", 1, "off: nothing leaves this machine "
 		    "(--sink URL sends every record to a team ClickHouse)");
-		cJSON_Delete(s);
 		return;
 	}
 	state = jstr(s, "state");
@@ -834,7 +854,59 @@ doctor_sink(struct doc *d, const char *listen)
 		    "sent, %.0f bytes behind", jstr(s, "url"),
 		    jstr(s, "database"), jstr(s, "machine"), jnum(s, "rows"),
 		    jnum(s, "lagBytes"));
-	cJSON_Delete(s);
+}
+
+/*
+ * What only the running daemon knows, from its /status: the watcher it
+ * really uses and why, read faults by their cause, cursor saves that
+ * fail, the desktop notifier's state.  Each is said here as well as in
+ * the daemon's log, because doctor is where a user looks.
+ */
+static void
+daemon_checks(struct doc *d, const char *project)
+{
+	static const char *const files[] = { "perf", "fixes" };
+	cJSON		*st = NULL;
+	const cJSON	*f, *n;
+	const char	*v, *why;
+#define SVAL(o, k)	(cJSON_GetStringValue( \
+			    cJSON_GetObjectItemCaseSensitive((o), (k))) ? \
+			    cJSON_GetStringValue( \
+			    cJSON_GetObjectItemCaseSensitive((o), (k))) : "")
+	char		 err[512];
+	size_t		 i;
+
+	if (cli_daemon_get(project, "/api/sloptimize/status", 2000, &st, err,
+	    sizeof(err)) != 0) {
+		check(d, "daemon", 0, "%s", err);
+		return;
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		f = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(st, "files"), files[i]);
+		if (f == NULL)
+			continue;
+		why = jstr(f, "backendWhy");
+		if (strcmp(jstr(f, "backend"), "poll") == 0 &&
+		    strncmp(why, "forced", 6) != 0)
+			check(d, "watcher", strstr(why, "exhausted") ? 0 : -1,
+			    "the daemon polls %s.jsonl: %s", files[i], why);
+		if ((v = SVAL(f, "error"))[0] != '\0')
+			check(d, "reading", 0, "the daemon cannot read %s: %s",
+			    jstr(f, "path"), v);
+		if ((v = SVAL(f, "cursorSaveError"))[0] != '\0')
+			check(d, "cursor", 0, "the daemon cannot save its %s "
+			    "cursor in %s: %s (after a restart it reads that "
+			    "file again from the last saved point)", files[i],
+			    jstr(st, "stateDir"), v);
+	}
+	if ((n = cJSON_GetObjectItemCaseSensitive(st, "notifier")) != NULL &&
+	    (v = SVAL(n, "desktop"))[0] != '\0')
+		check(d, "desktop", strcmp(v, "ok") == 0 ? 1 : -1,
+		    "the daemon's desktop notifications: %s", v);
+	doctor_sink(d, cJSON_GetObjectItemCaseSensitive(st, "sink"));
+	cJSON_Delete(st);
+#undef SVAL
 }
 
 int
@@ -951,7 +1023,7 @@ verb_doctor(int argc, char **argv)
 		else {
 			check(&d, "daemon", 1, "pid %.0f serving on %s",
 			    pid->valuedouble, jstr(dj, "listen"));
-			doctor_sink(&d, jstr(dj, "listen"));
+			daemon_checks(&d, real);
 		}
 		cJSON_Delete(dj);
 		fix_loop_level(real, loop, sizeof(loop));

@@ -15,5 +15,7 @@ int	verb_hook_status(int argc, char **argv);
 int	verb_doctor(int argc, char **argv);
 int	verb_watch(int argc, char **argv);
 int	verb_replay(int argc, char **argv);
+int	verb_mcp(int argc, char **argv);
+int	verb_init_agent(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,15 @@ print_wake(struct watch_state *st, const cJSON *o, FILE *out, FILE *err)
 	size_t		 n;
 	int		 rc;
 
+	if (st->sink != NULL) {
+		/* someone else delivers it (the MCP server's wait_for_wake) */
+		if ((rc = st->sink(st->sink_arg, o)) < 0)
+			return WATCH_OUT_FAILED;
+		if (rc > 0)
+			return WATCH_IGNORED;	/* not taken: last stays */
+		st->printed++;
+		return WATCH_PRINTED;
+	}
 	if (st->json) {
 		/* reprinted, so that it is one line whatever the daemon sent */
 		copy = cJSON_PrintUnformatted(o);
@@ -453,34 +463,25 @@ watch_consume(struct watch_state *st, const char *msg, size_t len, FILE *out,
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	2000
 
-struct watch {
-	uv_loop_t		 loop;
-	uv_signal_t		 sigint, sigterm;
-	uv_timer_t		 retry;
-	struct lws_context	*lws;
-	struct lws		*wsi;
-	struct watch_state	 st;
-	struct watch_msg	 msg;
+static void	attempt(struct watch_client *w);
 
-	const char		*project;	/* absolute */
-	const char		*daemon_url;	/* --daemon, or NULL */
-	char			 where[1400];	/* the address tried last */
-	char			 path[1200];	/* request path + query */
-	char			 host[300];	/* Host: header */
-	struct watch_addr	 addr;
+/* A status line: to w->log when there is one; the last is kept in
+ * w->said for a caller without a log. */
+static void
+say(struct watch_client *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-	uint64_t		 backoff_ms;
-	int			 live;		/* an attempt is in flight */
-	int			 ever;		/* was connected once */
-	int			 said_down;	/* this outage was reported */
-	int			 said_hint;
-	int			 resync;	/* reconnect at once */
-	int			 stopping;	/* no more attempts */
-	int			 torn;		/* stop() has run */
-	int			 rc;
-};
+static void
+say(struct watch_client *w, const char *fmt, ...)
+{
+	va_list	ap;
 
-static void	attempt(struct watch *w);
+	va_start(ap, fmt);
+	vsnprintf(w->said, sizeof(w->said), fmt, ap);
+	va_end(ap);
+	if (w->log != NULL)
+		fprintf(w->log, "sloptimize watch: %s\n", w->said);
+}
 
 static void
 on_retry(uv_timer_t *t)
@@ -489,7 +490,7 @@ on_retry(uv_timer_t *t)
 }
 
 static void
-retry_in(struct watch *w, uint64_t ms)
+retry_in(struct watch_client *w, uint64_t ms)
 {
 	if (!w->stopping)
 		uv_timer_start(&w->retry, on_retry, ms, 0);
@@ -497,7 +498,7 @@ retry_in(struct watch *w, uint64_t ms)
 
 /* Back off: 100 ms, doubling, at most 2 s. */
 static void
-retry_later(struct watch *w)
+retry_later(struct watch_client *w)
 {
 	retry_in(w, w->backoff_ms);
 	w->backoff_ms = w->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
@@ -506,11 +507,12 @@ retry_later(struct watch *w)
 
 /* The attempt or connection in flight is over, for `why`. */
 static void
-lost(struct watch *w, const char *why)
+lost(struct watch_client *w, const char *why)
 {
 	if (!w->live)
 		return;		/* lws may report one failure twice */
 	w->live = 0;
+	w->connected = 0;
 	w->wsi = NULL;
 	watch_msg_reset(&w->msg);
 	if (w->stopping)
@@ -521,60 +523,34 @@ lost(struct watch *w, const char *why)
 		return;
 	}
 	if (!w->said_down) {
-		fprintf(stderr, "sloptimize watch: daemon at %s unreachable "
-		    "(%s), retrying\n", w->where, why);
+		say(w, "daemon at %s unreachable (%s), retrying", w->where, why);
 		w->said_down = 1;
 	}
 	retry_later(w);
 }
 
-/*
- * Tear down: destroy the lws context (the socket closes, CLIENT_CLOSED
- * comes back to lost(), lws closes its own handles) and close ours; the
- * loop then runs out by itself.  Never called from inside an lws
- * callback: destroying the context there would free the wsi under lws.
- */
+/* A fatal error inside an lws callback: the owner hears of it on the
+ * next turn of the loop, outside lws. */
 static void
-stop(struct watch *w, int rc)
+on_fatal_timer(uv_timer_t *t)
 {
-	if (w->torn)
-		return;
-	w->torn = w->stopping = 1;
-	w->rc = rc;
-	uv_timer_stop(&w->retry);
-	lws_context_destroy(w->lws);	/* the first of two stages */
-	uv_close((uv_handle_t *)&w->retry, NULL);
-	uv_close((uv_handle_t *)&w->sigint, NULL);
-	uv_close((uv_handle_t *)&w->sigterm, NULL);
+	struct watch_client	*w = t->data;
+
+	if (w->fatal != NULL)
+		w->fatal(w, w->rc);
 }
 
 static void
-on_stop_timer(uv_timer_t *t)
-{
-	struct watch	*w = t->data;
-
-	stop(w, w->rc);
-}
-
-/* stop() from inside an lws callback: on the next turn of the loop. */
-static void
-stop_soon(struct watch *w, int rc)
+fatal_soon(struct watch_client *w, int rc)
 {
 	w->stopping = 1;
 	w->rc = rc;
-	uv_timer_start(&w->retry, on_stop_timer, 0, 0);
-}
-
-static void
-on_signal(uv_signal_t *s, int signum)
-{
-	(void)signum;
-	stop(s->data, EXIT_OK);
+	uv_timer_start(&w->retry, on_fatal_timer, 0, 0);
 }
 
 /* Where to connect now: --daemon, or daemon.json read afresh. */
 static int
-locate(struct watch *w)
+locate(struct watch_client *w)
 {
 	char		 file[PATH_MAX + 16];
 	const char	*why;
@@ -591,21 +567,20 @@ locate(struct watch *w)
 		return 0;
 	}
 	if (rc == -ENOENT && !w->said_hint) {
-		fprintf(stderr, "sloptimize watch: no daemon serves %s yet (no "
-		    "%s); start one with 'sloptimized --project %s' or pass "
-		    "--daemon URL; waiting for it\n", w->project, file,
-		    w->project);
+		say(w, "no daemon serves %s yet (no %s); start one with "
+		    "'sloptimized --project %s' or pass --daemon URL; waiting "
+		    "for it", w->project, file, w->project);
 		w->said_hint = w->said_down = 1;
 	} else if (rc != -ENOENT && !w->said_down) {
-		fprintf(stderr, "sloptimize watch: cannot use %s (%s), "
-		    "retrying\n", file, why ? why : strerror(-rc));
+		say(w, "cannot use %s (%s), retrying", file, why ? why :
+		    strerror(-rc));
 		w->said_down = 1;
 	}
 	return rc;
 }
 
 static void
-attempt(struct watch *w)
+attempt(struct watch_client *w)
 {
 	struct lws_client_connect_info	 ci;
 	char				 since[48];
@@ -620,13 +595,13 @@ attempt(struct watch *w)
 	v6 = strchr(w->addr.host, ':') != NULL;
 	snprintf(w->host, sizeof(w->host), "%s%s%s:%d", v6 ? "[" : "",
 	    w->addr.host, v6 ? "]" : "", w->addr.port);
-	if (w->st.have_resume && w->st.resume_all) {
+	if (w->st->have_resume && w->st->resume_all) {
 		snprintf(since, sizeof(since), "%llu:-1",
-		    (unsigned long long)w->st.resume.gen);
+		    (unsigned long long)w->st->resume.gen);
 		snprintf(w->path, sizeof(w->path), "%s?since=%s", w->addr.path,
 		    since);
-	} else if (w->st.have_resume) {
-		watch_id_format(&w->st.resume, since, sizeof(since));
+	} else if (w->st->have_resume) {
+		watch_id_format(&w->st->resume, since, sizeof(since));
 		snprintf(w->path, sizeof(w->path), "%s?since=%s", w->addr.path,
 		    since);
 	} else
@@ -650,71 +625,87 @@ attempt(struct watch *w)
 		lost(w, "cannot start a connection");
 }
 
+/*
+ * Is this callback about the attempt in flight?  A paused client may
+ * start again while the connection it dropped is still being torn down;
+ * that one's callbacks must not end the new attempt.  pwsi turns NULL
+ * when an attempt fails early, so NULL matches too.
+ */
+static int
+current(const struct watch_client *w, const struct lws *wsi)
+{
+	return w->wsi == NULL || w->wsi == wsi;
+}
+
 static int
 on_lws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct watch		*w = lws_context_user(lws_get_context(wsi));
+	struct watch_client	*w = lws_context_user(lws_get_context(wsi));
 	char			 id[48];
 	enum watch_action	 a;
 
 	(void)user;
 	switch (reason) {
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		lost(w, in ? (const char *)in : "connection failed");
+		if (current(w, wsi))
+			lost(w, in ? (const char *)in : "connection failed");
 		break;
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
+		if (w->stopping || !current(w, wsi))
+			return -1;	/* paused meanwhile: not wanted */
 		w->backoff_ms = BACKOFF_MIN_MS;
 		if (w->said_down && w->ever) {
-			if (w->st.have_last)
-				watch_id_format(&w->st.last, id, sizeof(id));
-			fprintf(stderr, "sloptimize watch: reconnected to %s%s%s"
-			    "\n", w->where, w->st.have_last ?
-			    ", resuming after id " : "", w->st.have_last ?
-			    id : "");
+			if (w->st->have_last)
+				watch_id_format(&w->st->last, id, sizeof(id));
+			say(w, "reconnected to %s%s%s", w->where,
+			    w->st->have_last ? ", resuming after id " : "",
+			    w->st->have_last ? id : "");
 		} else if (!w->ever)
-			fprintf(stderr, "sloptimize watch: connected to %s\n",
-			    w->where);
+			say(w, "connected to %s", w->where);
 		w->said_down = 0;
-		w->ever = 1;
+		w->ever = w->connected = 1;
 		watch_msg_reset(&w->msg);
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
+		if (w->stopping || !current(w, wsi))
+			return -1;
 		if (lws_frame_is_binary(wsi))
 			break;		/* the protocol is text only */
 		if (watch_msg_add(&w->msg, in, len) != 0) {
-			fprintf(stderr, "sloptimize watch: out of memory\n");
-			stop_soon(w, EXIT_FINDINGS);
+			say(w, "out of memory");
+			fatal_soon(w, -ENOMEM);
 			return -1;
 		}
 		if (!lws_is_final_fragment(wsi))
 			break;
 		if (w->msg.oversized) {
-			fprintf(stderr, "sloptimize watch: a message over %d "
-			    "bytes, skipped\n", WATCH_MSG_MAX);
-			w->st.bad++;
+			say(w, "a message over %d bytes, skipped",
+			    WATCH_MSG_MAX);
+			w->st->bad++;
 			watch_msg_reset(&w->msg);
 			break;
 		}
-		a = watch_consume(&w->st, w->msg.buf, w->msg.len, stdout,
-		    stderr);
+		a = watch_consume(w->st, w->msg.buf, w->msg.len, w->out,
+		    w->log ? w->log : w->quiet);
 		watch_msg_reset(&w->msg);
 		if (a == WATCH_OUT_FAILED) {
 			/* the reader went away (EPIPE): nobody to wake */
-			fprintf(stderr, "sloptimize watch: cannot write to "
-			    "stdout (%s), stopping\n", strerror(errno));
-			stop_soon(w, EXIT_FINDINGS);
+			say(w, "cannot deliver a wake (%s), stopping",
+			    strerror(errno));
+			fatal_soon(w, -EPIPE);
 			return -1;
 		}
 		if (a == WATCH_RESYNC) {
-			fprintf(stderr, "sloptimize watch: the daemon dropped "
-			    "messages for us; reconnecting to replay them\n");
+			say(w, "the daemon dropped messages for us; "
+			    "reconnecting to replay them");
 			w->resync = 1;
 			return -1;	/* closes; lost() reconnects at once */
 		}
 		break;
 	case LWS_CALLBACK_CLIENT_CLOSED:
-		lost(w, "connection closed");
+		if (current(w, wsi))
+			lost(w, "connection closed");
 		break;
 	case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
 	case LWS_CALLBACK_WSI_DESTROY:
@@ -724,7 +715,7 @@ on_lws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		 * CLIENT_CLOSED: without this the watch would wait forever.
 		 * Only the attempt in flight counts, not an older wsi going.
 		 */
-		if (w->wsi == NULL || w->wsi == wsi)
+		if (current(w, wsi))
 			lost(w, "connection closed");
 		break;
 	default:
@@ -749,24 +740,17 @@ static const lws_retry_bo_t idle_policy = {
 	.secs_since_valid_hangup = 40,
 };
 
-static int
-watch_run(struct watch *w)
+int
+watch_client_open(struct watch_client *w, uv_loop_t *loop)
 {
 	struct lws_context_creation_info	 info;
-	void					*loops[1] = { &w->loop };
-	int					 rc;
+	void					*loops[1] = { loop };
 
-	if ((rc = uv_loop_init(&w->loop)) != 0) {
-		fprintf(stderr, "sloptimize watch: %s\n", uv_strerror(rc));
-		return EXIT_FINDINGS;
-	}
-	uv_timer_init(&w->loop, &w->retry);
-	uv_signal_init(&w->loop, &w->sigint);
-	uv_signal_init(&w->loop, &w->sigterm);
-	w->retry.data = w->sigint.data = w->sigterm.data = w;
-	uv_signal_start(&w->sigint, on_signal, SIGINT);
-	uv_signal_start(&w->sigterm, on_signal, SIGTERM);
-
+	uv_timer_init(loop, &w->retry);
+	w->retry.data = w;
+	if (w->quiet == NULL && w->log == NULL &&
+	    (w->quiet = fopen("/dev/null", "w")) == NULL)
+		w->quiet = stderr;
 	lws_set_log_level(0, NULL);	/* our own messages say what matters */
 	memset(&info, 0, sizeof(info));
 	info.port = CONTEXT_PORT_NO_LISTEN;
@@ -776,33 +760,72 @@ watch_run(struct watch *w)
 	info.user = w;
 	info.pcontext = &w->lws;
 	info.retry_and_idle_policy = &idle_policy;
-	info.fd_limit_per_thread = 1 + 1 + 1;
+	info.fd_limit_per_thread = 1 + 1 + 1 + 2;	/* and one dying */
 	if ((w->lws = lws_create_context(&info)) == NULL) {
-		fprintf(stderr, "sloptimize watch: cannot start libwebsockets "
-		    "on libuv (is libwebsockets-evlib-uv installed?)\n");
+		say(w, "cannot start libwebsockets on libuv (is "
+		    "libwebsockets-evlib-uv installed?)");
 		uv_close((uv_handle_t *)&w->retry, NULL);
-		uv_close((uv_handle_t *)&w->sigint, NULL);
-		uv_close((uv_handle_t *)&w->sigterm, NULL);
-		uv_run(&w->loop, UV_RUN_DEFAULT);
-		uv_loop_close(&w->loop);
-		return EXIT_FINDINGS;
+		return -ENOTSUP;
 	}
+	w->stopping = 1;	/* until started */
+	return 0;
+}
+
+void
+watch_client_start(struct watch_client *w)
+{
+	w->stopping = 0;
+	w->resync = 0;
+	w->said_down = w->said_hint = 0;
 	w->backoff_ms = BACKOFF_MIN_MS;
-	attempt(w);
-	uv_run(&w->loop, UV_RUN_DEFAULT);
+	w->rc = 0;
+	if (!w->live)
+		attempt(w);
+}
+
+void
+watch_client_pause(struct watch_client *w)
+{
+	w->stopping = 1;
+	uv_timer_stop(&w->retry);
+	if (w->wsi != NULL)
+		/* closed on lws's next service, never under its feet */
+		lws_set_timeout(w->wsi, PENDING_TIMEOUT_CLOSE_SEND,
+		    LWS_TO_KILL_ASYNC);
+	w->wsi = NULL;
+	w->live = 0;
+	w->connected = 0;
+	watch_msg_reset(&w->msg);
+}
+
+void
+watch_client_close(struct watch_client *w)
+{
+	if (w->torn)
+		return;
+	w->torn = w->stopping = 1;
+	uv_timer_stop(&w->retry);
+	lws_context_destroy(w->lws);	/* the first of two stages */
+	uv_close((uv_handle_t *)&w->retry, NULL);
+}
+
+void
+watch_client_free(struct watch_client *w)
+{
 	/*
 	 * On a foreign loop lws_context_destroy() has two stages: the one in
-	 * stop() closes lws's handles, which the loop has now run out; this
-	 * one frees the context (pcontext has turned NULL if it already has).
+	 * watch_client_close() closes lws's handles, which the loop has run
+	 * out by now; this one frees the context (pcontext has turned NULL
+	 * if it already has).
 	 */
 	if (w->lws != NULL) {
 		lws_context_destroy(w->lws);
-		uv_run(&w->loop, UV_RUN_DEFAULT);
+		w->lws = NULL;
 	}
-	if ((rc = uv_loop_close(&w->loop)) != 0)
-		fprintf(stderr, "sloptimize watch: loop not empty at exit: %s\n",
-		    uv_strerror(rc));
-	return w->rc;
+	if (w->quiet != NULL && w->quiet != stderr)
+		fclose(w->quiet);
+	w->quiet = NULL;
+	watch_msg_free(&w->msg);
 }
 
 /* --- the verb --------------------------------------------------------- */
@@ -819,39 +842,72 @@ static const char watch_usage[] =
 "  --json         print each wake message whole, one JSON object a line\n"
 "A lost daemon is retried forever; wakes are resumed, never repeated.\n";
 
+struct watch_cmd {
+	uv_loop_t		 loop;
+	uv_signal_t		 sigint, sigterm;
+	struct watch_client	 w;
+	struct watch_state	 st;
+	int			 rc;
+};
+
+static void
+watch_cmd_stop(struct watch_cmd *c, int rc)
+{
+	c->rc = rc;
+	watch_client_close(&c->w);
+	uv_close((uv_handle_t *)&c->sigint, NULL);
+	uv_close((uv_handle_t *)&c->sigterm, NULL);
+}
+
+static void
+on_signal(uv_signal_t *s, int signum)
+{
+	(void)signum;
+	watch_cmd_stop(s->data, EXIT_OK);
+}
+
+static void
+on_fatal(struct watch_client *w, int rc)
+{
+	(void)rc;
+	watch_cmd_stop(w->data, EXIT_FINDINGS);
+}
+
 int
 verb_watch(int argc, char **argv)
 {
-	struct watch		 w;
+	struct watch_cmd	 cmd;
+	struct watch_client	*w = &cmd.w;
 	struct watch_addr	 probe;
 	const char		*project, *since = NULL;
 	char			 real[PATH_MAX];
 	struct cli_common	 c;
 	struct cli_opt		 opts[] = {
-		{ "daemon", OPT_ARG, &w.daemon_url }, { "since", OPT_ARG, &since },
+		{ "daemon", OPT_ARG, &w->daemon_url },
+		{ "since", OPT_ARG, &since },
 		{ NULL, 0, NULL }
 	};
 	int			 rc;
 
-	memset(&w, 0, sizeof(w));
+	memset(&cmd, 0, sizeof(cmd));
 	if ((rc = cli_parse(argc, argv, opts, &c, watch_usage, NULL,
 	    NULL)) >= 0)
 		return rc;
-	w.st.json = c.json;
+	cmd.st.json = c.json;
 	project = c.project;
 	if (since != NULL) {
-		if (watch_id_parse(since, strlen(since), &w.st.last) != 0) {
+		if (watch_id_parse(since, strlen(since), &cmd.st.last) != 0) {
 			fprintf(stderr, "sloptimize watch: --since takes a wake "
 			    "id, <generation>:<offset>, not '%s'\n", since);
 			return EXIT_USAGE;
 		}
-		w.st.resume = w.st.last;
-		w.st.have_last = w.st.have_resume = 1;
+		cmd.st.resume = cmd.st.last;
+		cmd.st.have_last = cmd.st.have_resume = 1;
 	}
-	if (w.daemon_url != NULL &&
-	    (rc = watch_url_parse(w.daemon_url, &probe)) != 0) {
+	if (w->daemon_url != NULL &&
+	    (rc = watch_url_parse(w->daemon_url, &probe)) != 0) {
 		fprintf(stderr, "sloptimize watch: --daemon %s: %s\n",
-		    w.daemon_url, rc == -EPROTONOSUPPORT ? "the daemon speaks "
+		    w->daemon_url, rc == -EPROTONOSUPPORT ? "the daemon speaks "
 		    "plain ws:// (TLS is not supported)" : "not a ws:// or "
 		    "http:// address");
 		return EXIT_USAGE;
@@ -861,8 +917,35 @@ verb_watch(int argc, char **argv)
 		    project, strerror(errno));
 		return EXIT_USAGE;
 	}
-	w.project = real;
-	rc = watch_run(&w);
-	watch_msg_free(&w.msg);
-	return rc;
+	w->project = real;
+	w->st = &cmd.st;
+	w->out = stdout;
+	w->log = stderr;
+	w->fatal = on_fatal;
+	w->data = &cmd;
+	if ((rc = uv_loop_init(&cmd.loop)) != 0) {
+		fprintf(stderr, "sloptimize watch: %s\n", uv_strerror(rc));
+		return EXIT_FINDINGS;
+	}
+	if (watch_client_open(w, &cmd.loop) != 0) {
+		uv_run(&cmd.loop, UV_RUN_DEFAULT);
+		uv_loop_close(&cmd.loop);
+		watch_client_free(w);
+		return EXIT_FINDINGS;
+	}
+	uv_signal_init(&cmd.loop, &cmd.sigint);
+	uv_signal_init(&cmd.loop, &cmd.sigterm);
+	cmd.sigint.data = cmd.sigterm.data = &cmd;
+	uv_signal_start(&cmd.sigint, on_signal, SIGINT);
+	uv_signal_start(&cmd.sigterm, on_signal, SIGTERM);
+	watch_client_start(w);
+	/* the loop ends by itself once a signal or a fatal error has closed
+	 * the client and our handles */
+	uv_run(&cmd.loop, UV_RUN_DEFAULT);
+	watch_client_free(w);
+	uv_run(&cmd.loop, UV_RUN_DEFAULT);
+	if ((rc = uv_loop_close(&cmd.loop)) != 0)
+		fprintf(stderr, "sloptimize watch: loop not empty at exit: %s\n",
+		    uv_strerror(rc));
+	return cmd.rc;
 }

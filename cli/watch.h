@@ -11,9 +11,15 @@
 #ifndef CLI_WATCH_H
 #define CLI_WATCH_H
 
+struct cJSON;
+struct lws;
+struct lws_context;
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <uv.h>
 
 #define WATCH_DEFAULT_PORT	7567
 #define WATCH_EVENTS_PATH	"/api/sloptimize/events"
@@ -113,6 +119,12 @@ struct watch_state {
 	uint64_t	printed, duplicates, bad;
 	uint64_t	resets;		/* the daemon's ids started over */
 	uint64_t	dropped;	/* sum of the daemon's "dropped" counts */
+	/* Deliver wakes here instead of printing them to `out`: called with
+	 * the whole message; 0 taken (it becomes `last`), > 0 not taken
+	 * (WATCH_IGNORED: `last` stays, so a resume gets it again), < 0
+	 * WATCH_OUT_FAILED. */
+	int		(*sink)(void *arg, const struct cJSON *wake);
+	void		*sink_arg;
 };
 
 /*
@@ -136,5 +148,61 @@ struct watch_state {
  */
 enum watch_action watch_consume(struct watch_state *st, const char *msg,
 	    size_t len, FILE *out, FILE *err);
+
+/*
+ * The client: the daemon's events socket on a caller's libuv loop, found
+ * through daemon.json (re-read before every attempt) or daemon_url,
+ * reconnected with backoff forever, resuming with since=, every message
+ * handed to watch_consume() with the caller's watch_state.  One context
+ * of libwebsockets each, on that loop.  `sloptimize watch` runs one for
+ * its lifetime; the MCP server's wait_for_wake starts and pauses one per
+ * call.
+ *
+ * Fill in the fields above the line, then open; start and pause as often
+ * as needed; close (the first of lws's two stages on a foreign loop),
+ * let the loop run out, then free.
+ */
+struct watch_client {
+	const char		*project;	/* absolute */
+	const char		*daemon_url;	/* or NULL: daemon.json */
+	struct watch_state	*st;		/* the caller's */
+	FILE			*out;		/* wakes, when st has no sink */
+	FILE			*log;		/* status lines, or NULL */
+	/* A fatal error (out of memory, `out` gone): called on the loop,
+	 * outside lws; the client is paused. */
+	void			(*fatal)(struct watch_client *, int rc);
+	void			*data;
+	/* ---- the client's own ---- */
+	char			 said[1600];	/* the last status line */
+	int			 connected;	/* the socket is up now */
+	int			 ever;		/* was connected once */
+	uv_timer_t		 retry;
+	struct lws_context	*lws;
+	struct lws		*wsi;
+	struct watch_msg	 msg;
+	FILE			*quiet;		/* consume's warnings, no log */
+	char			 where[1400];	/* the address tried last */
+	char			 path[1200];	/* request path + query */
+	char			 host[300];	/* Host: header */
+	struct watch_addr	 addr;
+	uint64_t		 backoff_ms;
+	int			 live;		/* an attempt is in flight */
+	int			 said_down;	/* this outage was reported */
+	int			 said_hint;
+	int			 resync;	/* reconnect at once */
+	int			 stopping;	/* no more attempts */
+	int			 torn;		/* closed */
+	int			 rc;
+};
+
+/* 0, or -ENOTSUP when libwebsockets cannot run on libuv (said). */
+int	watch_client_open(struct watch_client *w, uv_loop_t *loop);
+/* Connect (again), from w->st's resume point. */
+void	watch_client_start(struct watch_client *w);
+/* Drop the connection and stop retrying; nothing more is delivered. */
+void	watch_client_pause(struct watch_client *w);
+void	watch_client_close(struct watch_client *w);
+/* After the loop has run out following close. */
+void	watch_client_free(struct watch_client *w);
 
 #endif

@@ -20,6 +20,7 @@ main(int argc, char **argv)
 	int		rc;
 
 	signal(SIGPIPE, SIG_IGN);	/* a client gone mid-write is an EPIPE */
+	signal(SIGXFSZ, SIG_IGN);	/* a file-size limit is an EFBIG, said */
 	if ((rc = daemon_init(&d, &loop, argc, argv)) != 0)
 		return rc > 0 ? 0 : 2;	/* --help, -n: 0; bad usage: 2 */
 	if ((rc = uv_loop_init(&loop)) != 0)

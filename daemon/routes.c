@@ -262,10 +262,10 @@ issues_get(struct api *a, struct http_request *r, const struct http_args *g,
 		j->q.type = j->type;
 	}
 	if ((v = http_arg(g, "status")) != NULL) {
-		if (strcmp(v, "open") && strcmp(v, "fixed") &&
-		    strcmp(v, "regressed")) {
+		if (strcmp(v, "open") && strcmp(v, "pending") &&
+		    strcmp(v, "fixed") && strcmp(v, "regressed")) {
 			http_answer_error(r, 400, "bad_parameter",
-			    "status is open, fixed or regressed");
+			    "status is open, pending, fixed or regressed");
 			return ROUTE_ANSWERED;
 		}
 		strcpy(j->status_f, v);
@@ -376,6 +376,8 @@ write_fail(struct api_job *j, int rc, const char *invalid, const char *why)
 		job_fail(j, 503, "busy", "%s", why);
 	else if (rc == -PROJECT_ENOTREG)
 		job_fail(j, 409, "not_regular_file", "%s", why);
+	else if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
+		job_fail(j, 507, "no_space", "%s", why);
 	else	/* -ECANCELED among them: nobody is there to hear it */
 		job_fail(j, 500, "internal", "%s", why);
 }

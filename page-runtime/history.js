@@ -367,7 +367,7 @@ export class Fold {
     this.occurrencesOf = typeof occurrencesOf === 'string' && HEX8.test(occurrencesOf) ? occurrencesOf.toLowerCase() : null;
     this.occurrences = [];
     this.rows = new Map();
-    this.builds = [];            // {name, first}
+    this.builds = [];            // {name, first, heartbeats}
     this.buildIndex = new Map();
     this.hbs = [];               // {t, b, v: [p95, median, calls, triangles, programs]}
     this.hps = [];               // {t, b, ms}
@@ -383,7 +383,7 @@ export class Fold {
     let b = this.buildIndex.get(name);
     if (b === undefined) {
       b = this.builds.length;
-      this.builds.push({ name, first: at });
+      this.builds.push({ name, first: at, heartbeats: 0 });
       this.buildIndex.set(name, b);
       this.counts.builds = this.builds.length;
     }
@@ -406,6 +406,8 @@ export class Fold {
     // Builds are ordered by first appearance, whatever the time filter.
     const b = !automated || this.includeAutomated ? this.buildOf(rec.build, at) : -1;
     this.counts.folded++;
+    // a build's evidence, which a fix without an after window waits for
+    if (b >= 0 && rec.type === 'heartbeat') this.builds[b].heartbeats++;
 
     const type = rec.type;
     let fp = null;
@@ -516,12 +518,13 @@ export class Fold {
     const state = st === null || st === FIX_APPLIED ? FIX_APPLIED : st === FIX_PROPOSED ? FIX_PROPOSED : 'other';
     const id = typeof rec.id === 'string' && HEX8.test(rec.id) ? rec.id.toLowerCase()
       : fnv1a32(line !== null ? line : JSON.stringify(rec));
-    const afterBuild = isObject(rec.after) && typeof rec.after.build === 'string' && rec.after.build !== '' ? rec.after.build : null;
+    const hasAfter = isObject(rec.after);
+    const afterBuild = hasAfter && typeof rec.after.build === 'string' && rec.after.build !== '' ? rec.after.build : null;
     const fps = new Set();
     if (Array.isArray(rec.footprints)) {
       for (const f of rec.footprints) if (typeof f === 'string' && HEX8.test(f)) fps.add(f.toLowerCase());
     }
-    const fx = { rec, id, state, at, afterBuild, fps };
+    const fx = { rec, id, state, at, hasAfter, afterBuild, fps };
     this.fixes.push(fx);
     return fx;
   }
@@ -537,8 +540,22 @@ export class Fold {
     return -1;
   }
 
+  // What a fix without an after window is judged on: the first build from
+  // its fix build on that has heartbeats; -1 while it waits for one.
+  fixEvidence(fx) {
+    let b = this.fixBuild(fx);
+    if (b < 0) return -1;
+    for (; b < this.builds.length; b++) if (this.builds[b].heartbeats > 0) return b;
+    return -1;
+  }
+
+  fixPending(fx) {
+    return !fx.hasAfter && this.fixEvidence(fx) < 0;
+  }
+
   // The fix as the catalogue lists it: the record as written, with its
-  // state in `status`, its id, and `fixBuild`.
+  // state in `status`, its id, `fixBuild`, and how it is judged: `pending`
+  // and `afterSource` ("written", "fold": after measured here, or null).
   fixJson(fx) {
     const o = JSON.parse(JSON.stringify(fx.rec));
     if (fx.state !== 'other') {
@@ -550,6 +567,20 @@ export class Fold {
     delete o.fixBuild;
     const fb = this.fixBuild(fx);
     o.fixBuild = fb >= 0 ? this.builds[fb].name : fx.afterBuild;
+    const counts = fx.state === FIX_APPLIED || fx.state === FIX_MERGED;
+    delete o.pending;
+    delete o.afterSource;
+    o.pending = counts && this.fixPending(fx);
+    if (fx.hasAfter) o.afterSource = 'written';
+    else if (!counts) o.afterSource = null;
+    else {
+      const ev = this.fixEvidence(fx);
+      const hbs = ev >= 0 ? this.hbs.filter((s) => s.b === ev) : [];
+      const hps = ev >= 0 ? this.hps.filter((s) => s.b === ev) : [];
+      delete o.after;
+      o.after = hbs.length + hps.length > 0 ? this.windowJson(hbs, hps, this.builds[ev].name, null, null) : null;
+      o.afterSource = o.after ? 'fold' : null;
+    }
     return o;
   }
 
@@ -564,6 +595,7 @@ export class Fold {
     const fb = this.fixBuild(best);
     if (fb >= 0 && row.maxBuild >= 0 && row.maxBuild >= fb) return 'regressed';
     if (best.at !== null && row.lastUnbuilt !== null && row.lastUnbuilt > best.at) return 'regressed';
+    if (this.fixPending(best)) return 'pending';
     return 'fixed';
   }
 

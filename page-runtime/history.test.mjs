@@ -236,9 +236,14 @@ test('the same catalogue, timeline and windows as the C fold on a generated ledg
     const rec = cli(['fix', '--title', 'check windows', '--before', builds[1], '--after', `${from}..${to}`, '--json', '--project', dir]);
     assert.deepStrictEqual(json(measureWindow(perf.records, builds[1])), json(rec.before));
     assert.deepStrictEqual(json(measureWindow(perf.records, `${from}..${to}`)), json(rec.after));
+    // without --after: before is the latest build (the one that ran the
+    // old code), after is null until a build after the fix has run
     const dflt = cli(['fix', '--title', 'defaults', '--json', '--project', dir]);
-    assert.deepStrictEqual(json(measureWindow(perf.records, '', { after: false })), json(dflt.before));
-    assert.deepStrictEqual(json(measureWindow(perf.records)), json(dflt.after));
+    assert.deepStrictEqual(json(measureWindow(perf.records)), json(dflt.before));
+    assert.equal(dflt.after, null);
+    const given = cli(['fix', '--title', 'after given', '--after', builds.at(-1), '--json', '--project', dir]);
+    assert.deepStrictEqual(json(measureWindow(perf.records, '', { after: false })), json(given.before));
+    assert.deepStrictEqual(json(measureWindow(perf.records)), json(given.after));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

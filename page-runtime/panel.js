@@ -361,6 +361,8 @@ button.row[aria-expanded="true"] { background: #1a2029; }
 .badge { display: inline-block; font-size: 11px; padding: 0 7px; border-radius: 9px; font-weight: 600; text-transform: uppercase; letter-spacing: .03em; }
 .badge.open { background: #3b2e0a; color: #e3b341; }
 .badge.fixed { background: #0f2d1a; color: #56d364; }
+.badge.pending { background: #1f2a37; color: #a5d6ff; }
+.waiting { color: #a5d6ff; }
 .badge.regressed { background: #3d1214; color: #ff7b72; }
 .badge.applied, .badge.merged { background: #0f2d1a; color: #56d364; }
 .badge.proposed { background: #102a4c; color: #79c0ff; }
@@ -1372,7 +1374,7 @@ class Panel {
       html += '<h3>Fixes applied</h3>';
       for (const f of fixes) html += this.fixLineHtml(f);
     } else {
-      html += `<h3>No fix yet</h3><p class="occ">When it is fixed, this records it, with the previous build and the latest one measured as before and after:</p>
+      html += `<h3>No fix yet</h3><p class="occ">When it is fixed, this records it, with the build that ran before the change as its before window; it stays pending until a build after it has run, which the fold then measures as after:</p>
         <div class="cmd"><code data-fix-command>${esc(fixCmd)}</code><button type="button" data-action="copy-text" data-text="${esc(fixCmd)}" data-fk="copy-cmd-${esc(r.id)}">Copy</button><span class="copied" data-copied></span></div>`;
     }
     if (props.length) {
@@ -1390,8 +1392,10 @@ class Panel {
   fixLineHtml(f) {
     const b = f.before && typeof f.before === 'object' ? f.before : null;
     const a = f.after && typeof f.after === 'object' ? f.after : null;
-    const was = b || a ? `p95 ${esc(fmtNum(b ? b.p95Ms : null, 'ms'))} → ${esc(fmtNum(a ? a.p95Ms : null, 'ms'))} ${deltaHtml(b ? b.p95Ms : null, a ? a.p95Ms : null, 'ms')}` : '<span class="dim">no measured windows</span>';
-    return `<div class="fixline" data-fix="${esc(f.id)}">${statusBadge(f.status)} <strong>${esc(f.title || f.id)}</strong> · ${esc(fmtTime(f.at))}${f.commit ? ` · <code>${esc(f.commit)}</code>` : ''}${f.fixBuild ? ` · judged on ${esc(f.fixBuild)}` : ''}<br>${was}</div>`;
+    const waiting = f.pending === true;
+    const was = waiting ? `<span class="waiting" data-waiting>waiting for a build after this fix</span>${b ? ` · before: p95 ${esc(fmtNum(b.p95Ms, 'ms'))} on ${esc(b.build || fmtTime(b.from))}` : ''}`
+      : b || a ? `p95 ${esc(fmtNum(b ? b.p95Ms : null, 'ms'))} → ${esc(fmtNum(a ? a.p95Ms : null, 'ms'))} ${deltaHtml(b ? b.p95Ms : null, a ? a.p95Ms : null, 'ms')}` : '<span class="dim">no measured windows</span>';
+    return `<div class="fixline" data-fix="${esc(f.id)}">${statusBadge(f.status)} <strong>${esc(f.title || f.id)}</strong> · ${esc(fmtTime(f.at))}${f.commit ? ` · <code>${esc(f.commit)}</code>` : ''}${f.fixBuild && !waiting ? ` · judged on ${esc(f.fixBuild)}` : ''}<br>${was}</div>`;
   }
 
   async toggleRow(id) {
@@ -1578,7 +1582,7 @@ class Panel {
     if (this.errors.fixes) html += `<p class="occ">Fixes come from the catalogue only (${esc(this.errors.fixes)}).</p>`;
     const list = fx ? fx.list.slice() : [];
     if (list.length === 0) {
-      return `${html}<p class="empty">No fix recorded yet. <code>sloptimize fix --footprints &lt;id&gt; --title "…"</code> records one with measured before/after windows; <code>sloptimize fix propose …</code> records a proposal you can merge or reject here.</p>`;
+      return `${html}<p class="empty">No fix recorded yet. <code>sloptimize fix --footprints &lt;id&gt; --title "…"</code> records one: its before window is the build that ran, its after window is measured once a build after it has run; <code>sloptimize fix propose …</code> records a proposal you can merge or reject here.</p>`;
     }
     list.sort((a, b) => (parseIso(b.at) ?? -Infinity) - (parseIso(a.at) ?? -Infinity));
     html += '<div class="cards" data-cards>';
@@ -1596,6 +1600,14 @@ class Panel {
     }).join('');
     const fps = Array.isArray(f.footprints) ? f.footprints : [];
     const proposed = f.status === 'proposed';
+    if (f.pending === true) {
+      return `<article class="card" data-card="${esc(f.id)}" data-status="${esc(f.status)}" data-pending>
+      <div class="head"><span class="title">${esc(f.title || '(untitled)')}</span>${statusBadge('pending')}</div>
+      <div class="meta">${esc(fmtTime(f.at))}${f.commit ? ` · commit <code>${esc(f.commit)}</code>` : ''} · <code>${esc(f.id)}</code>${fps.length ? ' · ' + fps.map((id) => `<button type="button" class="fp" data-action="goto-issue" data-id="${esc(id)}" data-fk="card-fp-${esc(f.id)}-${esc(id)}">${esc(id)}</button>`).join(' ') : ''}</div>
+      <div class="was waiting" data-waiting>waiting for a build after this fix</div>
+      <div class="meta">before ${esc(b ? b.build || `${fmtTime(b.from)}…` : '—')}${b ? ` · p95 ${esc(fmtNum(b.p95Ms, 'ms'))}` : ''} · after: not measured yet — the build that ran when it was recorded is the old code</div>
+    </article>`;
+    }
     return `<article class="card" data-card="${esc(f.id)}" data-status="${esc(f.status)}">
       <div class="head"><span class="title">${esc(f.title || '(untitled)')}</span>${statusBadge(f.status)}</div>
       <div class="meta">${esc(fmtTime(f.at))}${f.commit ? ` · commit <code>${esc(f.commit)}</code>` : ''} · <code>${esc(f.id)}</code>${fps.length ? ' · ' + fps.map((id) => `<button type="button" class="fp" data-action="goto-issue" data-id="${esc(id)}" data-fk="card-fp-${esc(f.id)}-${esc(id)}">${esc(id)}</button>`).join(' ') : ''}</div>

@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -151,23 +152,41 @@ lock_wait(int fd, const struct project_write *w)
 	}
 }
 
-/* write(2) exactly once: a short write is an error (and is undone). */
+/*
+ * write(2) exactly once: a short write is an error, and is undone.  A
+ * nearly full disk takes part of a write and says nothing more (the call
+ * "succeeds" short), so the rest is offered once more only to learn the
+ * real cause — ENOSPC, EDQUOT, EFBIG — which is what the user needs to
+ * read, not a made-up "Input/output error".  If that second write does
+ * go through (space was freed in between) and nobody wrote in between,
+ * the record is whole and stays.
+ */
 static int
 write_once(int fd, const char *buf, size_t len, off_t size)
 {
-	ssize_t	n;
-	struct stat st;
+	ssize_t		n, m;
+	struct stat	st;
+	int		rc;
 
 	do
 		n = write(fd, buf, len);
 	while (n == -1 && errno == EINTR);
 	if (n == (ssize_t)len)
 		return 0;
-	/* a torn tail must not glue itself to the next record: cut it off
-	 * if nobody wrote after it */
-	if (n > 0 && fstat(fd, &st) == 0 && st.st_size == size + n)
+	if (n <= 0)
+		return n == -1 ? -errno : -EIO;
+	if (fstat(fd, &st) == -1 || st.st_size != size + n)
+		return -EIO;	/* another writer came after: cannot undo */
+	do
+		m = write(fd, buf + n, len - (size_t)n);
+	while (m == -1 && errno == EINTR);
+	if (m == (ssize_t)(len - (size_t)n))
+		return 0;
+	rc = m == -1 ? -errno : -ENOSPC;
+	/* a torn tail must not glue itself to the next record */
+	if (fstat(fd, &st) == 0 && st.st_size == size + n + (m > 0 ? m : 0))
 		(void)ftruncate(fd, size);
-	return n == -1 ? -errno : -EIO;
+	return rc;
 }
 
 /*
@@ -223,11 +242,13 @@ append_lines(const char *project, const char *name, const char *buf,
 	}
 	if ((rc = write_once(fd, nl ? nl : buf, len + (nl != NULL),
 	    st.st_size)) != 0) {
-		say(why, cap, rc, "short write to %s", name);
+		say(why, cap, rc, "cannot write %s: %s (nothing of it was "
+		    "kept)", name, strerror(-rc));
 		goto out;
 	}
 	if (fsync(fd) == -1)
-		rc = say(why, cap, -errno, "fsync of %s failed", name);
+		rc = say(why, cap, -errno, "fsync of %s failed: %s", name,
+		    strerror(errno));
 out:
 	free(nl);
 	close(fd);		/* and the lock with it */
@@ -363,6 +384,118 @@ blame_member(const cJSON *rec, const char *fallback, char *why, size_t cap)
 	    "%s", fallback);
 }
 
+/* Edit distance of two short strings (Levenshtein), for typos. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t	la = strlen(a), lb = strlen(b), i, j, prev, cur, d[16];
+
+	if (la > 15 || lb > 15)
+		return la > lb ? la : lb;
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			cur = d[j];
+			d[j] = (size_t)(tolower((unsigned char)a[i - 1]) ==
+			    tolower((unsigned char)b[j - 1]) ? prev : prev + 1);
+			if (cur + 1 < d[j])
+				d[j] = cur + 1;
+			if (d[j - 1] + 1 < d[j])
+				d[j] = d[j - 1] + 1;
+			prev = cur;
+		}
+	}
+	return d[lb];
+}
+
+#define NEAREST	3
+
+void
+project_footprints_nearest(struct ledger *l, const char *id, char *out,
+    size_t cap)
+{
+	cJSON		*doc = ledger_issues_json(l, NULL, 0), *row;
+	const char	*best[NEAREST] = { NULL };
+	size_t		 dist[NEAREST], i, k, o = 0;
+
+	*out = '\0';
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(doc, "issues")) {
+		const char	*r = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(row, "id"));
+		size_t		 dd;
+
+		if (r == NULL)
+			continue;
+		dd = edit_distance(id, r);
+		for (k = 0; k < NEAREST; k++)
+			if (best[k] == NULL || dd < dist[k])
+				break;
+		if (k == NEAREST)
+			continue;
+		for (i = NEAREST - 1; i > k; i--) {
+			best[i] = best[i - 1];
+			dist[i] = dist[i - 1];
+		}
+		best[k] = r;
+		dist[k] = dd;
+	}
+	for (k = 0; k < NEAREST && best[k] != NULL && o < cap; k++)
+		o += (size_t)snprintf(out + o, cap - o, "%s%s", k ? ", " : "",
+		    best[k]);
+	cJSON_Delete(doc);
+}
+
+/*
+ * Every footprint a fix names must be one the ledger has seen (any
+ * record of perf.jsonl, robots' too): a typo would otherwise be recorded
+ * as a fix of nothing and never judged.  `force` skips the check.
+ * 0, or -EINVAL with why naming the first unknown id and the nearest
+ * known ones.
+ */
+static int
+footprints_known(const char *project, const cJSON *rec, char *why,
+    size_t cap)
+{
+	const cJSON			*fps, *it;
+	struct ledger_opts		 o = { LEDGER_NO_TIME, LEDGER_NO_TIME,
+					    1, 0, NULL };
+	struct ledger			*l = NULL;
+	struct project_fold_info	 fi;
+	const char			*unknown = NULL;
+	char				 near[64];
+	int				 rc, nunknown = 0;
+
+	fps = cJSON_GetObjectItemCaseSensitive(rec, "footprints");
+	if (cJSON_GetArraySize(fps) == 0)
+		return 0;
+	rc = project_fold(project, &o, &l, &fi);
+	if (rc == -ENOENT)
+		return say(why, cap, -EINVAL, "there is no ledger yet (%s): no "
+		    "footprint is known; is the project right? (force records "
+		    "it anyway)", PROJECT_DIR "/perf.jsonl");
+	if (rc != 0)
+		return say(why, cap, rc, "cannot read the ledger to check the "
+		    "footprints: %s", project_strerror(rc));
+	cJSON_ArrayForEach(it, fps)
+		if (ledger_status_of(l, it->valuestring) == NULL) {
+			if (unknown == NULL)
+				unknown = it->valuestring;
+			nunknown++;
+		}
+	if (unknown != NULL) {
+		project_footprints_nearest(l, unknown, near, sizeof(near));
+		rc = say(why, cap, -EINVAL, "footprint %s%s is in no record of "
+		    "the ledger; %s%s (force records it anyway)", unknown,
+		    nunknown > 1 ? " (and others)" : "", *near ? "nearest "
+		    "known: " : "the ledger has no footprint yet", near);
+	}
+	ledger_destroy(l);
+	return rc;
+}
+
 int
 project_fix_append(const char *project, cJSON *rec,
     const struct project_write *w, char *why, size_t cap)
@@ -370,9 +503,19 @@ project_fix_append(const char *project, cJSON *rec,
 	char		 id[9], iso[32], *line, reason[PROJECT_WHY_MAX];
 	struct timespec	 ts;
 	size_t		 len;
-	int		 rc;
+	int		 rc, force = 0;
+	const cJSON	*fo;
 
 	if ((rc = fix_check(rec, why, cap)) != 0)
+		return rc;
+	/* `force` is an instruction to us, not part of the record */
+	if ((fo = cJSON_GetObjectItemCaseSensitive(rec, "force")) != NULL) {
+		if (!cJSON_IsBool(fo))
+			return say(why, cap, -EINVAL, "force is true or false");
+		force = cJSON_IsTrue(fo);
+		cJSON_DeleteItemFromObjectCaseSensitive(rec, "force");
+	}
+	if (!force && (rc = footprints_known(project, rec, why, cap)) != 0)
 		return rc;
 	/* fill in what the writer may leave to us */
 	cJSON_DeleteItemFromObjectCaseSensitive(rec, "type");

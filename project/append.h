@@ -55,14 +55,28 @@ int	project_record_check(const char *text, size_t n, char *why,
 /*
  * Validate a fix record and append it to <project>/.sloptimize/fixes.jsonl
  * as one line.  Fills in `type`, `id` (8 random hex digits) and `at` when
- * missing and normalises `status`.  w may be NULL.  Returns 0, or a
+ * missing and normalises `status`.  Every id in `footprints` must be one
+ * that a record of perf.jsonl carries (the project is folded to check):
+ * a fix naming an unknown one is refused with the nearest known ids in
+ * why, unless the record has `"force": true` (a boolean, taken out of the
+ * record before it is written).  w may be NULL.  Returns 0, or a
  * negative errno with why[cap] set: -EINVAL for a record that is not a
- * valid fix, -ECANCELED when w->gone was set (nothing written),
+ * valid fix or names an unknown footprint, -ECANCELED when w->gone was
+ * set (nothing written),
  * -ETIMEDOUT when the lock stayed taken, -PROJECT_ENOTREG when
  * fixes.jsonl is not a regular file.
  */
 int	project_fix_append(const char *project, cJSON *rec,
 	    const struct project_write *w, char *why, size_t cap);
+
+struct ledger;
+/*
+ * The catalogue ids nearest to `id` (edit distance: fewest first, then the
+ * most frequent), at most three, as "a, b, c" in out ("" if the catalogue
+ * is empty): what a refusal of an unknown footprint names.
+ */
+void	project_footprints_nearest(struct ledger *l, const char *id,
+	    char *out, size_t cap);
 
 /* What project_records_append did with a batch. */
 #define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */

@@ -55,7 +55,8 @@ team_sql(enum team_q which, const char *table, const struct team_query *q)
 		/* Build order ignores the time filters, as in the fold, so
 		 * "older than the fix's build" means one thing. */
 		n = snprintf(out, cap,
-		    "SELECT build, min(" ORD ") AS o FROM %s FINAL "
+		    "SELECT build, min(" ORD ") AS o, "
+		    "countIf(type = 'heartbeat') AS heartbeats FROM %s FINAL "
 		    "WHERE stream = 'perf' AND build != ''%s "
 		    "GROUP BY build ORDER BY o FORMAT JSONEachRow", table,
 		    q->include_automated ? "" : " AND automated = 0");
@@ -255,9 +256,11 @@ on_build(void *arg, cJSON *o)
 	}
 	f->order[f->norder++].index = (size_t)f->builds;
 	f->builds++;
-	/* a type no fold knows: it only makes the build exist, in order,
-	 * with the `at` of its first record */
-	cJSON_AddStringToObject(rec, "type", "sloptimize-team-build");
+	/* it makes the build exist, in order, with the `at` of its first
+	 * record; a heartbeat when the build has any, because a fix without
+	 * an after window waits for a build with heartbeats (pending) */
+	cJSON_AddStringToObject(rec, "type", num(o, "heartbeats") > 0 ?
+	    "heartbeat" : "sloptimize-team-build");
 	cJSON_AddStringToObject(rec, "build", str(o, "build"));
 	if (cJSON_GetArraySize(ord) >= 2 &&
 	    cJSON_GetArrayItem(ord, 0)->valuedouble == 1)
@@ -447,6 +450,24 @@ patch(cJSON *row, const cJSON *a, int64_t now_ms)
 	put(row, "machines", cJSON_CreateNumber(num(a, "machines")));
 }
 
+/*
+ * The fold measures the after window of a fix recorded without one on
+ * the first build after it with heartbeats; the synthetic heartbeats
+ * here carry no numbers, so such a window would be empty: the team
+ * catalogue shows none (each machine's daemon shows its own).  Status
+ * and `pending` need only whether the build has heartbeats, which the
+ * synthetic ones say.
+ */
+static void
+unmeasured(cJSON *row)
+{
+	cJSON	*fx;
+
+	cJSON_ArrayForEach(fx, cJSON_GetObjectItemCaseSensitive(row, "fixes"))
+		if (strcmp(str(fx, "afterSource"), "fold") == 0)
+			put(fx, "after", NULL);
+}
+
 static int
 on_counts(void *arg, cJSON *o)
 {
@@ -494,6 +515,7 @@ team_catalogue(const char *const ans[TEAM_NQ], const struct team_query *q,
 		    trow_by_id)) == NULL)
 			continue;
 		patch(row, t->agg, now_ms);
+		unmeasured(row);
 		t->out = row;
 	}
 	/* filter, order and cut like ledger_issues_json */

@@ -329,7 +329,9 @@ test('CORS: preflight for allowed origins, 403 for others', async () => {
 test('writes: a cross-origin POST appends nothing; the token lets a non-browser client write', async () => {
   const p = project();
   const d = await start(p);
-  const fix = JSON.stringify({ title: 'instanced the rocks', footprints: ['81e5eb9b'] });
+  // force: this project's ledger has never seen 81e5eb9b (a write's
+  // permission is what is tested here, not the footprint rule)
+  const fix = JSON.stringify({ title: 'instanced the rocks', footprints: ['81e5eb9b'], force: true });
   try {
     const json = { 'Content-Type': 'application/json' };
     // a hostile page: simple request (text/plain), and a JSON one
@@ -603,7 +605,7 @@ test('concurrent POST /records and `sloptimize fix` writers never interleave; a 
       type: 'heartbeat', at: at(b * PER + i), batch: b, seq: i, pad: 'y'.repeat(200 + ((b * 37 + i) % 300)),
     })))));
     const fixers = Array.from({ length: FIXERS }, (_, i) => new Promise((resolve) => {
-      const c = spawn(CLI, ['fix', '--project', p, '--title', `writer ${i} ${'z'.repeat(300)}`, '--footprints', '81e5eb9b']);
+      const c = spawn(CLI, ['fix', '--project', p, '--title', `writer ${i} ${'z'.repeat(300)}`, '--footprints', '81e5eb9b', '--force']);
       c.on('exit', resolve);
     }));
     const answers = await Promise.all(posts);
@@ -639,7 +641,7 @@ test('concurrent POST /records and `sloptimize fix` writers never interleave; a 
   }
 });
 
-test('a fix posted through the API decides the issue: fixed, then regressed', async () => {
+test('a fix posted through the API decides the issue: pending, fixed after a clean build, then regressed', async () => {
   const p = project();
   appendFromProcess(perfPath(p), sameCause(150, 'v1') + '\n' + sameCause(160, 'v1') + '\n');
   const d = await start(p);
@@ -657,8 +659,16 @@ test('a fix posted through the API decides the issue: fixed, then regressed', as
     // merged: now it is a fix
     const merge = await req(d, `${API}/fixes`, { method: 'POST', headers: origin, body: JSON.stringify({ status: 'merged', ref: prop.json.id }) });
     assert.equal(merge.status, 201, merge.text);
+    // no build after the merge has run yet: pending, not fixed
+    await waitFor(async () => (await d.get(`${API}/issues?status=pending`)).issues.length === 1, { what: 'pending' });
+    assert.equal(valid('issues.json', await d.get(`${API}/issues`)).issues[0].fixes[0].pending, true);
+    // a clean new build runs: fixed, its after window measured by the fold
+    appendFromProcess(perfPath(p), JSON.stringify({ type: 'heartbeat', at: new Date(Date.now() + 1000).toISOString(), build: 'v2',
+      frame: { medianMs: 8, p95Ms: 15 } }) + '\n');
     await waitFor(async () => (await d.get(`${API}/issues?status=fixed`)).issues.length === 1, { what: 'fixed' });
-    // a new build shows it again
+    const judged = (await d.get(`${API}/issues`)).issues[0].fixes[0];
+    assert.deepEqual([judged.fixBuild, judged.afterSource, judged.after.build, judged.after.p95Ms], ['v2', 'fold', 'v2', 15]);
+    // the cause in the new build shows it again
     appendFromProcess(perfPath(p), sameCause(170, 'v2') + '\n');
     await waitFor(async () => (await d.get(`${API}/issues`)).issues[0].status === 'regressed', { what: 'regressed' });
     const one = valid('issue.json', await d.get(`${API}/issues/${row.id}`));

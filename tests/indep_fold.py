@@ -248,6 +248,7 @@ def fold(ledger_dir, now_ms=None, include_automated=False):
                   malformedFootprints=0, rows=0, builds=0)
     rows, order = {}, []
     build_first_at, builds = {}, []      # global build order, first record's at
+    heartbeats = {}                      # build -> heartbeats: its evidence
     for offset, raw, rec in read_records(perf):
         counts["lines"] += 1
         if rec is BLANK:
@@ -263,6 +264,8 @@ def fold(ledger_dir, now_ms=None, include_automated=False):
         if build is not None and build not in build_first_at:
             build_first_at[build] = at
             builds.append(build)
+        if build is not None and rec.get("type") == "heartbeat":
+            heartbeats[build] = heartbeats.get(build, 0) + 1
         if rec.get("type") not in ("hitch", "usermark", "jitter") and "footprint" not in rec:
             continue
         fid, key, malformed = footprint_of(rec)
@@ -331,6 +334,10 @@ def fold(ledger_dir, now_ms=None, include_automated=False):
                     break
         fix["fixBuild"] = fb
         fix["_at"] = fat
+        # without an after window the fix waits for a build from its fix
+        # build on to have run (heartbeats); a written window is taken as is
+        fix["_pending"] = not isinstance(after, dict) and not (
+            fb in builds and any(heartbeats.get(b) for b in builds[builds.index(fb):]))
 
     bindex = {b: i for i, b in enumerate(builds)}
     for fid, row in rows.items():
@@ -352,7 +359,7 @@ def fold(ledger_dir, now_ms=None, include_automated=False):
                         regressed = True
                 elif fb is not None and build in bindex and fb in bindex and bindex[build] >= bindex[fb]:
                     regressed = True
-            row["status"] = "regressed" if regressed else "fixed"
+            row["status"] = "regressed" if regressed else "pending" if latest["_pending"] else "fixed"
         row["lastAgoMs"] = None if row["last"] is None or now_ms is None else now_ms - row["last"]
     order.sort(key=lambda i: (-rows[i]["count"], -(rows[i]["last"] if rows[i]["last"] is not None else -2**62)))
     return counts, rows, order

@@ -163,9 +163,14 @@ before(async () => {
   main.base = main.daemon.base;
   const issues = await api(main.base, '/api/sloptimize/issues');
   main.top = issues.issues[0];
-  // an applied fix and a proposal with measured windows (the CLI measures them)
+  // an applied fix judged on windows given (the CLI measures them), one
+  // recorded the README's way (pending: no build after it has run), and
+  // a proposal
+  const builds = JSON.parse(sh(CLI, ['history', '--json', '--project', m.project])).builds.map((w) => w.build);
   sh(CLI, ['fix', '--footprints', issues.issues[1].id, '--title', 'pool the hull materials', '--commit', 'abc1234',
-    '--issue', 'shader compile on spawn', '--solution', 'warm the programs at load', '--project', m.project]);
+    '--issue', 'shader compile on spawn', '--solution', 'warm the programs at load',
+    '--before', builds.at(-2), '--after', builds.at(-1), '--project', m.project]);
+  sh(CLI, ['fix', '--footprints', issues.issues[3].id, '--title', 'spread the spawns', '--project', m.project]);
   const prop = JSON.parse(sh(CLI, ['fix', 'propose', '--footprints', main.top.id, '--title', 'instance the rocks',
     '--json', '--project', m.project]));
   main.proposal = prop.id;
@@ -407,6 +412,11 @@ test('Optimizations: strips on one axis, gaps drawn as gaps, the spike at the ce
       assert.equal(d[0], dir, `a delta is coloured by its direction: ${d}`);
     }
     assert.equal(await applied.locator('.spark svg').count(), 2, 'before and after sparklines');
+    // the fix recorded the README's way waits for a build after it: no delta
+    const waiting = page.locator('[data-card]', { hasText: 'spread the spawns' });
+    assert.equal(await waiting.locator('[data-waiting]').textContent(), 'waiting for a build after this fix');
+    assert.equal(await waiting.locator('.delta').count(), 0, 'a pending fix shows no delta');
+    assert.equal(await waiting.locator('.badge').first().textContent(), 'pending');
     await page.mouse.move(box.x + box.width * 0.3, box.y + 20);
     await shot(page, 'panel-optimizations');
     assert.deepEqual(page.problems, []);

@@ -237,9 +237,9 @@ main(int argc, char **argv)
 	char			 perf[PATH_MAX], fixes[PATH_MAX], cursor[PATH_MAX];
 	char			 err[512];
 	struct tailer_cbs	 pc = { perf_line, perf_long, perf_reset, NULL,
-				    &d };
+				    &d, log_cb };
 	struct tailer_cbs	 fc = { fix_line, fix_long, fix_reset, NULL,
-				    &d };
+				    &d, log_cb };
 	int			 i, rc;
 
 	memset(&d, 0, sizeof(d));

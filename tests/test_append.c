@@ -256,9 +256,42 @@ append_fix_filled_in_and_checked(void **state)
 	cJSON		*rec = cJSON_Parse("{\"title\":\"instanced the rocks\","
 			    "\"footprints\":[\"81e5eb9b\"]}"), *back;
 
+	/* no ledger yet: no footprint is known, nothing is written */
+	assert_int_equal(project_fix_append(fx->root, rec, NULL, why,
+	    sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "there is no ledger yet"));
+	assert_int_equal(access(fx->fixes, F_OK), -1);
+	{
+		char	dir[PATH_MAX + 32];
+
+		snprintf(dir, sizeof(dir), "%s/.sloptimize", fx->root);
+		assert_int_equal(mkdir(dir, 0755), 0);
+	}
+	put(fx->perf, "{\"type\":\"hitch\",\"at\":\"2026-09-01T09:00:00Z\","
+	    "\"frameMs\":150,\"footprint\":{\"v\":1,\"id\":\"81e5eb9b\","
+	    "\"key\":\"k\"}}\n");
+	/* a typo of it: refused, the known one named */
+	cJSON_ReplaceItemInObject(rec, "footprints",
+	    cJSON_CreateStringArray((const char *[]){ "81e5eb9c" }, 1));
+	assert_int_equal(project_fix_append(fx->root, rec, NULL, why,
+	    sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "footprint 81e5eb9c is in no record of "
+	    "the ledger; nearest known: 81e5eb9b"));
+	assert_int_equal(access(fx->fixes, F_OK), -1);
+	/* force must be a boolean, and is not written */
+	cJSON_AddStringToObject(rec, "force", "yes");
+	assert_int_equal(project_fix_append(fx->root, rec, NULL, why,
+	    sizeof(why)), -EINVAL);
+	assert_string_equal(why, "force is true or false");
+	cJSON_ReplaceItemInObject(rec, "footprints",
+	    cJSON_CreateStringArray((const char *[]){ "81e5eb9b" }, 1));
+	cJSON_ReplaceItemInObject(rec, "force", cJSON_CreateFalse());
+
 	assert_int_equal(project_fix_append(fx->root, rec, NULL, why,
 	    sizeof(why)), 0);
+	assert_null(cJSON_GetObjectItem(rec, "force"));
 	got = slurp(fx->fixes);
+	assert_null(strstr(got, "force"));
 	assert_non_null(strchr(got, '\n'));
 	assert_int_equal(strchr(got, '\n')[1], '\0');
 	assert_int_equal(project_record_check(got, strlen(got) - 1, why,

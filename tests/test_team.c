@@ -18,8 +18,12 @@
 #include "sink/team.h"
 
 static const char BUILDS[] =
-    "{\"build\":\"b1\",\"o\":[1,1000,\"m\",\"p\",1,0]}\n"
-    "{\"build\":\"b2\",\"o\":[1,5000,\"m\",\"p\",1,100]}\n";
+    "{\"build\":\"b1\",\"o\":[1,1000,\"m\",\"p\",1,0],\"heartbeats\":3}\n"
+    "{\"build\":\"b2\",\"o\":[1,5000,\"m\",\"p\",1,100],\"heartbeats\":2}\n";
+/* the same builds, the fix's build never run with heartbeats */
+static const char BUILDS_NO_HB[] =
+    "{\"build\":\"b1\",\"o\":[1,1000,\"m\",\"p\",1,0],\"heartbeats\":3}\n"
+    "{\"build\":\"b2\",\"o\":[1,5000,\"m\",\"p\",1,100],\"heartbeats\":0}\n";
 static const char FIXES[] =
     "{\"record\":\"{\\\"type\\\":\\\"fix\\\",\\\"id\\\":\\\"aaaaaaaa\\\","
     "\\\"at\\\":\\\"1970-01-01T00:00:03.000Z\\\",\\\"title\\\":\\\"t\\\","
@@ -103,6 +107,34 @@ team_status_by_the_fold(void **state)
 	assert_string_equal(s(fx, "fixBuild"), "b2");
 	/* a row ClickHouse could not have had from the sink is no row */
 	assert_null(row(cat, "not-hex"));
+	cJSON_Delete(cat);
+}
+
+/* A fix without an after window waits for a build with heartbeats. */
+static void
+team_pending_until_measured(void **state)
+{
+	const char	*ans[TEAM_NQ] = { BUILDS_NO_HB, ROWS, FIXES, COUNTS };
+	char		 err[256];
+	cJSON		*cat = team_catalogue(ans, &ALL, 10000, err, sizeof(err));
+	const cJSON	*fx;
+
+	(void)state;
+	assert_non_null(cat);
+	assert_string_equal(s(row(cat, "00000001"), "status"), "pending");
+	assert_string_equal(s(row(cat, "00000002"), "status"), "regressed");
+	fx = cJSON_GetArrayItem(cJSON_GetObjectItem(row(cat, "00000001"),
+	    "fixes"), 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(fx, "pending")));
+	cJSON_Delete(cat);
+	/* the fix's build ran with heartbeats: fixed */
+	cat = catalogue(&ALL);
+	fx = cJSON_GetArrayItem(cJSON_GetObjectItem(row(cat, "00000001"),
+	    "fixes"), 0);
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(fx, "pending")));
+	/* no window measured from synthetic heartbeats: none is shown */
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(fx, "after")));
+	assert_null(s(fx, "afterSource"));
 	cJSON_Delete(cat);
 }
 
@@ -216,6 +248,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(team_status_by_the_fold),
+		cmocka_unit_test(team_pending_until_measured),
 		cmocka_unit_test(team_aggregates_carried_over),
 		cmocka_unit_test(team_order_filters_limit),
 		cmocka_unit_test(team_sql_reads_deduplicated),

@@ -1,0 +1,23 @@
+/*
+ * daemon_get — one blocking GET to the daemon serving a project (see
+ * daemon_get.c for why blocking is right here).
+ */
+#ifndef CLI_DAEMON_GET_H
+#define CLI_DAEMON_GET_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/*
+ * GET `path` (e.g. "/api/sloptimize/status") from the daemon that serves
+ * `project_abs` (found through its daemon.json), within timeout_ms for
+ * the whole exchange.  0 with *out the parsed JSON answer (the caller
+ * frees it); or -ENOENT (no daemon serves the project), -ETIMEDOUT,
+ * -ECONNREFUSED, -EPROTO (not a 200 JSON answer) or another -errno, with
+ * `why` a sentence for the user.
+ */
+int	cli_daemon_get(const char *project_abs, const char *path,
+	    int timeout_ms, cJSON **out, char *why, size_t cap);
+
+#endif
