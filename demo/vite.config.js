@@ -1,0 +1,12 @@
+// The demo's dev server: one line wires sloptimize in (page-runtime/vite.js).
+// SLOPTIMIZE_DAEMON names the daemon to proxy to (tests/demo.sh and the
+// browser tests set it; the default is the daemon's default address).
+import { defineConfig } from 'vite';
+import sloptimize from '../page-runtime/vite.js';
+
+export default defineConfig({
+  plugins: [sloptimize({ daemon: process.env.SLOPTIMIZE_DAEMON || 'http://127.0.0.1:7567', build: process.env.SLOPTIMIZE_BUILD_ID || 'demo-1' })],
+  server: { host: '127.0.0.1', strictPort: false },
+  clearScreen: false,
+  logLevel: process.env.SLOPTIMIZE_VITE_LOG || 'info',
+});
