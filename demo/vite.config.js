@@ -7,6 +7,7 @@ import sloptimize from '../page-runtime/vite.js';
 export default defineConfig({
   plugins: [sloptimize({ daemon: process.env.SLOPTIMIZE_DAEMON || 'http://127.0.0.1:7567', build: process.env.SLOPTIMIZE_BUILD_ID || 'demo-1' })],
   server: { host: '127.0.0.1', strictPort: false },
+  build: { chunkSizeWarningLimit: 1024 },   // three.js is one big chunk, on purpose
   clearScreen: false,
   logLevel: process.env.SLOPTIMIZE_VITE_LOG || 'info',
 });

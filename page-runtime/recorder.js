@@ -418,8 +418,10 @@ class Recorder {
   onHitch(s, census) {
     const ring = this.ring;
     const at = ring.end[s];
-    if (!this.hitchLimit.allow(at)) return;
     const f = this.frameFacts(s, census);
+    f.loaf = this.loafSupported ? 'none' : 'unsupported';
+    const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
+    if (!this.hitchLimit.allow(at, cls[0].guess)) return;
     const rec = {
       type: 'hitch', frame: ring.frame[s], frameMs: r1(f.frameMs),
       medianMs: Number.isFinite(this.medianMs) ? r1(this.medianMs) : undefined,
@@ -437,8 +439,6 @@ class Recorder {
         quaternion: [cam.quaternion.x, cam.quaternion.y, cam.quaternion.z, cam.quaternion.w].map((v) => Math.round(v * 1000) / 1000) };
     }
     if (this.keysHeld.size) rec.world.inputsHeld = [...this.keysHeld];
-    f.loaf = this.loafSupported ? 'none' : 'unsupported';
-    const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
     const wantsScript = this.loafSupported && cls.some((c) => c.guess === 'long-script');
     if (!this.loafSupported && cls.some((c) => c.guess === 'long-script'))
       rec.script = { unavailable: 'this browser has no Long Animation Frames API' };

@@ -102,6 +102,11 @@ test('rate limit: one a second, a session cap, and every refusal counted for the
   assert.ok(!rl.allow(999));
   assert.equal(rl.take(), 2);
   assert.equal(rl.take(), 0, 'said once');
+  const byKey = new RateLimit({ intervalMs: 1000, sessionCap: 10 });
+  assert.ok(byKey.allow(0, 'long-script'));
+  assert.ok(byKey.allow(100, 'shader-compile'), 'a slow frame does not hide a compile in the same second');
+  assert.ok(!byKey.allow(200, 'long-script'));
+  assert.equal(byKey.take(), 1);
   assert.ok(rl.allow(1000));
   rl.charge();                       // a usermark: no interval, but it counts
   assert.ok(!rl.allow(5000), 'the cap of 3 is reached');
