@@ -61,7 +61,7 @@ FUZZ_SRC	:= $(wildcard tests/fuzz_*.c)
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind bench-fold bench-wake bench-http install \
+.PHONY: FORCE all deps run test asan valgrind bench-fold bench-wake bench-http bench-recorder install \
 	install-service clean check-deps
 
 all: $(PROGS) $(TEST_BIN)
@@ -115,7 +115,7 @@ APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
 
 deps: .deps-stamp
-.deps-stamp: Makefile tests/package.json
+.deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json
 	@if [ "$$(uname)" = Darwin ]; then \
 	    brew install $(BREW_PKGS); \
 	elif command -v apt-get >/dev/null; then \
@@ -137,6 +137,7 @@ deps: .deps-stamp
 	    echo "deps: install $(PKGS) cmocka by hand on this system" >&2; \
 	fi
 	cd tests && npm ci --no-audit --no-fund --loglevel=error
+	cd demo && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # --- running ----------------------------------------------------------------
@@ -181,6 +182,10 @@ bench-wake: deps
 bench-http: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/http.sh $(BUILD)
+
+bench-recorder: deps
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
 
 # --- install ----------------------------------------------------------------
 

@@ -114,7 +114,8 @@ export class Outbox {
         // be refused again, so it is counted and let go
         ok = true; retry = false;
         this.stats.refused += n;
-        this.stats.lastRefusal = `${r.status} ${(body && (body.error || body.message)) || r.statusText || ''}`.trim().slice(0, 200);
+        const why = body && (body.error || body.message);
+        this.stats.lastRefusal = `${r.status} ${typeof why === 'string' ? why : why ? JSON.stringify(why) : r.statusText || ''}`.trim().slice(0, 200);
       } else {
         this.stats.lastError = `${r.status} ${r.statusText || ''}`.trim();
       }
