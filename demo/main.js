@@ -55,8 +55,11 @@ let angle = 0;
 let snapOffset = 0;
 let spawned = [];
 
+// ?bench=1 leaves the recorder to tests/bench/recorder.mjs, which makes
+// and stops its own around the same renderer
+const bench = new URLSearchParams(location.search).has('bench');
 // sloptimize: the recorder (present in the dev server only; see docs/recorder.md)
-const rec = import.meta.env.DEV ? globalThis.sloptimize?.createRecorder({
+const rec = import.meta.env.DEV && !bench ? globalThis.sloptimize?.createRecorder({
   renderer, context: () => ({ view: 'tps', crowd: spawned.length ? 'busy' : 'calm' }),
 }) : undefined;
 // sloptimize: the unit the view is arranged around, and the camera on its boom
@@ -185,7 +188,8 @@ async function scripted() {
 }
 document.getElementById('b-scripted').addEventListener('click', () => { if (!window.demo.running) scripted(); });
 
-window.demo = { stutter: (n) => STUTTERS[n](), scripted, done: [], running: false, finished: false, recorder: rec };
+window.demo = { stutter: (n) => STUTTERS[n](), scripted, done: [], running: false, finished: false, recorder: rec,
+  renderer, unit, camera };
 
 // --- the loop --------------------------------------------------------------------
 

@@ -145,11 +145,11 @@ class Recorder {
     this.wrapper = function render(scene, camera) {
       if (!self.recording) return original.apply(this, arguments);
       self.onRenderStart(scene, camera);
-      const t0 = now();
+      const t0 = performance.now();
       try {
         return original.apply(this, arguments);
       } finally {
-        self.onRenderEnd(t0, now());
+        self.onRenderEnd(t0, performance.now());
       }
     };
     this.renderer.render = this.wrapper;
@@ -226,7 +226,7 @@ class Recorder {
   // --- per frame (the steady path: no allocation below unless a record is made)
 
   onRenderStart(scene, camera) {
-    const t = now();
+    const t = performance.now();
     if (this.frameTick !== this.tick) {
       if (this.frameTick !== -1) this.closeFrame();
       this.openFrame();
@@ -236,7 +236,7 @@ class Recorder {
     for (let i = 0; i < this.nScenes; i++) if (this.scenes[i] === scene) known = true;
     if (!known && this.nScenes < MAX_SCENES) this.scenes[this.nScenes++] = scene;
     if (this.camera === null || this.nScenes === 1) this.camera = camera;
-    this.selfMs += now() - t;
+    this.selfMs += performance.now() - t;
   }
 
   onRenderEnd(t0, t1) {
@@ -256,7 +256,7 @@ class Recorder {
       if (m) { this.memGeometries = m.geometries; this.memTextures = m.textures; }
       if (info.programs) this.memPrograms = info.programs.length;
     }
-    this.selfMs += now() - t1;
+    this.selfMs += performance.now() - t1;
   }
 
   openFrame() {
@@ -296,7 +296,7 @@ class Recorder {
   }
 
   closeFrame() {
-    const t = now();
+    const t = performance.now();
     const ring = this.ring;
     const s = ring.slot();
     const frameMs = Number.isFinite(this.prevEnd) ? this.curEnd - this.prevEnd : 0;
@@ -337,7 +337,7 @@ class Recorder {
       this.sinceMedian = 0;
       this.medianMs = ring.median('frameMs');
     }
-    this.selfMs = now() - t;
+    this.selfMs = performance.now() - t;
   }
 
   /*

@@ -8,47 +8,19 @@
 // runtime modules carry nothing the production page could load.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { Daemon, Watch, offlineIssues, perfPath, tmpdir, top, waitFor, meaningfulOffsets } from './lib.mjs';
+import { FLAGS, startVite, VITE, DEMO } from './browser.mjs';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
-const DEMO = path.join(top, 'demo');
-const VITE = path.join(DEMO, 'node_modules', 'vite', 'bin', 'vite.js');
 const ARTIFACTS = path.join(top, 'tests', 'artifacts');
-export const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic', '--disable-extensions',
-  '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
+
 
 let daemon, watch, vite, browser, project;
 let ingest = null;        // null: not probed; true; or the reason it is missing
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
-
-// The demo's dev server, proxying to `daemonBase`.
-export async function startVite(daemonBase, { log = false } = {}) {
-  assert.ok(fs.existsSync(VITE), `no vite in ${DEMO}/node_modules: make deps runs npm ci there`);
-  const port = await freePort();
-  const proc = spawn(process.execPath, [VITE, '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
-    cwd: DEMO, env: { ...process.env, SLOPTIMIZE_DAEMON: daemonBase, SLOPTIMIZE_VITE_LOG: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout.on('data', (d) => { out += d; if (log) process.stderr.write(d); });
-  proc.stderr.on('data', (d) => { out += d; });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/`)).ok, { timeout: 30000, what: `vite on ${url}\n${out}` });
-  return { proc, url, log: () => out, stop: () => new Promise((r) => { proc.once('exit', r); proc.kill('SIGTERM'); }) };
-}
 
 before(async () => {
   project = tmpdir('game-proj');
