@@ -51,17 +51,20 @@ LDLIBS		+= $(PKG_LIBS) -lm
 
 # Everything but the two mains goes into one archive that the programs
 # and every test link against.
-LIB_SRC		:= $(wildcard ledger/*.c watchers/*.c notifier/*.c) \
+LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c) \
 		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC	:= $(wildcard tests/test_*.c)
 TEST_BIN	:= $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-FUZZ_SRC	:= $(wildcard tests/fuzz_*.c)
+FUZZ_SRC	:= $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN	:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_BUILD	?= build-fuzz
+FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind bench-fold bench-wake bench-http bench-recorder install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-recorder install \
 	install-service clean check-deps
 
 all: $(PROGS) $(TEST_BIN)
@@ -105,6 +108,17 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a $(wildcard */*.h) $(BUILD)/
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a \
 	    $(LDFLAGS) $(CMOCKA_LIBS) $(LDLIBS)
+
+# libFuzzer harnesses (tests/fuzz/): clang, with ASan and UBSan, in a
+# build directory of their own.  `fuzzers` is what fuzz-build makes there.
+fuzzers: $(FUZZ_BIN)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/refjson.c $(BUILD)/libsloptimize.a \
+    $(wildcard */*.h tests/fuzz/*.h) $(BUILD)/flags
+	@mkdir -p $(dir $@)
+	@echo "LD $@"
+	@$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz/refjson.c \
+	    $(BUILD)/libsloptimize.a $(LDFLAGS) $(LDLIBS)
 
 # --- dependencies -----------------------------------------------------------
 
@@ -168,6 +182,19 @@ valgrind: deps
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_VALGRIND=1 SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) \
 	    node --test daemon.test.mjs
+
+# `make fuzz FUZZ_SECONDS=N` runs every harness for N seconds from a
+# corpus seeded with the fixtures; tests/fuzz.test.sh (part of `make test`)
+# runs each briefly and replays every input that ever crashed one.
+FUZZ_FLAGS	:= -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+		   -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+fuzz-build: deps
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang \
+	    OPT="$(FUZZ_FLAGS)" LDFLAGS="-fsanitize=address,undefined" fuzzers
+
+fuzz: fuzz-build
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # --- benchmarks (figures, never pass/fail timing) ----------------------------
 
@@ -240,4 +267,4 @@ install-service:
 	    sh $(SERVICE)/install.sh
 
 clean:
-	rm -rf $(BUILD) build-asan .deps-stamp
+	rm -rf $(BUILD) build-asan $(FUZZ_BUILD) .deps-stamp

@@ -254,7 +254,8 @@ open_ledger(struct replay *r, const char *project, const struct stat *src)
 	snprintf(dir, sizeof(dir), "%s/.sloptimize", project);
 	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
 		return -errno;
-	project_path(project, "perf.jsonl", r->perf, sizeof(r->perf));
+	if (project_path(project, "perf.jsonl", r->perf, sizeof(r->perf)))
+		return -ENAMETOOLONG;
 	r->fd = open(r->perf, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (r->fd == -1)
 		return -errno;

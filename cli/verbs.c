@@ -7,7 +7,6 @@
  * DESIGN §11: 0 ok, 1 findings, 2 usage, 4 nothing to read.
  */
 #include <sys/stat.h>
-#include <sys/statfs.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -23,8 +22,10 @@
 #include "cli.h"
 #include "ledger/footprint.h"
 #include "notifier/desktop.h"
+#include "project/append.h"
 #include "verbs.h"
-#include "watchers/statedir.h"
+#include "watchers/fstrust.h"
+#include "project/statedir.h"
 
 static int
 parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
@@ -43,9 +44,9 @@ parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
 /* Fold the project or say why not; returns -1 to go on or an exit code. */
 static int
 fold_or_explain(const char *verb, const struct cli_common *c,
-    const struct ledger_opts *o, struct ledger **l, struct fold_info *fi)
+    const struct ledger_opts *o, struct ledger **l, struct project_fold_info *fi)
 {
-	int	rc = ledger_fold_project(c->project, o, l, fi);
+	int	rc = project_fold(c->project, o, l, fi);
 
 	if (rc == 0)
 		return -1;
@@ -54,13 +55,13 @@ fold_or_explain(const char *verb, const struct cli_common *c,
 		    "runtime writes it; is --project right?)\n", verb, fi->perf);
 		return EXIT_NOTHING;
 	}
-	fprintf(stderr, "sloptimize %s: cannot read the ledger: %s\n", verb,
-	    strerror(-rc));
+	fprintf(stderr, "sloptimize %s: cannot read %s: %s\n", verb,
+	    fi->failed ? fi->failed : fi->perf, project_strerror(rc));
 	return EXIT_NOTHING;
 }
 
 static void
-add_source(cJSON *o, const struct fold_info *fi)
+add_source(cJSON *o, const struct project_fold_info *fi)
 {
 	cJSON	*s = cJSON_AddObjectToObject(o, "source");
 
@@ -71,7 +72,7 @@ add_source(cJSON *o, const struct fold_info *fi)
 }
 
 static void
-note_partial(const struct fold_info *fi)
+note_partial(const struct project_fold_info *fi)
 {
 	if (fi->partial > 0)
 		fprintf(stderr, "sloptimize: left %llu bytes of an unfinished "
@@ -253,7 +254,7 @@ verb_issues(int argc, char **argv)
 	struct ledger_opts	 lo = { 0 };
 	struct ledger_query	 q = { 0 };
 	struct ledger		*l = NULL;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out;
 	uint32_t		 id;
 
@@ -331,7 +332,7 @@ verb_report(int argc, char **argv)
 	struct ledger_opts	 lo = { 0 };
 	struct ledger_query	 q = { .limit = 5 };
 	struct ledger		*l;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out, *reg, *row;
 	int			 rc, regressed;
 
@@ -433,7 +434,7 @@ verb_history(int argc, char **argv)
 	};
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out;
 	const cJSON		*b;
 
@@ -521,6 +522,7 @@ verb_fix(int argc, char **argv)
 	const char		*title = NULL, *fps = NULL, *issue = NULL;
 	const char		*solution = NULL, *commit = NULL, *files = NULL;
 	const char		*before = NULL, *after = NULL, *why;
+	char			 reason[PROJECT_WHY_MAX];
 	const char		*pos[2];
 	int			 npos = 2, rc, i;
 	struct cli_opt		 opts[] = {
@@ -555,7 +557,7 @@ verb_fix(int argc, char **argv)
 	} else {
 		struct ledger_opts	 lo = { 0 };
 		struct ledger		*l = NULL;
-		struct fold_info	 fi;
+		struct project_fold_info	 fi;
 		const char		*spec[2] = { before, after };
 
 		if (title == NULL) {
@@ -578,7 +580,7 @@ verb_fix(int argc, char **argv)
 		/* the measured windows, when there is a ledger to measure */
 		lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
 		lo.want_timeline = 1;
-		if (ledger_fold_project(c.project, &lo, &l, &fi) != 0)
+		if (project_fold(c.project, &lo, &l, &fi) != 0)
 			l = NULL;
 		for (i = 0; i < 2; i++) {
 			cJSON	*w = NULL;
@@ -598,12 +600,12 @@ verb_fix(int argc, char **argv)
 		}
 		ledger_destroy(l);
 	}
-	if ((rc = fix_append(c.project, rec, &why)) != 0) {
-		fprintf(stderr, "sloptimize fix: %s%s%s\n", why ? why : "",
-		    rc != -EINVAL ? ": " : "", rc != -EINVAL ?
-		    strerror(-rc) : "");
+	if ((rc = project_fix_append(c.project, rec, NULL, reason,
+	    sizeof(reason))) != 0) {
+		fprintf(stderr, "sloptimize fix: %s\n", reason);
 		cJSON_Delete(rec);
-		return rc == -EINVAL ? EXIT_USAGE : EXIT_FINDINGS;
+		return rc == -EINVAL ? EXIT_USAGE : rc == -PROJECT_ENOTREG ?
+		    EXIT_NOTHING : EXIT_FINDINGS;
 	}
 	if (c.json)
 		print_json(rec);
@@ -618,36 +620,40 @@ verb_fix(int argc, char **argv)
 
 /* --- the daemon's state directory ------------------------------------- */
 
+/* The project's state directory (the daemon's), or -errno. */
+static int
+state_dir_of(const char *project, char *dir, size_t cap)
+{
+	char	real[PATH_MAX];
+
+	if (realpath(project, real) == NULL)
+		return -errno;
+	return statedir_resolve(real, NULL, dir, cap);
+}
+
 /* A JSON file of the project's state directory, or NULL. */
 static cJSON *
 state_file(const char *project, const char *name)
 {
-	char	 real[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64], buf[8192];
-	FILE	*f;
-	size_t	 n;
+	char	dir[PATH_MAX], path[PATH_MAX + 64], buf[8192];
+	size_t	n;
 
-	if (realpath(project, real) == NULL ||
-	    statedir_resolve(real, NULL, dir, sizeof(dir)) != 0)
+	if (state_dir_of(project, dir, sizeof(dir)) != 0 ||
+	    statedir_path(dir, name, path, sizeof(path)) != 0 ||
+	    statedir_read(path, buf, sizeof(buf), &n) != 0)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "r")) == NULL)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return cJSON_Parse(buf);
+	return cJSON_ParseWithLength(buf, n);
 }
 
 /* The fix loop's automation level the daemon keeps ("off" if unset). */
 static void
-loop_level(const char *project, char *out, size_t cap)
+fix_loop_level(const char *project, char *out, size_t cap)
 {
-	cJSON		*o = state_file(project, "settings.json");
-	const char	*v = cJSON_GetStringValue(
-			    cJSON_GetObjectItemCaseSensitive(o, "loop"));
+	char	dir[PATH_MAX];
 
-	snprintf(out, cap, "%s", v != NULL ? v : "off");
-	cJSON_Delete(o);
+	if (state_dir_of(project, dir, sizeof(dir)) != 0 ||
+	    statedir_settings_read(dir, out, cap) != 0)
+		snprintf(out, cap, "off");
 }
 
 /* --- hook-status ------------------------------------------------------ */
@@ -656,7 +662,8 @@ static const char hook_usage[] =
 "usage: sloptimize hook-status [--json] [--project DIR]\n"
 "At most five lines for an agent's prompt hook: regressions, and issues\n"
 "seen in the last 30 minutes.  Silent, exit 0, when nothing needs\n"
-"attention or there is no ledger.\n";
+"attention or there is no ledger; exit 4 with the reason on stderr when\n"
+"the ledger cannot be read (e.g. it is not a regular file).\n";
 
 #define HOOK_RECENT_MS	(30 * 60 * 1000)
 
@@ -666,15 +673,22 @@ verb_hook_status(int argc, char **argv)
 	struct cli_common		 c;
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	cJSON			*out, *row, *pick;
 	int			 rc, regressed = 0, recent = 0, lines = 0;
 
 	if ((rc = cli_parse(argc, argv, NULL, &c, hook_usage, NULL, NULL)) >= 0)
 		return rc;
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
-	if (ledger_fold_project(c.project, &lo, &l, &fi) != 0)
+	if ((rc = project_fold(c.project, &lo, &l, &fi)) == -ENOENT)
 		return EXIT_OK;		/* nothing running: stay silent */
+	if (rc != 0) {
+		/* something is wrong with the ledger itself: that needs
+		 * attention, and must never hang the prompt */
+		fprintf(stderr, "sloptimize hook-status: cannot read %s: %s\n",
+		    fi.failed ? fi.failed : fi.perf, project_strerror(rc));
+		return EXIT_NOTHING;
+	}
 	if ((out = ledger_issues_json(l, NULL, c.now_ms)) == NULL ||
 	    (pick = cJSON_CreateArray()) == NULL) {
 		cJSON_Delete(out);
@@ -704,7 +718,7 @@ verb_hook_status(int argc, char **argv)
 
 			char	loop[16];
 
-			loop_level(c.project, loop, sizeof(loop));
+			fix_loop_level(c.project, loop, sizeof(loop));
 			cJSON_AddStringToObject(o, "loop", loop);
 			cJSON_AddNumberToObject(o, "regressed", regressed);
 			cJSON_AddNumberToObject(o, "recent", recent);
@@ -714,7 +728,7 @@ verb_hook_status(int argc, char **argv)
 		} else {
 			char	loop[16];
 
-			loop_level(c.project, loop, sizeof(loop));
+			fix_loop_level(c.project, loop, sizeof(loop));
 			printf("sloptimize: %d regressed, %d issues seen in "
 			    "the last 30 min (sloptimize issues for all)%s%s\n",
 			    regressed, recent, strcmp(loop, "off") ?
@@ -784,34 +798,6 @@ check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 		    "note", name, msg);
 }
 
-/* Which backend a watch on `dir` gets, as the daemon decides it. */
-static const char *
-fs_backend(const char *dir, char *why, size_t cap)
-{
-	struct statfs	sf;
-
-	if (statfs(dir, &sf) == -1) {
-		snprintf(why, cap, "cannot statfs %s: %s", dir,
-		    strerror(errno));
-		return "poll";
-	}
-	switch ((unsigned long)sf.f_type) {
-	case 0x6969: snprintf(why, cap, "NFS: inotify misses remote writes");
-		return "poll";
-	case 0x517b: case 0xff534d42: case 0xfe534d42:
-		snprintf(why, cap, "SMB/CIFS: inotify misses remote writes");
-		return "poll";
-	case 0x65735546: snprintf(why, cap, "FUSE: events are not reliable");
-		return "poll";
-	case 0x01021997: snprintf(why, cap, "9p: events are not reliable");
-		return "poll";
-	default:
-		snprintf(why, cap, "local filesystem (type 0x%lx)",
-		    (unsigned long)sf.f_type);
-		return "inotify";
-	}
-}
-
 int
 verb_doctor(int argc, char **argv)
 {
@@ -819,7 +805,7 @@ verb_doctor(int argc, char **argv)
 	struct doc		 d = { 0 };
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l = NULL;
-	struct fold_info	 fi;
+	struct project_fold_info	 fi;
 	struct ledger_counts	 n;
 	char			 dir[PATH_MAX + 32], why[PATH_MAX + 64], real[PATH_MAX];
 	const char		*backend, *bus;
@@ -839,14 +825,14 @@ verb_doctor(int argc, char **argv)
 	check(&d, "project", 1, "%s", real);
 	snprintf(dir, sizeof(dir), "%s/.sloptimize", real);
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
-	rc = ledger_fold_project(real, &lo, &l, &fi);
+	rc = project_fold(real, &lo, &l, &fi);
 	if (rc == -ENOENT) {
 		check(&d, "ledger", 0, "no %s yet: the game's runtime writes "
 		    "it while the game runs", fi.perf);
 		nothing = 1;
 	} else if (rc != 0) {
-		check(&d, "ledger", 0, "cannot read %s: %s", fi.perf,
-		    strerror(-rc));
+		check(&d, "ledger", 0, "cannot read %s: %s", fi.failed ?
+		    fi.failed : fi.perf, project_strerror(rc));
 		nothing = 1;
 	} else {
 		ledger_counts(l, &n);
@@ -881,8 +867,9 @@ verb_doctor(int argc, char **argv)
 		check(&d, "fixes", fi.have_fixes ? 1 : -1, "%s%s", fi.fixes,
 		    fi.have_fixes ? "" : " does not exist yet");
 	}
-	backend = fs_backend(stat(dir, &st) == 0 ? dir : real, why,
-	    sizeof(why));
+	/* the tailer's own rule, on what the tailer would look at */
+	backend = fstrust_check(stat(dir, &st) == 0 ? dir : real, why,
+	    sizeof(why)) ? FSTRUST_EVENTS : "poll";
 	check(&d, "watcher", 1, "%s (%s)", backend, why);
 	if ((f = fopen("/proc/sys/fs/inotify/max_user_watches", "r"))) {
 		long	w = 0;
@@ -926,7 +913,7 @@ verb_doctor(int argc, char **argv)
 			check(&d, "daemon", 1, "pid %.0f serving on %s",
 			    pid->valuedouble, jstr(dj, "listen"));
 		cJSON_Delete(dj);
-		loop_level(real, loop, sizeof(loop));
+		fix_loop_level(real, loop, sizeof(loop));
 		check(&d, "fix loop", 1, "automation level %s", loop);
 	}
 	check(&d, "limits", -1, "lines over 1 MiB are skipped and counted; "

@@ -36,7 +36,7 @@
 #include "cli.h"
 #include "verbs.h"
 #include "watch.h"
-#include "watchers/statedir.h"
+#include "project/statedir.h"
 
 /* --- wake ids --------------------------------------------------------- */
 
@@ -213,24 +213,15 @@ watch_daemon_find(const char *project_abs, struct watch_addr *out,
 {
 	char	dir[PATH_MAX], *buf;
 	size_t	n;
-	FILE	*f;
 	int	rc;
 
 	*why = NULL;
-	if ((rc = statedir_resolve(project_abs, NULL, dir, sizeof(dir))) != 0)
+	if ((rc = statedir_resolve(project_abs, NULL, dir, sizeof(dir))) != 0 ||
+	    (rc = statedir_path(dir, "daemon.json", path, cap)) != 0)
 		return rc;
-	if ((size_t)snprintf(path, cap, "%s/daemon.json", dir) >= cap)
-		return -ENAMETOOLONG;
-	if ((f = fopen(path, "re")) == NULL)
-		return -errno;
-	if ((buf = malloc(DAEMON_JSON_MAX)) == NULL) {
-		fclose(f);
+	if ((buf = malloc(DAEMON_JSON_MAX)) == NULL)
 		return -ENOMEM;
-	}
-	n = fread(buf, 1, DAEMON_JSON_MAX, f);
-	rc = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (rc == 0)
+	if ((rc = statedir_read(path, buf, DAEMON_JSON_MAX, &n)) == 0)
 		rc = watch_daemon_json_parse(buf, n, out, NULL, 0, why);
 	free(buf);
 	return rc;

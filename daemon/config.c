@@ -539,3 +539,24 @@ config_print(const struct config *c)
 	free(s);
 	cJSON_Delete(o);
 }
+
+const char *
+config_loop_level(const struct config *c, const char *settings,
+    const char **source)
+{
+	const char	*src, *lv;
+
+	if (settings != NULL && settings[0] != '\0') {
+		src = "settings";
+		lv = settings;
+	} else if (c->loop_level[0] != '\0') {
+		src = "config";
+		lv = c->loop_level;
+	} else {
+		src = "default";
+		lv = "off";
+	}
+	if (source != NULL)
+		*source = src;
+	return lv;
+}

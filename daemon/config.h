@@ -54,6 +54,15 @@ struct config {
 int	config_load(struct config *c, int argc, char **argv, char *err,
 	    size_t errcap);
 
+/*
+ * The fix loop's automation level in effect: `settings` (settings.json's,
+ * "" or NULL for none) wins over the config's `loop`, and "off" is the
+ * default.  *source (may be NULL) says which: "settings", "config" or
+ * "default".  The API and the wake lines both use this one rule.
+ */
+const char *config_loop_level(const struct config *c, const char *settings,
+	    const char **source);
+
 /* Print the effective configuration as the JSON a config file takes. */
 void	config_print(const struct config *c);
 

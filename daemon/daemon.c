@@ -1,14 +1,14 @@
 /*
  * daemon — from a line in perf.jsonl to a wake line (see daemon.h).
  *
- * The tailer tells each line's phase.  SEED lines (before the saved
- * cursor: delivered by an earlier run) are folded, and their wakes are
- * only kept in the replay ring — a `sloptimize watch` that outlived a
- * kill -9 resumes from its last id and gets what the dead daemon never
- * sent.  CATCHUP lines (appended while stopped) wake when recent and are
- * otherwise counted into one summary line.  LIVE lines wake, subject to
- * the rate limits, whose held-back count is said in the next line or in
- * a summary when the window reopens.
+ * The tailer tells each line's phase, and the notifier decides what it
+ * means for the wake (notifier/notifier.h): SEED lines (before the saved
+ * cursor: delivered by an earlier run) are folded and their wakes only
+ * kept in the events socket's replay ring, so a `sloptimize watch` that
+ * outlived a kill -9 resumes from its last id and gets what the dead
+ * daemon never sent; CATCHUP lines wake when recent and are otherwise
+ * summed up; LIVE lines wake subject to the rate limits.  This file only
+ * feeds the notifier records and wires its channels.
  *
  * fixes.jsonl is tailed first, then perf.jsonl, so wake lines carry the
  * status that the fixes decide.  Fix lines are kept in memory (they are
@@ -30,7 +30,7 @@
 #include "daemon/log.h"
 #include "daemon/sdnotify.h"
 #include "ledger/footprint.h"
-#include "watchers/statedir.h"
+#include "project/statedir.h"
 
 int64_t
 daemon_now_ms(void)
@@ -52,6 +52,13 @@ daemon_cursor(struct daemon *d)
 	return st.cursor;
 }
 
+void
+daemon_listen(const struct daemon *d, char *out, size_t cap)
+{
+	snprintf(out, cap, strchr(d->cfg.listen_host, ':') ? "[%s]:%d" :
+	    "%s:%d", d->cfg.listen_host, d->server.port);
+}
+
 static struct ledger *
 new_ledger(void)
 {
@@ -61,119 +68,38 @@ new_ledger(void)
 	return ledger_create(&o);
 }
 
-/* --- wakes ------------------------------------------------------------ */
+/* --- the notifier's channels ----------------------------------------- */
 
-/* Keep for replay and, unless seeding, send everywhere. */
+/* The events socket: every wake is kept for replay, live ones are sent. */
 static void
-emit(struct daemon *d, const struct ledger_event *ev, uint64_t off,
-    cJSON *json, const char *line, int seed)
+chan_socket(void *arg, const struct notifier_wake *w)
 {
-	char	*txt;
+	struct daemon	*d = arg;
 
-	if (json == NULL || (txt = cJSON_PrintUnformatted(json)) == NULL) {
-		log_warnx("wake: out of memory");
-		cJSON_Delete(json);
-		return;
-	}
-	server_wake(&d->server, d->generation, off, txt, strlen(txt), !seed);
-	free(txt);
-	if (!seed) {
-		log_info("%s", line);
-		desktop_notify(&d->desktop, ev, line);
-		if (d->exec_on)
-			exec_run(&d->exec, line, json);
-		d->wakes++;
-	}
-	cJSON_Delete(json);
-}
-
-/* A line that stands for several records: held back, or caught up. */
-static void
-emit_note(struct daemon *d, const char *line, uint64_t count, uint64_t off)
-{
-	char	 id[WAKE_ID_SIZE];
-	cJSON	*json = wake_note_json(line, count);
-
-	wake_id_format(id, d->generation, off);
-	if (json != NULL)
-		cJSON_ReplaceItemInObject(json, "id", cJSON_CreateString(id));
-	emit(d, NULL, off, json, line, 0);
+	server_wake(&d->server, w->gen, w->off, w->text, w->len, !w->replay);
 }
 
 static void
-flush_catchup(struct daemon *d)
+chan_log(void *arg, const struct notifier_wake *w)
 {
-	char	line[WAKE_LINE_SIZE];
-	int	n;
-
-	if (d->catchup == NULL || wake_catchup_count(d->catchup) == 0)
-		return;
-	n = wake_catchup_format(d->catchup, line, sizeof(line));
-	if (n > 0)
-		emit_note(d, line, wake_catchup_count(d->catchup),
-		    d->catchup_off);
-	wake_catchup_destroy(d->catchup);
-	d->catchup = wake_catchup_create();
+	(void)arg;
+	log_info("%s", w->line);
 }
 
 static void
-arm_flush(struct daemon *d)
+chan_desktop(void *arg, const struct notifier_wake *w)
 {
-	int64_t	at = wake_limiter_flush_at(d->limiter), now = daemon_now_ms();
+	struct daemon	*d = arg;
 
-	if (at == WAKE_NEVER)
-		return;
-	uv_timer_start(&d->flush_timer, d->flush_timer.timer_cb,
-	    (uint64_t)(at > now ? at - now : 0), 0);
+	desktop_notify(&d->desktop, w->ev, w->line);
 }
 
 static void
-on_flush(uv_timer_t *t)
+chan_exec(void *arg, const struct notifier_wake *w)
 {
-	struct daemon	*d = t->data;
-	char		 line[WAKE_LINE_SIZE];
-	uint64_t	 count = 0;
+	struct daemon	*d = arg;
 
-	if (wake_limiter_flush(d->limiter, daemon_now_ms(), line,
-	    sizeof(line), &count) > 0)
-		emit_note(d, line, count, d->held_off);
-	arm_flush(d);
-}
-
-static void
-wake(struct daemon *d, const struct ledger_event *ev, uint64_t off,
-    enum tail_phase phase)
-{
-	char			 id[WAKE_ID_SIZE], line[WAKE_LINE_SIZE];
-	struct wake_held	 held = { 0, 0 };
-	int			 rc;
-
-	wake_id_format(id, d->generation, off);
-	if (phase == TAIL_SEED) {
-		wake_format(line, sizeof(line), ev, id, NULL, &d->cfg.wake);
-		emit(d, ev, off, wake_json(ev, id, line, NULL), line, 1);
-		return;
-	}
-	if (phase == TAIL_CATCHUP &&
-	    !wake_is_recent(ev->at_ms, daemon_now_ms(), &d->cfg.wake)) {
-		if (d->catchup != NULL)
-			wake_catchup_add(d->catchup, ev);
-		d->catchup_off = off;
-		return;
-	}
-	flush_catchup(d);
-	rc = wake_limiter_admit(d->limiter, ev, daemon_now_ms(), &held);
-	if (rc == 0) {
-		d->held_off = off;
-		arm_flush(d);
-		return;
-	}
-	if (rc < 0) {
-		log_warnx("wake: rate limiter out of memory; waking anyway");
-		held.count = 0;
-	}
-	wake_format(line, sizeof(line), ev, id, &held, &d->cfg.wake);
-	emit(d, ev, off, wake_json(ev, id, line, &held), line, 0);
+	exec_run(&d->exec, w->line, w->json);
 }
 
 /* --- the tailers' callbacks ------------------------------------------- */
@@ -206,7 +132,7 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	struct ledger_event	 ev;
 	int			 rc;
 
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	rc = ledger_fold_perf(d->ledger, line, len, off, &ev);
 	if (rc < 0) {
 		log_warnx("fold: out of memory at offset %llu; the line is "
@@ -222,8 +148,9 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	}
 	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
 		record_json(d, &ev, off);
-	if (wake_is_meaningful(&ev, &d->cfg.wake))
-		wake(d, &ev, off, phase);
+	notifier_record(&d->notifier, &ev, d->generation, off,
+	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
+	    NOTIFIER_CATCHUP : NOTIFIER_LIVE);
 }
 
 static void
@@ -231,7 +158,7 @@ perf_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 {
 	struct daemon	*d = arg;
 
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	ledger_skip(d->ledger, LEDGER_PERF, off, len, NULL);
 	if (phase == TAIL_LIVE)
 		log_warnx("perf.jsonl: skipped a %llu-byte line at offset %llu "
@@ -249,7 +176,7 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 	log_info("perf.jsonl: generation %llu: %s",
 	    (unsigned long long)generation, why);
 	d->generation = generation;
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	server_ring_clear(&d->server);
 	if ((l = new_ledger()) == NULL) {
 		log_warnx("fold: out of memory starting a new generation; "
@@ -264,13 +191,13 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 }
 
 static void
-perf_ready(void *arg)
+on_perf_ready(void *arg)
 {
 	struct daemon		*d = arg;
 	struct ledger_counts	 c;
 
-	flush_catchup(d);
-	d->perf_ready = 1;
+	notifier_ready(&d->notifier);
+	d->ready = 1;
 	server_ready(&d->server);
 	ledger_counts(d->ledger, &c);
 	log_info("ready: %llu records folded into %llu issues (generation "
@@ -288,7 +215,7 @@ fix_line(void *arg, const char *line, size_t len, uint64_t off,
 	struct fixline	*f;
 
 	(void)phase;
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	if (d->nfixes == d->capfixes) {
 		size_t		 n = d->capfixes ? d->capfixes * 2 : 64;
 		struct fixline	*nf = realloc(d->fixes, n * sizeof(*nf));
@@ -319,7 +246,7 @@ fix_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 	struct daemon	*d = arg;
 
 	(void)phase;
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
 }
 
@@ -340,21 +267,21 @@ fix_reset(void *arg, uint64_t generation, const char *why)
 
 	if (generation > 1)
 		log_info("fixes.jsonl: %s", why);
-	api_ledger_changed(&d->server.api);
+	d->changes++;
 	free_fixlines(d);
 	ledger_clear_fixes(d->ledger);
 }
 
 static void
-fixes_ready(void *arg)
+on_fixes_ready(void *arg)
 {
 	struct daemon		*d = arg;
 	char			 cursor[PATH_MAX + 16], path[PATH_MAX + 32];
 	struct tailer_cbs	 cbs = { perf_line, perf_long, perf_reset,
-				    perf_ready, d };
+				    on_perf_ready, d };
 	int			 rc;
 
-	if (d->fixes_ready++ || d->stopping)
+	if (d->fixes_seen++ || d->stopping)
 		return;
 	snprintf(path, sizeof(path), "%s/.sloptimize/perf.jsonl",
 	    d->cfg.project);
@@ -385,25 +312,19 @@ fixes_ready(void *arg)
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
 
+/* <state>/daemon.json: how `sloptimize watch --project` finds us. */
 static int
 write_daemon_json(struct daemon *d)
 {
-	char	 path[PATH_MAX + 32], tmp[PATH_MAX + 48], listen[300];
-	char	 iso[32], *txt;
+	char	 path[PATH_MAX + 32], listen[300], url[320], iso[32], *txt;
 	cJSON	*o = cJSON_CreateObject();
-	int	 fd, rc = 0;
-	size_t	 n;
+	int	 rc;
 
-	snprintf(listen, sizeof(listen), strchr(d->cfg.listen_host, ':') ?
-	    "[%s]:%d" : "%s:%d", d->cfg.listen_host, d->server.port);
+	daemon_listen(d, listen, sizeof(listen));
+	snprintf(url, sizeof(url), "ws://%s", listen);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddStringToObject(o, "listen", listen);
-	{
-		char	url[320];
-
-		snprintf(url, sizeof(url), "ws://%s", listen);
-		cJSON_AddStringToObject(o, "url", url);
-	}
+	cJSON_AddStringToObject(o, "url", url);
 	cJSON_AddStringToObject(o, "project", d->cfg.project);
 	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
 	iso_format_ms(daemon_now_ms(), iso);
@@ -412,19 +333,43 @@ write_daemon_json(struct daemon *d)
 	cJSON_Delete(o);
 	if (txt == NULL)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/daemon.json", d->state_dir);
-	snprintf(tmp, sizeof(tmp), "%s/.daemon.json.tmp", d->state_dir);
-	n = strlen(txt);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0644)) == -1 || write(fd, txt, n) != (ssize_t)n || fsync(fd) == -1 ||
-	    close(fd) == -1 || rename(tmp, path) == -1) {
-		rc = -errno;
-		log_warn("cannot write %s", path);
-		if (fd != -1)
-			close(fd);
-	}
+	if ((rc = statedir_path(d->state_dir, "daemon.json", path,
+	    sizeof(path))) == 0)
+		rc = statedir_write(path, txt, strlen(txt), 0644);
+	if (rc != 0)
+		log_warnx("cannot write %s/daemon.json: %s", d->state_dir,
+		    strerror(-rc));
 	free(txt);
 	return rc;
+}
+
+/* The wake lines carry the fix loop's level in effect. */
+static void
+loop_apply(struct daemon *d)
+{
+	d->cfg.wake.loop = config_loop_level(&d->cfg, d->loop_settings, NULL);
+}
+
+/* The API read settings.json, or a PUT changed it. */
+static void
+on_loop_set(void *arg, const char *level)
+{
+	struct daemon	*d = arg;
+
+	snprintf(d->loop_settings, sizeof(d->loop_settings), "%s", level);
+	loop_apply(d);
+}
+
+/* What the events socket's hello says of the ledger. */
+static void
+on_hello(void *arg, cJSON *o)
+{
+	struct daemon	*d = arg;
+
+	cJSON_AddStringToObject(o, "project", d->cfg.project);
+	cJSON_AddNumberToObject(o, "generation", (double)d->generation);
+	cJSON_AddBoolToObject(o, "ready", d->ready);
+	cJSON_AddNumberToObject(o, "cursor", (double)daemon_cursor(d));
 }
 
 static void
@@ -461,25 +406,15 @@ reload(struct daemon *d)
 	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
 	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
 	d->cfg.wake.recent_ms = c.wake.recent_ms;
-	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
-	api_settings_apply(&d->server.api);	/* settings.json wins */
+	loop_apply(d);		/* settings.json still wins */
 	d->cfg.allow_hosts = c.allow_hosts;
 	d->cfg.allow_origins = c.allow_origins;
-	if (c.wake.per_fp_ms != d->cfg.wake.per_fp_ms ||
-	    c.wake.global_max != d->cfg.wake.global_max ||
-	    c.wake.global_window_ms != d->cfg.wake.global_window_ms) {
-		struct wake_limiter	*wl;
-
-		d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
-		d->cfg.wake.global_max = c.wake.global_max;
-		d->cfg.wake.global_window_ms = c.wake.global_window_ms;
-		/* say what the old limiter held before it goes */
-		on_flush(&d->flush_timer);
-		if ((wl = wake_limiter_create(&d->cfg.wake)) != NULL) {
-			wake_limiter_destroy(d->limiter);
-			d->limiter = wl;
-		}
-	}
+	d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
+	d->cfg.wake.global_max = c.wake.global_max;
+	d->cfg.wake.global_window_ms = c.wake.global_window_ms;
+	if (notifier_reconfigure(&d->notifier) != 0)
+		log_warnx("SIGHUP: out of memory for the new rate limits; the "
+		    "old ones stay");
 	log_info("SIGHUP: configuration reloaded");
 	sdnotify_send("READY=1");
 }
@@ -521,7 +456,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
 			fprintf(stderr, "sloptimized: %s\n", err);
 		return rc < 0 ? -EINVAL : 1;
 	}
-	d->cfg.wake.loop = d->cfg.loop_level[0] ? d->cfg.loop_level : NULL;
+	loop_apply(d);
 	log_init(d->cfg.verbose);
 	if ((rc = statedir_resolve(d->cfg.project, d->cfg.state_dir,
 	    d->state_dir, sizeof(d->state_dir))) != 0) {
@@ -542,7 +477,7 @@ daemon_start(struct daemon *d)
 {
 	char			 path[PATH_MAX + 32];
 	struct tailer_cbs	 fcbs = { fix_line, fix_long, fix_reset,
-				    fixes_ready, d };
+				    on_fixes_ready, d };
 	pid_t			 holder = 0;
 	uint64_t		 usec;
 	int			 rc;
@@ -561,10 +496,14 @@ daemon_start(struct daemon *d)
 			    strerror(-rc));
 		return rc;
 	}
-	if ((d->ledger = new_ledger()) == NULL ||
-	    (d->limiter = wake_limiter_create(&d->cfg.wake)) == NULL ||
-	    (d->catchup = wake_catchup_create()) == NULL)
+	if ((d->ledger = new_ledger()) == NULL)
 		return -ENOMEM;
+	if ((rc = notifier_init(&d->notifier, d->loop, &d->cfg.wake, log_prio,
+	    NULL)) != 0) {
+		log_warnx("notifier: %s", strerror(-rc));
+		return rc;
+	}
+	d->notifier_up = 1;
 
 	uv_signal_init(d->loop, &d->sig_term);
 	uv_signal_init(d->loop, &d->sig_int);
@@ -573,17 +512,20 @@ daemon_start(struct daemon *d)
 	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
 	uv_signal_start(&d->sig_int, on_signal, SIGINT);
 	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
-	uv_timer_init(d->loop, &d->flush_timer);
 	uv_timer_init(d->loop, &d->watchdog_timer);
-	d->flush_timer.data = d->watchdog_timer.data = d;
-	d->flush_timer.timer_cb = on_flush;
+	d->watchdog_timer.data = d;
 	d->handles_up = 1;
 
+	/* the channels, in the order a wake reaches them */
+	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_REPLAYS);
+	notifier_channel_add(&d->notifier, chan_log, d, 0);
 	if ((rc = desktop_init(&d->desktop, d->loop, &d->cfg.wake, log_prio,
 	    NULL)) != 0)
 		log_warnx("desktop notifications off: %s", strerror(-rc));
-	else
+	else {
 		d->desktop_up = 1;
+		notifier_channel_add(&d->notifier, chan_desktop, d, 0);
+	}
 	if (d->cfg.exec_cmd[0] != '\0') {
 		if ((rc = exec_init(&d->exec, d->loop, d->cfg.exec_cmd,
 		    &d->cfg.wake, log_prio, NULL)) != 0) {
@@ -591,10 +533,22 @@ daemon_start(struct daemon *d)
 			return rc;
 		}
 		d->exec_on = 1;
+		notifier_channel_add(&d->notifier, chan_exec, d, 0);
 	}
-	if ((rc = server_start(&d->server, d, d->loop, d->cfg.listen_host,
-	    d->cfg.listen_port)) != 0)
-		return rc;
+	{
+		struct api_env		env = { d->loop, &d->cfg, d->state_dir,
+					    &d->ledger, &d->changes,
+					    daemon_status_json, on_loop_set,
+					    d };
+		struct server_hooks	hooks = { on_hello, d };
+
+		if ((rc = api_init(&d->api, &env)) != 0)
+			return rc;
+		d->api_up = 1;
+		if ((rc = server_start(&d->server, d->loop, d->cfg.listen_host,
+		    d->cfg.listen_port, d->cfg.verbose, &d->api, &hooks)) != 0)
+			return rc;
+	}
 	if ((rc = write_daemon_json(d)) != 0)
 		return rc;
 
@@ -640,21 +594,21 @@ daemon_stop(struct daemon *d, const char *why)
 	}
 	if (d->fixes_started)
 		tailer_close(&d->fixes_t, NULL);
-	if (d->server.ctx != NULL) {
-		snprintf(path, sizeof(path), "%s/daemon.json", d->state_dir);
-		unlink(path);
-	}
+	if (d->server.ctx != NULL &&
+	    statedir_path(d->state_dir, "daemon.json", path, sizeof(path)) == 0)
+		statedir_remove(path);
 	server_stop(&d->server);
 	if (d->desktop_up)
 		desktop_close(&d->desktop, NULL);
 	if (d->exec_on)
 		exec_close(&d->exec, NULL);
+	if (d->notifier_up)
+		notifier_close(&d->notifier);
 	if (!d->handles_up)
 		return;
 	uv_close((uv_handle_t *)&d->sig_term, NULL);
 	uv_close((uv_handle_t *)&d->sig_int, NULL);
 	uv_close((uv_handle_t *)&d->sig_hup, NULL);
-	uv_close((uv_handle_t *)&d->flush_timer, NULL);
 	uv_close((uv_handle_t *)&d->watchdog_timer, NULL);
 }
 
@@ -662,10 +616,11 @@ void
 daemon_free(struct daemon *d)
 {
 	server_free(&d->server);
+	if (d->api_up)
+		api_free(&d->api);
 	free_fixlines(d);
 	free(d->fixes);
 	ledger_destroy(d->ledger);
-	wake_limiter_destroy(d->limiter);
-	wake_catchup_destroy(d->catchup);
+	notifier_free(&d->notifier);
 	statedir_unlock(d->lock_fd);
 }

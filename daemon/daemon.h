@@ -13,12 +13,13 @@
 
 #include <uv.h>
 
+#include "daemon/api.h"
 #include "daemon/config.h"
 #include "daemon/server.h"
 #include "ledger/ledger.h"
 #include "notifier/desktop.h"
 #include "notifier/exec.h"
-#include "notifier/wake.h"
+#include "notifier/notifier.h"
 #include "watchers/tailer.h"
 
 struct fixline {
@@ -36,29 +37,30 @@ struct daemon {
 	int			 lock_fd;
 	int64_t			 started_ms;
 
-	struct ledger		*ledger;
+	struct ledger		*ledger;		/* the live catalogue */
+	uint64_t		 changes;	/* lines, skips, generations */
 	struct fixline		*fixes;		/* fixes.jsonl lines, to refold */
 	size_t			 nfixes, capfixes;
 
 	struct tailer		 perf, fixes_t;
-	int			 perf_started, perf_ready, fixes_ready;
-	int			 fixes_started, handles_up, desktop_up;
+	int			 perf_started, fixes_started, fixes_seen;
+	int			 ready;		/* the start-up fold is done */
+	int			 handles_up, desktop_up, notifier_up;
 	uint64_t		 generation;
-	uint64_t		 skipped_live;
 
-	struct wake_limiter	*limiter;
-	struct wake_catchup	*catchup;
-	uint64_t		 catchup_off;	/* last summarised record */
-	uint64_t		 held_off;	/* last held-back record */
+	struct notifier		 notifier;	/* decides, then the channels: */
 	struct desktop		 desktop;
 	struct exec		 exec;
 	int			 exec_on;
-	uint64_t		 wakes;
 
-	struct server		 server;
+	char			 loop_settings[16];	/* settings.json's */
+
+	struct api		 api;		/* HTTP routes */
+	struct server		 server;	/* HTTP and WebSocket */
+	int			 api_up;
 
 	uv_signal_t		 sig_term, sig_int, sig_hup;
-	uv_timer_t		 flush_timer, watchdog_timer;
+	uv_timer_t		 watchdog_timer;
 	int			 watchdog_on;
 	int			 stopping;
 	int			 exit_code;
@@ -69,6 +71,10 @@ int64_t	daemon_now_ms(void);
 
 /* Just past the last perf.jsonl line folded (0 before the tailer runs). */
 uint64_t daemon_cursor(struct daemon *d);
+/* "host:port" ("[v6]:port") really listened on. */
+void	daemon_listen(const struct daemon *d, char *out, size_t cap);
+/* The /status document (daemon/status.c): each part from its module. */
+cJSON	*daemon_status_json(void *daemon);
 
 int	daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv);
 int	daemon_start(struct daemon *d);

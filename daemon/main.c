@@ -25,11 +25,9 @@ main(int argc, char **argv)
 	if ((rc = uv_loop_init(&loop)) != 0)
 		fatalx("uv_loop_init: %s", uv_strerror(rc));
 	d.loop = &loop;
-	if ((rc = daemon_start(&d)) != 0) {
+	if (daemon_start(&d) != 0) {
 		daemon_stop(&d, "start-up failed");
-		uv_run(&loop, UV_RUN_DEFAULT);
-		daemon_free(&d);
-		return 1;
+		d.exit_code = 1;
 	}
 	uv_run(&loop, UV_RUN_DEFAULT);
 	rc = d.exit_code;

@@ -9,7 +9,13 @@
  *
  * Ids are <generation>:<offset> and are compared as number pairs.
  */
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,7 +24,6 @@
 #include <libwebsockets.h>
 
 #include "daemon/api.h"
-#include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/server.h"
 
@@ -42,10 +47,10 @@ struct sub {
 	int		 since_all;
 };
 
-/* Per connection: HTTP request state (api.c) or a subscriber. */
+/* Per connection: HTTP request state (daemon/http.h) or a subscriber. */
 struct pss {
 	struct sub		*sub;
-	struct api_request	 req;
+	struct http_request	 req;
 	char			 since[64];	/* ?since= of the upgrade */
 	int			 has_since;
 };
@@ -229,13 +234,11 @@ sub_welcome(struct server *s, struct sub *u, const char *since)
 
 	cJSON_AddStringToObject(o, "type", "hello");
 	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
-	cJSON_AddStringToObject(o, "project", s->d->cfg.project);
-	cJSON_AddNumberToObject(o, "generation", (double)s->d->generation);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
-	cJSON_AddBoolToObject(o, "ready", s->d->perf_ready);
-	/* Lines before the cursor are folded: what comes next is live.  A
-	 * client resumes with since=<generation>:<cursor - 1> (":-1" at 0). */
-	cJSON_AddNumberToObject(o, "cursor", (double)daemon_cursor(s->d));
+	/* project, generation, ready and the cursor: lines before it are
+	 * folded, what comes next is live, so a client resumes with
+	 * since=<generation>:<cursor - 1> (":-1" at 0) */
+	s->hooks.hello(s->hooks.arg, o);
 	if ((txt = cJSON_PrintUnformatted(o)) != NULL)
 		sub_push(u, txt, strlen(txt));
 	free(txt);
@@ -244,7 +247,7 @@ sub_welcome(struct server *s, struct sub *u, const char *since)
 	    &u->since_all))
 		return;
 	u->waiting = 1;
-	if (s->d->perf_ready)
+	if (s->ready)
 		sub_replay(s, u);
 }
 
@@ -253,6 +256,7 @@ server_ready(struct server *s)
 {
 	struct sub	*u;
 
+	s->ready = 1;
 	for (u = s->subs; u != NULL; u = u->next)
 		if (u->waiting)
 			sub_replay(s, u);
@@ -285,6 +289,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 {
 	struct pss	*p = user;
 	struct server	*s = lws_context_user(lws_get_context(wsi));
+	struct api	*a = s->api;
 	struct sub	*u;
 	char		 uri[256];
 
@@ -305,7 +310,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			if (v != NULL)
 				snprintf(p->since, sizeof(p->since), "%s", v);
 		}
-		return api_ws_allowed(&s->api, wsi) ? 0 : -1;
+		return api_ws_allowed(a, wsi) ? 0 : -1;
 	case LWS_CALLBACK_ESTABLISHED:
 		if (s->nsubs >= SERVER_MAX_SUBS) {
 			log_warnx("events: %u subscribers, refusing another",
@@ -343,28 +348,28 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		}
 		return 0;
 	case LWS_CALLBACK_WSI_CREATE:
-		api_conn_open(&s->api);
+		api_conn_open(a);
 		return 0;
 	case LWS_CALLBACK_WSI_DESTROY:
-		api_conn_close(&s->api);
+		api_conn_close(a);
 		return 0;
 	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
 		/* far past the cap: not even a 503 */
-		return s->api.conns > s->d->cfg.max_conns + 64 ? -1 : 0;
+		return api_conn_refused(a) ? -1 : 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		return api_confirm_upgrade(&s->api, wsi, (const char *)in);
+		return api_confirm_upgrade(a, wsi, (const char *)in);
 	case LWS_CALLBACK_HTTP:
-		return api_http(&s->api, wsi, &p->req, (const char *)in);
+		return api_http(a, wsi, &p->req, (const char *)in);
 	case LWS_CALLBACK_HTTP_BODY:
-		return api_http_body(&s->api, wsi, &p->req, in, len);
+		return api_http_body(a, wsi, &p->req, in, len);
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		return api_http_body_done(&s->api, wsi, &p->req);
+		return api_http_body_done(a, wsi, &p->req);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return api_http_writeable(&s->api, wsi, &p->req);
+		return api_http_writeable(a, wsi, &p->req);
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		if (p != NULL)
-			api_request_free(&s->api, &p->req);
+			http_request_free(&p->req);
 		return 0;
 	default:
 		break;
@@ -390,54 +395,175 @@ lws_log(int level, const char *line)
 		log_debug("lws: %.*s", (int)n, line);
 }
 
+/*
+ * libwebsockets resolves the listen address through getifaddrs() and,
+ * when that fails, binds the wildcard address and says nothing.  Look at
+ * what we really listen on: the listening TCP sockets of this process on
+ * our port must all be bound to the configured address.
+ */
+static int
+check_bound(const char *host, int port)
+{
+	struct sockaddr_storage	ss;
+	struct in_addr		want4;
+	struct in6_addr		want6;
+	int			fd, acc, v6, found = 0;
+	socklen_t		len;
+	char			got[INET6_ADDRSTRLEN];
+
+	v6 = strchr(host, ':') != NULL;
+	if ((v6 ? inet_pton(AF_INET6, host, &want6) :
+	    inet_pton(AF_INET, host, &want4)) != 1)
+		return -EADDRNOTAVAIL;
+	for (fd = 0; fd < 4096; fd++) {
+		if (fcntl(fd, F_GETFD) == -1)
+			continue;
+		len = sizeof(acc);
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) ||
+		    !acc)
+			continue;
+		len = sizeof(ss);
+		if (getsockname(fd, (struct sockaddr *)&ss, &len))
+			continue;
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in	*in = (void *)&ss;
+
+			if (ntohs(in->sin_port) != port)
+				continue;
+			found++;
+			if (!v6 && in->sin_addr.s_addr == want4.s_addr)
+				continue;
+			inet_ntop(AF_INET, &in->sin_addr, got, sizeof(got));
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6	*in6 = (void *)&ss;
+
+			if (ntohs(in6->sin6_port) != port)
+				continue;
+			found++;
+			if (v6 && memcmp(&in6->sin6_addr, &want6,
+			    sizeof(want6)) == 0)
+				continue;
+			inet_ntop(AF_INET6, &in6->sin6_addr, got, sizeof(got));
+		} else
+			continue;
+		log_warnx("listening on %s port %d, not on %s as configured "
+		    "(libwebsockets falls back to the wildcard address when "
+		    "it cannot resolve the interface): refusing to run", got,
+		    port, host);
+		return -EADDRNOTAVAIL;
+	}
+	if (found == 0) {
+		log_warnx("cannot find our listening socket on port %d", port);
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+/*
+ * Why lws could not listen on host:port: it only logs "ERROR on binding"
+ * with a number, and creates no vhost.  Bind the same way (SO_REUSEADDR,
+ * as lws does) to learn the errno.  -EADDRINUSE, another -errno, or -EIO
+ * when our own bind works (then lws failed for a reason of its own).
+ */
+static int
+bind_error(const char *host, int port)
+{
+	struct sockaddr_storage	ss;
+	socklen_t		len;
+	int			fd, one = 1, rc = -EIO;
+
+	memset(&ss, 0, sizeof(ss));
+	if (strchr(host, ':') != NULL) {
+		struct sockaddr_in6	*in6 = (void *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
+			return -EADDRNOTAVAIL;
+		len = sizeof(*in6);
+	} else {
+		struct sockaddr_in	*in = (void *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+			return -EADDRNOTAVAIL;
+		len = sizeof(*in);
+	}
+	if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -errno;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) == -1 ||
+	    listen(fd, 1) == -1)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 int
-server_start(struct server *s, struct daemon *d, uv_loop_t *loop,
-    const char *host, int port)
+server_start(struct server *s, uv_loop_t *loop, const char *host, int port,
+    int verbose, struct api *api, const struct server_hooks *hooks)
 {
 	struct lws_context_creation_info	info;
 	void					*loops[1] = { loop };
-
 	int					 rc;
 
 	memset(s, 0, sizeof(*s));
-	s->d = d;
-	if ((rc = api_init(&s->api, s, d)) != 0)
-		return rc;
-	lws_set_log_level(LLL_ERR | LLL_WARN | (d->cfg.verbose ? LLL_NOTICE :
-	    0), lws_log);
+	s->api = api;
+	s->hooks = *hooks;
+	lws_set_log_level(LLL_ERR | LLL_WARN | (verbose ? LLL_NOTICE : 0),
+	    lws_log);
 	memset(&info, 0, sizeof(info));
 	info.port = port;
 	info.iface = host;
 	info.protocols = protocols;
 	info.user = s;
 	/* No LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE:
-	 * its CSP forbids the panel's own styles and images; api.c sends
+	 * its CSP forbids the panel's own styles and images; the API sends
 	 * its own security headers on every answer (docs/api.md). */
 	info.options = LWS_SERVER_OPTION_LIBUV |
 	    LWS_SERVER_OPTION_VALIDATE_UTF8;
 	if (strchr(host, ':') == NULL)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.foreign_loops = loops;
-	api_tune(&s->api, &info);
+	api_tune(api, &info);
 	if ((s->ctx = lws_create_context(&info)) == NULL) {
-		log_warnx("cannot serve on %s:%d (in use? is the "
+		log_warnx("cannot serve on %s:%d (is the "
 		    "libwebsockets-evlib-uv package installed?)", host, port);
 		return -EADDRINUSE;
 	}
+	/*
+	 * From here on a failure leaves the context to server_stop and
+	 * server_free: on a foreign loop lws must be destroyed in two
+	 * stages with the loop running in between.  Destroying it twice
+	 * in a row unloads its event-loop plugin while its handles are
+	 * still closing, and the loop then calls into unmapped code.
+	 *
+	 * When the listen socket cannot be bound, lws 4.1 fails to make
+	 * the default vhost and runs the first stage itself, yet returns
+	 * the context: only the second stage is left, for server_free.
+	 */
 	s->vh = lws_get_vhost_by_name(s->ctx, "default");
-	s->port = s->vh ? lws_get_vhost_listen_port(s->vh) : port;
+	s->port = s->vh ? lws_get_vhost_listen_port(s->vh) : -1;
+	if (s->vh == NULL)
+		s->stopping = 1;
 	if (s->port <= 0) {
-		log_warnx("cannot listen on %s:%d", host, port);
-		lws_context_destroy(s->ctx);
-		s->ctx = NULL;
-		return -EADDRINUSE;
-	}
-	if ((rc = api_check_bound(&s->api, host, s->port)) != 0) {
-		lws_context_destroy(s->ctx);
-		s->ctx = NULL;
+		rc = bind_error(host, port);
+		log_warnx("cannot listen on %s%s%s:%d: %s", strchr(host, ':') ?
+		    "[" : "", host, strchr(host, ':') ? "]" : "", port,
+		    rc == -EADDRINUSE ? "the address is in use (another "
+		    "sloptimized, or another server?)" : strerror(-rc));
+		s->port = port;
 		return rc;
 	}
-	return 0;
+	return check_bound(host, s->port);
+}
+
+void
+server_status_json(const struct server *s, cJSON *o)
+{
+	cJSON_AddNumberToObject(o, "subscribers", s->nsubs);
+	cJSON_AddNumberToObject(o, "droppedMessages", (double)s->dropped);
 }
 
 void
@@ -462,6 +588,5 @@ server_free(struct server *s)
 		lws_context_destroy(s->ctx);
 		s->ctx = NULL;
 	}
-	api_free(&s->api);
 	server_ring_clear(s);
 }

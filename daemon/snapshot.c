@@ -25,24 +25,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "daemon/api.h"
+#include "daemon/http.h"
 #include "daemon/snapshot.h"
+#include "ledger/footprint.h"
 #include "ledger/jscan.h"
 #include "ledger/ledger.h"
-
-uint64_t
-snapshot_hash(const void *p, size_t n)
-{
-	const unsigned char	*s = p;
-	uint64_t		 h = 0xcbf29ce484222325ull;
-	size_t			 i;
-
-	for (i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
+#include "project/project.h"
 
 struct part {
 	uint64_t	 size, from;
@@ -105,9 +93,10 @@ read_part(const char *path, uint64_t bytes, struct part *pt)
 	int		 fd, rc;
 
 	memset(pt, 0, sizeof(*pt));
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		if (errno != ENOENT)
-			return -errno;
+	/* never blocks: a FIFO at the path is refused, not waited on */
+	if ((rc = project_open(path, O_RDONLY, 0, &fd)) != 0) {
+		if (rc != -ENOENT)
+			return rc;
 		return (pt->raw = strdup("[]")) ? 0 : -ENOMEM;
 	}
 	if (fstat(fd, &st) == -1) {
@@ -184,12 +173,12 @@ part_json(struct part *pt)
 
 int
 snapshot_build(const char *perf, const char *fixes, uint64_t bytes,
-    size_t pre, struct api_blob **out, char etag[48])
+    size_t pre, struct http_blob **out, char etag[48])
 {
 	struct part	 pp, pf;
 	cJSON		*o = NULL;
 	char		*txt = NULL;
-	struct api_blob	*b;
+	struct http_blob	*b;
 	size_t		 n;
 	int		 rc;
 
@@ -217,7 +206,7 @@ snapshot_build(const char *perf, const char *fixes, uint64_t bytes,
 	memcpy(b->data + pre, txt, n);
 	b->data[pre + n] = '\n';
 	snprintf(etag, 48, "\"l%016llx%llx\"",
-	    (unsigned long long)snapshot_hash(b->data + pre, b->len),
+	    (unsigned long long)fnv1a64(b->data + pre, b->len),
 	    (unsigned long long)b->len);
 	*out = b;
 	rc = 0;

@@ -14,19 +14,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct api_blob;
+struct http_blob;
 
 /*
  * Read the last `bytes` of each file (whole lines only, starting at a
  * line start) and build the body into a new blob (refs 1) with `pre`
  * bytes of headroom; `etag` gets a strong ETag (quoted) of the body.
- * A missing file is an empty one.  Returns 0, or -errno (nothing to free).
+ * A missing file is an empty one; one that is not a regular file is
+ * refused (-PROJECT_ENOTREG) without blocking.  Returns 0, or -errno
+ * (nothing to free).
  * Thread-safe: touches nothing but its arguments.
  */
 int	snapshot_build(const char *perf, const char *fixes, uint64_t bytes,
-	    size_t pre, struct api_blob **out, char etag[48]);
-
-/* 64-bit FNV-1a, for ETags. */
-uint64_t snapshot_hash(const void *p, size_t n);
+	    size_t pre, struct http_blob **out, char etag[48]);
 
 #endif

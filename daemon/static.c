@@ -21,9 +21,10 @@
 
 #include <uv.h>
 
-#include "daemon/api.h"
+#include "daemon/http.h"
 #include "daemon/snapshot.h"
 #include "daemon/static.h"
+#include "ledger/footprint.h"
 
 #define STATIC_MAX	(16u << 20)
 
@@ -131,11 +132,11 @@ static_map(const char *urlpath, char *rel, size_t cap)
 
 int
 static_read(const char *root, const char *rel, size_t pre,
-    struct api_blob **out, char etag[48])
+    struct http_blob **out, char etag[48])
 {
 	char		 path[PATH_MAX * 2], real[PATH_MAX];
 	struct stat	 st;
-	struct api_blob	*b;
+	struct http_blob	*b;
 	size_t		 rootlen = strlen(root), got = 0;
 	ssize_t		 r;
 	int		 fd, rc;
@@ -148,7 +149,9 @@ static_read(const char *root, const char *rel, size_t pre,
 		return errno == ENOTDIR ? -ENOENT : -errno;
 	if (strncmp(real, root, rootlen) != 0 || real[rootlen] != '/')
 		return -ENOENT;		/* a symlink out of the root */
-	if ((fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	/* O_NONBLOCK: a FIFO planted in the directory must not hang us */
+	if ((fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) == -1)
 		return -errno;
 	if (fstat(fd, &st) == -1) {
 		rc = -errno;
@@ -177,7 +180,7 @@ static_read(const char *root, const char *rel, size_t pre,
 	b->refs = 1;
 	b->len = got;
 	snprintf(etag, 48, "\"s%016llx%llx\"",
-	    (unsigned long long)snapshot_hash(b->data + pre, got),
+	    (unsigned long long)fnv1a64(b->data + pre, got),
 	    (unsigned long long)got);
 	*out = b;
 	rc = 0;

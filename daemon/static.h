@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-struct api_blob;
+struct http_blob;
 
 /* Find the root; out gets its real path ("" if none), *why a phrase for
  * the log and the status endpoint.  Can't fail. */
@@ -35,7 +35,7 @@ int	static_map(const char *urlpath, char *rel, size_t cap);
  * directory, or outside the root), -EFBIG (over 16 MiB), or -errno.
  */
 int	static_read(const char *root, const char *rel, size_t pre,
-	    struct api_blob **out, char etag[48]);
+	    struct http_blob **out, char etag[48]);
 
 /* Content-Type by extension; application/octet-stream if unknown. */
 const char *static_type(const char *rel);

@@ -12,8 +12,8 @@
 
 #include "footprint.h"
 
-#define FNV_OFFSET	2166136261u
 #define FNV_PRIME	16777619u
+#define FNV64_PRIME	0x100000001b3ull
 
 uint32_t
 fnv1a32_more(uint32_t h, const void *data, size_t len)
@@ -30,7 +30,25 @@ fnv1a32_more(uint32_t h, const void *data, size_t len)
 uint32_t
 fnv1a32(const void *data, size_t len)
 {
-	return fnv1a32_more(FNV_OFFSET, data, len);
+	return fnv1a32_more(FNV1A32_INIT, data, len);
+}
+
+uint64_t
+fnv1a64_more(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char	*p = data;
+
+	while (len-- > 0) {
+		h ^= *p++;
+		h *= FNV64_PRIME;
+	}
+	return h;
+}
+
+uint64_t
+fnv1a64(const void *data, size_t len)
+{
+	return fnv1a64_more(FNV1A64_INIT, data, len);
 }
 
 uint32_t

@@ -14,8 +14,18 @@
 #define FOOTPRINT_VERSION	1
 #define FOOTPRINT_KEY_MAX	4096	/* keys longer than this are cut */
 
+/*
+ * FNV-1a, the project's one non-cryptographic hash: 32 bits for ids
+ * (footprints, the state directory's name, checksums), 64 bits where
+ * collisions must be rarer (the cursor's window hash, ETags).  _more
+ * continues a running hash started at FNV1A32_INIT / FNV1A64_INIT.
+ */
+#define FNV1A32_INIT	2166136261u
+#define FNV1A64_INIT	0xcbf29ce484222325ull
 uint32_t	fnv1a32(const void *data, size_t len);
 uint32_t	fnv1a32_more(uint32_t h, const void *data, size_t len);
+uint64_t	fnv1a64(const void *data, size_t len);
+uint64_t	fnv1a64_more(uint64_t h, const void *data, size_t len);
 
 /* id of a v1 key: FNV-1a 32 of "v1:" + key */
 uint32_t	footprint_id(const char *key, size_t len);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ledger/footprint.h"
 #include "wake.h"
 
 #define TIMES	"\xc3\x97"		/* U+00D7 MULTIPLICATION SIGN */
@@ -548,11 +549,7 @@ struct fptab {
 static uint32_t
 fp_hash(const char *id)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *id != '\0'; id++)
-		h = (h ^ (unsigned char)*id) * 16777619u;
-	return h;
+	return fnv1a32(id, strlen(id));
 }
 
 /* Ids are 8 hex digits; anything longer is cut, "" is stored as "-". */

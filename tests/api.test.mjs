@@ -4,7 +4,7 @@
 // fix loop end to end.  Real clients only: Node's fetch and net sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -366,6 +366,275 @@ test('writes: a cross-origin POST appends nothing; the token lets a non-browser 
     }
     assert.equal(fs.readFileSync(fixesPath(p), 'utf8').trim().split('\n').length, 2);
   } finally {
+    await d.stop();
+  }
+});
+
+test('a fix the fold would skip is refused, not acknowledged: bad UTF-8, control characters, trailing garbage, \\u0000, a bad at', async () => {
+  const p = project();
+  const d = await start(p);
+  const headers = { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' };
+  try {
+    const bodies = [
+      Buffer.concat([Buffer.from('{"title":"bad '), Buffer.from([0xff, 0xfe]), Buffer.from(' title"}')]),
+      Buffer.from('{"title":"a\u0001b"}'),
+      Buffer.from('{"title":"tab\tinside"}'),
+      Buffer.from('{"title":"t"} and more'),
+      Buffer.from('{"title":"t"}{"title":"u"}'),
+      Buffer.from('{"title":"cut\\u0000here"}'),
+      Buffer.from('{"title":"t","at":"yesterday"}'),
+      Buffer.from('{"title":"t","at":17}'),
+    ];
+    for (const body of bodies) {
+      const r = await req(d, `${API}/fixes`, { method: 'POST', headers, body });
+      assert.equal(r.status, 400, `${JSON.stringify(body.toString('latin1'))}: ${r.text}`);
+      valid('error.json', r.json);
+      assert.ok(['invalid_json', 'invalid_fix'].includes(r.json.error.code));
+      assert.ok(r.json.error.message.length > 10, r.json.error.message);
+    }
+    assert.equal(fileSize(fixesPath(p)), 0, 'nothing appended');
+    // what is acknowledged is counted
+    const ok = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"kept \u00e9\u4e2d","at":"2026-11-29T12:06:00Z"}' });
+    assert.equal(ok.status, 201, ok.text);
+    await waitFor(async () => (await d.status()).counts.fixes === 1, { what: 'the fix folded' });
+    assert.equal((await d.status()).counts.skipped, 0);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a FIFO where a ledger file should be is refused at once; the pool keeps answering', async () => {
+  const p = project();
+  spawnSync('mkfifo', [perfPath(p)]);
+  const d = await start(p);
+  const headers = { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' };
+  try {
+    // more readers than the pool has threads (4): none may hang there
+    const reads = [];
+    for (let i = 1; i <= 6; i++) {
+      if (i <= 4) reads.push(req(d, `${API}/ledger?bytes=${1000 * i}`));	// one per cache slot
+      reads.push(req(d, `${API}/issues?include-automated=1&limit=${i}`));
+    }
+    for (const r of await Promise.all(reads)) {
+      assert.equal(r.status, 409, r.text);
+      valid('error.json', r.json);
+      assert.equal(r.json.error.code, 'not_regular_file');
+      assert.match(r.json.error.message, /not a regular file/);
+    }
+    const fix = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"still answering"}' });
+    assert.equal(fix.status, 201, fix.text);
+    fs.rmSync(fixesPath(p));
+    spawnSync('mkfifo', [fixesPath(p)]);
+    const r = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"into a FIFO"}' });
+    assert.equal(r.status, 409, r.text);
+    assert.equal(r.json.error.code, 'not_regular_file');
+    assert.equal((await d.status()).http.jobs, 0);
+  } finally {
+    await d.stop();
+  }
+});
+
+// Holds the writers' lock on a file from another process until release().
+function holdLock(file) {
+  const proc = spawn('python3', ['-c',
+    'import fcntl,os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT|os.O_APPEND, 0o644); ' +
+    'fcntl.flock(fd, fcntl.LOCK_EX); print("locked", flush=True); sys.stdin.read()', file],
+  { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise((r) => proc.on('exit', r));
+  const locked = new Promise((r) => proc.stdout.once('data', r));
+  return { locked, release: () => { proc.stdin.end(); return exited; } };
+}
+
+test('a write whose client went away, or whose lock never came free, is not appended later', { timeout: 60000 }, async () => {
+  const p = project();
+  const d = await start(p);
+  const headers = { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' };
+  try {
+    // the client hangs up while the write waits for the lock
+    let lock = holdLock(fixesPath(p));
+    await lock.locked;
+    const ac = new AbortController();
+    const gone = fetch(d.base + `${API}/fixes`, { method: 'POST', headers, body: '{"title":"nobody hears"}', signal: ac.signal }).catch(() => 'aborted');
+    await waitFor(async () => (await d.status()).http.jobs === 1, { what: 'the write waiting for the lock' });
+    ac.abort();
+    assert.equal(await gone, 'aborted');
+    // the job notices while the lock is still held, and gives up
+    await waitFor(async () => (await d.status()).http.jobs === 0, { what: 'the write called off' });
+    await lock.release();
+    assert.equal(fileSize(fixesPath(p)), 0, 'nothing appended for a request that is gone');
+
+    // the lock stays taken past the deadline: 503, and nothing later
+    lock = holdLock(fixesPath(p));
+    await lock.locked;
+    const late = await req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"too late"}' });
+    assert.equal(late.status, 503, late.text);
+    assert.equal(late.json.error.code, 'busy');
+    assert.match(late.json.error.message, /locked by another writer/);
+    await lock.release();
+    assert.equal((await d.status()).http.jobs, 0);
+    assert.equal(fileSize(fixesPath(p)), 0);
+
+    // a lock released in time: the write waits for it and lands
+    lock = holdLock(fixesPath(p));
+    await lock.locked;
+    const waited = req(d, `${API}/fixes`, { method: 'POST', headers, body: '{"title":"waited"}' });
+    await waitFor(async () => (await d.status()).http.jobs === 1, { what: 'the write waiting' });
+    await lock.release();
+    const w = await waited;
+    assert.equal(w.status, 201, w.text);
+    assert.equal(fs.readFileSync(fixesPath(p), 'utf8').trim().split('\n').length, 1);
+  } finally {
+    await d.stop();
+  }
+});
+
+// --- POST /records: the recorder's ingest -----------------------------------
+
+const ingest = (d, body, headers = {}) => req(d, `${API}/records`, {
+  method: 'POST', headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:5173', ...headers }, body,
+});
+const perfLines = (p) => (fs.existsSync(perfPath(p)) ? fs.readFileSync(perfPath(p), 'utf8').split('\n').filter(Boolean) : []);
+const at = (i) => new Date(Date.UTC(2026, 10, 29, 12, 0, 0, i)).toISOString();
+
+test('POST /records appends a batch in order, says what it refused and why, and the fold counts it', async () => {
+  const p = project();
+  // a writer that takes no lock died mid-line: our records must not glue onto it
+  appendFromProcess(perfPath(p), '{"type":"heartbeat","torn":');
+  const d = await start(p);
+  try {
+    const recs = Array.from({ length: 10 }, (_, i) => ({ type: 'heartbeat', at: at(i), seq: i, frame: { p95Ms: 16 + i } }));
+    let r = await ingest(d, JSON.stringify(recs, null, 2));	// pretty-printed: lines are compacted
+    assert.equal(r.status, 200, r.text);
+    valid('records-output.json', r.json);
+    assert.deepEqual([r.json.records, r.json.accepted, r.json.refused, r.json.refusals], [10, 10, 0, []]);
+    let lines = perfLines(p);
+    assert.equal(lines[0], '{"type":"heartbeat","torn":', 'the torn tail stays a line of its own');
+    assert.deepEqual(lines.slice(1).map((l) => JSON.parse(l)), recs, 'every record, in order, as posted');
+    assert.equal(r.json.bytes, fileSize(perfPath(p)) - '{"type":"heartbeat","torn":\n'.length);
+
+    // refused records in the middle of an array: the others land, in order
+    const mixed = [
+      { type: 'hitch', at: at(20), frameMs: 150, n: 0 },
+      { type: 'hitch', frameMs: 150, n: 1 },			// no at
+      'not an object',
+      { type: 'hitch', at: 'yesterday', n: 3 },
+      { at: at(24), n: 4 },					// no type
+      { type: 'usermark', at: at(25), note: 'felt wrong', n: 5 },
+    ];
+    r = await ingest(d, JSON.stringify(mixed));
+    assert.equal(r.status, 200, r.text);
+    valid('records-output.json', r.json);
+    assert.equal(r.json.accepted, 2);
+    assert.deepEqual(r.json.refusals.map((x) => x.index), [1, 2, 3, 4]);
+    assert.match(r.json.refusals[0].reason, /ISO-8601 at/);
+    assert.match(r.json.refusals[1].reason, /not a JSON object/);
+    assert.match(r.json.refusals[3].reason, /string type/);
+    lines = perfLines(p);
+    assert.deepEqual(lines.slice(-2).map((l) => JSON.parse(l).n), [0, 5]);
+
+    // NDJSON, with a broken line and a blank one in the middle
+    const nd = [JSON.stringify({ type: 'heartbeat', at: at(30), k: 'a' }), '{"type":"heartbeat","at":', '',
+      JSON.stringify({ type: 'jitter', at: at(31), k: 'b', track: 'unit', kind: 'snap', jump: [0.5, 0, 0] }),
+      '{"type":"heartbeat","at":"' + at(32) + '","k":"c"} trailing'].join('\n') + '\n';
+    r = await ingest(d, nd);
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.json.records, r.json.accepted], [4, 2]);
+    assert.deepEqual(r.json.refusals.map((x) => x.index), [1, 3]);
+    assert.deepEqual(perfLines(p).slice(-2).map((l) => JSON.parse(l).k), ['a', 'b']);
+
+    // bytes the fold would skip are refused one by one, never written
+    r = await ingest(d, Buffer.concat([Buffer.from('{"type":"hitch","at":"' + at(40) + '","note":"'), Buffer.from([0xc3]),
+      Buffer.from('"}\n{"type":"hitch","at":"' + at(41) + '","note":"cut\\u0000"}\n')]));
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.json.accepted, r.json.refused], [0, 2]);
+    assert.match(r.json.refusals[0].reason, /UTF-8/);
+    assert.match(r.json.refusals[1].reason, /u0000/);
+
+    // an array that is not JSON at all is no batch
+    await error(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' }, body: '[{"type":"hitch"},' }, 400, 'invalid_json');
+
+    // the daemon folds them through its tailer, like any other writer's lines
+    appendFromProcess(perfPath(p), '\n');
+    await d.caughtUp();
+    const s = await d.status();
+    assert.equal(s.counts.folded, 10 + 2 + 2, 'every accepted record folded');
+    assert.equal(s.counts.skipped, 1, 'only the torn line');
+    assert.deepEqual(comparable(await d.get(`${API}/issues`)), comparable(cli(['issues', '--json', '--project', p])));
+  } finally {
+    await d.stop();
+  }
+});
+
+test('POST /records is a write: the body limit, the content type, the Origin or the token', async () => {
+  const p = project();
+  const d = await start(p);
+  const rec = JSON.stringify([{ type: 'hitch', at: at(0), frameMs: 150 }]);
+  try {
+    const big = JSON.stringify(Array.from({ length: 9000 }, (_, i) => ({ type: 'heartbeat', at: at(i), pad: 'x'.repeat(100) })));
+    assert.ok(big.length > 1024 * 1024);
+    await error(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' }, body: big }, 413, 'body_too_large');
+    await error(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'http://localhost:5173' }, body: rec }, 415, 'unsupported_media_type');
+    await error(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'application/x-ndjson', Origin: 'http://localhost:5173' }, body: rec }, 415);
+    await error(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: 'http://evil.example' }, body: rec }, 403, 'bad_origin');
+    await error(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'http://evil.example' }, body: rec }, 403, 'bad_origin');
+    await error(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: rec }, 403, 'forbidden');
+    await error(d, `${API}/records`, {}, 405, 'method_not_allowed');
+    assert.equal(fileSize(perfPath(p)), 0, 'nothing appended');
+    const pre = await fetch(d.base + `${API}/records`, { method: 'OPTIONS', headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get('access-control-allow-methods'), 'POST, OPTIONS');
+    const r = await req(d, `${API}/records`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token(d)}` }, body: rec });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.accepted, 1);
+    assert.equal(perfLines(p).length, 1);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('concurrent POST /records and `sloptimize fix` writers never interleave; a posted hitch wakes `sloptimize watch`', { timeout: 120000 }, async () => {
+  const p = project();
+  const d = await start(p);
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    const BATCHES = 24, PER = 40, FIXERS = 12;
+    const posts = Array.from({ length: BATCHES }, (_, b) => ingest(d, JSON.stringify(Array.from({ length: PER }, (_, i) => ({
+      type: 'heartbeat', at: at(b * PER + i), batch: b, seq: i, pad: 'y'.repeat(200 + ((b * 37 + i) % 300)),
+    })))));
+    const fixers = Array.from({ length: FIXERS }, (_, i) => new Promise((resolve) => {
+      const c = spawn(CLI, ['fix', '--project', p, '--title', `writer ${i} ${'z'.repeat(300)}`, '--footprints', '81e5eb9b']);
+      c.on('exit', resolve);
+    }));
+    const answers = await Promise.all(posts);
+    assert.ok(answers.every((r) => r.status === 200 && r.json.accepted === PER), answers.map((r) => r.text).join('\n').slice(0, 400));
+    assert.deepEqual(await Promise.all(fixers), Array(FIXERS).fill(0));
+    // each batch is one contiguous run, in order
+    const lines = perfLines(p).map((l) => JSON.parse(l));
+    assert.equal(lines.length, BATCHES * PER);
+    const seen = new Set();
+    for (let k = 0; k < lines.length; k += PER) {
+      const b = lines[k].batch;
+      assert.ok(!seen.has(b), `batch ${b} split`);
+      seen.add(b);
+      assert.deepEqual(lines.slice(k, k + PER).map((x) => [x.batch, x.seq]), Array.from({ length: PER }, (_, i) => [b, i]));
+    }
+    const fixes = fs.readFileSync(fixesPath(p), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.equal(fixes.length, FIXERS);
+    await d.caughtUp();
+    await waitFor(async () => (await d.status()).counts.fixes === FIXERS, { what: 'the fixes folded' });
+    assert.equal((await d.status()).counts.skipped, 0);
+
+    // a meaningful posted record wakes the agent
+    const before = w.lines.length;
+    const r = await ingest(d, JSON.stringify([{ type: 'hitch', at: new Date().toISOString(), frameMs: 222, phase: 'play',
+      classification: { guess: 'shader-compile', confidence: 'high', evidence: 'posted by the recorder' } }]));
+    assert.equal(r.json.accepted, 1);
+    const wake = await waitFor(() => w.lines.slice(before).find((x) => /posted by the recorder/.test(x.line)), { what: 'the wake' });
+    assert.match(wake.line, /^sloptimize hitch 222(\.0)?ms shader-compile\/high/);
+    assert.equal(wake.id, `${(await d.status()).generation}:${fileSize(perfPath(p)) - r.json.bytes}`);
+  } finally {
+    await w.stop();
     await d.stop();
   }
 });

@@ -92,4 +92,25 @@ node -e '
   const o = JSON.parse(require("fs").readFileSync(process.argv[1]));
   if (o.counts.fixes !== 1000 || o.issues[0].fixes.length !== 1000) throw "fixes folded: " + o.counts.fixes;
 ' "$tmp/out"
+# writers refuse what the fold would skip: a title that is not UTF-8 was
+# once acknowledged, then never counted
+before=$(wc -c < "$tmp/p/.sloptimize/fixes.jsonl")
+expect_rc 2 "$S" fix --project "$tmp/p" --title "$(printf 'bad \377 title')"
+grep -q "title is not valid UTF-8" "$tmp/err" || fail "no reason for a non-UTF-8 title: $(cat "$tmp/err")"
+[ "$(wc -c < "$tmp/p/.sloptimize/fixes.jsonl")" = "$before" ] || fail "a non-UTF-8 fix was appended"
+
+# a FIFO where a ledger file should be: refused at once, never waited on
+# (exit 4, the reason on stderr); `timeout` turns a hang into a failure
+mkdir -p "$tmp/q/.sloptimize"
+mkfifo "$tmp/q/.sloptimize/perf.jsonl"
+for v in issues report history hook-status doctor; do
+	expect_rc 4 timeout 10 "$S" "$v" --project "$tmp/q"
+	grep -q "not a regular file" "$tmp/err" "$tmp/out" ||
+	    fail "$v: no reason for a FIFO ledger: $(cat "$tmp/err")"
+done
+rm "$tmp/q/.sloptimize/perf.jsonl"
+mkfifo "$tmp/q/.sloptimize/fixes.jsonl"
+expect_rc 4 timeout 10 "$S" fix --project "$tmp/q" --title t
+grep -q "not a regular file" "$tmp/err" || fail "fix into a FIFO: $(cat "$tmp/err")"
+
 echo "cli: all checks passed"

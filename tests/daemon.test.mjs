@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   Daemon, Watch, appendFromProcess, comparable, hitch, meaningfulOffsets,
-  offlineIssues, perfPath, tmpdir, waitFor, DAEMON, VALGRIND,
+  offlineIssues, perfPath, tmpdir, waitFor, CLI, DAEMON, VALGRIND,
 } from './lib.mjs';
 
 function project() {
@@ -169,6 +169,20 @@ test('--poll catches everything without inotify', async () => {
   }
 });
 
+test('doctor names the watcher backend the daemon chose, by the same rule', async () => {
+  const p = project();
+  appendFromProcess(perfPath(p), hitch(150) + '\n');
+  const d = await new Daemon(p).start();
+  try {
+    const f = (await d.status()).files.perf;
+    const r = spawnSync(CLI, ['doctor', '--json', '--project', p], { env: d.env, encoding: 'utf8', timeout: 10000 });
+    const watcher = JSON.parse(r.stdout).checks.find((c) => c.check === 'watcher');
+    assert.equal(watcher.detail, `${f.backend} (${f.backendWhy})`);
+  } finally {
+    await d.stop();
+  }
+});
+
 test('a second daemon on the same project refuses with a clear message', async () => {
   const p = project();
   const d = await new Daemon(p).start();
@@ -178,6 +192,62 @@ test('a second daemon on the same project refuses with a clear message', async (
     assert.match(r.stderr, new RegExp(`another sloptimized \\(pid ${d.proc.pid}\\)`));
     assert.ok((await d.status()).ready, 'the first one runs on');
   } finally {
+    await d.stop();
+  }
+});
+
+test('a second daemon on a port already in use says so and exits 1', async () => {
+  const d = await new Daemon(project()).start();
+  try {
+    const port = new URL(d.base).port;
+    const other = project();
+    const r = spawnSync(DAEMON, ['--project', other, '--listen', `127.0.0.1:${port}`, '--desktop', '0'],
+      { env: { ...d.env, XDG_STATE_HOME: tmpdir('state') }, encoding: 'utf8', timeout: 15000 });
+    assert.equal(r.signal, null, `killed by ${r.signal}:\n${r.stderr}`);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port}.*in use`, 'i'));
+    assert.ok((await d.status()).ready, 'the first one runs on');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('SIGHUP: new limits say what the old limiter held, the loop level follows the config unless settings.json says', async () => {
+  const p = project();
+  const conf = path.join(tmpdir('conf'), 'sloptimized.json');
+  fs.writeFileSync(conf, JSON.stringify({ loop: 'propose', 'per-fp-ms': 3600000 }));
+  const d = await new Daemon(p, { args: ['--config', conf, '--desktop', '0'] }).start();
+  const w = new Watch(d);
+  const same = (ms) => hitch(ms, { minted: ['mat_a@x'], classification: { guess: 'shader-compile', confidence: 'high', evidence: 'same' } });
+  try {
+    await w.connected();
+    appendFromProcess(perfPath(p), same(150) + '\n' + same(160) + '\n');
+    await waitFor(() => w.lines.length >= 1, { what: 'the first wake' });
+    assert.match(w.lines[0].line, / loop=propose/);
+    await waitFor(async () => (await d.status()).notifier.heldPending === 1, { what: 'the repeat held back' });
+    assert.equal(w.lines.length, 1);
+
+    fs.writeFileSync(conf, JSON.stringify({ loop: 'apply', 'per-fp-ms': 0 }));
+    d.proc.kill('SIGHUP');
+    // what the old limiter held is said at once, not lost with it
+    const held = await waitFor(() => w.lines.find((x) => /held back: \+1 more/.test(x.line)), { what: 'the held-back line' });
+    assert.equal(held.id, `1:${fs.readFileSync(perfPath(p), 'utf8').indexOf('\n') + 1}`);
+    await waitFor(async () => (await d.status()).notifier.loop === 'apply', { what: 'loop=apply' });
+    appendFromProcess(perfPath(p), same(170) + '\n');
+    await waitFor(() => w.lines.some((x) => /170(\.0)?ms .* loop=apply/.test(x.line)), { what: 'a wake at the new level, no limit' });
+
+    // settings.json wins over the config, and keeps winning after SIGHUP
+    const put = await fetch(d.base + '/api/sloptimize/settings', { method: 'PUT', headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' }, body: '{"loop":"off"}' });
+    assert.equal(put.status, 200);
+    d.proc.kill('SIGHUP');
+    await waitFor(() => /SIGHUP: configuration reloaded[\s\S]*SIGHUP: configuration reloaded/.test(d.log), { what: 'the second reload' });
+    const s = await d.get('/api/sloptimize/settings');
+    assert.deepEqual(s, { v: 1, loop: 'off', source: 'settings' });
+    appendFromProcess(perfPath(p), same(180) + '\n');
+    const last = await waitFor(() => w.lines.find((x) => /180(\.0)?ms/.test(x.line)), { what: 'the last wake' });
+    assert.doesNotMatch(last.line, / loop=/);
+  } finally {
+    await w.stop();
     await d.stop();
   }
 });

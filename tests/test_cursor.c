@@ -1,6 +1,6 @@
 /*
- * test_cursor — the persisted cursor (watchers/cursor.h) and the state
- * directory it lives in (watchers/statedir.h).
+ * test_cursor — the persisted cursor (watchers/cursor.h); the state
+ * directory it lives in has its own test (test_statedir.c).
  *
  * The cursor must never be silently wrong: every damaged form of the file
  * (cut at every length, NUL-filled, every single byte flipped) is refused
@@ -28,7 +28,6 @@
 
 #include "ledger/footprint.h"
 #include "watchers/cursor.h"
-#include "watchers/statedir.h"
 
 struct fx {
 	char	root[PATH_MAX];
@@ -497,111 +496,6 @@ cursor_save_survives_kill9(void **state)
 	}
 }
 
-/* --- statedir --------------------------------------------------------- */
-
-static void
-statedir_resolve_paths(void **state)
-{
-	char	out[PATH_MAX], want[PATH_MAX];
-	char	*home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
-	char	*xdg = getenv("XDG_STATE_HOME") ?
-		    strdup(getenv("XDG_STATE_HOME")) : NULL;
-	uint32_t id = fnv1a32("/home/dev/games/orbit", 21);
-
-	(void)state;
-	setenv("XDG_STATE_HOME", "/xdg/state", 1);
-	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
-	    sizeof(out)), 0);
-	snprintf(want, sizeof(want), "/xdg/state/sloptimize/orbit-%08x", id);
-	assert_string_equal(out, want);
-	/* Trailing slashes name the same project. */
-	assert_int_equal(statedir_resolve("/home/dev/games/orbit//", NULL,
-	    out, sizeof(out)), 0);
-	assert_string_equal(out, want);
-
-	/* Unset, empty or relative XDG_STATE_HOME: ~/.local/state. */
-	setenv("HOME", "/home/dev", 1);
-	snprintf(want, sizeof(want),
-	    "/home/dev/.local/state/sloptimize/orbit-%08x", id);
-	unsetenv("XDG_STATE_HOME");
-	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
-	    sizeof(out)), 0);
-	assert_string_equal(out, want);
-	setenv("XDG_STATE_HOME", "", 1);
-	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
-	    sizeof(out)), 0);
-	assert_string_equal(out, want);
-	setenv("XDG_STATE_HOME", "rel/state", 1);
-	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
-	    sizeof(out)), 0);
-	assert_string_equal(out, want);
-
-	/* Same folder name elsewhere: another id. */
-	assert_int_equal(statedir_resolve("/srv/orbit", NULL, out,
-	    sizeof(out)), 0);
-	assert_string_not_equal(out, want);
-	assert_non_null(strstr(out, "/orbit-"));
-
-	assert_int_equal(statedir_resolve("/x", "/my/state", out,
-	    sizeof(out)), 0);
-	assert_string_equal(out, "/my/state");
-	assert_int_equal(statedir_resolve("relative", NULL, out, sizeof(out)),
-	    -EINVAL);
-	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
-	    10), -ENAMETOOLONG);
-
-	if (home)
-		setenv("HOME", home, 1);
-	if (xdg)
-		setenv("XDG_STATE_HOME", xdg, 1);
-	else
-		unsetenv("XDG_STATE_HOME");
-	free(home);
-	free(xdg);
-}
-
-static void
-statedir_make_and_lock(void **state)
-{
-	struct fx	*fx = *state;
-	char		 dir[PATH_MAX + 64], lockfile[PATH_MAX + 72];
-	char		 pidtxt[32];
-	struct stat	 st;
-	pid_t		 holder;
-	int		 fd, fd2, status;
-	pid_t		 pid;
-
-	snprintf(dir, sizeof(dir), "%s/a/b/sloptimize/orbit-01234567",
-	    fx->root);
-	assert_int_equal(statedir_make(dir), 0);
-	assert_int_equal(statedir_make(dir), 0);	/* idempotent */
-	assert_int_equal(stat(dir, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(st.st_mode & 0777, 0700);
-
-	assert_int_equal(statedir_lock(dir, &fd, &holder), 0);
-	assert_true(fd >= 0);
-	snprintf(lockfile, sizeof(lockfile), "%s/lock", dir);
-	pidtxt[get(lockfile, pidtxt, sizeof(pidtxt) - 1)] = '\0';
-	assert_int_equal(strtol(pidtxt, NULL, 10), (long)getpid());
-
-	/* A second daemon (another process) is refused and told who. */
-	if ((pid = fork()) == 0) {
-		int	rc = statedir_lock(dir, &fd2, &holder);
-
-		_exit(rc == -EBUSY && holder == getppid() ? 0 : 1);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-
-	/* Released, it can be taken again. */
-	statedir_unlock(fd);
-	assert_int_equal(statedir_lock(dir, &fd2, &holder), 0);
-	statedir_unlock(fd2);
-	statedir_unlock(-1);
-}
-
 int
 main(void)
 {
@@ -634,9 +528,6 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(cursor_save_survives_kill9,
 		    setup, teardown),
-		cmocka_unit_test(statedir_resolve_paths),
-		cmocka_unit_test_setup_teardown(statedir_make_and_lock, setup,
-		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,28 +22,22 @@
 #include <unistd.h>
 
 #include "ledger/footprint.h"
-#include "cursor.h"
+#include "project/statedir.h"
+#include "watchers/cursor.h"
 
 #define CURSOR_MAGIC	"sloptimize-cursor 1\n"
 #define CURSOR_FILE_MAX	1024	/* a real cursor is ~150 bytes */
-#define FNV64_PRIME	0x100000001b3ULL
 
 uint64_t
 cursor_hash_more(uint64_t h, const void *data, size_t len)
 {
-	const unsigned char	*p = data;
-
-	while (len-- > 0) {
-		h ^= *p++;
-		h *= FNV64_PRIME;
-	}
-	return h;
+	return fnv1a64_more(h, data, len);
 }
 
 uint64_t
 cursor_hash(const void *data, size_t len)
 {
-	return cursor_hash_more(CURSOR_HASH_INIT, data, len);
+	return fnv1a64(data, len);
 }
 
 static void
@@ -56,50 +50,6 @@ say(char *why, size_t cap, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, cap, fmt, ap);
 	va_end(ap);
-}
-
-/* write(2) all of it, through EINTR and short writes. */
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t	w;
-
-	while (n > 0) {
-		if ((w = write(fd, p, n)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* fsync the directory holding `path`, so the rename itself is durable. */
-static int
-fsync_parent(const char *path)
-{
-	char		 dir[PATH_MAX];
-	const char	*slash = strrchr(path, '/');
-	int		 fd, rc = 0;
-
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == path)
-		strcpy(dir, "/");
-	else {
-		if ((size_t)(slash - path) >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
-	}
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -errno;
-	if (fsync(fd) == -1 && errno != EINVAL)	/* EINVAL: fs can't, fine */
-		rc = -errno;
-	close(fd);
-	return rc;
 }
 
 static int
@@ -129,44 +79,12 @@ cursor_format(const struct cursor *c, char *buf, size_t cap)
 int
 cursor_save(const char *path, const struct cursor *c)
 {
-	char	buf[CURSOR_FILE_MAX], tmp[PATH_MAX];
-	int	fd, len, rc;
+	char	buf[CURSOR_FILE_MAX];
+	int	len;
 
 	if ((len = cursor_format(c, buf, sizeof(buf))) < 0)
 		return len;
-	/*
-	 * One fixed temp name, not mkstemp: a kill -9 between create and
-	 * rename then leaves at most one stale temp, which the next save
-	 * reuses, instead of one more file per crash.
-	 */
-	rc = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (rc < 0 || (size_t)rc >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1)
-		return -errno;
-	if ((rc = write_all(fd, buf, (size_t)len)) < 0)
-		goto fail;
-	if (fsync(fd) == -1) {
-		rc = -errno;
-		goto fail;
-	}
-	if (close(fd) == -1) {
-		fd = -1;
-		rc = -errno;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) == -1) {
-		rc = -errno;
-		goto fail;
-	}
-	return fsync_parent(path);
-fail:
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	return rc;
+	return statedir_write(path, buf, (size_t)len, 0600);
 }
 
 /*
@@ -271,37 +189,20 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 int
 cursor_load(const char *path, struct cursor *c, char *why, size_t cap)
 {
-	char	buf[CURSOR_FILE_MAX + 1];
-	size_t	n = 0;
-	ssize_t	r;
-	int	fd, rc;
+	char	buf[CURSOR_FILE_MAX];
+	size_t	n;
+	int	rc;
 
 	memset(c, 0, sizeof(*c));
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		rc = -errno;
-		say(why, cap, rc == -ENOENT ? "no cursor file (first start)" :
-		    "cursor file unreadable (%s)", strerror(-rc));
-		return rc;
-	}
-	/* Read one byte past the limit so an oversized file is seen as such. */
-	while (n < sizeof(buf)) {
-		if ((r = read(fd, buf + n, sizeof(buf) - n)) == -1) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			close(fd);
-			say(why, cap, "cursor file unreadable (%s)",
-			    strerror(-rc));
-			return rc;
+	if ((rc = statedir_read(path, buf, sizeof(buf), &n)) != 0) {
+		if (rc == -EFBIG) {
+			say(why, cap, "cursor file malformed (too long)");
+			return -EBADMSG;
 		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (n > CURSOR_FILE_MAX) {
-		say(why, cap, "cursor file malformed (too long)");
-		return -EBADMSG;
+		say(why, cap, rc == -ENOENT ? "no cursor file (first start)" :
+		    rc == -ESPIPE ? "cursor file unreadable (not a regular "
+		    "file)" : "cursor file unreadable (%s)", strerror(-rc));
+		return rc;
 	}
 	if ((rc = cursor_parse(buf, n, c, why, cap)) < 0)
 		memset(c, 0, sizeof(*c));

@@ -15,15 +15,18 @@
  * The file is a few "key value" lines ending in "sum <fnv1a32 hex>" over
  * every byte before that line (see docs/tailing.md).  A torn, empty,
  * truncated or NUL-filled file fails the checksum or the framing, and is
- * reported, never used.  Saving is atomic: temp file in the same directory,
- * fsync, rename, fsync of the directory.  Everything here blocks: the
- * tailer calls it from the thread pool, the daemon at shutdown.
+ * reported, never used.  Saving and loading go through the state
+ * directory's one atomic pair (project/statedir.h: temp file, fsync,
+ * rename, fsync of the directory).  Everything here blocks: the tailer
+ * calls it from the thread pool, the daemon at shutdown.
  */
 #ifndef WATCHERS_CURSOR_H
 #define WATCHERS_CURSOR_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ledger/footprint.h"
 
 #define CURSOR_WINDOW	4096	/* bytes hashed just before the offset */
 #define CURSOR_WHY_MAX	256	/* room for a reason string */
@@ -37,15 +40,17 @@ struct cursor {
 	uint64_t	hash;		/* cursor_hash of those bytes */
 };
 
-/* FNV-1a 64 of the window; _more continues a running hash. */
-#define CURSOR_HASH_INIT	0xcbf29ce484222325ULL
+/* FNV-1a 64 (ledger/footprint.h) of the window; _more continues a
+ * running hash. */
+#define CURSOR_HASH_INIT	FNV1A64_INIT
 uint64_t	cursor_hash(const void *data, size_t len);
 uint64_t	cursor_hash_more(uint64_t h, const void *data, size_t len);
 
 /*
- * Write `c` to `path` atomically (temp in the same directory, fsync,
- * rename, fsync the directory).  The temp file is `<path>.tmp`, so two
- * saves of one path must not run at once (the tailer serialises them).
+ * Write `c` to `path` atomically (statedir_write: temp in the same
+ * directory, fsync, rename, fsync the directory).  The temp file is
+ * `<path>.tmp`, so two saves of one path must not run at once (the
+ * tailer serialises them).
  * On error the old file, if any, is untouched and no temp file is left.
  * 0 or -errno.
  */

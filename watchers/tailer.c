@@ -24,12 +24,6 @@
  * what we read there before.
  */
 #include <sys/stat.h>
-#if defined(__linux__)
-#include <sys/vfs.h>
-#else
-#include <sys/param.h>
-#include <sys/mount.h>
-#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,12 +36,9 @@
 
 #include "ledger/ledger.h"
 #include "tailer.h"
+#include "watchers/fstrust.h"
 
-#if defined(__linux__)
-#define BACKEND_EVENTS	"inotify"
-#else
-#define BACKEND_EVENTS	"kqueue"
-#endif
+#define BACKEND_EVENTS	FSTRUST_EVENTS
 
 #define NEW_GEN		", starting a new generation from byte 0"
 
@@ -115,57 +106,6 @@ base_of(const char *path)
 	const char	*slash = strrchr(path, '/');
 
 	return slash == NULL ? path : slash + 1;
-}
-
-/*
- * A filesystem whose change events we do not trust: network and FUSE
- * filesystems either send none for changes made by other hosts or
- * processes on the far side (NFS, SMB, 9p), or forward them unreliably
- * (FUSE).  Returns its name, or NULL for a local filesystem.
- */
-static const char *
-fs_untrusted(const char *path)
-{
-#if defined(__linux__)
-	static const struct {
-		unsigned long	 magic;
-		const char	*name;
-	} bad[] = {
-		{ 0x6969, "NFS" },
-		{ 0x517B, "SMB" },
-		{ 0xFE534D42, "SMB2" },
-		{ 0xFF534D42, "CIFS" },
-		{ 0x65735546, "FUSE" },
-		{ 0x01021997, "9p" },
-		{ 0x73757245, "Coda" },
-		{ 0x5346414F, "AFS" },
-		{ 0x6B414653, "kAFS" },
-		{ 0x00C36400, "Ceph" },
-		{ 0x0BD00BD0, "Lustre" },
-		{ 0x786F4256, "vboxsf" },
-	};
-	struct statfs	sf;
-	size_t		i;
-
-	if (statfs(path, &sf) == -1)
-		return NULL;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if ((unsigned long)(uint32_t)sf.f_type == bad[i].magic)
-			return bad[i].name;
-	return NULL;
-#else
-	static const char *bad[] = { "nfs", "smbfs", "afpfs", "webdav",
-	    "macfuse", "osxfuse", "fusefs", "cifs" };
-	struct statfs	sf;
-	size_t		i;
-
-	if (statfs(path, &sf) == -1)
-		return NULL;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (strncmp(sf.f_fstypename, bad[i], strlen(bad[i])) == 0)
-			return bad[i];
-	return NULL;
-#endif
 }
 
 /* --- lines ------------------------------------------------------------ */
@@ -1038,7 +978,6 @@ tailer_start(struct tailer *t)
 {
 	char		 why[CURSOR_WHY_MAX], bwhy[sizeof(t->backend_why)];
 	struct tailer_stat dir;
-	const char	*fs;
 	int		 rc;
 
 	if (t->started || t->closing)
@@ -1090,13 +1029,11 @@ tailer_start(struct tailer *t)
 	stat_path(t->dir, &dir);
 	if (t->force_poll)
 		backend_poll(t, "forced (--poll)");
-	else if ((fs = fs_untrusted(dir.rc == 0 ? t->dir : t->gp)) != NULL) {
-		snprintf(bwhy, sizeof(bwhy), "%s filesystem: its change "
-		    "events cannot be trusted", fs);
+	else if (!fstrust_check(dir.rc == 0 ? t->dir : t->gp, bwhy,
+	    sizeof(bwhy)))
 		backend_poll(t, bwhy);
-	} else {
-		snprintf(t->backend_why, sizeof(t->backend_why),
-		    "local filesystem: kernel change events");
+	else {
+		snprintf(t->backend_why, sizeof(t->backend_why), "%s", bwhy);
 		dir_watch_set(t, dir.rc == 0 ? WATCH_DIR : WATCH_GP, &dir);
 	}
 	t->started = 1;

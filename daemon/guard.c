@@ -1,0 +1,242 @@
+/*
+ * guard — Host, Origin, token and body checks (see guard.h).
+ *
+ * The order is the one docs/api.md states: Host (421), Origin (403), then
+ * for writes the length (411, 413), the type (415) and the write rule
+ * (403).  A refusal that leaves a body unread, or one far too large to
+ * drain, closes the connection.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <libwebsockets.h>
+
+#include "daemon/guard.h"
+
+#define DRAIN_MAX	(64u << 20)	/* bigger bodies: answer and close */
+
+static int
+refuse(struct guard_refusal *why, unsigned status, const char *code,
+    const char *message, int fatal)
+{
+	why->status = status;
+	why->code = code;
+	why->message = message;
+	why->fatal = fatal;
+	return (int)status;
+}
+
+static int
+name_eq(const char *a, size_t an, const char *b)
+{
+	return strlen(b) == an && strncasecmp(a, b, an) == 0;
+}
+
+/* "name" or "name:port", name maybe "[v6]"; the port, if any, digits. */
+static int
+split_host(const char *h, const char **name, size_t *n)
+{
+	const char	*colon;
+
+	if (h[0] == '[') {
+		const char	*rb = strchr(h, ']');
+
+		if (rb == NULL)
+			return -1;
+		colon = rb[1] == ':' ? rb + 1 : NULL;
+		if (rb[1] != '\0' && rb[1] != ':')
+			return -1;
+	} else {
+		colon = strchr(h, ':');
+		if (colon && strchr(colon + 1, ':'))
+			return -1;
+	}
+	*name = h;
+	*n = colon ? (size_t)(colon - h) : strlen(h);
+	if (colon) {
+		const char	*q = colon + 1;
+
+		if (*q == '\0' || strlen(q) > 5)
+			return -1;
+		for (; *q; q++)
+			if (!isdigit((unsigned char)*q))
+				return -1;
+	}
+	return *n > 0 ? 0 : -1;
+}
+
+static int
+host_allowed(const struct config *cfg, const char *host)
+{
+	static const char *const loop[] = { "localhost", "127.0.0.1",
+					    "[::1]" };
+	const struct config_list *l = &cfg->allow_hosts;
+	const char	*name;
+	size_t		 n, i;
+
+	if (split_host(host, &name, &n))
+		return 0;
+	for (i = 0; i < sizeof(loop) / sizeof(loop[0]); i++)
+		if (name_eq(name, n, loop[i]))
+			return 1;
+	for (i = 0; i < l->n; i++)
+		if (name_eq(name, n, l->v[i]))
+			return 1;
+	return 0;
+}
+
+/* pattern "scheme://host", "scheme://host:port" or "scheme://host:*" */
+static int
+origin_match(const char *o, const char *pat)
+{
+	size_t	n = strlen(pat);
+
+	if (n > 2 && strcmp(pat + n - 2, ":*") == 0) {
+		n -= 2;
+		if (strncasecmp(o, pat, n) != 0)
+			return 0;
+		if (o[n] == '\0')
+			return 1;
+		if (o[n] != ':' || o[n + 1] == '\0' || strlen(o + n + 1) > 5)
+			return 0;
+		for (o += n + 1; *o; o++)
+			if (!isdigit((unsigned char)*o))
+				return 0;
+		return 1;
+	}
+	return strcasecmp(o, pat) == 0;
+}
+
+/*
+ * Loopback origins on any port, the configured ones, and the daemon's
+ * own origin (http://<Host>): the Host has already passed its check, so
+ * a rebound name never gets this far.
+ */
+static int
+origin_allowed(const struct config *cfg, const char *origin,
+    const char *host)
+{
+	static const char *const loop[] = { "http://localhost:*",
+		"http://127.0.0.1:*", "http://[::1]:*" };
+	const struct config_list *l = &cfg->allow_origins;
+	size_t	i;
+
+	for (i = 0; i < sizeof(loop) / sizeof(loop[0]); i++)
+		if (origin_match(origin, loop[i]))
+			return 1;
+	for (i = 0; i < l->n; i++)
+		if (origin_match(origin, l->v[i]))
+			return 1;
+	return strncmp(origin, "http://", 7) == 0 &&
+	    strcasecmp(origin + 7, host) == 0;
+}
+
+/* Constant time: the comparison's duration says nothing of the token. */
+static int
+token_ok(const char *token, struct lws *wsi)
+{
+	char		auth[128];
+	unsigned char	diff = 0;
+	size_t		i;
+
+	if (http_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth,
+	    sizeof(auth)) <= 0 ||
+	    strncasecmp(auth, "Bearer ", 7) != 0 || strlen(auth + 7) != 64 ||
+	    token[0] == '\0')
+		return 0;
+	for (i = 0; i < 64; i++)
+		diff |= (unsigned char)(auth[7 + i] ^ token[i]);
+	return diff == 0;
+}
+
+unsigned
+guard_peer(const struct config *cfg, struct lws *wsi, struct http_request *r,
+    struct guard_refusal *why)
+{
+	char	host[256];
+	int	n;
+
+	why->fatal = 0;
+	if ((n = http_hdr(wsi, WSI_TOKEN_HOST, host, sizeof(host))) <= 0)
+		return (unsigned)refuse(why, n == 0 ? 400 : 421,
+		    n == 0 ? "no_host" : "bad_host",
+		    "a Host header naming this machine is required", 0);
+	if (!host_allowed(cfg, host))
+		return (unsigned)refuse(why, 421, "bad_host", "this Host is "
+		    "not one this daemon answers to (loopback names, or "
+		    "--allow-host)", 0);
+	n = http_hdr(wsi, WSI_TOKEN_ORIGIN, r->origin, sizeof(r->origin));
+	if (n < 0 || (n > 0 && !origin_allowed(cfg, r->origin, host))) {
+		r->origin[0] = '\0';
+		return (unsigned)refuse(why, 403, "bad_origin", "this Origin "
+		    "is not allowed (loopback origins, or --allow-origin)", 0);
+	}
+	r->origin_ok = n > 0;
+	return 0;
+}
+
+/* Content-Length: 0 when absent (*len 0), -1 when not a number. */
+static int
+content_length(struct lws *wsi, uint64_t *len)
+{
+	char	cl[32];
+	int	n;
+
+	*len = 0;
+	if ((n = http_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, cl,
+	    sizeof(cl))) == 0)
+		return 0;
+	if (n < 0 || http_arg_uint(cl, 0, UINT64_MAX, len))
+		return -1;
+	return 1;
+}
+
+unsigned
+guard_no_body(struct lws *wsi, struct guard_refusal *why)
+{
+	uint64_t	len;
+	int		n;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+		return (unsigned)refuse(why, 411, "length_required",
+		    "send the body with a Content-Length, not chunked", 1);
+	if ((n = content_length(wsi, &len)) < 0)
+		return (unsigned)refuse(why, 400, "bad_length",
+		    "Content-Length is not a number", 1);
+	if (len > 0)
+		return (unsigned)refuse(why, 400, "unexpected_body",
+		    "this method takes no body", 1);
+	return 0;
+}
+
+unsigned
+guard_write(const char *token, size_t max_body, struct lws *wsi,
+    struct http_request *r, uint64_t *len, struct guard_refusal *why)
+{
+	char	ct[128];
+	int	n;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+		return (unsigned)refuse(why, 411, "length_required",
+		    "send the body with a Content-Length, not chunked", 1);
+	if ((n = content_length(wsi, len)) < 0)
+		return (unsigned)refuse(why, 400, "bad_length",
+		    "Content-Length is not a number", 1);
+	if (n == 0)
+		return (unsigned)refuse(why, 411, "length_required",
+		    "a Content-Length is required", 1);
+	if (*len > max_body)
+		return (unsigned)refuse(why, 413, "body_too_large",
+		    "request bodies are at most 1 MiB", *len > DRAIN_MAX);
+	if (http_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, ct, sizeof(ct)) <= 0 ||
+	    !http_json_type(ct))
+		return (unsigned)refuse(why, 415, "unsupported_media_type",
+		    "send Content-Type: application/json", 0);
+	if (!r->origin_ok && !token_ok(token, wsi))
+		return (unsigned)refuse(why, 403, "forbidden", "writes need an "
+		    "allowed Origin or Authorization: Bearer <token> (the "
+		    "token file is in the state directory)", 0);
+	return 0;
+}

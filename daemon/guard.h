@@ -1,0 +1,56 @@
+/*
+ * guard — the checks a request passes before any route runs (DESIGN §10,
+ * docs/api.md "Security model"): the Host (DNS rebinding), the Origin
+ * allow-list (cross-origin pages), and for writes the body rules and the
+ * write rule — an allowed Origin or the bearer token.
+ *
+ * Pure functions of the request's headers and the configuration: no state
+ * of their own, nothing written.
+ */
+#ifndef DAEMON_GUARD_H
+#define DAEMON_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/config.h"
+#include "daemon/http.h"
+
+struct lws;
+
+/* What a route asks of a request. */
+enum guard {
+	GUARD_READ,	/* Host and Origin */
+	GUARD_WRITE	/* and a JSON body of known length, Origin or token */
+};
+
+/* A refusal: status, code and message for the JSON error, and whether
+ * the connection must close (a body would be left unread). */
+struct guard_refusal {
+	unsigned	 status;
+	const char	*code;
+	const char	*message;
+	int		 fatal;
+};
+
+/*
+ * Host, then Origin: shared by HTTP requests and WebSocket upgrades.
+ * Fills r->origin and r->origin_ok.  0, or the refusal's status with *why
+ * filled in.
+ */
+unsigned guard_peer(const struct config *cfg, struct lws *wsi,
+	    struct http_request *r, struct guard_refusal *why);
+
+/*
+ * The body rules of a write: a Content-Length (no chunked bodies) of at
+ * most max_body, Content-Type: application/json, and an allowed Origin or
+ * `Authorization: Bearer <token>`.  *len gets the body's length.  0, or
+ * the refusal's status.
+ */
+unsigned guard_write(const char *token, size_t max_body, struct lws *wsi,
+	    struct http_request *r, uint64_t *len, struct guard_refusal *why);
+
+/* A request that is not a write must not carry a body.  0 or status. */
+unsigned guard_no_body(struct lws *wsi, struct guard_refusal *why);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * jobs — work for libuv's thread pool on behalf of an HTTP request (or of
+ * the API itself, like a /ledger body build).
+ *
+ * A job's inputs are copied into it on the loop thread, so the pool never
+ * touches loop state; its outputs (an answer, or an error) are read back
+ * on the loop thread in `done`.  A job outlives its request if the client
+ * hangs up: `r` becomes NULL and `gone` is set, which a write in progress
+ * checks just before it writes, so nothing is appended for a request that
+ * is no longer there to be told.
+ */
+#ifndef DAEMON_JOBS_H
+#define DAEMON_JOBS_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "daemon/http.h"
+#include "ledger/ledger.h"
+
+struct api_job;
+typedef void job_fn(struct api_job *j);
+
+/* The jobs in flight, for one owner (the API). */
+struct jobs {
+	uv_loop_t	*loop;
+	struct api_job	*head;
+	unsigned	 n;		/* in flight */
+};
+
+struct api_job {
+	uv_work_t		 req;
+	struct jobs		*js;	/* NULL: orphaned by jobs_orphan */
+	struct http_request	*r;	/* NULL: the client hung up */
+	void			*owner;	/* the caller's, for done */
+	atomic_int		 gone;	/* r went away: do not write */
+	struct api_job		*next, *prev;
+	job_fn			*work;	/* on the pool */
+	job_fn			*done;	/* on the loop; NULL: nothing */
+	/* inputs */
+	char			 project[PATH_MAX];
+	char			 path[PATH_MAX + 64];
+	char			 path2[PATH_MAX + 64];
+	char			*body;	/* freed with the job */
+	size_t			 body_len;
+	struct ledger_opts	 opts;
+	struct ledger_query	 q;
+	char			 id[9], type[64], status_f[16];
+	int			 one, history, buckets;
+	int64_t			 now_ms;
+	uint64_t		 bytes, seq;
+	int			 slot;
+	char			 loop[16];
+	uv_mutex_t		*mu;
+	uint64_t		*written;
+	/* outputs */
+	unsigned		 status;
+	struct http_blob	*out;	/* unreferenced with the job */
+	const char		*ctype;
+	char			 etag[48];
+	const char		*code;	/* NULL: success */
+	char			 msg[256];
+};
+
+/*
+ * A job for request r (NULL: none) of owner: calloc'd, not started.
+ * NULL on allocation failure.
+ */
+struct api_job *job_new(struct jobs *js, struct http_request *r,
+	    job_fn *work, job_fn *done, void *owner);
+/* Queue it on the pool.  0, or a libuv error (the job is freed then). */
+int	job_start(struct api_job *j);
+/* Free a job that was never started.  Accepts NULL. */
+void	job_discard(struct api_job *j);
+
+/* Set the job's error answer (on the pool or the loop). */
+void	job_fail(struct api_job *j, unsigned status, const char *code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The usual `done`: answer the request, if still there, with the job's
+ * blob or its error. */
+void	job_answer(struct api_job *j);
+
+/* Detach every job in flight: their `done` will not run.  For a broken
+ * shutdown only: normally the loop runs until every job is back. */
+void	jobs_orphan(struct jobs *js);
+
+#endif

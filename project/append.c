@@ -1,0 +1,568 @@
+/*
+ * append — the writers of a project's ledger files (append.h).
+ *
+ * O_APPEND makes each write(2) land whole at the end of the file; the
+ * flock keeps the writers that follow the same rule (every one of ours)
+ * ordered, so a batch is never split by another writer's line.  A file
+ * whose last byte is not a newline (a writer that does not take the lock
+ * died mid-line) gets one first: our records must not glue themselves to
+ * a torn tail, which then stays a line of its own, skipped and counted.
+ *
+ * The lock is waited for with LOCK_NB and short sleeps, not a blocking
+ * flock, because the daemon runs this on its thread pool: a writer that
+ * holds the lock forever must cost one request a timeout, not a pool
+ * thread, and a request whose client left must not be written after the
+ * lock comes free.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/footprint.h"
+#include "ledger/jscan.h"
+#include "ledger/ledger.h"
+#include "project/append.h"
+#include "project/project.h"
+
+#define LOCK_POLL_MS	5
+
+static int
+say(char *why, size_t cap, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+say(char *why, size_t cap, int rc, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (why != NULL && cap > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, cap, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* --- the validator ------------------------------------------------------ */
+
+/* A "\u0000" escape in valid JSON text: its offset, or -1.  A backslash
+ * only occurs inside strings there, so a linear scan is exact. */
+static long
+nul_escape(const char *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i + 1 < n; i++) {
+		if (p[i] != '\\')
+			continue;
+		if (p[i + 1] == 'u' && i + 5 < n && memcmp(p + i + 2, "0000",
+		    4) == 0)
+			return (long)i;
+		i++;		/* the escaped character */
+	}
+	return -1;
+}
+
+static int
+json_check(const char *p, size_t n, struct jscan_result *r, char *why,
+    size_t cap)
+{
+	long	at;
+
+	if (n >= LEDGER_MAX_LINE)
+		return say(why, cap, -EINVAL, "longer than 1 MiB, the longest "
+		    "line the fold reads");
+	if (jscan_object(p, n, r) != 0)
+		return say(why, cap, -EINVAL, "not a valid JSON object: %s at "
+		    "byte %zu", r->error, r->error_at);
+	if ((at = nul_escape(p, n)) >= 0)
+		return say(why, cap, -EINVAL, "\\u0000 at byte %ld: a NUL cuts "
+		    "a string short in every reader", at);
+	return 0;
+}
+
+int
+project_json_check(const char *text, size_t n, char *why, size_t cap)
+{
+	struct jscan_result	r;
+
+	return json_check(text, n, &r, why, cap);
+}
+
+int
+project_record_check(const char *text, size_t n, char *why, size_t cap)
+{
+	struct jscan_result	 r;
+	const struct jspan	*at;
+	int64_t			 ms;
+	int			 rc;
+
+	if ((rc = json_check(text, n, &r, why, cap)) != 0)
+		return rc;
+	if (r.f[F_TYPE].kind != J_STRING || r.f[F_TYPE].n == 0)
+		return say(why, cap, -EINVAL, "a record has a string type");
+	at = &r.f[F_AT];
+	if (at->kind != J_STRING || at->escaped ||
+	    iso_parse_ms(at->p, at->n, &ms) != 0)
+		return say(why, cap, -EINVAL, "a record has an ISO-8601 at "
+		    "(2026-11-29T12:06:00.667Z)");
+	return 0;
+}
+
+/* --- the one writer ----------------------------------------------------- */
+
+static int
+gone(const struct project_write *w)
+{
+	return w != NULL && w->gone != NULL && atomic_load(w->gone);
+}
+
+/* Take the writers' lock, waiting at most wait_ms, and giving up early
+ * when the request is gone. */
+static int
+lock_wait(int fd, const struct project_write *w)
+{
+	int		 wait_ms = w && w->lock_wait_ms ? w->lock_wait_ms :
+			    PROJECT_LOCK_WAIT_MS;
+	struct timespec	 nap = { 0, LOCK_POLL_MS * 1000000L };
+	int		 waited = 0;
+
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (gone(w))
+			return -ECANCELED;
+		if (wait_ms < 0 || waited >= wait_ms)
+			return -ETIMEDOUT;
+		nanosleep(&nap, NULL);
+		waited += LOCK_POLL_MS;
+	}
+}
+
+/* write(2) exactly once: a short write is an error (and is undone). */
+static int
+write_once(int fd, const char *buf, size_t len, off_t size)
+{
+	ssize_t	n;
+	struct stat st;
+
+	do
+		n = write(fd, buf, len);
+	while (n == -1 && errno == EINTR);
+	if (n == (ssize_t)len)
+		return 0;
+	/* a torn tail must not glue itself to the next record: cut it off
+	 * if nobody wrote after it */
+	if (n > 0 && fstat(fd, &st) == 0 && st.st_size == size + n)
+		(void)ftruncate(fd, size);
+	return n == -1 ? -errno : -EIO;
+}
+
+/*
+ * Append buf[0..len) — whole lines — to <project>/.sloptimize/<name>, in
+ * one write(2) under the file's lock, then fsync.  *why says what failed.
+ */
+static int
+append_lines(const char *project, const char *name, const char *buf,
+    size_t len, const struct project_write *w, char *why, size_t cap)
+{
+	char		 dir[PATH_MAX], path[PATH_MAX], last, *nl = NULL;
+	struct stat	 st;
+	int		 fd = -1, rc;
+
+	if (gone(w))
+		return say(why, cap, -ECANCELED, "the request went away");
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/" PROJECT_DIR, project) >=
+	    sizeof(dir) || project_path(project, name, path, sizeof(path)))
+		return say(why, cap, -ENAMETOOLONG, "the project path is too "
+		    "long");
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		return say(why, cap, -errno, "cannot create %s: %s", dir,
+		    strerror(errno));
+	/* O_RDWR: the last byte is read back to see if it ends a line */
+	if ((rc = project_open(path, O_RDWR | O_APPEND | O_CREAT, 0644,
+	    &fd)) != 0)
+		return say(why, cap, rc, "cannot open %s: %s", name,
+		    project_strerror(rc));
+	if ((rc = lock_wait(fd, w)) != 0) {
+		say(why, cap, rc, rc == -ETIMEDOUT ? "%s is locked by another "
+		    "writer; try again" : rc == -ECANCELED ? "the request "
+		    "went away (%s not written)" : "cannot lock %s", name);
+		goto out;
+	}
+	if (gone(w)) {
+		rc = say(why, cap, -ECANCELED, "the request went away (%s not "
+		    "written)", name);
+		goto out;
+	}
+	if (fstat(fd, &st) == -1) {
+		rc = say(why, cap, -errno, "cannot stat %s", name);
+		goto out;
+	}
+	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 &&
+	    last != '\n') {
+		/* a torn tail: our lines start on a line of their own */
+		if ((nl = malloc(len + 1)) == NULL) {
+			rc = say(why, cap, -ENOMEM, "out of memory");
+			goto out;
+		}
+		nl[0] = '\n';
+		memcpy(nl + 1, buf, len);
+	}
+	if ((rc = write_once(fd, nl ? nl : buf, len + (nl != NULL),
+	    st.st_size)) != 0) {
+		say(why, cap, rc, "short write to %s", name);
+		goto out;
+	}
+	if (fsync(fd) == -1)
+		rc = say(why, cap, -errno, "fsync of %s failed", name);
+out:
+	free(nl);
+	close(fd);		/* and the lock with it */
+	return rc;
+}
+
+/* --- fixes -------------------------------------------------------------- */
+
+static void
+random_id(char out[9])
+{
+	uint32_t	v;
+
+	if (getentropy(&v, sizeof(v)) == -1) {
+		struct timespec	ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = fnv1a32(&ts, sizeof(ts)) ^ (uint32_t)getpid();
+	}
+	footprint_hex(v, out);
+}
+
+static int
+valid_string(const cJSON *o, const char *name, int required)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (it == NULL)
+		return !required;
+	return cJSON_IsString(it) && (!required || *it->valuestring != '\0');
+}
+
+static int
+valid_ids(const cJSON *arr)
+{
+	const cJSON	*it;
+	uint32_t	 v;
+
+	if (arr == NULL)
+		return 1;
+	if (!cJSON_IsArray(arr))
+		return 0;
+	cJSON_ArrayForEach(it, arr)
+		if (!cJSON_IsString(it) || footprint_parse_hex(it->valuestring,
+		    strlen(it->valuestring), &v) != 0)
+			return 0;
+	return 1;
+}
+
+/* The fields of a fix, before anything is filled in.  0 or -EINVAL. */
+static int
+fix_check(const cJSON *rec, char *why, size_t cap)
+{
+	const char	*st;
+	const cJSON	*it, *f;
+
+	if (!cJSON_IsObject(rec))
+		return say(why, cap, -EINVAL, "a fix is a JSON object");
+	st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec,
+	    "status"));
+	if (st == NULL)
+		st = "applied";
+	if (strcmp(st, "applied") && strcmp(st, "proposed") &&
+	    strcmp(st, "merged") && strcmp(st, "rejected"))
+		return say(why, cap, -EINVAL, "status is applied, proposed, "
+		    "merged or rejected");
+	if (strcmp(st, "merged") == 0 || strcmp(st, "rejected") == 0) {
+		it = cJSON_GetObjectItemCaseSensitive(rec, "ref");
+		if (!cJSON_IsString(it) || footprint_parse_hex(it->valuestring,
+		    strlen(it->valuestring), &(uint32_t){ 0 }) != 0)
+			return say(why, cap, -EINVAL, "a merge or reject names "
+			    "the proposal's 8-hex id in ref");
+	} else if (!valid_string(rec, "title", 1))
+		return say(why, cap, -EINVAL, "a fix needs a title");
+	if (!valid_string(rec, "issue", 0) || !valid_string(rec, "solution", 0) ||
+	    !valid_string(rec, "commit", 0))
+		return say(why, cap, -EINVAL, "issue, solution and commit are "
+		    "strings");
+	if (!valid_ids(cJSON_GetObjectItemCaseSensitive(rec, "footprints")))
+		return say(why, cap, -EINVAL, "footprints is a list of 8-hex "
+		    "footprint ids");
+	if ((it = cJSON_GetObjectItemCaseSensitive(rec, "files")) != NULL) {
+		if (!cJSON_IsArray(it))
+			return say(why, cap, -EINVAL, "files is a list of paths");
+		cJSON_ArrayForEach(f, it)
+			if (!cJSON_IsString(f))
+				return say(why, cap, -EINVAL, "files is a list "
+				    "of paths");
+	}
+	it = cJSON_GetObjectItemCaseSensitive(rec, "id");
+	if (it != NULL && (!cJSON_IsString(it) ||
+	    footprint_parse_hex(it->valuestring, strlen(it->valuestring),
+	    &(uint32_t){ 0 }) != 0))
+		return say(why, cap, -EINVAL, "id is 8 hex digits");
+	it = cJSON_GetObjectItemCaseSensitive(rec, "at");
+	if (it != NULL && (!cJSON_IsString(it) || iso_parse_ms(it->valuestring,
+	    strlen(it->valuestring), &(int64_t){ 0 }) != 0))
+		return say(why, cap, -EINVAL, "at is an ISO-8601 time "
+		    "(2026-11-29T12:06:00.667Z)");
+	return 0;
+}
+
+/* The line failed the fold's scanner: say which member (a string with
+ * bytes that are not UTF-8, typically a title from a shell). */
+static int
+blame_member(const cJSON *rec, const char *fallback, char *why, size_t cap)
+{
+	const cJSON	*it;
+	char		*v, *wrapped;
+	size_t		 n;
+	int		 bad;
+
+	cJSON_ArrayForEach(it, rec) {
+		if ((v = cJSON_PrintUnformatted(it)) == NULL)
+			break;
+		n = strlen(v);
+		if ((wrapped = malloc(n + 8)) == NULL) {
+			free(v);
+			break;
+		}
+		memcpy(wrapped, "{\"v\":", 5);
+		memcpy(wrapped + 5, v, n);
+		wrapped[5 + n] = '}';
+		bad = project_json_check(wrapped, n + 6, NULL, 0) != 0;
+		free(wrapped);
+		free(v);
+		if (bad)
+			return say(why, cap, -EINVAL, "%s is not valid UTF-8 "
+			    "text; the fold would skip the record",
+			    it->string);
+	}
+	return say(why, cap, -EINVAL, "the fix record would not be read back: "
+	    "%s", fallback);
+}
+
+int
+project_fix_append(const char *project, cJSON *rec,
+    const struct project_write *w, char *why, size_t cap)
+{
+	char		 id[9], iso[32], *line, reason[PROJECT_WHY_MAX];
+	struct timespec	 ts;
+	size_t		 len;
+	int		 rc;
+
+	if ((rc = fix_check(rec, why, cap)) != 0)
+		return rc;
+	/* fill in what the writer may leave to us */
+	cJSON_DeleteItemFromObjectCaseSensitive(rec, "type");
+	cJSON_AddStringToObject(rec, "type", "fix");
+	if (cJSON_GetObjectItemCaseSensitive(rec, "id") == NULL) {
+		random_id(id);
+		cJSON_AddStringToObject(rec, "id", id);
+	}
+	if (cJSON_GetObjectItemCaseSensitive(rec, "at") == NULL) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		iso_format_ms((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+		    iso);
+		cJSON_AddStringToObject(rec, "at", iso);
+	}
+	if (cJSON_GetObjectItemCaseSensitive(rec, "status") == NULL)
+		cJSON_AddStringToObject(rec, "status", "applied");
+
+	if ((line = cJSON_PrintUnformatted(rec)) == NULL)
+		return say(why, cap, -ENOMEM, "out of memory");
+	len = strlen(line);
+	/* what the fold will read back, checked by the fold's scanner */
+	if (len + 1 > LEDGER_MAX_LINE)
+		rc = say(why, cap, -EINVAL, "the fix record is larger than "
+		    "1 MiB");
+	else if (project_record_check(line, len, reason, sizeof(reason)) != 0)
+		rc = blame_member(rec, reason, why, cap);
+	if (rc == 0) {
+		line[len] = '\n';	/* replaces the NUL: one write, one line */
+		rc = append_lines(project, "fixes.jsonl", line, len + 1, w, why,
+		    cap);
+	}
+	free(line);
+	return rc;
+}
+
+/* --- batches of records ------------------------------------------------- */
+
+/* Copy valid JSON text without the whitespace between tokens: one line. */
+static size_t
+compact(const char *p, size_t n, char *out)
+{
+	size_t	i, o = 0;
+	int	in = 0;
+
+	for (i = 0; i < n; i++) {
+		char	c = p[i];
+
+		if (in) {
+			out[o++] = c;
+			if (c == '\\' && i + 1 < n)
+				out[o++] = p[++i];
+			else if (c == '"')
+				in = 0;
+		} else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+			out[o++] = c;
+			in = c == '"';
+		}
+	}
+	return o;
+}
+
+struct batch_out {
+	struct project_batch	*b;
+	char			*buf;
+	size_t			 len;
+};
+
+static void
+batch_refuse(struct batch_out *o, size_t index, const char *why)
+{
+	struct project_refusal	*r;
+
+	o->b->refused++;
+	if (o->b->nlisted == PROJECT_REFUSALS_KEPT)
+		return;
+	r = &o->b->list[o->b->nlisted++];
+	r->index = index;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* One record of the batch: accepted (compacted into the buffer) or
+ * refused (counted, and listed while there is room). */
+static void
+batch_one(struct batch_out *o, const char *p, size_t n)
+{
+	char	why[PROJECT_WHY_MAX];
+	size_t	index = o->b->records++;
+
+	if (project_record_check(p, n, why, sizeof(why)) != 0) {
+		batch_refuse(o, index, why);
+		return;
+	}
+	o->len += compact(p, n, o->buf + o->len);
+	o->buf[o->len++] = '\n';
+	o->b->accepted++;
+}
+
+/* A JSON array: validated whole (it must be one JSON text to be split),
+ * then each element on its own. */
+static int
+batch_array(struct batch_out *o, const char *body, size_t len, char *why,
+    size_t cap)
+{
+	struct jscan_result	 r;
+	struct jspan		 obj, arr, el;
+	char			*w;
+	size_t			 pos = 0;
+
+	/* jscan scans objects: look at the array as {"a": <body>} */
+	if ((w = malloc(len + 8)) == NULL)
+		return say(why, cap, -ENOMEM, "out of memory");
+	memcpy(w, "{\"a\":", 5);
+	memcpy(w + 5, body, len);
+	w[5 + len] = '}';
+	if (jscan_object(w, len + 6, &r) != 0) {
+		say(why, cap, -EINVAL, "the body is not a JSON array of records "
+		    "(%s at byte %zu)", r.error, r.error_at > 5 ?
+		    r.error_at - 5 : 0);
+		free(w);
+		return -EINVAL;
+	}
+	obj.p = w;
+	obj.n = (uint32_t)(len + 6);
+	obj.kind = J_OBJECT;
+	obj.escaped = 0;
+	arr = jscan_get(obj, "a");
+	if (arr.kind != J_ARRAY) {
+		free(w);
+		return say(why, cap, -EINVAL, "the body is not a JSON array of "
+		    "records");
+	}
+	while ((el = jscan_next(arr, &pos)).kind != J_NONE) {
+		if (el.kind == J_OBJECT)
+			batch_one(o, el.p, el.n);
+		else	/* still a record of the batch, with its place */
+			batch_refuse(o, o->b->records++, "not a JSON object");
+	}
+	free(w);
+	return 0;
+}
+
+/* NDJSON: one record a line; blank lines are no records. */
+static void
+batch_lines(struct batch_out *o, const char *body, size_t len)
+{
+	const char	*p = body, *end = body + len, *nl;
+	size_t		 n, i;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		for (i = 0; i < n; i++)
+			if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+				break;
+		if (i < n)
+			batch_one(o, p, n);
+		p += n + (nl != NULL);
+	}
+}
+
+int
+project_records_append(const char *project, const char *body, size_t len,
+    const struct project_write *w, struct project_batch *out, char *why,
+    size_t cap)
+{
+	struct batch_out	 o;
+	size_t			 i;
+	int			 rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < len; i++)
+		if (body[i] != ' ' && body[i] != '\t' && body[i] != '\n' &&
+		    body[i] != '\r')
+			break;
+	if (i == len)
+		return say(why, cap, -EINVAL, "the body holds no records");
+	o.b = out;
+	o.len = 0;
+	/* every accepted record is at most its own bytes plus a newline */
+	if ((o.buf = malloc(len + len / 2 + 2)) == NULL)
+		return say(why, cap, -ENOMEM, "out of memory");
+	if (body[i] == '[')
+		rc = batch_array(&o, body + i, len - i, why, cap);
+	else
+		batch_lines(&o, body, len);
+	if (rc == 0 && o.len > 0 && (rc = append_lines(project, "perf.jsonl",
+	    o.buf, o.len, w, why, cap)) == 0)
+		out->bytes = o.len;
+	if (rc != 0)
+		out->accepted = 0;
+	free(o.buf);
+	return rc;
+}

@@ -1,0 +1,97 @@
+/*
+ * append — the writers of a project's ledger files: fix records to
+ * fixes.jsonl (`sloptimize fix`, POST /api/sloptimize/fixes) and batches
+ * of records to perf.jsonl (POST /api/sloptimize/records, the in-game
+ * recorder's ingest).
+ *
+ * Every write is one line, or one batch of lines, in one write(2) on an
+ * O_APPEND descriptor, under an exclusive flock(2) of the file, fsynced
+ * before it is acknowledged: two writers never interleave, a tailer never
+ * sees half a record, and what was acknowledged survives a crash.
+ *
+ * What is written is what the fold will count: every line is checked with
+ * the fold's own strict scanner (ledger/jscan.h) before it is written, so
+ * a writer can never acknowledge a record the fold then skips.
+ */
+#ifndef PROJECT_APPEND_H
+#define PROJECT_APPEND_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define PROJECT_LOCK_WAIT_MS	10000	/* for the writers' lock, default */
+#define PROJECT_WHY_MAX		160	/* room for a reason */
+
+/* How a write may be called off. */
+struct project_write {
+	/* Set (by another thread) when whoever asked for the write is gone:
+	 * checked before the file is opened and again once the lock is
+	 * held, just before the write(2).  NULL: never. */
+	const atomic_int	*gone;
+	/* How long to wait for the writers' lock: 0 the default, < 0 not
+	 * at all. */
+	int			 lock_wait_ms;
+};
+
+/*
+ * Is text[0..n) one JSON object the fold reads as it was written: strict
+ * RFC 8259 (UTF-8, no raw control characters, nothing after the object;
+ * whitespace around it is allowed), no "\u0000" escape (every C reader
+ * cuts a string there), at most LEDGER_MAX_LINE - 1 bytes?  0, or -EINVAL
+ * with why[cap] ("invalid UTF-8 at byte 12").
+ */
+int	project_json_check(const char *text, size_t n, char *why, size_t cap);
+
+/*
+ * The same, and a record (DESIGN §5): a non-empty string `type` and an
+ * ISO-8601 `at` the fold can read.  0 or -EINVAL with why.
+ */
+int	project_record_check(const char *text, size_t n, char *why,
+	    size_t cap);
+
+/*
+ * Validate a fix record and append it to <project>/.sloptimize/fixes.jsonl
+ * as one line.  Fills in `type`, `id` (8 random hex digits) and `at` when
+ * missing and normalises `status`.  w may be NULL.  Returns 0, or a
+ * negative errno with why[cap] set: -EINVAL for a record that is not a
+ * valid fix, -ECANCELED when w->gone was set (nothing written),
+ * -ETIMEDOUT when the lock stayed taken, -PROJECT_ENOTREG when
+ * fixes.jsonl is not a regular file.
+ */
+int	project_fix_append(const char *project, cJSON *rec,
+	    const struct project_write *w, char *why, size_t cap);
+
+/* What project_records_append did with a batch. */
+#define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */
+struct project_refusal {
+	size_t	index;			/* the record's place in the batch */
+	char	why[PROJECT_WHY_MAX];
+};
+struct project_batch {
+	size_t			 records;	/* in the body */
+	size_t			 accepted;	/* appended, in order */
+	size_t			 refused;
+	size_t			 nlisted;	/* ≤ PROJECT_REFUSALS_KEPT */
+	struct project_refusal	 list[PROJECT_REFUSALS_KEPT];
+	uint64_t		 bytes;		/* appended */
+};
+
+/*
+ * Append the records of body[0..len) to <project>/.sloptimize/perf.jsonl:
+ * a JSON array of records, or NDJSON (one record a line).  Each record is
+ * checked on its own (project_record_check); the accepted ones are
+ * appended in order, compacted to one line each, in one write(2) under
+ * the file's lock.  Returns 0 with *out saying what was accepted and what
+ * refused (and why) — also when nothing was accepted — or -EINVAL with
+ * why when the body is not a batch at all (an array that is not valid
+ * JSON, an empty body), or an errno as for project_fix_append: then
+ * nothing was written.
+ */
+int	project_records_append(const char *project, const char *body,
+	    size_t len, const struct project_write *w,
+	    struct project_batch *out, char *why, size_t cap);
+
+#endif

@@ -1,0 +1,73 @@
+/*
+ * project — a game project's own files (DESIGN §4): where they are, and
+ * folding its ledger from disk.  The CLI's verbs and the daemon's API both
+ * read a project through here, so `sloptimize issues --json` and
+ * `GET /api/sloptimize/issues?from=…` are one fold of the same bytes.
+ *
+ *   <project>/.sloptimize/perf.jsonl     the game's records (append-only)
+ *   <project>/.sloptimize/fixes.jsonl    fixes and proposals (append-only)
+ *
+ * The writers (fix records, the recorder's batches) are in
+ * project/append.h; the daemon's own state, outside the project tree, in
+ * project/statedir.h.  Everything here blocks on the disk: the daemon
+ * calls it from libuv's thread pool.
+ */
+#ifndef PROJECT_PROJECT_H
+#define PROJECT_PROJECT_H
+
+#include <sys/types.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ledger/ledger.h"
+
+#define PROJECT_DIR	".sloptimize"
+
+/* <project>/.sloptimize/<name> into out.  0 or -ENAMETOOLONG. */
+int	project_path(const char *project, const char *name, char *out,
+	    size_t cap);
+
+/*
+ * A ledger file that is not a regular file — a FIFO, a socket, a device, a
+ * directory — is refused with -PROJECT_ENOTREG: a reader of a FIFO would
+ * wait forever for a writer, and a thread-pool thread stuck there stops
+ * the daemon's API.  project_strerror() says it in words.
+ */
+#define PROJECT_ENOTREG	ESPIPE
+
+/*
+ * open(2) a ledger file without ever blocking (O_NONBLOCK, then fstat):
+ * anything but a regular file is refused.  flags are O_RDONLY, or
+ * O_RDWR | O_APPEND | O_CREAT (with mode) for a writer; O_CLOEXEC is
+ * added.  0 with *fd open (blocking again), -ENOENT, -PROJECT_ENOTREG or
+ * -errno.
+ */
+int	project_open(const char *path, int flags, mode_t mode, int *fd);
+/* strerror, with PROJECT_ENOTREG said as what it means here. */
+const char *project_strerror(int rc);
+
+/* What project_fold read. */
+struct project_fold_info {
+	char		perf[PATH_MAX];		/* path of perf.jsonl */
+	char		fixes[PATH_MAX];	/* path of fixes.jsonl */
+	uint64_t	bytes;		/* perf bytes read */
+	uint64_t	partial;	/* unterminated tail left unfolded */
+	int		have_fixes;
+	const char	*failed;	/* on error: perf or fixes, or NULL */
+};
+
+/*
+ * Fold a project's fixes.jsonl, then its perf.jsonl (complete lines only;
+ * fixes first, because a fix is needed to judge every occurrence).
+ * Returns 0 with *out the ledger (the caller destroys it), -ENOENT when
+ * perf.jsonl does not exist (fixes alone are not a ledger),
+ * -PROJECT_ENOTREG when either file is not a regular file, or another
+ * negative errno.  `info` is filled in either way.
+ */
+int	project_fold(const char *project, const struct ledger_opts *o,
+	    struct ledger **out, struct project_fold_info *info);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * test_statedir — the per-project state directory (project/statedir.h):
+ * where it is, its one-owner lock, the one atomic write/read pair every
+ * state file goes through, and the token and settings files built on it.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ledger/footprint.h"
+#include "project/statedir.h"
+
+struct fx {
+	char	root[PATH_MAX];
+	char	file[PATH_MAX + 16];
+	char	tmp[PATH_MAX + 32];
+};
+
+static int
+setup(void **state)
+{
+	struct fx	*fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	strcpy(fx->root, "/tmp/sloptimize-statedir-XXXXXX");
+	assert_non_null(mkdtemp(fx->root));
+	snprintf(fx->file, sizeof(fx->file), "%s/state", fx->root);
+	snprintf(fx->tmp, sizeof(fx->tmp), "%s.tmp", fx->file);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx	*fx = *state;
+	char		 cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
+	if (system(cmd) != 0)
+		return -1;
+	free(fx);
+	return 0;
+}
+
+static void
+put(const char *path, const char *text)
+{
+	int	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static size_t
+get(const char *path, char *buf, size_t cap)
+{
+	int	fd = open(path, O_RDONLY);
+	ssize_t	n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, cap);
+	assert_true(n >= 0);
+	close(fd);
+	return (size_t)n;
+}
+
+/* --- statedir --------------------------------------------------------- */
+
+static void
+statedir_resolve_paths(void **state)
+{
+	char	out[PATH_MAX], want[PATH_MAX];
+	char	*home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	char	*xdg = getenv("XDG_STATE_HOME") ?
+		    strdup(getenv("XDG_STATE_HOME")) : NULL;
+	uint32_t id = fnv1a32("/home/dev/games/orbit", 21);
+
+	(void)state;
+	setenv("XDG_STATE_HOME", "/xdg/state", 1);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	snprintf(want, sizeof(want), "/xdg/state/sloptimize/orbit-%08x", id);
+	assert_string_equal(out, want);
+	/* Trailing slashes name the same project. */
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit//", NULL,
+	    out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+
+	/* Unset, empty or relative XDG_STATE_HOME: ~/.local/state. */
+	setenv("HOME", "/home/dev", 1);
+	snprintf(want, sizeof(want),
+	    "/home/dev/.local/state/sloptimize/orbit-%08x", id);
+	unsetenv("XDG_STATE_HOME");
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, want);
+	setenv("XDG_STATE_HOME", "", 1);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, want);
+	setenv("XDG_STATE_HOME", "rel/state", 1);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, want);
+
+	/* Same folder name elsewhere: another id. */
+	assert_int_equal(statedir_resolve("/srv/orbit", NULL, out,
+	    sizeof(out)), 0);
+	assert_string_not_equal(out, want);
+	assert_non_null(strstr(out, "/orbit-"));
+
+	assert_int_equal(statedir_resolve("/x", "/my/state", out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, "/my/state");
+	assert_int_equal(statedir_resolve("relative", NULL, out, sizeof(out)),
+	    -EINVAL);
+	assert_int_equal(statedir_resolve("/home/dev/games/orbit", NULL, out,
+	    10), -ENAMETOOLONG);
+
+	if (home)
+		setenv("HOME", home, 1);
+	if (xdg)
+		setenv("XDG_STATE_HOME", xdg, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	free(home);
+	free(xdg);
+}
+
+static void
+statedir_make_and_lock(void **state)
+{
+	struct fx	*fx = *state;
+	char		 dir[PATH_MAX + 64], lockfile[PATH_MAX + 72];
+	char		 pidtxt[32];
+	struct stat	 st;
+	pid_t		 holder;
+	int		 fd, fd2, status;
+	pid_t		 pid;
+
+	snprintf(dir, sizeof(dir), "%s/a/b/sloptimize/orbit-01234567",
+	    fx->root);
+	assert_int_equal(statedir_make(dir), 0);
+	assert_int_equal(statedir_make(dir), 0);	/* idempotent */
+	assert_int_equal(stat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+
+	assert_int_equal(statedir_lock(dir, &fd, &holder), 0);
+	assert_true(fd >= 0);
+	snprintf(lockfile, sizeof(lockfile), "%s/lock", dir);
+	pidtxt[get(lockfile, pidtxt, sizeof(pidtxt) - 1)] = '\0';
+	assert_int_equal(strtol(pidtxt, NULL, 10), (long)getpid());
+
+	/* A second daemon (another process) is refused and told who. */
+	if ((pid = fork()) == 0) {
+		int	rc = statedir_lock(dir, &fd2, &holder);
+
+		_exit(rc == -EBUSY && holder == getppid() ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	/* Released, it can be taken again. */
+	statedir_unlock(fd);
+	assert_int_equal(statedir_lock(dir, &fd2, &holder), 0);
+	statedir_unlock(fd2);
+	statedir_unlock(-1);
+}
+
+/* --- the atomic pair ---------------------------------------------------- */
+
+/* What is written is what is read, with the mode asked for and no temp
+ * file left; a second write replaces the first whole. */
+static void
+statedir_write_read_round_trip(void **state)
+{
+	struct fx	*fx = *state;
+	char		 buf[64];
+	struct stat	 st;
+	size_t		 n;
+
+	umask(022);
+	assert_int_equal(statedir_write(fx->file, "first version\n", 14,
+	    0600), 0);
+	assert_int_equal(stat(fx->file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 14);
+	assert_memory_equal(buf, "first version\n", 14);
+	assert_int_equal(statedir_write(fx->file, "v2", 2, 0644), 0);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 2);
+	assert_memory_equal(buf, "v2", 2);
+	assert_int_equal(stat(fx->file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+	/* empty is a content too */
+	assert_int_equal(statedir_write(fx->file, "", 0, 0644), 0);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 0);
+}
+
+/* A temp file a kill -9 left behind (even one we may not write, or of
+ * another mode) is replaced, not appended to or trusted. */
+static void
+statedir_write_replaces_stale_temp(void **state)
+{
+	struct fx	*fx = *state;
+	char		 buf[64];
+	struct stat	 st;
+	size_t		 n;
+
+	put(fx->tmp, "garbage from a crash, longer than the new content");
+	assert_int_equal(chmod(fx->tmp, 0444), 0);
+	assert_int_equal(statedir_write(fx->file, "ok", 2, 0600), 0);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 2);
+	assert_memory_equal(buf, "ok", 2);
+	assert_int_equal(stat(fx->file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+}
+
+/* When the rename cannot happen the old content stays and no temp file
+ * is left (here the path is a non-empty directory). */
+static void
+statedir_write_failure_keeps_old(void **state)
+{
+	struct fx	*fx = *state;
+	char		 inner[PATH_MAX + 32];
+
+	assert_int_equal(mkdir(fx->file, 0700), 0);
+	snprintf(inner, sizeof(inner), "%s/keep", fx->file);
+	put(inner, "kept");
+	assert_true(statedir_write(fx->file, "new", 3, 0600) < 0);
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+	assert_int_equal(access(inner, F_OK), 0);
+	/* a directory that does not exist: an error, nothing created */
+	snprintf(inner, sizeof(inner), "%s/no/such/file", fx->root);
+	assert_int_equal(statedir_write(inner, "x", 1, 0600), -ENOENT);
+}
+
+/* The reader: missing, too long, and anything but a regular file —
+ * a FIFO must not block it, a symlink must not be followed. */
+static void
+statedir_read_refuses(void **state)
+{
+	struct fx	*fx = *state;
+	char		 buf[8], link[PATH_MAX + 32];
+	size_t		 n = 99;
+
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n),
+	    -ENOENT);
+	assert_int_equal(n, 0);
+	put(fx->file, "12345678");
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 8);
+	put(fx->file, "123456789");
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n),
+	    -EFBIG);
+	assert_int_equal(unlink(fx->file), 0);
+	assert_int_equal(mkfifo(fx->file, 0600), 0);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n),
+	    -ESPIPE);
+	snprintf(link, sizeof(link), "%s/link", fx->root);
+	put(fx->tmp, "secret");
+	assert_int_equal(symlink(fx->tmp, link), 0);
+	assert_int_equal(statedir_read(link, buf, sizeof(buf), &n), -ESPIPE);
+	assert_int_equal(statedir_remove(link), 0);
+	assert_int_equal(statedir_remove(link), 0);	/* already gone */
+}
+
+/* --- the files ---------------------------------------------------------- */
+
+static void
+statedir_token_made_and_kept(void **state)
+{
+	struct fx	*fx = *state;
+	char		 tok[STATEDIR_TOKEN_LEN + 1], again[STATEDIR_TOKEN_LEN + 1];
+	char		 path[PATH_MAX + 16], buf[128];
+	struct stat	 st;
+	unsigned	 what;
+	size_t		 i;
+
+	snprintf(path, sizeof(path), "%s/token", fx->root);
+	assert_int_equal(statedir_token(fx->root, tok, &what), 0);
+	assert_int_equal(what, STATEDIR_TOKEN_MADE);
+	assert_int_equal(strlen(tok), STATEDIR_TOKEN_LEN);
+	for (i = 0; i < STATEDIR_TOKEN_LEN; i++)
+		assert_non_null(strchr("0123456789abcdef", tok[i]));
+	assert_int_equal(get(path, buf, sizeof(buf)), STATEDIR_TOKEN_LEN + 1);
+	assert_memory_equal(buf, tok, STATEDIR_TOKEN_LEN);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+
+	/* kept across restarts; a loose mode is tightened */
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(statedir_token(fx->root, again, &what), 0);
+	assert_int_equal(what, STATEDIR_TOKEN_CHMOD);
+	assert_string_equal(again, tok);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+
+	/* a damaged one is replaced */
+	put(path, "not a token\n");
+	assert_int_equal(statedir_token(fx->root, again, &what), 0);
+	assert_true(what & STATEDIR_TOKEN_REMADE);
+	assert_int_equal(strlen(again), STATEDIR_TOKEN_LEN);
+	assert_string_not_equal(again, tok);
+}
+
+static void
+statedir_settings_round_trip(void **state)
+{
+	struct fx	*fx = *state;
+	char		 loop[16], path[PATH_MAX + 32];
+
+	assert_int_equal(statedir_settings_read(fx->root, loop, sizeof(loop)),
+	    -ENOENT);
+	assert_int_equal(statedir_settings_write(fx->root, "propose",
+	    1796000000000), 0);
+	assert_int_equal(statedir_settings_read(fx->root, loop, sizeof(loop)),
+	    0);
+	assert_string_equal(loop, "propose");
+	assert_int_equal(statedir_settings_write(fx->root, "sometimes", 0),
+	    -EINVAL);
+	snprintf(path, sizeof(path), "%s/settings.json", fx->root);
+	put(path, "{\"loop\":\"max\"}");
+	assert_int_equal(statedir_settings_read(fx->root, loop, sizeof(loop)),
+	    -EBADMSG);
+	put(path, "{\"loop\":");
+	assert_int_equal(statedir_settings_read(fx->root, loop, sizeof(loop)),
+	    -EBADMSG);
+	assert_true(statedir_loop_valid("off") && statedir_loop_valid("apply"));
+	assert_false(statedir_loop_valid("") || statedir_loop_valid(NULL));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(statedir_resolve_paths),
+		cmocka_unit_test_setup_teardown(statedir_make_and_lock, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(statedir_write_read_round_trip,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    statedir_write_replaces_stale_temp, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    statedir_write_failure_keeps_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(statedir_read_refuses, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(statedir_token_made_and_kept,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(statedir_settings_round_trip,
+		    setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
