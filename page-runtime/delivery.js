@@ -15,6 +15,7 @@
 // would be refused again.
 
 export const ROUTE = '/api/sloptimize/records';
+const MAX_BODY = 512 * 1024;      // the route takes up to 1 MiB; half of it leaves room
 
 export class Outbox {
   constructor({ endpoint = '', fetch: fetchFn = globalThis.fetch?.bind(globalThis), maxQueued = 5000, maxBatch = 200,
@@ -91,30 +92,45 @@ export class Outbox {
 
   async send() {
     if (this.stopped || this.inFlight > 0) return;
-    const n = this.readyPrefix();
+    let n = this.readyPrefix();
     if (n === 0) { this.settle(true); return; }
+    // as many as fit in MAX_BODY (one record alone always goes)
+    const parts = [];
+    let bytes = 2, k = 0;
+    for (; k < n; k++) {
+      const j = JSON.stringify(this.queue[k].rec);
+      if (k > 0 && bytes + j.length + 1 > MAX_BODY) break;
+      parts.push(j);
+      bytes += j.length + 1;
+    }
+    n = k;
     this.inFlight = n;
-    const batch = this.queue.slice(0, n).map((e) => e.rec);
+    const body = `[${parts.join(',')}]`;
     let ok = false, retry = true;
     try {
       const r = await this.fetch(this.url, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch),
+        method: 'POST', headers: { 'content-type': 'application/json' }, body,
         credentials: 'omit', keepalive: false,
       });
-      let body = null;
-      try { body = await r.json(); } catch { /* an answer without JSON */ }
+      let answer = null;
+      try { answer = await r.json(); } catch { /* an answer without JSON */ }
       if (r.ok) {
         ok = true;
-        const refused = Array.isArray(body?.refused) ? body.refused : [];
-        this.stats.refused += refused.length;
-        if (refused.length) this.stats.lastRefusal = JSON.stringify(refused[0]).slice(0, 200);
-        this.stats.sent += n - refused.length;
+        // {accepted, refused: N, refusals: [{index, reason}]} (docs/api.md)
+        const refusals = Array.isArray(answer?.refusals) ? answer.refusals : Array.isArray(answer?.refused) ? answer.refused : [];
+        const refused = typeof answer?.refused === 'number' ? answer.refused : refusals.length;
+        this.stats.refused += refused;
+        if (refusals.length) {
+          const r = refusals[0];
+          this.stats.lastRefusal = (r && r.reason ? `record ${r.index}: ${r.reason}` : JSON.stringify(r)).slice(0, 200);
+        }
+        this.stats.sent += n - refused;
       } else if (r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429) {
         // the daemon refused the batch as a whole: sending it again would
         // be refused again, so it is counted and let go
         ok = true; retry = false;
         this.stats.refused += n;
-        const why = body && (body.error || body.message);
+        const why = answer && (answer.error || answer.message);
         this.stats.lastRefusal = `${r.status} ${typeof why === 'string' ? why : why ? JSON.stringify(why) : r.statusText || ''}`.trim().slice(0, 200);
       } else {
         this.stats.lastError = `${r.status} ${r.statusText || ''}`.trim();

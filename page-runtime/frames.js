@@ -168,24 +168,36 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
 // so, and one interval for all would let such a frame hide the shader
 // compile that lands in the same second.  Per verdict it is still at most
 // six a second (the vocabulary is closed), and the cap bounds the session.
+//
+// Within an interval, a frame at least `escalate` times as long as the
+// one that took it, and at least `escalateMinMs` (a hitch that wakes the
+// agent), still goes: a 250 ms stall must not be hidden by the 40 ms frame
+// that happened to come first.  Each such exception doubles the bar, so a
+// second holds only a handful.
 export class RateLimit {
-  constructor({ intervalMs = 1000, sessionCap = 500 } = {}) {
+  constructor({ intervalMs = 1000, sessionCap = 500, escalate = 2, escalateMinMs = 100 } = {}) {
     this.intervalMs = intervalMs;
     this.sessionCap = sessionCap;
-    this.last = new Map();
+    this.escalate = escalate;
+    this.escalateMinMs = escalateMinMs;
+    this.last = new Map();    // key → [time, value] of the record that took the interval
     this.used = 0;
     this.dropped = 0;
   }
 
-  // May a record with `key` be made at `now`?  A refusal is counted.
-  allow(now, key = '') {
-    const last = this.last.has(key) ? this.last.get(key) : -Infinity;
-    if (this.used >= this.sessionCap || now - last < this.intervalMs) {
+  // May a record with `key` (and `value`, its frameMs) be made at `now`?
+  // A refusal is counted.
+  allow(now, key = '', value = 0) {
+    const last = this.last.get(key);
+    const inInterval = last !== undefined && now - last[0] < this.intervalMs;
+    const worse = inInterval && value >= this.escalateMinMs && value >= this.escalate * last[1];
+    if (this.used >= this.sessionCap || (inInterval && !worse)) {
       this.dropped++;
       return false;
     }
     this.used++;
-    this.last.set(key, now);
+    if (worse) last[1] = value;
+    else this.last.set(key, [now, value]);
     return true;
   }
 

@@ -421,7 +421,7 @@ class Recorder {
     const f = this.frameFacts(s, census);
     f.loaf = this.loafSupported ? 'none' : 'unsupported';
     const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
-    if (!this.hitchLimit.allow(at, cls[0].guess)) return;
+    if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
     const rec = {
       type: 'hitch', frame: ring.frame[s], frameMs: r1(f.frameMs),
       medianMs: Number.isFinite(this.medianMs) ? r1(this.medianMs) : undefined,

@@ -107,6 +107,15 @@ test('rate limit: one a second, a session cap, and every refusal counted for the
   assert.ok(byKey.allow(100, 'shader-compile'), 'a slow frame does not hide a compile in the same second');
   assert.ok(!byKey.allow(200, 'long-script'));
   assert.equal(byKey.take(), 1);
+  // a much worse frame in the same second still goes; a lesser one does not
+  const esc = new RateLimit({ intervalMs: 1000, sessionCap: 10 });
+  assert.ok(esc.allow(0, 'long-script', 40));
+  assert.ok(!esc.allow(100, 'long-script', 79), 'not twice as long');
+  assert.ok(!esc.allow(150, 'long-script', 90), 'twice, but under the 100 ms bar');
+  assert.ok(esc.allow(200, 'long-script', 250), 'a 250 ms stall is not hidden by a 40 ms frame');
+  assert.ok(!esc.allow(300, 'long-script', 400), 'the bar doubled: 500 ms now');
+  assert.ok(esc.allow(1000, 'long-script', 20), 'the interval still runs from the first');
+  assert.equal(esc.take(), 3);
   assert.ok(rl.allow(1000));
   rl.charge();                       // a usermark: no interval, but it counts
   assert.ok(!rl.allow(5000), 'the cap of 3 is reached');
@@ -256,7 +265,8 @@ test('outbox: batches in order as a JSON array; retries with backoff while the d
     assert.ok(Array.isArray(recs));
     got.push(...recs);
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ accepted: recs.length, refused: [] }));
+    // the route's answer (docs/api.md, schemas/records-output.json)
+    res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length, refused: 0, refusals: [], bytes: body.length }));
   });
   try {
     const ob = new Outbox({ endpoint: srv.url, maxQueued: 50, backoffMinMs: 20, backoffMaxMs: 80 });
@@ -298,6 +308,25 @@ test('outbox: a record not ready holds the ones after it; a daemon that is gone 
   assert.equal(st.queued, 1, 'kept for the retry');
   assert.ok(st.lastError);
   gone.stop();
+});
+
+test('outbox: records the daemon refuses one by one are counted with the reason, the rest sent', async () => {
+  const srv = await server((req, res, body) => {
+    const recs = JSON.parse(body);
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length - 1, refused: 1,
+      refusals: [{ index: 1, reason: 'no string type' }], bytes: 10 }));
+  });
+  try {
+    const ob = new Outbox({ endpoint: srv.url });
+    ob.push({ n: 1 }); ob.push({ n: 2 }); ob.push({ n: 3 });
+    const st = await ob.flush();
+    assert.equal(st.sent, 2);
+    assert.equal(st.refused, 1);
+    assert.equal(st.lastRefusal, 'record 1: no string type');
+    assert.equal(st.queued, 0, 'a refused record is not sent again');
+    ob.stop();
+  } finally { srv.s.close(); }
 });
 
 test('outbox: a batch the daemon refuses is counted and not sent again', async () => {
