@@ -65,17 +65,38 @@ export class FrameRing {
   percentile(field, q, from, to) {
     const n = this.gather(field, from, to);
     if (n === 0) return NaN;
-    // the tail past n is filled with +Infinity so the whole array can be
-    // sorted without a subarray view (which would be an allocation)
-    const v = this.scratch;
-    v.fill(Infinity, n);
-    v.sort();
-    return v[Math.min(n, Math.max(1, Math.ceil(q * n))) - 1];
+    return select(this.scratch, n, Math.min(n, Math.max(1, Math.ceil(q * n))) - 1);
   }
 
   // Median of the nearest-rank kind (the lower middle of an even count),
   // the statistic the hitch rule is relative to.
   median(field, from, to) { return this.percentile(field, 0.5, from, to); }
+}
+
+// The k-th smallest (0-based) of the first n values of `a`, in place
+// (Hoare's selection, median-of-three pivot).  Not TypedArray.sort: V8's
+// copies the elements into a work array on every call, an allocation the
+// steady path cannot have.
+export function select(a, n, k) {
+  let lo = 0, hi = n - 1;
+  while (hi > lo) {
+    const mid = (lo + hi) >> 1;
+    // median of three into a[mid]
+    if (a[mid] < a[lo]) { const t = a[mid]; a[mid] = a[lo]; a[lo] = t; }
+    if (a[hi] < a[lo]) { const t = a[hi]; a[hi] = a[lo]; a[lo] = t; }
+    if (a[hi] < a[mid]) { const t = a[hi]; a[hi] = a[mid]; a[mid] = t; }
+    const pivot = a[mid];
+    let i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) { const t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k];
+  }
+  return a[k];
 }
 
 // seed §3.3: a non-paused frame is a hitch when its delta exceeds both the

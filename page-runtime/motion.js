@@ -18,7 +18,8 @@
 // and when the view was CUT (respawn, camera mode flip): both restart the
 // prediction, so no judgement spans them.  The monitor never guesses
 // intent.  State is typed arrays allocated per track once; only a record
-// allocates.
+// allocates.  (No Math.hypot on the per-frame path: V8's builtin puts its
+// arguments in a fresh array on every call.)
 //
 // Beyond the seed: a candidate must also stand `noise` times above the
 // track's running residual level (an average over the frames that were
@@ -52,6 +53,9 @@ export class MotionMonitor {
     this.byName = new Map();
     this.sent = 0;
     this.dropped = 0;
+    // the frame's clock for step(): [time, delta, median delta] in ms.  A
+    // typed array, not arguments: a double passed to a call is boxed.
+    this.clock = new Float64Array(3);
   }
 
   addTrack(name, { follows = null, reachName = null } = {}) {
@@ -92,6 +96,13 @@ export class MotionMonitor {
    * rolling median.  Allocation-free unless a record is made.
    */
   frame(frameNo, tMs, dtMs, medianDtMs, pos, reach) {
+    this.clock[0] = tMs; this.clock[1] = dtMs; this.clock[2] = medianDtMs;
+    this.step(frameNo, pos, reach);
+  }
+
+  // frame() with the clock already in this.clock (the recorder's way).
+  step(frameNo, pos, reach) {
+    const tMs = this.clock[0], dtMs = this.clock[1], medianDtMs = this.clock[2];
     for (let k = 0; k < this.tracks.length; k++) {
       const t = this.tracks[k];
       const p = t.p;
@@ -108,7 +119,7 @@ export class MotionMonitor {
         continue;
       }
       if (t.valid < 2) { t.valid++; continue; }
-      this.judge(t, frameNo, tMs, dtMs);
+      this.judge(t, frameNo);
     }
     // close bursts that ended (or have run long), after every track has
     // had its events for this frame, so coincidence is known
@@ -120,7 +131,8 @@ export class MotionMonitor {
     }
   }
 
-  judge(t, frameNo, tMs, dtMs) {
+  judge(t, frameNo) {
+    const tMs = this.clock[0], dtMs = this.clock[1];
     const p = t.p, dtPrev = t.dt[1];
     const s = dtMs / dtPrev;
     // p̂ = p1 + (p1 − p2) · dt/dtPrev
@@ -128,7 +140,7 @@ export class MotionMonitor {
     const ry = p[1] - (p[4] + (p[4] - p[7]) * s);
     const rz = p[2] - (p[5] + (p[5] - p[8]) * s);
     const vx = (p[3] - p[6]) / dtPrev, vy = (p[4] - p[7]) / dtPrev, vz = (p[5] - p[8]) / dtPrev;
-    const speed = Math.hypot(vx, vy, vz);                 // units per ms
+    const speed = Math.sqrt(vx * vx + vy * vy + vz * vz);  // units per ms
     const travel = speed * dtMs;
     const ux = rx / dtMs, uy = ry / dtMs, uz = rz / dtMs;  // velocity anomaly
 
@@ -143,7 +155,7 @@ export class MotionMonitor {
       }
       // not reversed: a change of motion; this frame is judged on its own
     }
-    const units = Math.hypot(rx, ry, rz);
+    const units = Math.sqrt(rx * rx + ry * ry + rz * rz);
     // the track's own residual level: a host whose step is not the frame
     // clock (its sim reads rAF time, we read render ends) leaves a
     // residual on every frame; a jump must stand far above it
@@ -162,7 +174,7 @@ export class MotionMonitor {
 
   // The candidate of the previous frame was reversed: an event.
   event(t, frameNo) {
-    const units = Math.hypot(t.cr[0], t.cr[1], t.cr[2]);
+    const units = Math.sqrt(t.cr[0] * t.cr[0] + t.cr[1] * t.cr[1] + t.cr[2] * t.cr[2]);
     t.recent[t.recentHead] = t.cframe;
     t.recentHead = (t.recentHead + 1) % HISTORY;
     if (t.events > 0 && t.cframe - t.bLastFrame > this.burstGapFrames) this.close(t, NaN);

@@ -80,6 +80,7 @@ class Recorder {
     this.recording = true;
 
     this.ring = new FrameRing(RING_FRAMES);
+    this.times = new Float64Array(2);   // the render call under way: start, end
     this.medianMs = NaN;
     this.sinceMedian = 0;
     this.frameNo = 0;
@@ -97,13 +98,14 @@ class Recorder {
     this.scenes = new Array(MAX_SCENES).fill(null);
     this.nScenes = 0;
     this.camera = null;
-    this.selfMs = 0;              // the recorder's own time in the last frame (bench reads it)
 
-    // what the census has seen: objects, programs, uploaded textures
-    this.seenObjects = new WeakSet();
+    // what the census has seen: programs, uploaded textures (objects carry
+    // a generation stamp, census())
     this.seenPrograms = new WeakSet();
     this.seenTextures = new WeakSet();
-    this.censusSet = null;
+    this.cstate = null;
+    this.visitor = null;
+    this.censuses = 0;            // in frames (the heartbeat's are not counted)
     this.censused = false;
 
     this.hitchLimit = new RateLimit({ intervalMs: 1000, sessionCap: 500 });
@@ -145,11 +147,13 @@ class Recorder {
     this.wrapper = function render(scene, camera) {
       if (!self.recording) return original.apply(this, arguments);
       self.onRenderStart(scene, camera);
-      const t0 = performance.now();
+      // times in a typed array: a double passed to a call would be boxed
+      self.times[0] = performance.now();
       try {
         return original.apply(this, arguments);
       } finally {
-        self.onRenderEnd(t0, performance.now());
+        self.times[1] = performance.now();
+        self.onRenderEnd();
       }
     };
     this.renderer.render = this.wrapper;
@@ -226,7 +230,6 @@ class Recorder {
   // --- per frame (the steady path: no allocation below unless a record is made)
 
   onRenderStart(scene, camera) {
-    const t = performance.now();
     if (this.frameTick !== this.tick) {
       if (this.frameTick !== -1) this.closeFrame();
       this.openFrame();
@@ -236,10 +239,10 @@ class Recorder {
     for (let i = 0; i < this.nScenes; i++) if (this.scenes[i] === scene) known = true;
     if (!known && this.nScenes < MAX_SCENES) this.scenes[this.nScenes++] = scene;
     if (this.camera === null || this.nScenes === 1) this.camera = camera;
-    this.selfMs += performance.now() - t;
   }
 
-  onRenderEnd(t0, t1) {
+  onRenderEnd() {
+    const t0 = this.times[0], t1 = this.times[1];
     const info = this.renderer.info;
     this.curInside += t1 - t0;
     this.curEnd = t1;
@@ -256,7 +259,6 @@ class Recorder {
       if (m) { this.memGeometries = m.geometries; this.memTextures = m.textures; }
       if (info.programs) this.memPrograms = info.programs.length;
     }
-    this.selfMs += performance.now() - t1;
   }
 
   openFrame() {
@@ -296,7 +298,6 @@ class Recorder {
   }
 
   closeFrame() {
-    const t = performance.now();
     const ring = this.ring;
     const s = ring.slot();
     const frameMs = Number.isFinite(this.prevEnd) ? this.curEnd - this.prevEnd : 0;
@@ -322,13 +323,27 @@ class Recorder {
     let census = null;
     if (!this.censused || hitch || dG !== 0 || dT !== 0 || dP !== 0) {
       census = this.census(this.censused);
+      this.censuses++;
       this.censused = true;
       ring.spawned[s] = census.spawnedCount;
     }
-    if (hitch) this.onHitch(s, census);
+    // the record is made after the frame (the next task), not inside it:
+    // the recorder must never be the hitch it reports
+    if (hitch) {
+      const facts = this.frameFacts(s, census);
+      const frame = ring.frame[s], at = ring.end[s];
+      const cam = this.camera;
+      if (cam && cam.position && cam.quaternion)
+        facts.cam = [cam.position.x, cam.position.y, cam.position.z, cam.quaternion.x, cam.quaternion.y, cam.quaternion.z, cam.quaternion.w];
+      if (this.keysHeld.size) facts.keys = [...this.keysHeld];
+      setTimeout(() => this.onHitch(facts, census, frame, at), 0);
+    }
 
-    if (this.motion.tracks.length > 0)
-      this.motion.frame(this.frameNo, this.curEnd, paused ? 0 : frameMs, this.medianMs, this.pos, this.hasReach ? this.reach : null);
+    if (this.motion.tracks.length > 0) {
+      const clock = this.motion.clock;
+      clock[0] = this.curEnd; clock[1] = paused ? 0 : frameMs; clock[2] = this.medianMs;
+      this.motion.step(this.frameNo, this.pos, this.hasReach ? this.reach : null);
+    }
 
     this.prevEnd = this.curEnd;
     this.prevGeometries = this.memGeometries; this.prevTextures = this.memTextures; this.prevPrograms = this.memPrograms;
@@ -337,7 +352,6 @@ class Recorder {
       this.sinceMedian = 0;
       this.medianMs = ring.median('frameMs');
     }
-    this.selfMs = performance.now() - t;
   }
 
   /*
@@ -345,86 +359,105 @@ class Recorder {
    * (spawned), resources first used since then (a program compiled, a
    * texture uploaded), and the material@object pairs they belong to
    * (minted).  With `mint` false (the first census) everything is only
-   * marked as seen.  Allocates; it runs only when something moved.
+   * marked as seen.  It runs only when something moved (a hitch, a memory
+   * counter), and once a heartbeat; it allocates only for what it found:
+   * the walk reuses one visitor, two object lists and a generation stamp
+   * per object (removed = on the last list, not stamped this time).
    */
   census(mint) {
+    const c = this.cstate || (this.cstate = {
+      gen: 0, stamp: new WeakMap(), cur: [], prev: [], nCur: 0, nPrev: 0,
+      mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, newTextures: null,
+    });
+    c.gen++;
+    c.mint = mint;
     const props = this.renderer.properties;
-    const hasProps = props && typeof props.has === 'function' && typeof props.get === 'function';
-    const spawned = [];
-    let spawnedCount = 0;
-    const minted = new Set();
-    const newTextures = [];
-    const present = new Set();
-    const visit = (o) => {
-      if (!(o.isMesh || o.isLine || o.isPoints || o.isSprite)) return;
-      present.add(o);
-      const fresh = !this.seenObjects.has(o);
-      if (fresh) {
-        this.seenObjects.add(o);
-        spawnedCount++;
-        if (spawned.length < MAX_NAMES) spawned.push(objName(o));
-      }
-      const mats = Array.isArray(o.material) ? o.material : [o.material];
-      for (const m of mats) {
-        if (!m) continue;
-        let minting = fresh;
-        if (hasProps && props.has(m)) {
-          const prog = props.get(m).currentProgram;
-          if (prog && !this.seenPrograms.has(prog)) minting = true;
-        }
-        for (const slot of TEXTURE_SLOTS) {
-          const tex = m[slot];
-          if (tex && tex.isTexture && hasProps && props.has(tex) && !this.seenTextures.has(tex)) {
-            minting = true;
-            newTextures.push(tex);
-          }
-        }
-        if (m.uniforms) {
-          for (const k in m.uniforms) {
-            const tex = m.uniforms[k] && m.uniforms[k].value;
-            if (tex && tex.isTexture && hasProps && props.has(tex) && !this.seenTextures.has(tex)) {
-              minting = true;
-              newTextures.push(tex);
-            }
-          }
-        }
-        if (minting && mint) minted.add(`${matName(m)}@${objName(o)}`);
-      }
-    };
+    c.props = props && typeof props.has === 'function' && typeof props.get === 'function' ? props : null;
+    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.newTextures = null;
+    const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
+    if (!this.visitor) this.visitor = (o) => this.censusVisit(o);
     for (let i = 0; i < this.nScenes; i++) {
       const sc = this.scenes[i];
-      if (sc && typeof sc.traverseVisible === 'function') sc.traverseVisible(visit);
+      if (sc && typeof sc.traverseVisible === 'function') sc.traverseVisible(this.visitor);
     }
-    for (const tex of newTextures) this.seenTextures.add(tex);
+    if (c.newTextures) for (const tex of c.newTextures) this.seenTextures.add(tex);
     const programs = this.renderer.info && this.renderer.info.programs;
-    if (programs) for (const p of programs) this.seenPrograms.add(p);
-    const removed = [];
-    let removedCount = 0;
-    if (this.censusSet) {
-      for (const o of this.censusSet) {
-        if (present.has(o)) continue;
-        removedCount++;
+    if (programs) for (let i = 0; i < programs.length; i++) this.seenPrograms.add(programs[i]);
+    let removed = null, removedCount = 0;
+    for (let i = 0; i < c.nPrev; i++) {
+      const o = c.prev[i];
+      c.prev[i] = null;             // no reference kept to what left
+      if (c.stamp.get(o) === c.gen) continue;
+      removedCount++;
+      if (mint) {
+        if (!removed) removed = [];
         if (removed.length < MAX_NAMES) removed.push(objName(o));
       }
     }
-    this.censusSet = present;
-    const mintedList = [...minted].sort();
-    return { spawned: mint ? spawned : [], spawnedCount: mint ? spawnedCount : 0, removed, removedCount,
-      minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length };
+    for (let i = c.nCur; i < c.cur.length; i++) c.cur[i] = null;
+    const mintedList = c.minted ? [...c.minted].sort() : [];
+    return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
+      removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length };
+  }
+
+  censusVisit(o) {
+    if (!(o.isMesh || o.isLine || o.isPoints || o.isSprite)) return;
+    const c = this.cstate;
+    const fresh = !c.stamp.has(o);
+    c.stamp.set(o, c.gen);
+    c.cur[c.nCur++] = o;
+    if (fresh) {
+      c.spawnedCount++;
+      if (c.mint) {
+        if (!c.spawned) c.spawned = [];
+        if (c.spawned.length < MAX_NAMES) c.spawned.push(objName(o));
+      }
+    }
+    const mat = o.material;
+    if (Array.isArray(mat)) { for (let i = 0; i < mat.length; i++) this.censusMaterial(o, mat[i], fresh); }
+    else this.censusMaterial(o, mat, fresh);
+  }
+
+  censusMaterial(o, m, fresh) {
+    if (!m) return;
+    const c = this.cstate, props = c.props;
+    let minting = fresh;
+    if (props && props.has(m)) {
+      const prog = props.get(m).currentProgram;
+      if (prog && !this.seenPrograms.has(prog)) minting = true;
+    }
+    if (props) {
+      for (let i = 0; i < TEXTURE_SLOTS.length; i++) {
+        const tex = m[TEXTURE_SLOTS[i]];
+        if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+          minting = true;
+          (c.newTextures || (c.newTextures = [])).push(tex);
+        }
+      }
+      const u = m.uniforms;
+      if (u) {
+        for (const k in u) {
+          const tex = u[k] && u[k].value;
+          if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+            minting = true;
+            (c.newTextures || (c.newTextures = [])).push(tex);
+          }
+        }
+      }
+    }
+    if (minting && c.mint) (c.minted || (c.minted = new Set())).add(`${matName(m)}@${objName(o)}`);
   }
 
   // --- records --------------------------------------------------------------
 
-  onHitch(s, census) {
-    const ring = this.ring;
-    const at = ring.end[s];
-    const f = this.frameFacts(s, census);
+  onHitch(f, census, frame, at) {
+    if (!this.recording) return;
     f.loaf = this.loafSupported ? 'none' : 'unsupported';
     const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
     if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
     const rec = {
-      type: 'hitch', frame: ring.frame[s], frameMs: r1(f.frameMs),
-      medianMs: Number.isFinite(this.medianMs) ? r1(this.medianMs) : undefined,
+      type: 'hitch', frame, frameMs: r1(f.frameMs),
+      medianMs: Number.isFinite(f.medianMs) ? r1(f.medianMs) : undefined,
       insideRenderMs: r1(f.insideMs), delta: f.delta,
       world: { spawned: census.spawned, removed: census.removed },
       minted: census.minted,
@@ -432,14 +465,23 @@ class Recorder {
     if (census.spawnedCount > census.spawned.length) rec.world.spawnedCount = census.spawnedCount;
     if (census.removedCount > census.removed.length) rec.world.removedCount = census.removedCount;
     if (census.mintedCount > census.minted.length) rec.mintedCount = census.mintedCount;
-    const cam = this.camera;
-    if (cam && cam.position && cam.quaternion) {
-      const r2 = (v) => Math.round(v * 100) / 100;
-      rec.world.camera = { position: [r2(cam.position.x), r2(cam.position.y), r2(cam.position.z)],
-        quaternion: [cam.quaternion.x, cam.quaternion.y, cam.quaternion.z, cam.quaternion.w].map((v) => Math.round(v * 1000) / 1000) };
+    if (f.cam) {
+      const r2 = (v) => Math.round(v * 100) / 100, r3 = (v) => Math.round(v * 1000) / 1000;
+      rec.world.camera = { position: f.cam.slice(0, 3).map(r2), quaternion: f.cam.slice(3).map(r3) };
     }
-    if (this.keysHeld.size) rec.world.inputsHeld = [...this.keysHeld];
-    const wantsScript = this.loafSupported && cls.some((c) => c.guess === 'long-script');
+    if (f.keys) rec.world.inputsHeld = f.keys;
+    // only a hitch whose verdict is long-script waits for its script (up
+    // to LOAF_WAIT_MS): a compile with a long-script guess below it goes
+    // at once, with the script if the entry is already in
+    const wantsScript = this.loafSupported && cls[0].guess === 'long-script';
+    if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
+      const script = this.findScript(at - f.frameMs, at);
+      if (script) {
+        f.script = script; f.loaf = 'found';
+        cls.splice(0, cls.length, ...classifyFrame(f, { spawnBurst: this.spawnBurst }));
+        rec.script = script;
+      }
+    }
     if (!this.loafSupported && cls.some((c) => c.guess === 'long-script'))
       rec.script = { unavailable: 'this browser has no Long Animation Frames API' };
     const entry = this.emit(rec, at, { ready: !wantsScript, cls });
@@ -712,7 +754,7 @@ class Recorder {
       made: { ...this.made }, sent: o.sent, queued: o.queued, held: this.pending.length,
       dropped: { ...this.dropTotals, delivery: o.dropped }, refused: o.refused, lastRefusal: o.lastRefusal,
       reachable: o.reachable, lastError: o.lastError, lastSentAt: o.lastSentAt, backoffMs: o.backoffMs,
-      loaf: this.loafSupported, incidents: this.incidents.slice(-20),
+      loaf: this.loafSupported, censuses: this.censuses, incidents: this.incidents.slice(-20),
     };
   }
 

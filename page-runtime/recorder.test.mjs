@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED } from './frames.js';
+import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select } from './frames.js';
 import { MotionMonitor, JITTER_GUESSES } from './motion.js';
 import { Outbox } from './delivery.js';
 import { canonicalContext, createRecorder } from './recorder.js';
@@ -35,6 +35,19 @@ test('ring: nearest-rank percentiles over the unpaused frames of a window', () =
   push(110, 500, true);                              // paused: kept, never in the stats
   assert.equal(ring.percentile('frameMs', 1), 10);
   assert.ok(Number.isNaN(ring.median('frameMs', 1000)), 'an empty window is NaN, not 0');
+});
+
+test('select: the k-th smallest in place, as a sort would say', () => {
+  let seed = 7;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  for (const n of [1, 2, 3, 10, 600]) {
+    for (let trial = 0; trial < 20; trial++) {
+      const a = new Float64Array(n + 5);
+      for (let i = 0; i < n; i++) a[i] = trial % 3 === 0 ? Math.floor(rnd() * 4) : rnd() * 100;   // with ties, and without
+      const sorted = [...a.subarray(0, n)].sort((x, y) => x - y);
+      for (const k of [0, Math.floor(n / 2), n - 1]) assert.equal(select(Float64Array.from(a), n, k), sorted[k], `n ${n} k ${k}`);
+    }
+  }
 });
 
 test('hitch rule: max(2 × median, 1.5 × budget), never a paused frame', () => {

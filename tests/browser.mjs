@@ -22,11 +22,11 @@ export function freePort() {
 }
 
 // The demo's dev server, proxying to `daemonBase`.
-export async function startVite(daemonBase, { log = false } = {}) {
+export async function startVite(daemonBase, { log = false, env = {} } = {}) {
   assert.ok(fs.existsSync(VITE), `no vite in ${DEMO}/node_modules: make deps runs npm ci there`);
   const port = await freePort();
   const proc = spawn(process.execPath, [VITE, '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
-    cwd: DEMO, env: { ...process.env, SLOPTIMIZE_DAEMON: daemonBase, SLOPTIMIZE_VITE_LOG: 'warn' },
+    cwd: DEMO, env: { ...process.env, SLOPTIMIZE_DAEMON: daemonBase, SLOPTIMIZE_VITE_LOG: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

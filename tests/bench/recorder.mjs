@@ -20,13 +20,15 @@ import { startVite, FLAGS } from '../browser.mjs';
 const FRAMES = Number(process.env.BENCH_FRAMES || 600);     // per phase
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const WAKES = Number(process.env.BENCH_WAKES || 20);
+const ALLOC_FRAMES = Number(process.env.BENCH_ALLOC_FRAMES || 1200);
+const SAMPLING = Number(process.env.BENCH_SAMPLING || 64);      // bytes between heap samples
 
 const pct = (a, q) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[Math.min(s.length, Math.max(1, Math.ceil(q * s.length))) - 1] : NaN; };
 const f3 = (v) => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
 
 const project = tmpdir('bench-rec');
 const daemon = await new Daemon(project, { args: ['--global-max', '0', '--per-fp-ms', '0'] }).start();
-const vite = await startVite(daemon.base);
+const vite = await startVite(daemon.base, { env: { SLOPTIMIZE_ISOLATE: '1' } });
 const browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
 let watch = null;
 try {
@@ -73,43 +75,47 @@ try {
     });
   });
 
+  // cost: anchor and recorder phases alternated, no profiler running
+  const rec = [], anchor = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    anchor.push(...await page.evaluate((n) => window.bench.phase(false, n), FRAMES));
+    rec.push(...await page.evaluate((n) => window.bench.phase(true, n), FRAMES));
+  }
+  // allocation: one more recorder phase (its code warm from the rounds
+  // above), under CDP's sampling heap profiler
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('HeapProfiler.enable');
-  const rec = [], anchor = [];
-  let allocSteady = 0, allocOther = 0, framesProfiled = 0;
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('HeapProfiler.startSampling', { samplingInterval: SAMPLING, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  const profiled = await page.evaluate((n) => window.bench.phase(true, n), ALLOC_FRAMES);
+  const made = await page.evaluate(() => window.bench.rec.state());
+  const { profile } = await cdp.send('HeapProfiler.stopSampling');
+  const framesProfiled = profiled.length + 60;
+  let allocSteady = 0, allocOther = 0;
   const steadyFns = new Set(['render', 'onRenderStart', 'onRenderEnd', 'openFrame', 'closeFrame', 'frame', 'judge', 'gather',
     'percentile', 'median', 'slot', 'commit', 'back', 'onTick']);
   const sites = new Map();
-  const perRound = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    anchor.push(...await page.evaluate((n) => window.bench.phase(false, n), FRAMES));
-    await cdp.send('HeapProfiler.startSampling', { samplingInterval: 32, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-    rec.push(...await page.evaluate((n) => window.bench.phase(true, n), FRAMES));
-    const { profile } = await cdp.send('HeapProfiler.stopSampling');
-    framesProfiled += FRAMES + 60;
-    const steadyBefore = allocSteady;
-    const walk = (node, inRecorder) => {
-      const cf = node.callFrame;
-      const mine = /\/@sloptimize\/(recorder|frames|motion|delivery|history)\.js/.test(cf.url);
-      if (mine && node.selfSize > 0) {
-        const k = `${cf.functionName || '(anonymous)'} ${cf.url.split('/').pop()}:${cf.lineNumber + 1}`;
-        sites.set(k, (sites.get(k) || 0) + node.selfSize);
-        if (steadyFns.has(cf.functionName)) allocSteady += node.selfSize; else allocOther += node.selfSize;
-      }
-      for (const c of node.children) walk(c, inRecorder || mine);
-    };
-    walk(profile.head, false);
-    perRound.push(allocSteady - steadyBefore);
-  }
+  const walk = (node) => {
+    const cf = node.callFrame;
+    if (/\/@sloptimize\/(recorder|frames|motion|delivery)\.js/.test(cf.url) && node.selfSize > 0) {
+      const k = `${cf.functionName || '(anonymous)'} ${cf.url.split('/').pop()}:${cf.lineNumber + 1}`;
+      sites.set(k, (sites.get(k) || 0) + node.selfSize);
+      if (steadyFns.has(cf.functionName)) allocSteady += node.selfSize; else allocOther += node.selfSize;
+    }
+    for (const c of node.children) walk(c);
+  };
+  walk(profile.head);
   await page.evaluate(() => window.bench.uninstall());
 
   console.log(`recorder cost per frame, ${rec.length} frames in ${ROUNDS} rounds (outer − inner around renderer.render, ms):`);
-  console.log(`  recorder:           p50 ${f3(pct(rec, 0.5))}  p99 ${f3(pct(rec, 0.99))}  max ${f3(Math.max(...rec))}`);
-  console.log(`  anchor (no recorder, same shims, same page): p50 ${f3(pct(anchor, 0.5))}  p99 ${f3(pct(anchor, 0.99))}  max ${f3(Math.max(...anchor))}`);
+  const line = (a) => `p50 ${f3(pct(a, 0.5))}  p90 ${f3(pct(a, 0.9))}  p99 ${f3(pct(a, 0.99))}  p99.9 ${f3(pct(a, 0.999))}  max ${f3(Math.max(...a))}  mean ${f3(a.reduce((x, y) => x + y, 0) / a.length)}`;
+  console.log(`  recorder: ${line(rec)}`);
+  console.log(`  anchor (no recorder, the same shims, the same page): ${line(anchor)}`);
+  console.log(`  timer resolution in this page: ${await page.evaluate(() => { let a = performance.now(), b; do { b = performance.now(); } while (b === a); return (b - a).toFixed(3); })} ms`);
   console.log(`  target: p99 ≤ 0.2 ms (seed §3.1)`);
-  console.log(`allocations attributed to the recorder's modules (sampling every 32 bytes, collected objects kept), ${framesProfiled} frames:`);
+  console.log(`allocations attributed to the recorder's modules (a sample every ${SAMPLING} bytes, collected objects kept), ${framesProfiled} frames after ${ROUNDS * (FRAMES + 60)} warm ones:`);
+  console.log(`  in those frames the recorder made ${made.made.hitch} hitch, ${made.made.jitter} jitter and ${made.made.heartbeat} heartbeat records and ran ${made.censuses} censuses in frames`);
   console.log(`  steady path (per-frame functions): ${allocSteady} bytes (${(allocSteady / framesProfiled).toFixed(2)} bytes/frame)`);
-  console.log(`  steady path per round (the JIT warms up across rounds): ${perRound.map((b) => `${b} bytes`).join(', ')} over ${FRAMES + 60} frames each`);
   console.log(`  everything else (heartbeats, records, delivery, census): ${allocOther} bytes`);
   for (const [k, v] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${String(v).padStart(8)}  ${k}`);
 
