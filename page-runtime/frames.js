@@ -159,7 +159,8 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
     }
     const why = f.loaf === 'unsupported'
       ? 'this browser has no Long Animation Frames API, so the script is not named'
-      : 'the Long Animation Frames API named no script for this frame';
+      : f.loaf === 'short' ? 'the Long Animation Frames API reports no frame under 50 ms, so the script is not named'
+        : 'the Long Animation Frames API named no script for this frame';
     return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; ${why}`;
   };
 

@@ -24,7 +24,7 @@
 // What it does not do (seed §3.4): no JS stack sampling, no heap
 // snapshots, no network waterfall.  docs/recorder.md says what is measured.
 import { canonicalContext, footprintKey, footprintId, FOOTPRINT_VERSION } from './history.js';
-import { FrameRing, FLAG_PAUSED, RING_FRAMES, hitchThreshold, classifyFrame, RateLimit } from './frames.js';
+import { FrameRing, FLAG_PAUSED, RING_FRAMES, classifyFrame, RateLimit } from './frames.js';
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
 
@@ -35,7 +35,8 @@ const MEDIAN_EVERY = 30;          // frames between two recomputations of the ro
 const MAX_SCENES = 4;             // distinct scenes rendered in one frame, kept for the census
 const MAX_NAMES = 32;             // names listed in world.spawned / removed
 const MAX_MINTED = 16;
-const LOAF_WAIT_MS = 400;         // how long a long-script hitch waits for its LoAF entry
+const LOAF_WAIT_MS = 250;         // how long a long-script hitch waits for its LoAF entry
+const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
 const CONFIRM_MS = 2500;
 
 const r1 = (v) => Math.round(v * 10) / 10;
@@ -282,18 +283,22 @@ class Recorder {
       this.pendingCut = null;
     }
     const n = this.trackGet.length;
+    const pos = this.pos;
     for (let k = 0; k < n; k++) {
-      let x = NaN, y = NaN, z = NaN;
+      // straight into the typed array: a double held across the try would
+      // be boxed for the handler
+      pos[3 * k] = NaN;
       try {
         const p = this.trackGet[k]();
         if (p) {
-          if (p.x !== undefined) { x = p.x; y = p.y; z = p.z; } else { x = p[0]; y = p[1]; z = p[2]; }
+          if (p.x !== undefined) { pos[3 * k] = p.x; pos[3 * k + 1] = p.y; pos[3 * k + 2] = p.z; }
+          else { pos[3 * k] = p[0]; pos[3 * k + 1] = p[1]; pos[3 * k + 2] = p[2]; }
         }
         const rg = this.trackReach[k];
         if (rg !== null) this.reach[k] = rg();
-      } catch { /* a track that throws is skipped this frame */ }
-      this.pos[3 * k] = x; this.pos[3 * k + 1] = y; this.pos[3 * k + 2] = z;
-      if (!(Number.isFinite(x) && Number.isFinite(y) && Number.isFinite(z))) this.motion.cut(this.motion.tracks[k].name);
+      } catch { pos[3 * k] = NaN; /* a track that throws is skipped this frame */ }
+      if (!(pos[3 * k] === pos[3 * k] && pos[3 * k + 1] === pos[3 * k + 1] && pos[3 * k + 2] === pos[3 * k + 2]) ||
+          !Number.isFinite(pos[3 * k] + pos[3 * k + 1] + pos[3 * k + 2])) this.motion.cut(this.motion.tracks[k].name);
     }
   }
 
@@ -317,7 +322,10 @@ class Recorder {
     ring.spawned[s] = 0;
     ring.commit();
 
-    const hitch = !paused && frameMs > hitchThreshold(this.medianMs, this.budgetFrameMs);
+    // hitchThreshold(), inline: a call with double arguments boxes them
+    const med2 = this.medianMs === this.medianMs ? 2 * this.medianMs : 0;
+    const abs = 1.5 * this.budgetFrameMs;
+    const hitch = !paused && frameMs > (med2 > abs ? med2 : abs);
     // a census when the scene's resources moved or the frame is judged;
     // never on a steady frame
     let census = null;
@@ -452,7 +460,7 @@ class Recorder {
 
   onHitch(f, census, frame, at) {
     if (!this.recording) return;
-    f.loaf = this.loafSupported ? 'none' : 'unsupported';
+    f.loaf = !this.loafSupported ? 'unsupported' : f.frameMs < LOAF_MIN_MS ? 'short' : 'none';
     const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
     if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
     const rec = {
@@ -473,7 +481,9 @@ class Recorder {
     // only a hitch whose verdict is long-script waits for its script (up
     // to LOAF_WAIT_MS): a compile with a long-script guess below it goes
     // at once, with the script if the entry is already in
-    const wantsScript = this.loafSupported && cls[0].guess === 'long-script';
+    // (a frame under 50 ms never gets an entry: no wait for it, and nothing
+    // after it in the outbox waits either)
+    const wantsScript = this.loafSupported && cls[0].guess === 'long-script' && f.frameMs >= LOAF_MIN_MS;
     if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
       const script = this.findScript(at - f.frameMs, at);
       if (script) {
@@ -482,8 +492,10 @@ class Recorder {
         rec.script = script;
       }
     }
-    if (!this.loafSupported && cls.some((c) => c.guess === 'long-script'))
-      rec.script = { unavailable: 'this browser has no Long Animation Frames API' };
+    if (cls.some((c) => c.guess === 'long-script')) {
+      if (!this.loafSupported) rec.script = { unavailable: 'this browser has no Long Animation Frames API' };
+      else if (f.loaf === 'short') rec.script = { unavailable: 'the Long Animation Frames API reports no frame under 50 ms' };
+    }
     const entry = this.emit(rec, at, { ready: !wantsScript, cls });
     if (wantsScript) {
       this.pending.push({ entry, rec, f, from: at - f.frameMs, to: at, deadline: now() + LOAF_WAIT_MS });

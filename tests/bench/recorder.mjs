@@ -128,7 +128,17 @@ try {
     await watch.connected();
     await page.evaluate(() => {
       const B = window.bench;
-      B.install(true);
+      // when each POST carrying a hitch left the page and was answered
+      B.posts = [];
+      const f = window.fetch;
+      window.fetch = function (url, opts) {
+        const hitches = opts && typeof opts.body === 'string' ? [...opts.body.matchAll(/"type":"hitch".*?"at":"([^"]+)"/g)].map((m) => m[1]) : [];
+        const sent = Date.now();
+        const p = f.apply(this, arguments);
+        if (hitches.length) p.then(() => B.posts.push({ hitches, sent, answered: Date.now() }), () => {});
+        return p;
+      };
+      B.install(true);      // after the wrap: the outbox takes fetch when it is made
     });
     const lat = [];
     for (let i = 0; i < WAKES; i++) {
@@ -145,8 +155,21 @@ try {
       await new Promise((r) => setTimeout(r, 1300));
     }
     const ok = lat.filter(Number.isFinite);
+    // where the time goes: the frame's end → the POST leaving the page → its answer → the line
+    const posts = await page.evaluate(() => window.bench.posts);
+    const byAt = new Map();
+    for (const p of posts) for (const at of p.hitches) byAt.set(at, p);
+    const toPost = [], inFlight = [], toLine = [];
+    watch.lines.forEach((w, k) => {
+      const p = w.record && w.record.type === 'hitch' ? byAt.get(w.record.at) : null;
+      if (!p) return;
+      toPost.push(p.sent - Date.parse(w.record.at));
+      inFlight.push(p.answered - p.sent);
+      toLine.push(watch.arrivals[k] - p.answered);
+    });
     console.log(`stutter → wake line at sloptimize watch (hitch record's at → line read), ${ok.length}/${WAKES} stutters, ms:`);
     console.log(`  p50 ${f3(pct(ok, 0.5))}  p99 ${f3(pct(ok, 0.99))}  max ${f3(Math.max(...ok))}   (anchor: the seed's 20 s poll, ~10 s mean; target p99 ≤ 250 ms)`);
+    console.log(`  of which: frame end → POST sent p50 ${f3(pct(toPost, 0.5))} p99 ${f3(pct(toPost, 0.99))}; POST → answer p50 ${f3(pct(inFlight, 0.5))} p99 ${f3(pct(inFlight, 0.99))}; answer → line p50 ${f3(pct(toLine, 0.5))} p99 ${f3(pct(toLine, 0.99))} (${toPost.length} matched)`);
   }
 } finally {
   await browser.close();
