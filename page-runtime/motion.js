@@ -64,7 +64,8 @@ export class MotionMonitor {
       name, follows, reachName, index: this.tracks.length,
       // p: the three last samples [p0 (now), p1, p2] as x,y,z triples
       p: new Float64Array(9), dt: new Float64Array(3), reach: new Float64Array(3),
-      valid: 0, held: false, cut: false, hasReach: false, level: 0,
+      valid: 0, held: false, cut: false, hasReach: false,
+      lv: new Float64Array(1),     // the running residual level (a typed array: no heap number per store)
       // the candidate of the previous frame: residual, anomaly, from/to
       cand: false, cr: new Float64Array(3), cu: new Float64Array(3), cfrom: new Float64Array(3),
       cto: new Float64Array(3), cframe: 0, ct: 0, cdt: 0, ctravel: 0, cspeed: 0, creach0: 0, creach1: 0,
@@ -159,7 +160,8 @@ export class MotionMonitor {
     // the track's own residual level: a host whose step is not the frame
     // clock (its sim reads rAF time, we read render ends) leaves a
     // residual on every frame; a jump must stand far above it
-    if (units > Math.max(this.floor, this.ratio * travel, this.noise * t.level)) {
+    const bar = this.ratio * travel > this.floor ? this.ratio * travel : this.floor;
+    if (units > bar && units > this.noise * t.lv[0]) {
       t.cand = true;
       t.cr[0] = rx; t.cr[1] = ry; t.cr[2] = rz;
       t.cu[0] = ux; t.cu[1] = uy; t.cu[2] = uz;
@@ -168,7 +170,7 @@ export class MotionMonitor {
       t.cframe = frameNo; t.ct = tMs; t.cdt = dtMs; t.ctravel = travel; t.cspeed = speed * 1000;
       t.creach0 = t.reach[1]; t.creach1 = t.reach[0];
     } else {
-      t.level = t.level === 0 ? units : 0.9 * t.level + 0.1 * units;
+      t.lv[0] = t.lv[0] === 0 ? units : 0.9 * t.lv[0] + 0.1 * units;
     }
   }
 

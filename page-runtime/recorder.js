@@ -38,6 +38,7 @@ const MAX_MINTED = 16;
 const LOAF_WAIT_MS = 250;         // how long a long-script hitch waits for its LoAF entry
 const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
 const CONFIRM_MS = 2500;
+const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3;
 
 const r1 = (v) => Math.round(v * 10) / 10;
 const now = () => performance.now();
@@ -82,14 +83,14 @@ class Recorder {
 
     this.ring = new FrameRing(RING_FRAMES);
     this.times = new Float64Array(2);   // the render call under way: start, end
-    this.medianMs = NaN;
+    // the per-frame doubles live in a typed array: a double stored in an
+    // object's field can cost a fresh heap number per store
+    this.fr = new Float64Array(4);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN
+    this.fr[FR_END] = NaN; this.fr[FR_PREV_END] = NaN; this.fr[FR_MEDIAN] = NaN;
     this.sinceMedian = 0;
     this.frameNo = 0;
     this.tick = 0;
     this.frameTick = -1;          // the tick of the open frame; -1: none open
-    this.prevEnd = NaN;           // end of the previous frame's last render call
-    this.curEnd = NaN;
-    this.curInside = 0;
     this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
     this.curPaused = false;
     this.wasHidden = false;
@@ -146,12 +147,13 @@ class Recorder {
     this.original = original;
     // the wrapper: everything per frame happens in onRenderStart/End
     this.wrapper = function render(scene, camera) {
-      if (!self.recording) return original.apply(this, arguments);
+      // call, not apply(arguments): an arguments object per frame otherwise
+      if (!self.recording) return original.call(this, scene, camera);
       self.onRenderStart(scene, camera);
       // times in a typed array: a double passed to a call would be boxed
       self.times[0] = performance.now();
       try {
-        return original.apply(this, arguments);
+        return original.call(this, scene, camera);
       } finally {
         self.times[1] = performance.now();
         self.onRenderEnd();
@@ -175,8 +177,10 @@ class Recorder {
     };
     this.onKeyUp = (e) => { if (e.code) this.keysHeld.delete(e.code); };
     this.onBlur = () => this.keysHeld.clear();
+    this.hidden = typeof document !== 'undefined' && document.visibilityState === 'hidden';
     this.onHide = () => {
-      if (document.visibilityState === 'hidden') this.outbox.beacon();
+      this.hidden = document.visibilityState === 'hidden';
+      if (this.hidden) this.outbox.beacon();
     };
     this.onPageHide = () => this.outbox.beacon();
     if (typeof window !== 'undefined') {
@@ -245,8 +249,9 @@ class Recorder {
   onRenderEnd() {
     const t0 = this.times[0], t1 = this.times[1];
     const info = this.renderer.info;
-    this.curInside += t1 - t0;
-    this.curEnd = t1;
+    const fr = this.fr;
+    fr[FR_INSIDE] += t1 - t0;
+    fr[FR_END] = t1;
     if (info) {
       const r = info.render;
       if (r) {
@@ -264,10 +269,10 @@ class Recorder {
 
   openFrame() {
     this.frameTick = this.tick;
-    this.curInside = 0;
+    this.fr[FR_INSIDE] = 0;
     this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
     this.nScenes = 0;
-    const hidden = typeof document !== 'undefined' && document.visibilityState === 'hidden';
+    const hidden = this.hidden;     // kept by a visibilitychange listener, not read per frame
     // a frame that follows a hidden page measured the time away, not a frame
     this.curPaused = hidden || this.wasHidden || this.phase === 'paused';
     this.wasHidden = hidden;
@@ -305,15 +310,17 @@ class Recorder {
   closeFrame() {
     const ring = this.ring;
     const s = ring.slot();
-    const frameMs = Number.isFinite(this.prevEnd) ? this.curEnd - this.prevEnd : 0;
-    const paused = this.curPaused || !Number.isFinite(this.prevEnd);
+    const fr = this.fr;
+    const first = !(fr[FR_PREV_END] === fr[FR_PREV_END]);     // NaN: no frame before
+    const frameMs = first ? 0 : fr[FR_END] - fr[FR_PREV_END];
+    const paused = this.curPaused || first;
     const dG = this.memGeometries - this.prevGeometries;
     const dT = this.memTextures - this.prevTextures;
     const dP = this.memPrograms - this.prevPrograms;
     this.frameNo++;
-    ring.end[s] = this.curEnd;
+    ring.end[s] = fr[FR_END];
     ring.frameMs[s] = frameMs;
-    ring.insideMs[s] = this.curInside;
+    ring.insideMs[s] = fr[FR_INSIDE];
     ring.frame[s] = this.frameNo;
     ring.flags[s] = paused ? FLAG_PAUSED : 0;
     ring.calls[s] = this.curCalls; ring.triangles[s] = this.curTriangles;
@@ -323,7 +330,7 @@ class Recorder {
     ring.commit();
 
     // hitchThreshold(), inline: a call with double arguments boxes them
-    const med2 = this.medianMs === this.medianMs ? 2 * this.medianMs : 0;
+    const med2 = fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
     const abs = 1.5 * this.budgetFrameMs;
     const hitch = !paused && frameMs > (med2 > abs ? med2 : abs);
     // a census when the scene's resources moved or the frame is judged;
@@ -337,28 +344,20 @@ class Recorder {
     }
     // the record is made after the frame (the next task), not inside it:
     // the recorder must never be the hitch it reports
-    if (hitch) {
-      const facts = this.frameFacts(s, census);
-      const frame = ring.frame[s], at = ring.end[s];
-      const cam = this.camera;
-      if (cam && cam.position && cam.quaternion)
-        facts.cam = [cam.position.x, cam.position.y, cam.position.z, cam.quaternion.x, cam.quaternion.y, cam.quaternion.z, cam.quaternion.w];
-      if (this.keysHeld.size) facts.keys = [...this.keysHeld];
-      setTimeout(() => this.onHitch(facts, census, frame, at), 0);
-    }
+    if (hitch) this.laterHitch(s, census);
 
     if (this.motion.tracks.length > 0) {
       const clock = this.motion.clock;
-      clock[0] = this.curEnd; clock[1] = paused ? 0 : frameMs; clock[2] = this.medianMs;
+      clock[0] = fr[FR_END]; clock[1] = paused ? 0 : frameMs; clock[2] = fr[FR_MEDIAN];
       this.motion.step(this.frameNo, this.pos, this.hasReach ? this.reach : null);
     }
 
-    this.prevEnd = this.curEnd;
+    fr[FR_PREV_END] = fr[FR_END];
     this.prevGeometries = this.memGeometries; this.prevTextures = this.memTextures; this.prevPrograms = this.memPrograms;
     this.prevCalls = this.curCalls;
-    if (++this.sinceMedian >= MEDIAN_EVERY || !Number.isFinite(this.medianMs)) {
+    if (++this.sinceMedian >= MEDIAN_EVERY || !(fr[FR_MEDIAN] === fr[FR_MEDIAN])) {
       this.sinceMedian = 0;
-      this.medianMs = ring.median('frameMs');
+      fr[FR_MEDIAN] = ring.median('frameMs');
     }
   }
 
@@ -457,6 +456,20 @@ class Recorder {
   }
 
   // --- records --------------------------------------------------------------
+
+  // The facts of hitch slot `s` now (the camera moves on), the record
+  // after the frame.  A method of its own: a closure in closeFrame would
+  // give closeFrame a context to allocate on every frame.
+  laterHitch(s, census) {
+    const ring = this.ring;
+    const facts = this.frameFacts(s, census);
+    const frame = ring.frame[s], at = ring.end[s];
+    const cam = this.camera;
+    if (cam && cam.position && cam.quaternion)
+      facts.cam = [cam.position.x, cam.position.y, cam.position.z, cam.quaternion.x, cam.quaternion.y, cam.quaternion.z, cam.quaternion.w];
+    if (this.keysHeld.size) facts.keys = [...this.keysHeld];
+    setTimeout(() => this.onHitch(facts, census, frame, at), 0);
+  }
 
   onHitch(f, census, frame, at) {
     if (!this.recording) return;
@@ -756,6 +769,8 @@ class Recorder {
   }
 
   // --- state for the panel --------------------------------------------------
+
+  get medianMs() { return this.fr[FR_MEDIAN]; }
 
   state() {
     const o = this.outbox.status();
