@@ -101,6 +101,9 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   await daemon.caughtUp();
   const recs = fs.readFileSync(perfPath(project), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(recs.length, st.sent, 'every record sent is a line of perf.jsonl');
+  // every record is a valid record (DESIGN §5, schemas/record.json)
+  const v = spawnSync(process.execPath, [path.join(top, 'tests', 'validate.mjs'), '--jsonl', path.join(top, 'schemas', 'record.json'), perfPath(project)], { encoding: 'utf8' });
+  assert.equal(v.status, 0, `the recorder's records against schemas/record.json:\n${v.stderr}`);
   const of = (type) => recs.filter((r) => r.type === type);
   assert.ok(of('heartbeat').length >= 5, `heartbeats: ${of('heartbeat').length}`);
   for (const r of recs) {
