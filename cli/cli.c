@@ -2,6 +2,8 @@
  * cli — what every verb of `sloptimize` shares (cli.h): the option
  * parser, time phrases, JSON output.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,12 +47,22 @@ print_json(const cJSON *o)
 
 /* --- options ---------------------------------------------------------- */
 
+/* After every verb's own --help: the options cli_parse takes for all. */
+static const char common_help[] =
+"\ncommon options:\n"
+"  --project DIR   the game project (default: the current directory)\n"
+"  --json          machine-readable output (docs/json.md, schemas/)\n"
+"  --now ISO       take this time as now, for reproducible output\n"
+"exit: 0 ok, 1 findings, 2 usage, 4 nothing to read (no project, no ledger,\n"
+"no daemon)\n";
+
 int
 cli_parse(int argc, char **argv, const struct cli_opt *opts,
     struct cli_common *c,
     const char *usage, const char **pos, int *npos)
 {
 	const char	*now = NULL;
+	struct stat	 st;
 	int		 i, maxpos = npos ? *npos : 0;
 
 	c->project = ".";
@@ -71,6 +83,7 @@ cli_parse(int argc, char **argv, const struct cli_opt *opts,
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
+			fputs(common_help, stdout);
 			return EXIT_OK;
 		}
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
@@ -123,6 +136,25 @@ cli_parse(int argc, char **argv, const struct cli_opt *opts,
 		fprintf(stderr, "sloptimize %s: --now takes an ISO-8601 time\n",
 		    argv[0]);
 		return EXIT_USAGE;
+	}
+	/*
+	 * The rule for a project that is not there, the same for every
+	 * verb: nothing to read (4), said on stderr — for a reader, a writer
+	 * (nowhere to write) and a prompt hook alike.  Only doctor goes on:
+	 * saying what is wrong is its job, and it exits 4 itself.
+	 */
+	if (strcmp(argv[0], "doctor") != 0) {
+		const char	*why = NULL;
+
+		if (stat(c->project, &st) != 0)
+			why = strerror(errno);
+		else if (!S_ISDIR(st.st_mode))
+			why = "not a directory";
+		if (why != NULL) {
+			fprintf(stderr, "sloptimize %s: no project at %s: %s\n",
+			    argv[0], c->project, why);
+			return EXIT_NOTHING;
+		}
 	}
 	if (c->now_ms == LEDGER_NO_TIME) {
 		struct timespec	ts;

@@ -71,6 +71,32 @@ add_source(cJSON *o, const struct project_fold_info *fi)
 	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
 }
 
+/* The catalogue (q) or the timeline (buckets) as JSON on stdout, with
+ * its source, streamed a row at a time: memory does not grow with the
+ * number of causes.  Consumes l. */
+static int
+write_json(const char *verb, struct ledger *l,
+    const struct project_fold_info *fi, const struct ledger_query *q,
+    int buckets, int64_t now_ms)
+{
+	cJSON	*extra = cJSON_CreateObject();
+	int	 rc;
+
+	add_source(extra, fi);
+	rc = q != NULL ? ledger_issues_write(l, q, now_ms, extra,
+	    ledger_sink_file, stdout) : ledger_history_write(l, buckets,
+	    now_ms, extra, ledger_sink_file, stdout);
+	if (rc == 0 && fputc('\n', stdout) == EOF)
+		rc = -EIO;
+	cJSON_Delete(extra);
+	ledger_destroy(l);
+	if (rc != 0) {
+		fprintf(stderr, "sloptimize %s: %s\n", verb, strerror(-rc));
+		return EXIT_FINDINGS;
+	}
+	return EXIT_OK;
+}
+
 static void
 note_partial(const struct project_fold_info *fi)
 {
@@ -279,6 +305,10 @@ verb_issues(int argc, char **argv)
 	if ((rc = fold_or_explain("issues", &c, &lo, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
+	q.type = type;
+	q.status = status;
+	if (c.json && fp == NULL)
+		return write_json("issues", l, &fi, &q, 0, c.now_ms);
 	if (fp != NULL) {
 		char	hex[9];
 
@@ -289,11 +319,8 @@ verb_issues(int argc, char **argv)
 			ledger_destroy(l);
 			return EXIT_FINDINGS;
 		}
-	} else {
-		q.type = type;
-		q.status = status;
+	} else
 		out = ledger_issues_json(l, &q, c.now_ms);
-	}
 	if (out == NULL) {
 		ledger_destroy(l);
 		fprintf(stderr, "sloptimize issues: out of memory\n");
@@ -457,6 +484,8 @@ verb_history(int argc, char **argv)
 	if ((rc = fold_or_explain("history", &c, &lo, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
+	if (c.json)
+		return write_json("history", l, &fi, NULL, buckets, c.now_ms);
 	if ((out = ledger_history_json(l, buckets, c.now_ms)) == NULL) {
 		ledger_destroy(l);
 		fprintf(stderr, "sloptimize history: out of memory\n");

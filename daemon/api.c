@@ -405,13 +405,9 @@ settings_load(struct api *a)
 int
 api_init(struct api *a, const struct api_env *env)
 {
-	struct jscan_result	jr;
-	int			rc;
+	int	rc;
 
 	memset(a, 0, sizeof(*a));
-	/* jscan builds a table on first use: do it here, on the loop
-	 * thread, before any pool thread scans a line */
-	(void)jscan_object("{}", 2, &jr);
 	a->env = *env;
 	a->jobs.loop = env->loop;
 	cache_init(&a->cache, &a->jobs, env->changes, env->cfg->project);

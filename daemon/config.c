@@ -41,6 +41,8 @@ static const struct setting settings[] = {
 	    "state directory (default $XDG_STATE_HOME/sloptimize/<project>)" },
 	{ "config", K_STR, S(config_file), 0, "JSON config file" },
 	{ "poll", K_BOOL, S(poll), 1, "stat-poll the ledger instead of inotify" },
+	{ "rotate-wait", K_MS, S(rotate_wait_ms), 1,
+	    "read a rotated-away ledger N ms more for late lines (5000; 0 off)" },
 	{ "verbose", K_BOOL, S(verbose), 1, "debug logging (-v)" },
 	{ "check", K_BOOL, S(check_only), 0, "check the configuration and exit (-n)" },
 	{ "exec", K_STR, S(exec_cmd), 1, "run CMD (sh -c) for every wake" },
@@ -414,6 +416,7 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 	strcpy(c->listen_host, CONFIG_DEFAULT_LISTEN);
 	c->max_conns = CONFIG_MAX_CONNS;
 	c->http_timeout = CONFIG_HTTP_TIMEOUT;
+	c->rotate_wait_ms = CONFIG_ROTATE_WAIT_MS;
 	if (apply_args(c, argc, argv, 1, err, errcap))
 		return -1;
 	if (c->config_file[0] != '\0' &&

@@ -19,6 +19,7 @@
 #define CONFIG_LIST_MAX		16	/* entries of a repeatable setting */
 #define CONFIG_MAX_CONNS	256
 #define CONFIG_HTTP_TIMEOUT	10	/* seconds */
+#define CONFIG_ROTATE_WAIT_MS	5000	/* = TAILER_ROTATE_WAIT_MS */
 
 /* A repeatable setting (--allow-host a --allow-host b, or a JSON array). */
 struct config_list {
@@ -33,6 +34,7 @@ struct config {
 	char			state_dir[PATH_MAX];	/* "" = the default */
 	char			config_file[PATH_MAX];	/* "" = none */
 	int			poll;
+	int64_t			rotate_wait_ms;	/* read a rotated file on */
 	int			verbose;
 	int			check_only;		/* -n */
 	char			exec_cmd[4096];		/* "" = none */

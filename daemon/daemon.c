@@ -278,7 +278,7 @@ on_fixes_ready(void *arg)
 	struct daemon		*d = arg;
 	char			 cursor[PATH_MAX + 16], path[PATH_MAX + 32];
 	struct tailer_cbs	 cbs = { perf_line, perf_long, perf_reset,
-				    on_perf_ready, d };
+				    on_perf_ready, d, log_prio };
 	int			 rc;
 
 	if (d->fixes_seen++ || d->stopping)
@@ -294,6 +294,7 @@ on_fixes_ready(void *arg)
 		return;
 	}
 	d->perf.data = d;
+	d->perf.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
 	d->perf_started = 1;
 	if ((rc = tailer_start(&d->perf)) != 0) {
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));
@@ -406,6 +407,9 @@ reload(struct daemon *d)
 	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
 	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
 	d->cfg.wake.recent_ms = c.wake.recent_ms;
+	d->cfg.rotate_wait_ms = c.rotate_wait_ms;	/* from the next rotation */
+	d->perf.rotate_wait_ms = d->fixes_t.rotate_wait_ms =
+	    (uint64_t)c.rotate_wait_ms;
 	loop_apply(d);		/* settings.json still wins */
 	d->cfg.allow_hosts = c.allow_hosts;
 	d->cfg.allow_origins = c.allow_origins;
@@ -477,7 +481,7 @@ daemon_start(struct daemon *d)
 {
 	char			 path[PATH_MAX + 32];
 	struct tailer_cbs	 fcbs = { fix_line, fix_long, fix_reset,
-				    on_fixes_ready, d };
+				    on_fixes_ready, d, log_prio };
 	pid_t			 holder = 0;
 	uint64_t		 usec;
 	int			 rc;
@@ -560,6 +564,7 @@ daemon_start(struct daemon *d)
 		return rc;
 	}
 	d->fixes_t.data = d;
+	d->fixes_t.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
 	d->fixes_started = 1;
 	if ((rc = tailer_start(&d->fixes_t)) != 0) {
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));

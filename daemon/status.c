@@ -32,10 +32,12 @@ tailer_json(const struct tailer *t, int started)
 	cJSON_AddNumberToObject(o, "lag", (double)st.lag);
 	cJSON_AddNumberToObject(o, "lines", (double)st.lines);
 	cJSON_AddNumberToObject(o, "longLines", (double)st.long_lines);
+	cJSON_AddNumberToObject(o, "lateLines", (double)st.late_lines);
 	cJSON_AddBoolToObject(o, "paused", st.paused);
 	cJSON_AddBoolToObject(o, "draining", st.draining);
 	if (st.error)
-		cJSON_AddStringToObject(o, "error", strerror(-st.error));
+		cJSON_AddStringToObject(o, "error", st.error_why[0] ?
+		    st.error_why : strerror(-st.error));
 	if (st.save_error)
 		cJSON_AddStringToObject(o, "cursorSaveError",
 		    strerror(-st.save_error));

@@ -1,15 +1,17 @@
 /*
- * jscan — a validating, allocation-free JSON scanner for ledger lines.
+ * jscan — a validating JSON scanner for ledger lines.
  *
- * The fold must run at ≥ 500 MB/s, about twice what building a cJSON tree
- * per line costs, so the hot path does not build trees: jscan_object()
+ * The fold must run at ≥ 1 GB/s, several times what building a cJSON
+ * tree per line costs, so the hot path builds no tree: jscan_object()
  * checks one line against RFC 8259 (strict grammar, strict UTF-8, a depth
  * limit) and records where each top-level member's value lies.  Nested
- * values are looked up later with jscan_get()/jscan_at() on spans that
- * are already known to be valid, which is cheap because they are small.
+ * values are looked up later with jscan_get()/jscan_at() (or their _in
+ * variants, through the line's token index) on spans already known to be
+ * valid.  How it is fast is in jscan.c and docs/performance.md.
  * Everything else in the project parses and builds JSON with cJSON.
  *
  * Spans point into the caller's buffer: they live as long as it does.
+ * No allocation, except a jscan_shapes' remembered plans.
  */
 #ifndef LEDGER_JSCAN_H
 #define LEDGER_JSCAN_H
@@ -45,18 +47,68 @@ enum jfield {
 	F_KIND, F_UNITS, F_FRAME, F_RENDER, F_MEMORY, F_NFIELDS
 };
 
+struct jscan_index;
+
 struct jscan_result {
 	struct jspan	 f[F_NFIELDS];
 	const char	*error;		/* why the line was refused, or NULL */
 	size_t		 error_at;	/* byte offset of the fault in the line */
+	/* Where every token of the line is, for the *_in lookups: set by
+	 * jscan_object_shaped, valid until the next scan with the same
+	 * jscan_shapes; NULL otherwise. */
+	const struct jscan_index *index;
 };
 
 /*
  * Validate line[0..len) as exactly one JSON object (whitespace around it
  * allowed) and fill r->f[] with its interesting members (last duplicate
- * wins).  Returns 0, or -1 with r->error set to a short static reason.
+ * wins; a member not there has kind J_NONE, and the rest of its span is
+ * not to be read).  Returns 0, or -1 with r->error set to a short static
+ * reason.
+ * Reads no byte outside line[0..len); thread-safe, no set-up needed.
  */
 int	jscan_object(const char *line, size_t len, struct jscan_result *r);
+
+/*
+ * Lines of one writer mostly share a shape (the same members in the same
+ * order, values aside), and the grammar's verdict depends on nothing else:
+ * a caller that scans many lines keeps a struct jscan_shapes, and a line
+ * whose shape it has seen costs no grammar check.  The same answers as
+ * jscan_object.  A jscan_shapes belongs to one thread at a time.
+ */
+struct jscan_shapes;
+struct jscan_shapes	*jscan_shapes_create(void);	/* NULL: no memory */
+void			 jscan_shapes_destroy(struct jscan_shapes *);
+int	jscan_object_shaped(struct jscan_shapes *sh, const char *line,
+	    size_t len, struct jscan_result *r);
+
+/* The reference scanner: the same answer (and the same reason) by one
+ * byte-at-a-time pass.  jscan_object uses it to say why a line is
+ * refused; tests compare the two. */
+int	jscan_object_ref(const char *line, size_t len, struct jscan_result *r);
+
+/* The block classifiers jscan_object can use; AUTO picks the best this
+ * CPU has.  For tests and benchmarks. */
+enum jscan_isa {
+	JSCAN_ISA_AUTO = 0, JSCAN_ISA_SCALAR, JSCAN_ISA_SSE2, JSCAN_ISA_AVX2,
+	JSCAN_ISA_AVX512
+};
+/* 1 if `isa` can run here. */
+int	jscan_isa_supported(enum jscan_isa isa);
+/* jscan_object with a given classifier (an unsupported one falls back to
+ * the reference scanner). */
+int	jscan_object_isa(const char *line, size_t len, struct jscan_result *r,
+	    enum jscan_isa isa);
+/* The fast path alone: 0 and r->f[] filled when it accepts the line, -1
+ * when it refuses it or does not take lines this long (no reason given:
+ * jscan_object asks the reference scanner then).  It takes lines of up to
+ * JSCAN_FAST_MAX_LEN bytes and JSCAN_FAST_MAX_TOKENS tokens: each
+ * structural character, each quote, each run of other bytes outside
+ * strings. */
+#define JSCAN_FAST_MAX_LEN	8192
+#define JSCAN_FAST_MAX_TOKENS	512
+int	jscan_object_fast(const char *line, size_t len, struct jscan_result *r,
+	    enum jscan_isa isa);
 
 /* Member `name` of a valid object span; kind J_NONE if absent or if `obj`
  * is not an object. */
@@ -64,6 +116,17 @@ struct jspan	jscan_get(struct jspan obj, const char *name);
 /* Several members in one pass: out[i] is member names[i] (n <= 8). */
 void		jscan_getn(struct jspan obj, const char *const *names,
 		    struct jspan *out, size_t n);
+/*
+ * The same lookups on spans of r's line, walking its token index instead
+ * of its bytes when r has one (a member costs a few compares however big
+ * the values it steps over); the same answers either way.
+ */
+void		jscan_getn_in(const struct jscan_result *r, struct jspan obj,
+		    const char *const *names, struct jspan *out, size_t n);
+struct jspan	jscan_get_in(const struct jscan_result *r, struct jspan obj,
+		    const char *name);
+struct jspan	jscan_at_in(const struct jscan_result *r, struct jspan arr,
+		    size_t i);
 /* Element `i` of a valid array span; J_NONE if out of range. */
 struct jspan	jscan_at(struct jspan arr, size_t i);
 /* Iterate a valid array: *pos starts at 0; returns J_NONE at the end. */

@@ -1,13 +1,16 @@
 /*
- * ledger — the fold (DESIGN §7): lines in, catalogue / timeline / windows
- * out.  See ledger.h for the contract.
+ * ledger — the fold (DESIGN §7): lines in, catalogue and timeline state
+ * out.  See ledger.h for the contract; render.c answers from the state,
+ * checkpoint.c saves and restores it.
  *
- * Per perf line the hot path is: one validating scan (jscan_object), the
- * type, `at`, `build` and — for incidents only — the footprint and a few
- * nested members.  Heartbeats, four lines in five, cost a scan and nothing
- * else unless the timeline is wanted.  Rows are found by footprint id in
- * an open-addressing table; builds by name, with the previous line's build
- * tried first because consecutive records nearly always share it.
+ * Per perf line the hot path is: one validating scan (jscan, with the
+ * ledger's shape cache), the type, `at`, `build` and — for incidents
+ * only — the footprint and a few nested members.  Heartbeats, four lines
+ * in five, cost a scan and nothing else unless the timeline is wanted.
+ * Rows are found by footprint id in an open-addressing table; builds by
+ * name, with the previous line's build tried first because consecutive
+ * records nearly always share it; `at` by the date of the previous one,
+ * which is nearly always the same day.
  *
  * Status is not stored: it depends on fixes and on builds that appear
  * after the fix, so it is computed when asked, from the row's highest
@@ -15,113 +18,11 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "footprint.h"
-#include "jscan.h"
-#include "ledger.h"
-
-#define VERDICT_GUESS	64
-#define VERDICT_CONF	32
-#define VERDICT_EVID	256
-#define NO_BUILD	UINT32_MAX
-#define SERIES_SLICES	32
-
-struct row {
-	uint32_t	 id;
-	char		 hex[9];
-	char		*key;
-	char		*type;
-	char		*phase;		/* NULL when the record had none */
-	char		*ctx;		/* the last occurrence's, "" if none */
-	uint64_t	 count;
-	int64_t		 first_ms, last_ms;	/* LEDGER_NO_TIME if none */
-	uint32_t	*builds;	/* build indices, first-seen order */
-	uint32_t	 nbuilds, capbuilds;
-	uint32_t	 max_build;	/* NO_BUILD if none */
-	int64_t		 last_unbuilt_ms;
-	int		 has_worst;
-	double		 worst;
-	int64_t		 worst_ms;
-	int		 has_verdict;
-	char		 guess[VERDICT_GUESS];
-	char		 conf[VERDICT_CONF];
-	char		 evid[VERDICT_EVID];
-	int		 has_guess, has_conf, has_evid;
-};
-
-struct build {
-	char		*name;
-	uint32_t	 hash;
-	int64_t		 first_ms;	/* `at` of its first record */
-};
-
-struct hb {			/* one heartbeat, for medians */
-	int64_t		 t;
-	uint32_t	 build;
-	double		 v[5];	/* p95, median, calls, triangles, programs; NAN absent */
-};
-
-struct hp {			/* one hitch, for counts and worst */
-	int64_t		 t;
-	uint32_t	 build;
-	double		 ms;	/* NAN if it had no frameMs */
-};
-
-enum fix_state { FIX_APPLIED, FIX_PROPOSED, FIX_MERGED, FIX_REJECTED, FIX_OTHER };
-
-struct fix {
-	cJSON		*rec;
-	char		 id[9];
-	enum fix_state	 state;
-	int64_t		 at_ms;		/* when it took effect */
-	char		*after_build;
-	uint32_t	*fps;
-	size_t		 nfps;
-};
-
-struct skip {
-	enum ledger_stream	 stream;
-	uint64_t		 offset, length;
-	const char		*reason;
-};
-
-struct ledger {
-	struct ledger_opts	 opts;
-	uint32_t		 occ_id;
-	int			 want_occ;
-	cJSON			*occ;
-
-	struct row		**slots;	/* open addressing by id */
-	size_t			 nslots;
-	struct row		**rows;
-	size_t			 nrows, caprows;
-
-	struct build		*builds;
-	size_t			 nbuilds, capbuilds;
-	uint32_t		*bslots;	/* build index + 1, 0 empty */
-	size_t			 nbslots;
-	uint32_t		 last_build;
-
-	struct hb		*hbs;
-	size_t			 nhbs, caphbs;
-	struct hp		*hps;
-	size_t			 nhps, caphps;
-	int64_t			 tmin, tmax;
-
-	struct fix		*fixes;
-	size_t			 nfixes, capfixes;
-
-	struct skip		 skips[LEDGER_SKIPS_KEPT];
-	size_t			 nskips;	/* total ever; ring index mod */
-
-	struct ledger_counts	 c;
-
-	/* scratch for ledger_event strings */
-	char			 s_key[FOOTPRINT_KEY_MAX];
-	char			 s_type[64], s_phase[128], s_build[128];
-};
+#include "ledger_impl.h"
 
 static int
 grow(void **p, size_t *cap, size_t need, size_t size)
@@ -152,6 +53,8 @@ ledger_create(const struct ledger_opts *opts)
 	l->opts.occurrences_of = NULL;
 	l->tmin = l->tmax = LEDGER_NO_TIME;
 	l->last_build = NO_BUILD;
+	samples_init(&l->hb, NMETRICS);
+	samples_init(&l->hp, 1);
 	if (opts->occurrences_of != NULL &&
 	    footprint_parse_hex(opts->occurrences_of,
 	    strlen(opts->occurrences_of), &l->occ_id) == 0) {
@@ -162,7 +65,8 @@ ledger_create(const struct ledger_opts *opts)
 	l->nslots = 1024;
 	l->nbslots = 64;
 	if ((l->slots = calloc(l->nslots, sizeof(*l->slots))) == NULL ||
-	    (l->bslots = calloc(l->nbslots, sizeof(*l->bslots))) == NULL)
+	    (l->bslots = calloc(l->nbslots, sizeof(*l->bslots))) == NULL ||
+	    (l->shapes = jscan_shapes_create()) == NULL)
 		goto fail;
 	return l;
 fail:
@@ -183,6 +87,9 @@ ledger_destroy(struct ledger *l)
 		free(l->rows[i]->phase);
 		free(l->rows[i]->ctx);
 		free(l->rows[i]->builds);
+		free(l->rows[i]->guess);
+		free(l->rows[i]->conf);
+		free(l->rows[i]->evid);
 		free(l->rows[i]);
 	}
 	for (i = 0; i < l->nbuilds; i++)
@@ -193,13 +100,14 @@ ledger_destroy(struct ledger *l)
 	free(l->slots);
 	free(l->builds);
 	free(l->bslots);
-	free(l->hbs);
-	free(l->hps);
+	samples_free(&l->hb);
+	samples_free(&l->hp);
 	free(l->fixes);
+	jscan_shapes_destroy(l->shapes);
 	free(l);
 }
 
-static void
+void
 note_skip(struct ledger *l, enum ledger_stream s, uint64_t offset,
     uint64_t len, const char *reason)
 {
@@ -208,7 +116,7 @@ note_skip(struct ledger *l, enum ledger_stream s, uint64_t offset,
 	k->stream = s;
 	k->offset = offset;
 	k->length = len;
-	k->reason = reason;
+	snprintf(k->reason, sizeof(k->reason), "%s", reason);
 	l->nskips++;
 	l->c.skipped++;
 }
@@ -223,7 +131,7 @@ ledger_skip(struct ledger *l, enum ledger_stream s, uint64_t offset,
 
 /* --- rows and builds -------------------------------------------------- */
 
-static struct row *
+struct row *
 row_find(const struct ledger *l, uint32_t id)
 {
 	size_t	 mask = l->nslots - 1, i = (id * 2654435761u) & mask;
@@ -266,17 +174,33 @@ dup_span(struct jspan s)
 	return p;
 }
 
-static struct row *
-row_add(struct ledger *l, uint32_t id, const char *key)
+/* Add a row that is not there yet (its fields set); NULL: no memory, and
+ * the row is not the ledger's. */
+struct row *
+row_insert(struct ledger *l, struct row *r)
 {
-	struct row	*r;
-	size_t		 mask, i;
+	size_t	mask, i;
 
 	if ((l->nrows + 1) * 2 > l->nslots && rows_rehash(l))
 		return NULL;
 	if (grow((void **)&l->rows, &l->caprows, l->nrows + 1,
 	    sizeof(*l->rows)))
 		return NULL;
+	mask = l->nslots - 1;
+	for (i = (r->id * 2654435761u) & mask; l->slots[i] != NULL;
+	    i = (i + 1) & mask)
+		;
+	l->slots[i] = r;
+	l->rows[l->nrows++] = r;
+	l->c.rows = l->nrows;
+	return r;
+}
+
+static struct row *
+row_add(struct ledger *l, uint32_t id, const char *key)
+{
+	struct row	*r;
+
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->id = id;
@@ -287,19 +211,12 @@ row_add(struct ledger *l, uint32_t id, const char *key)
 	/* type, phase and ctx are set from each occurrence by the caller */
 	r->key = strdup(key);
 	r->type = strdup("");
-	if (r->key == NULL || r->type == NULL) {
+	if (r->key == NULL || r->type == NULL || row_insert(l, r) == NULL) {
 		free(r->key);
 		free(r->type);
 		free(r);
 		return NULL;
 	}
-	mask = l->nslots - 1;
-	for (i = (id * 2654435761u) & mask; l->slots[i] != NULL;
-	    i = (i + 1) & mask)
-		;
-	l->slots[i] = r;
-	l->rows[l->nrows++] = r;
-	l->c.rows = l->nrows;
 	return r;
 }
 
@@ -314,44 +231,19 @@ bslot_put(uint32_t *slots, size_t n, uint32_t hash, uint32_t idx)
 	return 0;
 }
 
-static int
-build_eq(const struct build *b, struct jspan s)
+/* Append a build (its name is copied); 0 or -ENOMEM. */
+int
+build_insert(struct ledger *l, const char *name, size_t len, int64_t first_ms)
 {
-	if (!s.escaped)
-		return strlen(b->name) == s.n && memcmp(b->name, s.p, s.n) == 0;
-	return jscan_eq(s, b->name);
-}
-
-/* Index of the build named by `s` (a string span), creating it at `at`;
- * NO_BUILD if s is not a non-empty string; -ENOMEM through *err. */
-static uint32_t
-build_lookup(struct ledger *l, struct jspan s, int64_t at, int *err)
-{
-	char		 buf[512];
-	uint32_t	 h;
-	size_t		 mask, i;
 	struct build	*b;
+	uint32_t	 h = fnv1a32(name, len);
 
-	if (s.kind != J_STRING || s.n == 0)
-		return NO_BUILD;
-	if (l->last_build != NO_BUILD &&
-	    build_eq(&l->builds[l->last_build], s))
-		return l->last_build;
-	jscan_str(s, buf, sizeof(buf));
-	h = fnv1a32(buf, strlen(buf));
-	mask = l->nbslots - 1;
-	for (i = h & mask; l->bslots[i] != 0; i = (i + 1) & mask) {
-		b = &l->builds[l->bslots[i] - 1];
-		if (b->hash == h && strcmp(b->name, buf) == 0)
-			return l->last_build = l->bslots[i] - 1;
-	}
-	/* a new build */
 	if ((l->nbuilds + 1) * 2 > l->nbslots) {
 		uint32_t	*ns;
 		size_t		 n = l->nbslots * 2, j;
 
 		if ((ns = calloc(n, sizeof(*ns))) == NULL)
-			goto nomem;
+			return -ENOMEM;
 		for (j = 0; j < l->nbuilds; j++)
 			bslot_put(ns, n, l->builds[j].hash, (uint32_t)j);
 		free(l->bslots);
@@ -360,18 +252,50 @@ build_lookup(struct ledger *l, struct jspan s, int64_t at, int *err)
 	}
 	if (grow((void **)&l->builds, &l->capbuilds, l->nbuilds + 1,
 	    sizeof(*l->builds)))
-		goto nomem;
+		return -ENOMEM;
 	b = &l->builds[l->nbuilds];
-	if ((b->name = strdup(buf)) == NULL)
-		goto nomem;
+	memset(b, 0, sizeof(*b));
+	if ((b->name = malloc(len + 1)) == NULL)
+		return -ENOMEM;
+	memcpy(b->name, name, len);
+	b->name[len] = '\0';
+	b->len = (uint32_t)len;
 	b->hash = h;
-	b->first_ms = at;
+	b->first_ms = first_ms;
+	b->ts_min = b->ts_max = LEDGER_NO_TIME;
+	b->worst = NAN;
 	bslot_put(l->bslots, l->nbslots, h, (uint32_t)l->nbuilds);
 	l->c.builds = ++l->nbuilds;
+	return 0;
+}
+
+/* Index of the build named by `s` (a string span), creating it at `at`;
+ * NO_BUILD if s is not a non-empty string; -ENOMEM through *err. */
+static uint32_t
+build_lookup(struct ledger *l, struct jspan s, int64_t at, int *err)
+{
+	char		 buf[512];
+	size_t		 n, mask, i;
+	uint32_t	 h;
+	struct build	*b;
+
+	if (s.kind != J_STRING || s.n == 0)
+		return NO_BUILD;
+	if (l->last_build != NO_BUILD && !s.escaped &&
+	    l->builds[l->last_build].len == s.n &&
+	    memcmp(l->builds[l->last_build].name, s.p, s.n) == 0)
+		return l->last_build;
+	n = (size_t)jscan_str(s, buf, sizeof(buf));
+	h = fnv1a32(buf, n);
+	mask = l->nbslots - 1;
+	for (i = h & mask; l->bslots[i] != 0; i = (i + 1) & mask) {
+		b = &l->builds[l->bslots[i] - 1];
+		if (b->hash == h && b->len == n && memcmp(b->name, buf, n) == 0)
+			return l->last_build = l->bslots[i] - 1;
+	}
+	if ((*err = build_insert(l, buf, n, at)) != 0)
+		return NO_BUILD;
 	return l->last_build = (uint32_t)(l->nbuilds - 1);
-nomem:
-	*err = -ENOMEM;
-	return NO_BUILD;
 }
 
 /*
@@ -439,37 +363,62 @@ num_or_nan(struct jspan s)
 	return jscan_num(s, &v) == 0 ? v : NAN;
 }
 
-static void
-copy_str(struct jspan s, char *dst, size_t cap, int *has)
+/* A verdict field from the last occurrence, decoded and cut at cap - 1
+ * bytes; NULL when it is not a string.  Nearly always the same as the
+ * row's already, so it is compared before anything is allocated. */
+static int
+verdict_set(char **dst, struct jspan s, size_t cap)
 {
-	*has = (s.kind == J_STRING && jscan_str(s, dst, cap) >= 0);
-	if (!*has)
-		dst[0] = '\0';
+	char	buf[VERDICT_EVID], *n;
+
+	if (s.kind != J_STRING) {
+		free(*dst);
+		*dst = NULL;
+		return 0;
+	}
+	/* what it would decode to, when that is its own bytes */
+	if (*dst != NULL && !s.escaped && s.n < cap &&
+	    strlen(*dst) == s.n && memcmp(*dst, s.p, s.n) == 0)
+		return 0;
+	if (jscan_str(s, buf, cap) < 0) {
+		free(*dst);
+		*dst = NULL;
+		return 0;
+	}
+	if (*dst != NULL && strcmp(*dst, buf) == 0)
+		return 0;
+	if ((n = strdup(buf)) == NULL)
+		return -ENOMEM;
+	free(*dst);
+	*dst = n;
+	return 0;
 }
 
-/* The incident's footprint id and key (DESIGN §6 reading rule). */
+/*
+ * The incident's footprint id (DESIGN §6 reading rule), and how to get
+ * its key, which only a new row needs: *how is KEY_READY (in l->s_key
+ * already), KEY_SPAN (the writer's, in *kspan) or KEY_DERIVE.
+ */
+enum { KEY_READY, KEY_SPAN, KEY_DERIVE };
+
 static int
 incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
-    const char **key)
+    int *how, struct jspan *kspan)
 {
 	static const char *const names[] = { "v", "id", "key" };
 	struct jspan	fp = r->f[F_FOOTPRINT], m[3], sid, skey;
 	double		ver = 0;
 	int		stamped, n;
 
-	jscan_getn(fp, names, m, 3);
+	jscan_getn_in(r, fp, names, m, 3);
 	sid = m[1];
 	skey = m[2];
 	stamped = jscan_num(m[0], &ver) == 0 && ver == FOOTPRINT_VERSION;
 	if (stamped) {
 		if (sid.kind == J_STRING && !sid.escaped &&
 		    footprint_parse_hex(sid.p, sid.n, id) == 0) {
-			if (skey.kind == J_STRING)
-				jscan_str(skey, l->s_key, sizeof(l->s_key));
-			else if (footprint_derive(r, l->s_key,
-			    sizeof(l->s_key)) < 0)
-				l->s_key[0] = '\0';
-			*key = l->s_key;
+			*kspan = skey;
+			*how = skey.kind == J_STRING ? KEY_SPAN : KEY_DERIVE;
 			return 0;
 		}
 		l->c.malformed_footprints++;
@@ -480,13 +429,26 @@ incident_id(struct ledger *l, const struct jscan_result *r, uint32_t *id,
 		if (sid.kind != J_STRING || sid.escaped ||
 		    footprint_parse_hex(sid.p, sid.n, id) != 0)
 			return -1;
-		jscan_str(skey, l->s_key, sizeof(l->s_key));
-		*key = l->s_key;
+		*kspan = skey;
+		*how = KEY_SPAN;
 		return 0;
 	}
 	*id = footprint_id(l->s_key, (size_t)n);
-	*key = l->s_key;
+	*how = KEY_READY;
 	return 0;
+}
+
+/* The key incident_id said how to get, in l->s_key. */
+static const char *
+incident_key(struct ledger *l, const struct jscan_result *r, int how,
+    struct jspan kspan)
+{
+	if (how == KEY_SPAN)
+		jscan_str(kspan, l->s_key, sizeof(l->s_key));
+	else if (how == KEY_DERIVE && footprint_derive(r, l->s_key,
+	    sizeof(l->s_key)) < 0)
+		l->s_key[0] = '\0';
+	return l->s_key;
 }
 
 static int
@@ -516,12 +478,12 @@ occurrence_add(struct ledger *l, int64_t at, uint32_t b, double value,
 		vd = cJSON_AddObjectToObject(o, "verdict");
 		if (vd == NULL)
 			return -ENOMEM;
-		row->has_guess ? (void)cJSON_AddStringToObject(vd, "guess",
+		row->guess ? (void)cJSON_AddStringToObject(vd, "guess",
 		    row->guess) : (void)cJSON_AddNullToObject(vd, "guess");
-		row->has_conf ? (void)cJSON_AddStringToObject(vd,
+		row->conf ? (void)cJSON_AddStringToObject(vd,
 		    "confidence", row->conf) : (void)cJSON_AddNullToObject(vd,
 		    "confidence");
-		row->has_evid ? (void)cJSON_AddStringToObject(vd, "evidence",
+		row->evid ? (void)cJSON_AddStringToObject(vd, "evidence",
 		    row->evid) : (void)cJSON_AddNullToObject(vd, "evidence");
 	} else
 		cJSON_AddNullToObject(o, "verdict");
@@ -529,7 +491,116 @@ occurrence_add(struct ledger *l, int64_t at, uint32_t b, double value,
 	return 0;
 }
 
-static const char *row_status(struct ledger *, const struct row *, int *);
+enum rtype { R_OTHER, R_HEARTBEAT, R_HITCH, R_USERMARK, R_JITTER };
+
+/* The record's type, once per line.  An escaped type ("hitc\u0068") is
+ * the type it decodes to, as jscan_eq says. */
+static enum rtype
+rtype_of(struct jspan t)
+{
+	if (t.escaped)
+		return jscan_eq(t, "heartbeat") ? R_HEARTBEAT :
+		    jscan_eq(t, "hitch") ? R_HITCH :
+		    jscan_eq(t, "usermark") ? R_USERMARK :
+		    jscan_eq(t, "jitter") ? R_JITTER : R_OTHER;
+	switch (t.n) {
+	case 5:
+		return memcmp(t.p, "hitch", 5) == 0 ? R_HITCH : R_OTHER;
+	case 6:
+		return memcmp(t.p, "jitter", 6) == 0 ? R_JITTER : R_OTHER;
+	case 8:
+		return memcmp(t.p, "usermark", 8) == 0 ? R_USERMARK : R_OTHER;
+	case 9:
+		return memcmp(t.p, "heartbeat", 9) == 0 ? R_HEARTBEAT : R_OTHER;
+	default:
+		return R_OTHER;
+	}
+}
+
+static inline int
+two_digits(const char *p, int *v)
+{
+	unsigned	a = (unsigned)(p[0] - '0'), b = (unsigned)(p[1] - '0');
+
+	*v = (int)(a * 10 + b);
+	return a < 10 && b < 10;
+}
+
+/*
+ * `at` in milliseconds, as iso_parse_ms gives it.  The recorder writes
+ * the canonical form (2026-09-01T09:00:00.000Z): for it the day is taken
+ * from the previous `at` when the date is the same, and only the time of
+ * day is parsed; any other form goes through iso_parse_ms whole.
+ */
+static int
+at_parse(struct ledger *l, const char *p, size_t n, int64_t *ms)
+{
+	int	h, m, s, f1;
+
+	if (n == 24 && p[10] == 'T' && p[13] == ':' && p[16] == ':' &&
+	    p[19] == '.' && p[23] == 'Z' && two_digits(p + 11, &h) &&
+	    two_digits(p + 14, &m) && two_digits(p + 17, &s) &&
+	    two_digits(p + 20, &f1) && (unsigned)(p[22] - '0') < 10 &&
+	    h <= 23 && m <= 59 && s <= 60) {
+		int64_t	tod = ((int64_t)h * 3600 + m * 60 + s) * 1000 +
+			    f1 * 10 + (p[22] - '0');
+
+		if (memcmp(p, l->at_day, 10) == 0) {
+			*ms = l->at_base + tod;
+			return 0;
+		}
+		if (iso_parse_ms(p, n, ms) != 0)
+			return -1;
+		memcpy(l->at_day, p, 10);
+		l->at_base = *ms - tod;
+		return 0;
+	}
+	return iso_parse_ms(p, n, ms);
+}
+
+/* A heartbeat's or hitch's sample for the timeline. */
+static int
+timeline_add(struct ledger *l, const struct jscan_result *r, enum rtype t,
+    int64_t at, uint32_t b, double value)
+{
+	static const char *const fn[] = { "p95Ms", "medianMs" };
+	static const char *const rn[] = { "calls", "triangles" };
+	const struct jspan	*f = r->f;
+	struct jspan		 m[2];
+	double			 v[NMETRICS];
+	struct build		*bd = b != NO_BUILD ? &l->builds[b] : NULL;
+	int			 rc;
+
+	if (t == R_HEARTBEAT) {
+		jscan_getn_in(r, f[F_FRAME], fn, m, 2);
+		v[0] = num_or_nan(m[0]);
+		v[1] = num_or_nan(m[1]);
+		jscan_getn_in(r, f[F_RENDER], rn, m, 2);
+		v[2] = num_or_nan(m[0]);
+		v[3] = num_or_nan(m[1]);
+		v[4] = num_or_nan(jscan_get_in(r, f[F_MEMORY], "programs"));
+		if ((rc = samples_add(&l->hb, at, b, v)) != 0)
+			return rc;
+		if (bd != NULL)
+			bd->nhb++;
+	} else {
+		if ((rc = samples_add(&l->hp, at, b, &value)) != 0)
+			return rc;
+		if (bd != NULL) {
+			bd->nhp++;
+			if (!isnan(value) && (isnan(bd->worst) ||
+			    value > bd->worst))
+				bd->worst = value;
+		}
+	}
+	if (bd != NULL) {
+		if (bd->ts_min == LEDGER_NO_TIME || at < bd->ts_min)
+			bd->ts_min = at;
+		if (bd->ts_max == LEDGER_NO_TIME || at > bd->ts_max)
+			bd->ts_max = at;
+	}
+	return 0;
+}
 
 int
 ledger_fold_perf(struct ledger *l, const char *line, size_t len,
@@ -541,9 +612,12 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 	int64_t			 at = LEDGER_NO_TIME;
 	int			 automated, counted, err = 0, incident, has_value;
 	uint32_t		 b, id;
-	const char		*key = NULL, *unit = "";
+	int			 key_how = KEY_READY;
+	struct jspan		 kspan = { 0 };
+	const char		*unit = "";
 	double			 value = NAN;
 	struct row		*row;
+	enum rtype		 type;
 	size_t			 skip = 0;
 
 	l->c.lines++;
@@ -558,7 +632,7 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		if (i == len)
 			return 1;	/* blank: no record, nothing lost */
 	}
-	if (jscan_object(line + skip, len - skip, &r)) {
+	if (jscan_object_shaped(l->shapes, line + skip, len - skip, &r)) {
 		note_skip(l, LEDGER_PERF, offset, len, r.error);
 		return 1;
 	}
@@ -566,8 +640,9 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		note_skip(l, LEDGER_PERF, offset, len, "no string type");
 		return 1;
 	}
+	type = rtype_of(f[F_TYPE]);
 	if (f[F_AT].kind == J_STRING && !f[F_AT].escaped &&
-	    iso_parse_ms(f[F_AT].p, f[F_AT].n, &at) != 0)
+	    at_parse(l, f[F_AT].p, f[F_AT].n, &at) != 0)
 		at = LEDGER_NO_TIME;
 	automated = f[F_AUTOMATED].kind == J_TRUE;
 	counted = !automated || l->opts.include_automated;
@@ -586,70 +661,40 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		return err;
 	l->c.folded++;
 
-	incident = jscan_eq(f[F_TYPE], "hitch") ||
-	    jscan_eq(f[F_TYPE], "usermark") || jscan_eq(f[F_TYPE], "jitter") ||
-	    f[F_FOOTPRINT].kind == J_OBJECT;
-	if (incident && incident_id(l, &r, &id, &key) != 0)
+	incident = type == R_HITCH || type == R_USERMARK ||
+	    type == R_JITTER || f[F_FOOTPRINT].kind == J_OBJECT;
+	if (incident && incident_id(l, &r, &id, &key_how, &kspan) != 0)
 		incident = 0;
 
 	/* value and verdict, by type */
 	cls.kind = J_NONE;
-	if (jscan_eq(f[F_TYPE], "hitch")) {
+	if (type == R_HITCH) {
 		value = num_or_nan(f[F_FRAMEMS]);
 		unit = "ms";
 		cls = f[F_CLASSIFICATION];
-	} else if (jscan_eq(f[F_TYPE], "usermark")) {
-		struct jspan	w0 = jscan_at(f[F_WORST], 0);
+	} else if (type == R_USERMARK) {
+		static const char *const wn[] = { "frameMs", "classification" };
+		struct jspan	w0 = jscan_at_in(&r, f[F_WORST], 0), m[2];
 
-		value = num_or_nan(jscan_get(w0, "frameMs"));
+		jscan_getn_in(&r, w0, wn, m, 2);
+		value = num_or_nan(m[0]);
 		unit = "ms";
-		cls = jscan_get(w0, "classification");
-	} else if (jscan_eq(f[F_TYPE], "jitter")) {
+		cls = m[1];
+	} else if (type == R_JITTER) {
 		value = num_or_nan(f[F_UNITS]);
 		unit = "units";
 		cls = f[F_CLASSIFICATION];
 	}
 	has_value = !isnan(value);
 
-	if (counted && l->opts.want_timeline) {
-		if (at != LEDGER_NO_TIME) {
-			if (l->tmin == LEDGER_NO_TIME || at < l->tmin)
-				l->tmin = at;
-			if (l->tmax == LEDGER_NO_TIME || at > l->tmax)
-				l->tmax = at;
-		}
-		if (at != LEDGER_NO_TIME && jscan_eq(f[F_TYPE], "heartbeat")) {
-			struct hb	*h;
-			struct jspan	 fr = f[F_FRAME], re = f[F_RENDER];
-
-			if (grow((void **)&l->hbs, &l->caphbs, l->nhbs + 1,
-			    sizeof(*l->hbs)))
-				return -ENOMEM;
-			h = &l->hbs[l->nhbs++];
-			h->t = at;
-			h->build = b;
-			static const char *const fn[] = { "p95Ms", "medianMs" };
-			static const char *const rn[] = { "calls", "triangles" };
-			struct jspan	 m[2];
-
-			jscan_getn(fr, fn, m, 2);
-			h->v[0] = num_or_nan(m[0]);
-			h->v[1] = num_or_nan(m[1]);
-			jscan_getn(re, rn, m, 2);
-			h->v[2] = num_or_nan(m[0]);
-			h->v[3] = num_or_nan(m[1]);
-			h->v[4] = num_or_nan(jscan_get(f[F_MEMORY],
-			    "programs"));
-		} else if (at != LEDGER_NO_TIME &&
-		    jscan_eq(f[F_TYPE], "hitch")) {
-			if (grow((void **)&l->hps, &l->caphps, l->nhps + 1,
-			    sizeof(*l->hps)))
-				return -ENOMEM;
-			l->hps[l->nhps].t = at;
-			l->hps[l->nhps].build = b;
-			l->hps[l->nhps].ms = value;
-			l->nhps++;
-		}
+	if (counted && l->opts.want_timeline && at != LEDGER_NO_TIME) {
+		if (l->tmin == LEDGER_NO_TIME || at < l->tmin)
+			l->tmin = at;
+		if (l->tmax == LEDGER_NO_TIME || at > l->tmax)
+			l->tmax = at;
+		if ((type == R_HEARTBEAT || type == R_HITCH) &&
+		    (err = timeline_add(l, &r, type, at, b, value)) != 0)
+			return err;
 	}
 
 	row = NULL;
@@ -657,11 +702,13 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		static const char *const names[] = {
 			"guess", "confidence", "evidence"
 		};
-		struct jspan	c0 = cls.kind == J_ARRAY ? jscan_at(cls, 0) : cls;
+		struct jspan	c0 = cls.kind == J_ARRAY ? jscan_at_in(&r, cls, 0) :
+				    cls;
 		struct jspan	vd[3];
 
 		if ((row = row_find(l, id)) == NULL &&
-		    (row = row_add(l, id, key)) == NULL)
+		    (row = row_add(l, id, incident_key(l, &r, key_how,
+		    kspan))) == NULL)
 			return -ENOMEM;
 		if (row_set_str(&row->ctx, f[F_CTX], 1) ||
 		    row_set_str(&row->type, f[F_TYPE], 1) ||
@@ -684,10 +731,11 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 			row->worst_ms = at;
 		}
 		row->has_verdict = c0.kind == J_OBJECT;
-		jscan_getn(c0, names, vd, 3);
-		copy_str(vd[0], row->guess, sizeof(row->guess), &row->has_guess);
-		copy_str(vd[1], row->conf, sizeof(row->conf), &row->has_conf);
-		copy_str(vd[2], row->evid, sizeof(row->evid), &row->has_evid);
+		jscan_getn_in(&r, c0, names, vd, 3);
+		if (verdict_set(&row->guess, vd[0], VERDICT_GUESS) ||
+		    verdict_set(&row->conf, vd[1], VERDICT_CONF) ||
+		    verdict_set(&row->evid, vd[2], VERDICT_EVID))
+			return -ENOMEM;
 		if (l->want_occ && id == l->occ_id &&
 		    occurrence_add(l, at, b, value, has_value, row, offset))
 			return -ENOMEM;
@@ -716,11 +764,11 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		if (row != NULL) {
 			memcpy(ev->id, row->hex, sizeof(ev->id));
 			ev->key = row->key;
-			ev->guess = row->guess;
-			ev->confidence = row->conf;
-			ev->evidence = row->evid;
+			ev->guess = row->guess ? row->guess : "";
+			ev->confidence = row->conf ? row->conf : "";
+			ev->evidence = row->evid ? row->evid : "";
 			ev->count = row->count;
-			ev->status = row_status(l, row, NULL);
+			ev->status = row_status(l, row);
 		}
 	}
 	return 0;
@@ -759,7 +807,7 @@ ledger_fold_fix(struct ledger *l, const char *line, size_t len,
 	if (i == len)
 		return 1;
 	/* jscan first: the same strictness (UTF-8, depth) as perf lines */
-	if (jscan_object(line + skip, len - skip, &r)) {
+	if (jscan_object_shaped(l->shapes, line + skip, len - skip, &r)) {
 		note_skip(l, LEDGER_FIXES, offset, len, r.error);
 		return 1;
 	}
@@ -851,7 +899,7 @@ ledger_clear_fixes(struct ledger *l)
 	l->c.fixes = 0;
 }
 
-static int
+int
 fix_names(const struct fix *fx, uint32_t id)
 {
 	size_t	i;
@@ -863,7 +911,7 @@ fix_names(const struct fix *fx, uint32_t id)
 }
 
 /* The build a fix is judged against; NO_BUILD if it has not appeared. */
-static uint32_t
+uint32_t
 fix_build(const struct ledger *l, const struct fix *fx)
 {
 	size_t	i;
@@ -883,15 +931,15 @@ fix_build(const struct ledger *l, const struct fix *fx)
 	return NO_BUILD;
 }
 
-static int
+int
 fix_counts(const struct fix *fx)
 {
 	return fx->state == FIX_APPLIED || fx->state == FIX_MERGED;
 }
 
-/* The latest counting fix naming the row decides; *fix_out its index. */
-static const char *
-row_status(struct ledger *l, const struct row *row, int *fix_out)
+/* The latest counting fix naming the row decides. */
+const char *
+row_status(struct ledger *l, const struct row *row)
 {
 	const struct fix	*best = NULL;
 	size_t			 i;
@@ -905,8 +953,6 @@ row_status(struct ledger *l, const struct row *row, int *fix_out)
 		if (best == NULL || fx->at_ms >= best->at_ms)
 			best = fx;
 	}
-	if (fix_out != NULL)
-		*fix_out = best ? (int)(best - l->fixes) : -1;
 	if (best == NULL)
 		return "open";
 	fb = fix_build(l, best);
@@ -929,646 +975,11 @@ ledger_status_of(struct ledger *l, const char *id)
 	if (footprint_parse_hex(id, strlen(id), &v) != 0 ||
 	    (r = row_find(l, v)) == NULL)
 		return NULL;
-	return row_status(l, r, NULL);
-}
-
-/* --- rendering -------------------------------------------------------- */
-
-static void
-add_time(cJSON *o, const char *name, int64_t ms)
-{
-	char	iso[32];
-
-	if (ms == LEDGER_NO_TIME) {
-		cJSON_AddNullToObject(o, name);
-		return;
-	}
-	iso_format_ms(ms, iso);
-	cJSON_AddStringToObject(o, name, iso);
-}
-
-static void
-add_num(cJSON *o, const char *name, double v)
-{
-	if (isnan(v))
-		cJSON_AddNullToObject(o, name);
-	else
-		cJSON_AddNumberToObject(o, name, v);
-}
-
-cJSON *
-ledger_situation_json(const char *ctx)
-{
-	cJSON		*o = cJSON_CreateObject();
-	const char	*p = ctx;
-
-	if (o == NULL || ctx == NULL)
-		return o;
-	while (*p != '\0') {
-		const char	*end = strchr(p, ','), *eq;
-		size_t		 n = end ? (size_t)(end - p) : strlen(p);
-		char		 k[256], v[256];
-
-		eq = memchr(p, '=', n);
-		if (eq != NULL && eq > p && (size_t)(eq - p) < sizeof(k) &&
-		    n - (size_t)(eq - p) - 1 < sizeof(v)) {
-			memcpy(k, p, (size_t)(eq - p));
-			k[eq - p] = '\0';
-			memcpy(v, eq + 1, n - (size_t)(eq - p) - 1);
-			v[n - (size_t)(eq - p) - 1] = '\0';
-			cJSON_DeleteItemFromObjectCaseSensitive(o, k);
-			cJSON_AddStringToObject(o, k, v);
-		}
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	return o;
-}
-
-static const char *
-fix_state_name(enum fix_state s)
-{
-	switch (s) {
-	case FIX_APPLIED: return "applied";
-	case FIX_PROPOSED: return "proposed";
-	case FIX_MERGED: return "merged";
-	case FIX_REJECTED: return "rejected";
-	default: return NULL;
-	}
-}
-
-static cJSON *
-fix_json(struct ledger *l, const struct fix *fx)
-{
-	cJSON		*o = cJSON_Duplicate(fx->rec, 1);
-	const char	*st = fix_state_name(fx->state);
-	uint32_t	 fb;
-
-	if (o == NULL)
-		return NULL;
-	if (st != NULL) {
-		cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
-		cJSON_AddStringToObject(o, "status", st);
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "id");
-	cJSON_AddStringToObject(o, "id", fx->id);
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "fixBuild");
-	fb = fix_build(l, fx);
-	if (fb != NO_BUILD)
-		cJSON_AddStringToObject(o, "fixBuild", l->builds[fb].name);
-	else if (fx->after_build != NULL)
-		cJSON_AddStringToObject(o, "fixBuild", fx->after_build);
-	else
-		cJSON_AddNullToObject(o, "fixBuild");
-	return o;
-}
-
-static cJSON *
-row_json(struct ledger *l, const struct row *r, int64_t now_ms)
-{
-	cJSON		*o, *a, *fixes, *props, *v;
-	uint32_t	 i;
-	size_t		 k;
-
-	if ((o = cJSON_CreateObject()) == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "id", r->hex);
-	cJSON_AddStringToObject(o, "key", r->key);
-	cJSON_AddStringToObject(o, "type", r->type);
-	if (r->phase)
-		cJSON_AddStringToObject(o, "phase", r->phase);
-	else
-		cJSON_AddNullToObject(o, "phase");
-	cJSON_AddNumberToObject(o, "count", (double)r->count);
-	add_time(o, "first", r->first_ms);
-	add_time(o, "last", r->last_ms);
-	if (r->last_ms != LEDGER_NO_TIME)
-		cJSON_AddNumberToObject(o, "lastAgoMs",
-		    (double)(now_ms - r->last_ms));
-	else
-		cJSON_AddNullToObject(o, "lastAgoMs");
-	a = cJSON_AddArrayToObject(o, "builds");
-	for (i = 0; a != NULL && i < r->nbuilds; i++)
-		cJSON_AddItemToArray(a,
-		    cJSON_CreateString(l->builds[r->builds[i]].name));
-	if (r->has_worst) {
-		v = cJSON_AddObjectToObject(o, "worst");
-		cJSON_AddNumberToObject(v, "value", r->worst);
-		cJSON_AddStringToObject(v, "unit",
-		    strcmp(r->type, "jitter") == 0 ? "units" : "ms");
-		add_time(v, "at", r->worst_ms);
-	} else
-		cJSON_AddNullToObject(o, "worst");
-	if (r->has_verdict) {
-		v = cJSON_AddObjectToObject(o, "verdict");
-		r->has_guess ? (void)cJSON_AddStringToObject(v, "guess",
-		    r->guess) : (void)cJSON_AddNullToObject(v, "guess");
-		r->has_conf ? (void)cJSON_AddStringToObject(v, "confidence",
-		    r->conf) : (void)cJSON_AddNullToObject(v, "confidence");
-		r->has_evid ? (void)cJSON_AddStringToObject(v, "evidence",
-		    r->evid) : (void)cJSON_AddNullToObject(v, "evidence");
-	} else
-		cJSON_AddNullToObject(o, "verdict");
-	cJSON_AddItemToObject(o, "situation",
-	    ledger_situation_json(r->ctx ? r->ctx : ""));
-	fixes = cJSON_AddArrayToObject(o, "fixes");
-	props = cJSON_AddArrayToObject(o, "proposals");
-	for (k = 0; k < l->nfixes; k++) {
-		const struct fix	*fx = &l->fixes[k];
-
-		if (!fix_names(fx, r->id))
-			continue;
-		if (fix_counts(fx))
-			cJSON_AddItemToArray(fixes, fix_json(l, fx));
-		else if (fx->state == FIX_PROPOSED ||
-		    fx->state == FIX_REJECTED)
-			cJSON_AddItemToArray(props, fix_json(l, fx));
-	}
-	cJSON_AddStringToObject(o, "status", row_status(l, r, NULL));
-	return o;
-}
-
-static int
-row_order(const void *a, const void *b)
-{
-	const struct row	*x = *(struct row *const *)a;
-	const struct row	*y = *(struct row *const *)b;
-
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	if (x->last_ms != y->last_ms)
-		return x->last_ms > y->last_ms ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static void
-add_counts(cJSON *o, const struct ledger *l)
-{
-	cJSON	*c = cJSON_AddObjectToObject(o, "counts");
-
-	cJSON_AddNumberToObject(c, "lines", (double)l->c.lines);
-	cJSON_AddNumberToObject(c, "folded", (double)l->c.folded);
-	cJSON_AddNumberToObject(c, "incidents", (double)l->c.incidents);
-	cJSON_AddNumberToObject(c, "fixes", (double)l->c.fixes);
-	cJSON_AddNumberToObject(c, "skipped", (double)l->c.skipped);
-	cJSON_AddNumberToObject(c, "malformedFootprints",
-	    (double)l->c.malformed_footprints);
-	cJSON_AddNumberToObject(c, "rows", (double)l->c.rows);
-	cJSON_AddNumberToObject(c, "builds", (double)l->c.builds);
+	return row_status(l, r);
 }
 
 void
 ledger_counts(const struct ledger *l, struct ledger_counts *c)
 {
 	*c = l->c;
-}
-
-cJSON *
-ledger_skipped_json(const struct ledger *l)
-{
-	cJSON	*a = cJSON_CreateArray();
-	size_t	 n = l->nskips < LEDGER_SKIPS_KEPT ? l->nskips :
-		    LEDGER_SKIPS_KEPT, i;
-
-	for (i = 0; a != NULL && i < n; i++) {
-		const struct skip	*k = &l->skips[(l->nskips - n + i) %
-					    LEDGER_SKIPS_KEPT];
-		cJSON			*o = cJSON_CreateObject();
-
-		cJSON_AddItemToArray(a, o);
-		cJSON_AddStringToObject(o, "stream",
-		    k->stream == LEDGER_PERF ? "perf" : "fixes");
-		cJSON_AddNumberToObject(o, "offset", (double)k->offset);
-		cJSON_AddNumberToObject(o, "length", (double)k->length);
-		cJSON_AddStringToObject(o, "reason", k->reason);
-	}
-	return a;
-}
-
-static cJSON *
-envelope(int64_t now_ms)
-{
-	cJSON	*o = cJSON_CreateObject();
-
-	if (o == NULL)
-		return NULL;
-	cJSON_AddNumberToObject(o, "v", 1);
-	add_time(o, "generatedAt", now_ms);
-	return o;
-}
-
-cJSON *
-ledger_issues_json(struct ledger *l, const struct ledger_query *q,
-    int64_t now_ms)
-{
-	cJSON		 *o, *a;
-	struct row	**sorted;
-	size_t		  i, n = 0;
-
-	if ((o = envelope(now_ms)) == NULL)
-		return NULL;
-	add_counts(o, l);
-	a = cJSON_AddArrayToObject(o, "issues");
-	if ((sorted = malloc((l->nrows + 1) * sizeof(*sorted))) == NULL) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	if (l->nrows > 0) {
-		memcpy(sorted, l->rows, l->nrows * sizeof(*sorted));
-		qsort(sorted, l->nrows, sizeof(*sorted), row_order);
-	}
-	for (i = 0; i < l->nrows; i++) {
-		const struct row	*r = sorted[i];
-
-		if (q != NULL && q->type != NULL && strcmp(q->type, r->type))
-			continue;
-		if (q != NULL && q->status != NULL &&
-		    strcmp(q->status, row_status(l, r, NULL)))
-			continue;
-		if (q != NULL && q->limit && n >= q->limit)
-			break;
-		cJSON_AddItemToArray(a, row_json(l, r, now_ms));
-		n++;
-	}
-	free(sorted);
-	cJSON_AddItemToObject(o, "skipped", ledger_skipped_json(l));
-	return o;
-}
-
-cJSON *
-ledger_issue_json(struct ledger *l, const char *id, int64_t now_ms)
-{
-	uint32_t	 v;
-	struct row	*r;
-	cJSON		*o;
-
-	if (footprint_parse_hex(id, strlen(id), &v) != 0 ||
-	    (r = row_find(l, v)) == NULL)
-		return NULL;
-	if ((o = envelope(now_ms)) == NULL)
-		return NULL;
-	cJSON_AddItemToObject(o, "issue", row_json(l, r, now_ms));
-	if (l->want_occ && v == l->occ_id)
-		cJSON_AddItemReferenceToObject(o, "occurrences", l->occ);
-	else
-		cJSON_AddArrayToObject(o, "occurrences");
-	return o;
-}
-
-/* --- timeline and windows --------------------------------------------- */
-
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank median (rank ceil(n/2)); NAN when n is 0.  Reorders v. */
-static double
-median(double *v, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof(*v), dbl_cmp);
-	return v[(n + 1) / 2 - 1];
-}
-
-/* A set of samples: indices into l->hbs and l->hps. */
-struct sample_set {
-	size_t	*hb, nhb;
-	size_t	*hp, nhp;
-};
-
-static const char *metric_names[5] = {
-	"p95Ms", "medianMs", "calls", "triangles", "programs"
-};
-
-/* medians, hitch count and worst of a set; scratch holds nhb doubles */
-static void
-add_summary(cJSON *o, const struct ledger *l, const struct sample_set *s,
-    double *scratch)
-{
-	size_t	m, i, n;
-	double	worst = NAN;
-
-	cJSON_AddNumberToObject(o, "heartbeats", (double)s->nhb);
-	for (m = 0; m < 5; m++) {
-		for (i = n = 0; i < s->nhb; i++)
-			if (!isnan(l->hbs[s->hb[i]].v[m]))
-				scratch[n++] = l->hbs[s->hb[i]].v[m];
-		add_num(o, metric_names[m], median(scratch, n));
-	}
-	for (i = 0; i < s->nhp; i++)
-		if (!isnan(l->hps[s->hp[i]].ms) &&
-		    (isnan(worst) || l->hps[s->hp[i]].ms > worst))
-			worst = l->hps[s->hp[i]].ms;
-	if (s->nhb == 0 && s->nhp == 0)
-		cJSON_AddNullToObject(o, "hitches");
-	else
-		cJSON_AddNumberToObject(o, "hitches", (double)s->nhp);
-	add_num(o, "worstHitchMs", worst);
-}
-
-/* Split [t0, t1] into n equal slices (the bucket rule of docs/json.md). */
-static int64_t
-slice_width(int64_t t0, int64_t t1, int n)
-{
-	int64_t	span = t1 - t0 + 1;
-
-	return (span + n - 1) / n;
-}
-
-/* p95 medians over SERIES_SLICES equal slices of the window [t0, t1],
- * cut like the timeline's buckets; a slice without a heartbeat is null. */
-static cJSON *
-series_json(const struct ledger *l, const struct sample_set *s, int64_t t0,
-    int64_t t1, double *scratch)
-{
-	cJSON	*a = cJSON_CreateArray();
-	int64_t	 w;
-	size_t	 i, n;
-	int	 k;
-
-	if (a == NULL || s->nhb == 0 || t0 == LEDGER_NO_TIME)
-		return a;
-	w = slice_width(t0, t1, SERIES_SLICES);
-	for (k = 0; k < SERIES_SLICES; k++) {
-		for (i = n = 0; i < s->nhb; i++) {
-			const struct hb	*h = &l->hbs[s->hb[i]];
-
-			if ((h->t - t0) / w == k && !isnan(h->v[0]))
-				scratch[n++] = h->v[0];
-		}
-		if (n == 0)
-			cJSON_AddItemToArray(a, cJSON_CreateNull());
-		else
-			cJSON_AddItemToArray(a,
-			    cJSON_CreateNumber(median(scratch, n)));
-	}
-	return a;
-}
-
-static void
-set_span(const struct ledger *l, const struct sample_set *s, int64_t *t0,
-    int64_t *t1)
-{
-	size_t	i;
-
-	*t0 = *t1 = LEDGER_NO_TIME;
-	for (i = 0; i < s->nhb + s->nhp; i++) {
-		int64_t	t = i < s->nhb ? l->hbs[s->hb[i]].t :
-			    l->hps[s->hp[i - s->nhb]].t;
-
-		if (*t0 == LEDGER_NO_TIME || t < *t0)
-			*t0 = t;
-		if (*t1 == LEDGER_NO_TIME || t > *t1)
-			*t1 = t;
-	}
-}
-
-static cJSON *
-window_json(const struct ledger *l, const struct sample_set *s,
-    const char *build, int64_t from, int64_t to, double *scratch)
-{
-	cJSON	*o = cJSON_CreateObject();
-
-	if (o == NULL)
-		return NULL;
-	if (build)
-		cJSON_AddStringToObject(o, "build", build);
-	else
-		cJSON_AddNullToObject(o, "build");
-	if (from == LEDGER_NO_TIME && to == LEDGER_NO_TIME)
-		set_span(l, s, &from, &to);
-	add_time(o, "from", from);
-	add_time(o, "to", to);
-	add_summary(o, l, s, scratch);
-	cJSON_AddItemToObject(o, "series", series_json(l, s, from, to,
-	    scratch));
-	return o;
-}
-
-/* Select the samples of build b (NO_BUILD: none) or of [from, to]. */
-static int
-select_samples(const struct ledger *l, uint32_t b, int64_t from, int64_t to,
-    struct sample_set *s)
-{
-	size_t	i;
-	int	by_build = from == LEDGER_NO_TIME && to == LEDGER_NO_TIME;
-
-	s->nhb = s->nhp = 0;
-	s->hb = malloc((l->nhbs + 1) * sizeof(*s->hb));
-	s->hp = malloc((l->nhps + 1) * sizeof(*s->hp));
-	if (s->hb == NULL || s->hp == NULL)
-		return -ENOMEM;
-	for (i = 0; i < l->nhbs; i++)
-		if (by_build ? l->hbs[i].build == b :
-		    l->hbs[i].t >= from && l->hbs[i].t <= to)
-			s->hb[s->nhb++] = i;
-	for (i = 0; i < l->nhps; i++)
-		if (by_build ? l->hps[i].build == b :
-		    l->hps[i].t >= from && l->hps[i].t <= to)
-			s->hp[s->nhp++] = i;
-	return 0;
-}
-
-static void
-free_samples(struct sample_set *s)
-{
-	free(s->hb);
-	free(s->hp);
-}
-
-static int
-u32_cmp(const void *a, const void *b)
-{
-	uint32_t	x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-cJSON *
-ledger_history_json(struct ledger *l, int nbuckets, int64_t now_ms)
-{
-	cJSON			*o, *ba, *wa;
-	int64_t			 w = 0;
-	size_t			*cnt = NULL, *start = NULL, *fill = NULL;
-	size_t			*order = NULL, i, total = l->nhbs + l->nhps;
-	double			*scratch = NULL;
-	uint32_t		*bl = NULL;
-	int			 k, ok = 0;
-
-	if (nbuckets < 1)
-		nbuckets = 24;
-	if ((o = envelope(now_ms)) == NULL)
-		return NULL;
-	add_time(o, "from", l->tmin);
-	add_time(o, "to", l->tmax);
-	ba = cJSON_AddArrayToObject(o, "buckets");
-	wa = cJSON_AddArrayToObject(o, "builds");
-	if ((scratch = malloc((l->nhbs + 1) * sizeof(*scratch))) == NULL ||
-	    (bl = malloc((total + 1) * sizeof(*bl))) == NULL)
-		goto done;
-	if (l->tmin == LEDGER_NO_TIME) {
-		cJSON_AddNullToObject(o, "bucketMs");
-	} else {
-		w = slice_width(l->tmin, l->tmax, nbuckets);
-		cJSON_AddNumberToObject(o, "bucketMs", (double)w);
-		/* counting sort of every sample into its bucket */
-		cnt = calloc((size_t)nbuckets, sizeof(*cnt));
-		start = calloc((size_t)nbuckets + 1, sizeof(*start));
-		fill = calloc((size_t)nbuckets, sizeof(*fill));
-		order = malloc((total + 1) * sizeof(*order));
-		if (!cnt || !start || !fill || !order)
-			goto done;
-		for (i = 0; i < total; i++) {
-			int64_t	t = i < l->nhbs ? l->hbs[i].t :
-				    l->hps[i - l->nhbs].t;
-
-			cnt[(t - l->tmin) / w]++;
-		}
-		for (k = 0; k < nbuckets; k++)
-			start[k + 1] = start[k] + cnt[k];
-		for (i = 0; i < total; i++) {
-			int64_t	t = i < l->nhbs ? l->hbs[i].t :
-				    l->hps[i - l->nhbs].t;
-			size_t	bk = (size_t)((t - l->tmin) / w);
-
-			order[start[bk] + fill[bk]++] = i;
-		}
-		for (k = 0; k < nbuckets; k++) {
-			struct sample_set	 s;
-			cJSON			*bo, *bb;
-			size_t			 j, nb = 0;
-
-			/* hb indices sort before hp ones within a bucket */
-			s.hb = order + start[k];
-			for (s.nhb = 0; s.nhb < cnt[k] &&
-			    order[start[k] + s.nhb] < l->nhbs; s.nhb++)
-				;
-			s.hp = s.hb + s.nhb;
-			s.nhp = cnt[k] - s.nhb;
-			for (j = 0; j < s.nhp; j++)
-				s.hp[j] -= l->nhbs;
-			if ((bo = cJSON_CreateObject()) == NULL)
-				goto done;
-			cJSON_AddItemToArray(ba, bo);
-			add_time(bo, "from", l->tmin + k * w);
-			add_time(bo, "to", l->tmin + (k + 1) * w);
-			add_summary(bo, l, &s, scratch);
-			for (j = 0; j < s.nhb; j++)
-				if (l->hbs[s.hb[j]].build != NO_BUILD)
-					bl[nb++] = l->hbs[s.hb[j]].build;
-			for (j = 0; j < s.nhp; j++)
-				if (l->hps[s.hp[j]].build != NO_BUILD)
-					bl[nb++] = l->hps[s.hp[j]].build;
-			qsort(bl, nb, sizeof(*bl), u32_cmp);
-			bb = cJSON_AddArrayToObject(bo, "builds");
-			for (j = 0; j < nb; j++)
-				if (j == 0 || bl[j] != bl[j - 1])
-					cJSON_AddItemToArray(bb,
-					    cJSON_CreateString(
-					    l->builds[bl[j]].name));
-		}
-	}
-	for (i = 0; i < l->nbuilds; i++) {
-		struct sample_set	s;
-
-		if (select_samples(l, (uint32_t)i, LEDGER_NO_TIME,
-		    LEDGER_NO_TIME, &s)) {
-			free_samples(&s);
-			goto done;
-		}
-		if (s.nhb + s.nhp > 0)
-			cJSON_AddItemToArray(wa, window_json(l, &s,
-			    l->builds[i].name, LEDGER_NO_TIME, LEDGER_NO_TIME,
-			    scratch));
-		free_samples(&s);
-	}
-	ok = 1;
-done:
-	free(cnt);
-	free(start);
-	free(fill);
-	free(order);
-	free(scratch);
-	free(bl);
-	if (!ok) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* Builds with heartbeat evidence, newest last. */
-static int
-has_evidence(const struct ledger *l, uint32_t b)
-{
-	size_t	i;
-
-	for (i = 0; i < l->nhbs; i++)
-		if (l->hbs[i].build == b)
-			return 1;
-	return 0;
-}
-
-cJSON *
-ledger_window_json(struct ledger *l, const char *spec, int after,
-    const char **err)
-{
-	struct sample_set	 s = { 0 };
-	const char		*dots;
-	uint32_t		 b = NO_BUILD;
-	int64_t			 from = LEDGER_NO_TIME, to = LEDGER_NO_TIME;
-	double			*scratch;
-	cJSON			*o = NULL;
-	size_t			 i;
-
-	*err = NULL;
-	if (spec == NULL || *spec == '\0') {
-		uint32_t	latest = NO_BUILD, prev = NO_BUILD;
-
-		for (i = l->nbuilds; i > 0; i--) {
-			if (!has_evidence(l, (uint32_t)(i - 1)))
-				continue;
-			if (latest == NO_BUILD)
-				latest = (uint32_t)(i - 1);
-			else {
-				prev = (uint32_t)(i - 1);
-				break;
-			}
-		}
-		b = after ? latest : prev;
-		if (b == NO_BUILD) {
-			*err = after ? "no build has heartbeats yet" :
-			    "no earlier build with heartbeats to compare with";
-			return NULL;
-		}
-	} else if ((dots = strstr(spec, "..")) != NULL) {
-		if (iso_parse_ms(spec, (size_t)(dots - spec), &from) ||
-		    iso_parse_ms(dots + 2, strlen(dots + 2), &to) || to < from) {
-			*err = "a window is <ISO>..<ISO> with from <= to";
-			return NULL;
-		}
-	} else {
-		for (i = 0; i < l->nbuilds; i++)
-			if (strcmp(l->builds[i].name, spec) == 0)
-				b = (uint32_t)i;
-		if (b == NO_BUILD) {
-			*err = "no such build in the ledger";
-			return NULL;
-		}
-	}
-	if ((scratch = malloc((l->nhbs + 1) * sizeof(*scratch))) != NULL &&
-	    select_samples(l, b, from, to, &s) == 0)
-		o = window_json(l, &s, b != NO_BUILD ? l->builds[b].name : NULL,
-		    from, to, scratch);
-	free_samples(&s);
-	free(scratch);
-	if (o == NULL)
-		*err = "out of memory";
-	return o;
 }

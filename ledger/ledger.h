@@ -8,8 +8,8 @@
  * tests share it.  Not thread-safe: one owner at a time.
  *
  * Memory is O(causes + builds) for the catalogue; with want_timeline it
- * also keeps one small sample per heartbeat and per hitch, which exact
- * medians need.
+ * also keeps every heartbeat and hitch, which exact medians need, packed
+ * to a few bytes each (samples.h).
  */
 #ifndef LEDGER_LEDGER_H
 #define LEDGER_LEDGER_H
@@ -130,6 +130,50 @@ cJSON	*ledger_history_json(struct ledger *l, int buckets, int64_t now_ms);
  */
 cJSON	*ledger_window_json(struct ledger *l, const char *spec, int after,
 	    const char **err);
+
+/*
+ * The same catalogue and timeline, written to a sink as they are built:
+ * the bytes of cJSON_Print of the ledger_*_json tree (with `extra`'s
+ * members appended to the envelope, e.g. the CLI's "source"; NULL for
+ * none), but a row or bucket at a time, so memory does not grow with the
+ * number of rows.  No newline at the end.  0, -ENOMEM, or the first
+ * non-zero return of the sink (nothing more is written after it).
+ */
+typedef int	(*ledger_sink_fn)(void *arg, const void *data, size_t len);
+int	ledger_issues_write(struct ledger *l, const struct ledger_query *q,
+	    int64_t now_ms, const cJSON *extra, ledger_sink_fn sink, void *arg);
+int	ledger_history_write(struct ledger *l, int buckets, int64_t now_ms,
+	    const cJSON *extra, ledger_sink_fn sink, void *arg);
+/* A sink writing to a FILE * (arg); -EIO on a short write. */
+int	ledger_sink_file(void *file, const void *data, size_t len);
+
+/*
+ * Checkpoints: everything the fold holds (rows, builds, fix state, the
+ * timeline's samples, counters, skipped lines) as a versioned,
+ * checksummed byte string, so a reader that saved one folds only the
+ * bytes after it.  Where the bytes go, and which file offset they stand
+ * for, is the caller's business: no I/O here.
+ *
+ * ledger_checkpoint_write() hands the bytes to cb in pieces (cb returns
+ * 0 or -errno; the first error stops the write and is returned).  Can be
+ * called at any point between folds; the ledger is not changed.
+ *
+ * ledger_checkpoint_read() makes a new ledger from a checkpoint, folded
+ * with `opts` (which must be the options it was written with).  0 and
+ * *out, or no ledger and *why (if not NULL) set to a static reason:
+ *	-EBADMSG	not a checkpoint, torn (short) or damaged
+ *	-EPROTO		another format version, or another byte order
+ *	-ESTALE		folded with other options
+ *	-ENOMEM
+ * A checkpoint is never half used: on any refusal the caller folds the
+ * ledger from its start.
+ */
+#define LEDGER_CHECKPOINT_VERSION	1
+int	ledger_checkpoint_write(const struct ledger *l,
+	    int (*cb)(void *arg, const void *data, size_t len), void *arg);
+int	ledger_checkpoint_read(const struct ledger_opts *opts,
+	    const void *data, size_t len, struct ledger **out,
+	    const char **why);
 
 /* The status of a footprint id right now ("open", "fixed", "regressed"),
  * or NULL if it has no row. */

@@ -23,7 +23,24 @@ expect_rc 2 "$S" nope
 expect_rc 2 "$S" issues --bogus
 expect_rc 2 "$S" issues --status maybe
 expect_rc 2 "$S" history --buckets 0
-expect_rc 2 "$S" fix --project "$tmp/p"		# no --title
+mkdir -p "$tmp/p0"
+expect_rc 2 "$S" fix --project "$tmp/p0"		# no --title
+
+# a project that is not there: every verb says so and exits 4 (the rule of
+# docs/sloptimize.1 EXIT STATUS); doctor reports it among its checks
+for v in issues report history hook-status watch "fix --title x" \
+    "fix propose --title x" "replay $top/tests/fixtures/basic.jsonl" doctor; do
+	# shellcheck disable=SC2086
+	expect_rc 4 "$S" $v --project "$tmp/absent"
+	case "$v" in
+	doctor) grep -q "absent" "$tmp/out" || fail "doctor does not name the missing project" ;;
+	*) grep -q "no project at $tmp/absent" "$tmp/err" ||
+	    fail "'$v' does not say the project is missing" ;;
+	esac
+done
+: >"$tmp/file"
+expect_rc 4 "$S" issues --project "$tmp/file"
+grep -q "not a directory" "$tmp/err" || fail "a file as --project is not named"
 
 # nothing to read: exit 4 with a clear message; hook-status stays silent
 mkdir -p "$tmp/p"

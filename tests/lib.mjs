@@ -82,10 +82,14 @@ export function meaningfulOffsets(file) {
 }
 
 export class Daemon {
-  constructor(project, { state, args = [], env = {} } = {}) {
+  // uid/gid: run the daemon as that user (the test is root); wrap: argv
+  // put before the daemon's, e.g. unshare(1) to lower a limit for it alone.
+  constructor(project, { state, args = [], env = {}, uid, gid, wrap = [] } = {}) {
     this.project = project;
     this.state = state || tmpdir('state');
     this.args = args;
+    this.ids = uid === undefined ? {} : { uid, gid };
+    this.wrap = wrap;
     this.env = { ...process.env, XDG_STATE_HOME: this.state, DBUS_SESSION_BUS_ADDRESS: '', ...env };
     this.log = '';
   }
@@ -98,11 +102,11 @@ export class Daemon {
 
   async start({ ready = true } = {}) {
     this.log = '';
-    const argv = [DAEMON, '--project', this.project, '--listen', '127.0.0.1:0', ...this.args];
+    const argv = [...this.wrap, DAEMON, '--project', this.project, '--listen', '127.0.0.1:0', ...this.args];
     if (VALGRIND)
       argv.unshift('valgrind', '--quiet', '--error-exitcode=99', '--leak-check=full',
         '--errors-for-leak-kinds=definite', '--show-leak-kinds=definite');
-    this.proc = spawn(argv[0], argv.slice(1), { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    this.proc = spawn(argv[0], argv.slice(1), { env: this.env, stdio: ['ignore', 'ignore', 'pipe'], ...this.ids });
     this.proc.stderr.on('data', (d) => { this.log += d; });
     this.exited = new Promise((r) => this.proc.on('exit', (code, sig) => r({ code, sig })));
     const pid = this.proc.pid;

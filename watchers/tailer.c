@@ -28,29 +28,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ledger/ledger.h"
 #include "tailer.h"
+#include "watchers/tailer_impl.h"
 #include "watchers/fstrust.h"
-
-#define BACKEND_EVENTS	FSTRUST_EVENTS
 
 #define NEW_GEN		", starting a new generation from byte 0"
 
-enum { OP_NONE, OP_PROBE, OP_READ, OP_DECIDE, OP_FEED, OP_HELD };
-enum { WATCH_NONE, WATCH_DIR, WATCH_GP };
-
-static void	cycle_probe(struct tailer *);
 static void	cycle_end(struct tailer *);
-static void	read_next(struct tailer *);
 static void	feed(struct tailer *);
-static void	save_request(struct tailer *);
-static void	close_maybe_finish(struct tailer *);
 
 /* --- small helpers ---------------------------------------------------- */
 
@@ -59,6 +53,7 @@ stat_fill(struct tailer_stat *ts, const struct stat *st)
 {
 	ts->rc = 0;
 	ts->is_reg = S_ISREG(st->st_mode);
+	ts->mode = (unsigned)st->st_mode;
 	ts->dev = (uint64_t)st->st_dev;
 	ts->ino = (uint64_t)st->st_ino;
 	ts->size = (uint64_t)st->st_size;
@@ -71,8 +66,8 @@ stat_fill(struct tailer_stat *ts, const struct stat *st)
 #endif
 }
 
-static void
-stat_path(const char *path, struct tailer_stat *ts)
+void
+tailer_stat_path(const char *path, struct tailer_stat *ts)
 {
 	struct stat	st;
 
@@ -108,6 +103,35 @@ base_of(const char *path)
 	return slash == NULL ? path : slash + 1;
 }
 
+
+/* A sentence for the consumer's log; none once closing. */
+void
+tailer_log(const struct tailer *t, int prio, const char *fmt, ...)
+{
+	char	msg[2 * PATH_MAX + 256];
+	va_list	ap;
+
+	if (t->cbs.log == NULL || t->closing)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	t->cbs.log(t->cbs.arg, prio, msg);
+}
+
+static const char *
+type_name(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:	return "a directory";
+	case S_IFIFO:	return "a FIFO (named pipe)";
+	case S_IFSOCK:	return "a socket";
+	case S_IFCHR:	return "a character device";
+	case S_IFBLK:	return "a block device";
+	default:	return "of an unknown type";
+	}
+}
+
 /* --- lines ------------------------------------------------------------ */
 
 static enum tail_phase
@@ -132,6 +156,8 @@ on_split_line(void *arg, const char *line, size_t len, uint64_t offset)
 		return;
 	t->delivered = end;
 	t->lines++;
+	if (t->next_fd >= 0 && end > t->late_from)
+		t->late_lines++;
 	t->cbs.line(t->cbs.arg, line, len, offset, phase_of(t, end));
 }
 
@@ -145,6 +171,8 @@ on_split_long(void *arg, uint64_t offset, uint64_t len)
 		return;
 	t->delivered = end;
 	t->long_lines++;
+	if (t->next_fd >= 0 && end > t->late_from)
+		t->late_lines++;
 	if (t->cbs.long_line != NULL)
 		t->cbs.long_line(t->cbs.arg, offset, len, phase_of(t, end));
 }
@@ -182,7 +210,7 @@ generation_new(struct tailer *t, const char *why)
 	t->seed_end = 0;
 	stream_restart(t);
 	t->cbs.reset(t->cbs.arg, t->generation, buf);
-	save_request(t);
+	tailer_save_request(t);
 }
 
 /*
@@ -217,8 +245,8 @@ window_hash(const struct tailer *t, uint64_t at, uint64_t *hash,
 	*len = n;
 }
 
-static void
-snapshot(const struct tailer *t, struct cursor *c)
+void
+tailer_snapshot(const struct tailer *t, struct cursor *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->generation = t->generation;
@@ -260,165 +288,34 @@ chunk_done(struct tailer *t)
 	t->chunk_len = t->feed_pos = 0;
 }
 
-/* --- watches ---------------------------------------------------------- */
-
-static void
-kick(struct tailer *t)
-{
-	t->dirty = 1;
-	if (t->op == OP_NONE && t->started && !t->closing && !t->paused)
-		cycle_probe(t);
-}
-
-static void
-on_poll_timer(uv_timer_t *h)
-{
-	kick(h->data);
-}
-
-/*
- * From now on, stat polling.  One way: once a watch failed we do not
- * trust the kernel's events for this file again in this run.
- *
- * Polling is a timer that runs the ordinary probe (stat of the path and
- * the directory, fstat of the file we hold), not uv_fs_poll: uv_fs_poll
- * reports a change relative to its own previous stat, which is not what
- * the tailer last saw.  A file that appears, is opened by us (after some
- * other wake-up) and is deleted between two of its polls looks unchanged
- * to it (missing, then missing), and writes to a renamed or deleted file
- * we still hold never show on the path at all.  The probe compares with
- * the tailer's own state, so nothing can fall between two views; it
- * costs two stats more per tick.
- */
-static void
-backend_poll(struct tailer *t, const char *why)
-{
-	int	rc;
-
-	if (t->use_poll)
-		return;
-	t->use_poll = 1;
-	t->backend = "poll";
-	snprintf(t->backend_why, sizeof(t->backend_why), "%s", why);
-	uv_fs_event_stop(&t->ev_file);
-	uv_fs_event_stop(&t->ev_dir);
-	t->dir_watch = WATCH_NONE;
-	if ((rc = uv_timer_start(&t->poll_timer, on_poll_timer, t->poll_ms,
-	    t->poll_ms)) < 0)
-		t->error = rc;
-	t->dirty = 1;
-}
-
-/*
- * Our own file changed.  When idle, read first and probe after: the read
- * carries its own overlap check (truncation, rewrite), and the probe that
- * `dirty` still schedules once the new lines are handed over catches a
- * rename or replacement.  That takes a thread-pool round trip off the
- * path from an append to its line.
- */
-static void
-on_file_event(uv_fs_event_t *h, const char *name, int events, int status)
-{
-	struct tailer	*t = h->data;
-
-	(void)name;
-	(void)status;
-	if (!(events & UV_RENAME) && t->op == OP_NONE && t->fd >= 0 &&
-	    t->started && t->ready_sent && !t->closing && !t->paused &&
-	    !t->draining) {
-		t->dirty = 1;
-		read_next(t);
-		return;
-	}
-	kick(t);
-}
-
-/*
- * Events in the directory.  A change (not a rename) of our own file is
- * also reported by the file watch; it is dropped here only when the cycle
- * is idle and the path was, at the last probe, the file we hold: any
- * change of what the path names since then came as a rename event and
- * started a cycle, so nothing can be lost by dropping it.
- */
-static void
-on_dir_event(uv_fs_event_t *h, const char *name, int events, int status)
-{
-	struct tailer	*t = h->data;
-
-	(void)status;
-	if (name != NULL && t->dir_watch == WATCH_DIR) {
-		if (strcmp(name, t->base) == 0) {
-			if (!(events & UV_RENAME) && t->op == OP_NONE &&
-			    !t->draining && uv_is_active((uv_handle_t *)
-			    &t->ev_file))
-				return;
-		} else if (strcmp(name, t->dirbase) != 0)
-			return;		/* profile.json, fixes.jsonl, … */
-	} else if (name != NULL && t->dir_watch == WATCH_GP) {
-		if (strcmp(name, t->dirbase) != 0 &&
-		    strcmp(name, t->gpbase) != 0)
-			return;		/* the rest of the project */
-	}
-	kick(t);
-}
-
-/* Watch the directory, or its parent while the directory is missing. */
-static void
-dir_watch_set(struct tailer *t, int want, const struct tailer_stat *dir)
-{
-	char	why[sizeof(t->backend_why)];
-	int	rc;
-
-	if (t->use_poll)
-		return;
-	if (t->dir_watch == want && (want != WATCH_DIR ||
-	    (dir->dev == t->dir_dev && dir->ino == t->dir_ino)))
-		return;
-	uv_fs_event_stop(&t->ev_dir);
-	t->dir_watch = WATCH_NONE;
-	rc = uv_fs_event_start(&t->ev_dir, on_dir_event,
-	    want == WATCH_DIR ? t->dir : t->gp, 0);
-	if (rc == UV_ENOENT && want == WATCH_DIR) {
-		/* Gone again between the stat and the watch. */
-		want = WATCH_GP;
-		rc = uv_fs_event_start(&t->ev_dir, on_dir_event, t->gp, 0);
-	}
-	if (rc < 0) {
-		snprintf(why, sizeof(why), "cannot watch %s: %s",
-		    want == WATCH_DIR ? t->dir : t->gp, uv_strerror(rc));
-		backend_poll(t, why);
-		return;
-	}
-	t->dir_watch = want;
-	t->dir_dev = want == WATCH_DIR ? dir->dev : 0;
-	t->dir_ino = want == WATCH_DIR ? dir->ino : 0;
-	/* Whatever happened between our stat and the watch: look again. */
-	t->dirty = 1;
-}
-
-static void
-file_watch_set(struct tailer *t)
-{
-	char	why[sizeof(t->backend_why)];
-	int	rc;
-
-	if (t->use_poll)
-		return;
-	uv_fs_event_stop(&t->ev_file);
-	/*
-	 * By path, right after the open: if the path was replaced in
-	 * between we watch the wrong inode, which only delays draining
-	 * the one we hold until the new file has content (see docs).
-	 */
-	rc = uv_fs_event_start(&t->ev_file, on_file_event, t->path, 0);
-	if (rc < 0 && rc != UV_ENOENT) {
-		snprintf(why, sizeof(why), "cannot watch %s: %s", t->path,
-		    uv_strerror(rc));
-		backend_poll(t, why);
-	}
-}
-
 /* --- the cycle: probe ------------------------------------------------- */
+
+/*
+ * Open `path` for reading without blocking — O_NONBLOCK, so that a FIFO
+ * put there cannot hang a pool thread — and refuse what fstat says is not
+ * a regular file.  0 or -errno (-EINVAL: not a regular file).
+ */
+static int
+open_regular(const char *path, int *fdp, struct tailer_stat *ts)
+{
+	struct stat	st;
+	int		fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
+		return -errno;
+	if (fstat(fd, &st) == -1) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	stat_fill(ts, &st);
+	*fdp = fd;
+	return 0;
+}
 
 /*
  * In the thread pool: everything that may block before a read.  Touches
@@ -437,6 +334,7 @@ probe_work(uv_work_t *req)
 	p->open_rc = p->verify_rc = 0;
 	p->why[0] = '\0';
 	memset(&p->fd_st, 0, sizeof(p->fd_st));
+	memset(&p->new_st, 0, sizeof(p->new_st));
 	if (p->close_fd >= 0) {
 		close(p->close_fd);
 		p->close_fd = -1;
@@ -448,43 +346,61 @@ probe_work(uv_work_t *req)
 	 * sees the new file non-empty, the fstat below sees all the old
 	 * file will ever get from it, and we read that before switching.
 	 */
-	stat_path(t->path, &p->path_st);
-	stat_path(t->dir, &p->dir_st);
+	tailer_stat_path(t->path, &p->path_st);
+	tailer_stat_path(t->dir, &p->dir_st);
+	p->path_link = 0;
+	p->link_to[0] = '\0';
+	if (lstat(t->path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		ssize_t	n;
+
+		p->path_link = 1;
+		if (p->path_st.rc == -ENOENT && (n = readlink(t->path,
+		    p->link_to, sizeof(p->link_to) - 1)) >= 0)
+			p->link_to[n] = '\0';
+	}
 	if (p->fd >= 0) {
 		if (fstat(p->fd, &st) == -1)
 			p->fd_st.rc = -errno;
 		else
 			stat_fill(&p->fd_st, &st);
+		/*
+		 * Rotate-wait: hold the new file from the moment it has
+		 * content, so that it cannot go unread (deleted, replaced)
+		 * while the old one's window runs.
+		 */
+		if (p->open_next && p->fd_st.rc == 0 && p->path_st.rc == 0 &&
+		    p->path_st.is_reg && p->path_st.size > 0 &&
+		    (p->path_st.dev != p->fd_st.dev ||
+		    p->path_st.ino != p->fd_st.ino))
+			p->open_rc = open_regular(t->path, &p->new_fd,
+			    &p->new_st);
 		return;
 	}
-	if (!p->open || p->path_st.rc < 0)
-		return;
-	/* O_NONBLOCK: a FIFO at the path must not hang a pool thread. */
-	if ((fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
-		p->open_rc = -errno;
-		return;
-	}
-	if (fstat(fd, &st) == -1) {
-		p->open_rc = -errno;
-		close(fd);
-		return;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		p->open_rc = -EINVAL;	/* a directory, a FIFO: not a ledger */
-		close(fd);
+	if (p->adopt_fd >= 0) {		/* the file held through a window */
+		fd = p->adopt_fd;
+		p->adopt_fd = -1;
+		if (fstat(fd, &st) == -1) {
+			p->open_rc = -errno;
+			close(fd);
+			return;
+		}
+		stat_fill(&p->fd_st, &st);
+		p->new_fd = fd;
 		return;
 	}
-	stat_fill(&p->fd_st, &st);
-	p->new_fd = fd;
+	if (!p->open || p->path_st.rc < 0 || !p->path_st.is_reg)
+		return;
+	if ((p->open_rc = open_regular(t->path, &p->new_fd, &p->fd_st)) < 0)
+		return;
 	if (p->verify)
-		p->verify_rc = cursor_verify(&t->start_cursor, fd, p->why,
-		    sizeof(p->why));
+		p->verify_rc = cursor_verify(&t->start_cursor, p->new_fd,
+		    p->why, sizeof(p->why));
 }
 
 static void	probe_after(uv_work_t *, int);
 
-static void
-cycle_probe(struct tailer *t)
+void
+tailer_cycle_probe(struct tailer *t)
 {
 	struct tailer_probe	*p = &t->probe;
 	int			 rc;
@@ -497,7 +413,10 @@ cycle_probe(struct tailer *t)
 	p->fd = t->fd;
 	p->close_fd = t->close_fd;
 	t->close_fd = -1;
+	p->adopt_fd = t->adopt_fd;
+	t->adopt_fd = -1;
 	p->open = t->fd < 0;
+	p->open_next = t->fd >= 0 && t->next_fd < 0 && t->rotate_wait_ms > 0;
 	p->verify = p->open && t->start_verify;
 	p->req.data = t;
 	t->op = OP_PROBE;
@@ -505,6 +424,8 @@ cycle_probe(struct tailer *t)
 	    probe_after)) < 0) {
 		t->error = rc;
 		t->close_fd = p->close_fd;
+		t->adopt_fd = p->adopt_fd;
+		p->close_fd = p->adopt_fd = -1;
 		t->op = OP_NONE;
 	}
 }
@@ -520,7 +441,7 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->size = p->fd_st.size;
 	t->draining = 0;
 	t->error = 0;
-	file_watch_set(t);
+	tailer_file_watch_set(t);
 	if (p->verify && p->verify_rc == 0) {
 		/* The file of the last run: all before the cursor is seed. */
 		t->start_verify = 0;
@@ -545,7 +466,194 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->catchup_end = t->ready_sent ? 0 : t->size;
 	t->probe_mtime_sec = p->fd_st.mtime_sec;
 	t->probe_mtime_nsec = p->fd_st.mtime_nsec;
-	read_next(t);
+	tailer_read_next(t);
+}
+
+/* --- faults ---------------------------------------------------------- */
+
+/*
+ * While a fault lasts, or the path is a symlink, probe every poll_ms as
+ * well: a symlink's target may change where no watch of ours sees it, and
+ * a read error ends without any event.  Nothing runs once it is over.
+ */
+static void
+tick_update(struct tailer *t)
+{
+	int	want = !t->use_poll && !t->closing && (t->path_fault != 0 ||
+		    t->read_fault != 0 || t->path_link);
+
+	if (want && !t->tick) {
+		if (uv_timer_start(&t->poll_timer, tailer_on_poll_timer, t->poll_ms,
+		    t->poll_ms) == 0)
+			t->tick = 1;
+	} else if (!want && t->tick) {
+		uv_timer_stop(&t->poll_timer);
+		t->tick = 0;
+	}
+}
+
+/*
+ * Say a fault once when it starts (or changes), and once when it ends.
+ * `slot`/`buf` keep the one in force for the status.
+ */
+static void
+fault_set(struct tailer *t, int *slot, char *buf, size_t cap, int code,
+    const char *why, int prio)
+{
+	if (code == 0) {
+		if (*slot != 0)
+			tailer_log(t, LOG_INFO, t->file_exists ?
+			    "%s can be read again" : "%s can be read again "
+			    "once it is there", t->path);
+		*slot = 0;
+		buf[0] = '\0';
+		return;
+	}
+	if (*slot == code && strcmp(buf, why) == 0)
+		return;
+	*slot = code;
+	snprintf(buf, cap, "%s", why);
+	tailer_log(t, prio, "%s", why);
+}
+
+/* What, if anything, keeps the path from being read, by its cause. */
+static void
+path_fault_check(struct tailer *t, const struct tailer_probe *p)
+{
+	char		 why[sizeof(t->path_why)];
+	const char	*on = t->fd >= 0 ?
+			    "; the file it named before is read on" : "";
+	int		 code = 0, prio = LOG_WARNING;
+
+	why[0] = '\0';
+	if (p->path_st.rc == -ENOENT && p->path_link) {
+		code = -ENOENT;
+		prio = LOG_INFO;	/* like a missing file */
+		snprintf(why, sizeof(why), "%s is a symbolic link to %s, which "
+		    "does not exist: read once it does%s", t->path,
+		    p->link_to[0] ? p->link_to : "(unreadable)", on);
+	} else if (p->path_st.rc < 0 && p->path_st.rc != -ENOENT &&
+	    p->path_st.rc != -ENOTDIR) {
+		code = p->path_st.rc;
+		snprintf(why, sizeof(why), "cannot look at %s: %s%s", t->path,
+		    strerror(-code), on);
+	} else if (p->path_st.rc == 0 && !p->path_st.is_reg) {
+		code = (p->path_st.mode & S_IFMT) == S_IFDIR ? -EISDIR :
+		    -EINVAL;
+		snprintf(why, sizeof(why), "%s is %s, not a regular file: not "
+		    "read while it is one%s", t->path,
+		    type_name(p->path_st.mode), on);
+	} else if (p->open_rc == -EINVAL) {
+		code = -EINVAL;		/* replaced between stat and open */
+		snprintf(why, sizeof(why), "%s is not a regular file: not "
+		    "read while it is not one%s", t->path, on);
+	} else if (p->open_rc == -EACCES || p->open_rc == -EPERM) {
+		code = p->open_rc;
+		snprintf(why, sizeof(why), "cannot open %s: %s (mode %03o)%s",
+		    t->path, strerror(-code), p->path_st.mode & 07777, on);
+	} else if (p->open_rc < 0) {
+		code = p->open_rc;
+		snprintf(why, sizeof(why), "cannot open %s: %s%s", t->path,
+		    strerror(-code), on);
+	} else if (p->fd_st.rc < 0) {
+		code = p->fd_st.rc;
+		snprintf(why, sizeof(why), "cannot stat the open %s: %s",
+		    t->path, strerror(-code));
+	}
+	fault_set(t, &t->path_fault, t->path_why, sizeof(t->path_why), code,
+	    why, prio);
+}
+
+static void
+read_fault_set(struct tailer *t, int code)
+{
+	char	why[sizeof(t->read_why)];
+
+	snprintf(why, sizeof(why), "cannot read %s: %s", t->path,
+	    code ? strerror(-code) : "");
+	fault_set(t, &t->read_fault, t->read_why, sizeof(t->read_why), code,
+	    why, LOG_WARNING);
+	tick_update(t);
+}
+
+/* --- rotate-wait ------------------------------------------------------ */
+
+static void
+on_rot_timer(uv_timer_t *h)
+{
+	struct tailer	*t = h->data;
+
+	t->rot_due = 1;
+	tailer_kick(t);
+}
+
+/*
+ * The probe opened the file the path names now, while we still read the
+ * old one: hold it, and give the old one rotate_wait_ms more.  Lines of
+ * the old file past its present size were written after the new file had
+ * content: those are the late lines, which a switch right now would lose.
+ */
+static void
+next_take(struct tailer *t, struct tailer_probe *p)
+{
+	int	fd = p->new_fd;
+
+	p->new_fd = -1;
+	if (t->next_fd >= 0 || (p->new_st.dev == t->dev &&
+	    p->new_st.ino == t->ino)) {
+		/* Renamed back between the stat and the open: it is our own
+		 * file, held twice; closing this one frees nothing. */
+		close(fd);
+		return;
+	}
+	t->next_fd = fd;
+	t->next_dev = p->new_st.dev;
+	t->next_ino = p->new_st.ino;
+	t->late_from = p->fd_st.size;
+	t->rot_due = 0;
+	if (uv_timer_start(&t->rot_timer, on_rot_timer, t->rotate_wait_ms,
+	    0) < 0)
+		t->rot_due = 1;
+}
+
+/* The path names our file again (rotated back): no switch to wait for.
+ * The held file goes to the next probe to be closed, in the pool. */
+static void
+next_drop(struct tailer *t)
+{
+	uv_timer_stop(&t->rot_timer);
+	t->close_fd = t->next_fd;
+	t->next_fd = -1;
+	t->rot_due = 0;
+	t->dirty = 1;
+}
+
+/* The window is over and the old file read to its end: the held file
+ * becomes the file, from byte 0, a new generation. */
+static void
+next_switch(struct tailer *t)
+{
+	char	late[64] = "";
+
+	if (t->late_lines > 0)
+		snprintf(late, sizeof(late), " (%" PRIu64 " late lines in all "
+		    "so far)", t->late_lines);
+	snprintf(t->pending_why, sizeof(t->pending_why),
+	    "the path names a new file (rotated, replaced or re-created); the "
+	    "old one was read to its end and for the rotate-wait after it%s"
+	    NEW_GEN, late);
+	uv_timer_stop(&t->rot_timer);
+	uv_fs_event_stop(&t->ev_file);
+	t->close_fd = t->fd;
+	t->fd = -1;
+	t->adopt_fd = t->next_fd;
+	t->next_fd = -1;
+	t->rot_due = 0;
+	t->draining = 0;
+	tailer_cycle_probe(t);
+	/* The events that told of the path's changes came long ago: after
+	 * the first read, a probe says what the path names now. */
+	t->dirty = 1;
 }
 
 static void
@@ -561,6 +669,10 @@ probe_after(uv_work_t *req, int status)
 		close(p->close_fd);
 		p->close_fd = -1;
 	}
+	if (p->adopt_fd >= 0) {
+		close(p->adopt_fd);
+		p->adopt_fd = -1;
+	}
 	if (status < 0 || t->closing) {
 		if (p->new_fd >= 0)
 			close(p->new_fd);
@@ -568,18 +680,19 @@ probe_after(uv_work_t *req, int status)
 		if (status < 0 && !t->closing)
 			t->error = status;
 		t->op = OP_NONE;
-		close_maybe_finish(t);
+		tailer_close_maybe_finish(t);
 		return;
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
-	dir_watch_set(t, p->dir_st.rc == 0 ? WATCH_DIR : WATCH_GP, &p->dir_st);
-	if (p->new_fd >= 0) {
+	tailer_dir_watch_set(t, &p->dir_st);
+	t->path_link = p->path_link;
+	path_fault_check(t, p);
+	tick_update(t);
+	if (p->new_fd >= 0 && t->fd < 0) {
 		file_opened(t, p);
 		return;
 	}
 	if (t->fd < 0) {
-		if (p->path_st.rc == 0 && p->open_rc < 0)
-			t->error = p->open_rc;
 		if (p->verify) {
 			t->start_verify = 0;
 			snprintf(t->pending_why, sizeof(t->pending_why),
@@ -591,14 +704,23 @@ probe_after(uv_work_t *req, int status)
 		return;
 	}
 	if (p->fd_st.rc < 0) {
-		t->error = p->fd_st.rc;
-		cycle_end(t);
+		cycle_end(t);		/* a fault, said above */
 		return;
 	}
 
 	same = p->path_st.rc == 0 && p->path_st.dev == t->dev &&
 	    p->path_st.ino == t->ino;
 	t->draining = !same;
+	if (p->new_fd >= 0)
+		next_take(t, p);
+	if (t->next_fd >= 0) {
+		if (same)
+			next_drop(t);
+		else if (p->path_st.rc == 0 && p->path_st.is_reg &&
+		    p->path_st.size > 0 && (p->path_st.dev != t->next_dev ||
+		    p->path_st.ino != t->next_ino))
+			t->rot_due = 1;	/* a third file: cut the window short */
+	}
 	if (p->fd_st.size < t->read_pos) {
 		snprintf(why, sizeof(why), "truncated (size %" PRIu64
 		    " < %" PRIu64 " bytes read)" NEW_GEN, p->fd_st.size,
@@ -618,16 +740,24 @@ probe_after(uv_work_t *req, int status)
 		/* Grown, or touched: a read (with its overlap check) tells. */
 		t->probe_mtime_sec = p->fd_st.mtime_sec;
 		t->probe_mtime_nsec = p->fd_st.mtime_nsec;
-		read_next(t);
+		tailer_read_next(t);
+		return;
+	}
+	if (t->next_fd >= 0) {
+		/* Read to its end; the window decides. */
+		if (t->rot_due)
+			next_switch(t);
+		else
+			cycle_end(t);
 		return;
 	}
 	if (!same && p->path_st.rc == 0 && p->path_st.is_reg &&
-	    p->path_st.size > 0) {
+	    p->path_st.size > 0 && t->rotate_wait_ms == 0) {
 		/*
-		 * The old file is read to its end and the new one has
-		 * content.  A writer appends to the old descriptor before it
-		 * writes the new file, so nothing of the old one can come
-		 * after this point: switch.
+		 * No rotate-wait: the old file is read to its end and the new
+		 * one has content.  A writer appends to the old descriptor
+		 * before it writes the new file, so nothing of the old one
+		 * written before this point is lost: switch.
 		 */
 		snprintf(t->pending_why, sizeof(t->pending_why),
 		    "the path names a new file (rotated, replaced or "
@@ -636,7 +766,7 @@ probe_after(uv_work_t *req, int status)
 		t->close_fd = t->fd;
 		t->fd = -1;
 		t->draining = 0;
-		cycle_probe(t);
+		tailer_cycle_probe(t);
 		return;
 	}
 	cycle_end(t);
@@ -650,8 +780,8 @@ static void	on_read(uv_fs_t *);
  * Read the next chunk, starting win_len bytes early: those bytes must be
  * what we read there before (the overlap check).
  */
-static void
-read_next(struct tailer *t)
+void
+tailer_read_next(struct tailer *t)
 {
 	uv_buf_t	buf;
 	int		rc;
@@ -687,14 +817,16 @@ on_read(uv_fs_t *req)
 	t->op = OP_DECIDE;
 	if (t->closing) {
 		t->op = OP_NONE;
-		close_maybe_finish(t);
+		tailer_close_maybe_finish(t);
 		return;
 	}
 	if (n < 0) {
-		t->error = (int)n;
+		read_fault_set(t, (int)n);
 		cycle_end(t);
 		return;
 	}
+	if (t->read_fault)
+		read_fault_set(t, 0);
 	if ((size_t)n < t->win_len)
 		why = "the file shrank under the read position (truncated)"
 		    NEW_GEN;
@@ -704,7 +836,7 @@ on_read(uv_fs_t *req)
 	if (why != NULL) {
 		generation_new(t, why);
 		t->catchup_end = 0;
-		read_next(t);
+		tailer_read_next(t);
 		return;
 	}
 	t->error = 0;
@@ -758,11 +890,11 @@ feed(struct tailer *t)
 	chunk_done(t);
 	t->op = OP_DECIDE;
 	if (t->hash_at != before)
-		save_request(t);
+		tailer_save_request(t);
 	if (got > 0 && (t->read_pos < t->size || got == t->rbuf_chunk))
-		read_next(t);
+		tailer_read_next(t);
 	else if (t->dirty || t->draining)
-		cycle_probe(t);		/* draining: decide the switch */
+		tailer_cycle_probe(t);		/* draining: decide the switch */
 	else
 		cycle_end(t);
 }
@@ -780,133 +912,7 @@ cycle_end(struct tailer *t)
 			return;
 	}
 	if (t->dirty && !t->paused && !t->closing)
-		cycle_probe(t);
-}
-
-/* --- cursor saves ----------------------------------------------------- */
-
-static int
-cursor_same(const struct cursor *a, const struct cursor *b)
-{
-	return a->generation == b->generation && a->offset == b->offset &&
-	    a->dev == b->dev && a->ino == b->ino;
-}
-
-static void
-save_work(uv_work_t *req)
-{
-	struct tailer	*t = req->data;
-	int		 rc = 0;
-
-	/* A save_sync may have written a newer cursor meanwhile: keep it. */
-	uv_mutex_lock(&t->save_mu);
-	if (t->save_snap_seq > t->saved_seq &&
-	    (rc = cursor_save(t->cursor_path, &t->save_snap)) == 0)
-		t->saved_seq = t->save_snap_seq;
-	uv_mutex_unlock(&t->save_mu);
-	t->save_work_rc = rc;
-}
-
-static void
-save_after(uv_work_t *req, int status)
-{
-	struct tailer	*t = req->data;
-
-	t->save_inflight = 0;
-	t->save_rc = status < 0 ? status : t->save_work_rc;
-	t->last_save_ms = uv_now(t->loop);
-	if (status == 0)
-		t->saves++;
-	/* A failed save is retried when the cursor next moves, not in a
-	 * loop: a full disk must not turn into a busy timer. */
-	if (t->save_rc < 0)
-		memset(&t->last_snap, 0, sizeof(t->last_snap));
-	if (t->closing) {
-		close_maybe_finish(t);
-		return;
-	}
-	if (t->save_dirty)
-		save_request(t);
-}
-
-static void
-save_start(struct tailer *t)
-{
-	struct cursor	c;
-	int		rc;
-
-	t->save_dirty = 0;
-	snapshot(t, &c);
-	if (cursor_same(&c, &t->last_snap))
-		return;
-	t->save_snap = c;
-	t->last_snap = c;
-	t->save_snap_seq = ++t->save_seq;
-	t->save_req.data = t;
-	t->save_inflight = 1;
-	if ((rc = uv_queue_work(t->loop, &t->save_req, save_work,
-	    save_after)) < 0) {
-		t->save_inflight = 0;
-		t->save_rc = rc;
-		memset(&t->last_snap, 0, sizeof(t->last_snap));
-	}
-}
-
-static void
-on_save_timer(uv_timer_t *h)
-{
-	save_request(h->data);
-}
-
-/*
- * The cursor moved.  Coalesced: one save in flight, at most one started
- * per save_interval_ms, and the last position always gets written.  The
- * timer runs only while a save is owed, so an idle tailer has none.
- */
-static void
-save_request(struct tailer *t)
-{
-	uint64_t	since;
-
-	if (!t->has_cursor || !t->started || t->closing || t->generation == 0)
-		return;
-	if (t->delivered < t->seed_end)
-		return;		/* the saved cursor is still ahead of us */
-	if (t->save_inflight ||
-	    uv_is_active((uv_handle_t *)&t->save_timer)) {
-		t->save_dirty = 1;
-		return;
-	}
-	since = uv_now(t->loop) - t->last_save_ms;
-	if (t->saves > 0 && since < t->save_interval_ms) {
-		t->save_dirty = 1;
-		uv_timer_start(&t->save_timer, on_save_timer,
-		    t->save_interval_ms - since, 0);
-		return;
-	}
-	save_start(t);
-}
-
-int
-tailer_save_sync(struct tailer *t)
-{
-	struct cursor	c;
-	uint64_t	seq;
-	int		rc;
-
-	if (!t->has_cursor || !t->started || t->generation == 0 ||
-	    t->delivered < t->seed_end)
-		return 0;
-	snapshot(t, &c);
-	seq = ++t->save_seq;
-	uv_mutex_lock(&t->save_mu);
-	if ((rc = cursor_save(t->cursor_path, &c)) == 0)
-		t->saved_seq = seq;
-	uv_mutex_unlock(&t->save_mu);
-	t->save_rc = rc;
-	if (rc == 0)
-		t->last_snap = c;
-	return rc;
+		tailer_cycle_probe(t);
 }
 
 /* --- public ----------------------------------------------------------- */
@@ -921,7 +927,7 @@ on_resume_timer(uv_timer_t *h)
 	if (t->op == OP_HELD)
 		feed(t);
 	else if (t->op == OP_NONE && t->dirty)
-		cycle_probe(t);
+		tailer_cycle_probe(t);
 }
 
 int
@@ -954,7 +960,9 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	t->chunk = TAILER_CHUNK;
 	t->poll_ms = TAILER_POLL_MS;
 	t->save_interval_ms = TAILER_SAVE_INTERVAL_MS;
+	t->rotate_wait_ms = TAILER_ROTATE_WAIT_MS;
 	t->fd = t->close_fd = t->probe.new_fd = t->probe.close_fd = -1;
+	t->next_fd = t->adopt_fd = t->probe.adopt_fd = -1;
 	t->backend = BACKEND_EVENTS;
 	linesplit_init(&t->ls, LEDGER_MAX_LINE, on_split_line, on_split_long,
 	    t);
@@ -964,11 +972,14 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	/* None of these can fail on a valid loop. */
 	uv_fs_event_init(loop, &t->ev_file);
 	uv_fs_event_init(loop, &t->ev_dir);
+	uv_fs_event_init(loop, &t->ev_gp);
 	uv_timer_init(loop, &t->poll_timer);
 	uv_timer_init(loop, &t->save_timer);
 	uv_timer_init(loop, &t->resume_timer);
-	t->ev_file.data = t->ev_dir.data = t;
+	uv_timer_init(loop, &t->rot_timer);
+	t->ev_file.data = t->ev_dir.data = t->ev_gp.data = t;
 	t->poll_timer.data = t->save_timer.data = t->resume_timer.data = t;
+	t->rot_timer.data = t;
 	t->handles_open = 0;
 	return 0;
 }
@@ -1026,18 +1037,18 @@ tailer_start(struct tailer *t)
 		    why);
 	}
 
-	stat_path(t->dir, &dir);
+	tailer_stat_path(t->dir, &dir);
 	if (t->force_poll)
-		backend_poll(t, "forced (--poll)");
+		tailer_backend_poll(t, "forced (--poll)", -1);
 	else if (!fstrust_check(dir.rc == 0 ? t->dir : t->gp, bwhy,
 	    sizeof(bwhy)))
-		backend_poll(t, bwhy);
+		tailer_backend_poll(t, bwhy, LOG_INFO);
 	else {
 		snprintf(t->backend_why, sizeof(t->backend_why), "%s", bwhy);
-		dir_watch_set(t, dir.rc == 0 ? WATCH_DIR : WATCH_GP, &dir);
+		tailer_dir_watch_set(t, &dir);
 	}
 	t->started = 1;
-	kick(t);
+	tailer_kick(t);
 	return 0;
 }
 
@@ -1066,12 +1077,12 @@ on_handle_closed(uv_handle_t *h)
 	struct tailer	*t = h->data;
 
 	t->handles_open--;
-	close_maybe_finish(t);
+	tailer_close_maybe_finish(t);
 }
 
 /* Free everything once no handle, read, probe or save is outstanding. */
-static void
-close_maybe_finish(struct tailer *t)
+void
+tailer_close_maybe_finish(struct tailer *t)
 {
 	if (!t->closing || t->finished || t->handles_open > 0 ||
 	    t->op == OP_PROBE || t->op == OP_READ || t->save_inflight)
@@ -1081,7 +1092,11 @@ close_maybe_finish(struct tailer *t)
 		close(t->fd);
 	if (t->close_fd >= 0)
 		close(t->close_fd);
-	t->fd = t->close_fd = -1;
+	if (t->next_fd >= 0)
+		close(t->next_fd);
+	if (t->adopt_fd >= 0)
+		close(t->adopt_fd);
+	t->fd = t->close_fd = t->next_fd = t->adopt_fd = -1;
 	linesplit_free(&t->ls);
 	free(t->rbuf);
 	t->rbuf = NULL;
@@ -1106,12 +1121,14 @@ tailer_close(struct tailer *t, void (*done)(struct tailer *))
 		t->op = OP_NONE;
 	if (t->save_inflight)
 		uv_cancel((uv_req_t *)&t->save_req);
-	t->handles_open = 5;
+	t->handles_open = 7;
 	uv_close((uv_handle_t *)&t->ev_file, on_handle_closed);
 	uv_close((uv_handle_t *)&t->ev_dir, on_handle_closed);
+	uv_close((uv_handle_t *)&t->ev_gp, on_handle_closed);
 	uv_close((uv_handle_t *)&t->poll_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->save_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->resume_timer, on_handle_closed);
+	uv_close((uv_handle_t *)&t->rot_timer, on_handle_closed);
 }
 
 void
@@ -1127,9 +1144,13 @@ tailer_status(const struct tailer *t, struct tailer_status *st)
 	st->lag = st->size > t->delivered ? st->size - t->delivered : 0;
 	st->lines = t->lines;
 	st->long_lines = t->long_lines;
+	st->late_lines = t->late_lines;
 	st->saves = t->saves;
 	st->save_error = t->save_rc;
-	st->error = t->error;
+	st->error = t->read_fault ? t->read_fault : t->path_fault ?
+	    t->path_fault : t->error;
+	st->error_why = t->read_fault ? t->read_why : t->path_fault ?
+	    t->path_why : "";
 	st->file_exists = t->file_exists;
 	st->draining = t->draining;
 	st->paused = t->paused;

@@ -19,14 +19,27 @@
  *    generation is delivered after its reset().
  *  - When the path starts naming another file (rotation by rename, delete
  *    and re-create), the old file is read to its end through the descriptor
- *    we hold, including lines a writer still appends to it, before the
- *    switch.  The switch happens when the new file has content.
+ *    we hold, including lines a writer still appends to it.  Once the new
+ *    file has content it is opened and held, and the old one is read for
+ *    rotate_wait_ms more (its late lines), or until the path moves on to a
+ *    third file; then the switch.  Lines therefore come file by file: all
+ *    of one generation before the reset() of the next.
  *  - The file and its directory may be missing, and may come and go: the
  *    directory (or its parent, when the directory is missing) is watched.
  *  - Backend: uv_fs_event (inotify/kqueue) plus nothing else while idle: no
  *    timer runs when nothing changes.  Stat polling every poll_ms when
  *    forced, when the filesystem is a network or FUSE one, or when a watch
- *    cannot be added; tailer_status() says which and why.
+ *    cannot be added (inotify watches or instances exhausted: said by that
+ *    cause); tailer_status() says which and why, and log() says it once.
+ *  - Only a regular file is read.  A directory, FIFO, socket or device at
+ *    the path is never opened (a FIFO cannot hang a pool thread: stat
+ *    first, then O_NONBLOCK and fstat); a symlink is followed, a dangling
+ *    one is like a missing file.  What keeps the path from being read
+ *    (that, an open or read error) is said once by log() when it starts
+ *    and once when it ends, and stands in tailer_status() meanwhile; the
+ *    file held so far is read on, so nothing delivered is lost.  While a
+ *    fault lasts, or the path is a symlink (its target's changes are not
+ *    reported in the directory), the path is also probed every poll_ms.
  *  - With a cursor path, the position is saved atomically (cursor.h) off
  *    the loop thread, at most one save in flight and at most one per
  *    save_interval_ms, and synchronously by tailer_save_sync().
@@ -53,6 +66,7 @@
 #define TAILER_CHUNK		(1024 * 1024)	/* bytes per read */
 #define TAILER_POLL_MS		250
 #define TAILER_SAVE_INTERVAL_MS	1000
+#define TAILER_ROTATE_WAIT_MS	5000	/* Fluent Bit's rotate_wait */
 
 enum tail_phase {
 	TAIL_SEED,	/* before the persisted cursor: delivered in an earlier
@@ -81,6 +95,10 @@ struct tailer_cbs {
 	   seed and catch-up are done.  Runs once.  May be NULL. */
 	void	(*ready)(void *arg);
 	void	*arg;
+	/* A sentence for the daemon's log, `prio` a syslog(3) level: a fault
+	   of the path starting or ending, a fall-back to polling.  Each is
+	   said once, when it happens.  May be NULL. */
+	void	(*log)(void *arg, int prio, const char *msg);
 };
 
 struct tailer_status {
@@ -92,9 +110,14 @@ struct tailer_status {
 	uint64_t	 size;		/* file size last seen */
 	uint64_t	 lag;		/* size - cursor */
 	uint64_t	 lines, long_lines;	/* delivered since start */
+	uint64_t	 late_lines;	/* of them: written to a rotated file
+					   after the new one had content */
 	uint64_t	 saves;		/* background cursor saves finished */
 	int		 save_error;	/* last cursor save: 0 or -errno */
-	int		 error;		/* last read/open error: 0 or -errno */
+	int		 error;		/* what keeps the path from being read,
+					   or the last failed request: 0 or
+					   -errno */
+	const char	*error_why;	/* that as a sentence, or "" */
 	int		 file_exists;	/* the path names a file */
 	int		 draining;	/* reading a file the path left */
 	int		 paused;
@@ -104,6 +127,7 @@ struct tailer_status {
 struct tailer_stat {
 	int		 rc;		/* 0 or -errno */
 	int		 is_reg;
+	unsigned	 mode;		/* st_mode */
 	uint64_t	 dev, ino, size;
 	int64_t		 mtime_sec, mtime_nsec;
 };
@@ -113,8 +137,15 @@ struct tailer_probe {
 	int			 fd;		/* in: the open file or -1 */
 	int			 close_fd;	/* in: close it first, or -1 */
 	int			 open;		/* in: open the path if there */
+	int			 open_next;	/* in: …while holding fd, if it
+						   names another file with
+						   content (rotate-wait) */
+	int			 adopt_fd;	/* in: take this one as the file */
 	int			 verify;	/* in: check start_cursor */
 	struct tailer_stat	 path_st, dir_st, fd_st;	/* out */
+	struct tailer_stat	 new_st;	/* out: of new_fd (open_next) */
+	int			 path_link;	/* out: the path is a symlink */
+	char			 link_to[PATH_MAX];	/* out: if dangling */
 	int			 new_fd;	/* out: opened, or -1 */
 	int			 open_rc;	/* out */
 	int			 verify_rc;	/* out */
@@ -128,6 +159,9 @@ struct tailer {
 	size_t		 chunk;			/* TAILER_CHUNK */
 	unsigned	 poll_ms;		/* TAILER_POLL_MS */
 	uint64_t	 save_interval_ms;	/* TAILER_SAVE_INTERVAL_MS */
+	uint64_t	 rotate_wait_ms;	/* TAILER_ROTATE_WAIT_MS; 0: switch
+						   as soon as the new file has
+						   content */
 
 	/* Everything below is private. */
 	uv_loop_t	*loop;
@@ -141,16 +175,30 @@ struct tailer {
 	int		 started, closing, finished, handles_open;
 	void		(*done)(struct tailer *);
 
-	uv_fs_event_t	 ev_file, ev_dir;
-	int		 dir_watch;		/* what ev_dir watches */
+	uv_fs_event_t	 ev_file, ev_dir, ev_gp;
+	int		 dir_watch;		/* ev_dir watches the directory */
+	int		 dir_stale;		/* its entry changed since */
+	int		 gp_watch;		/* ev_gp watches its parent */
 	uint64_t	 dir_dev, dir_ino;
-	uv_timer_t	 poll_timer, save_timer, resume_timer;
+	uv_timer_t	 poll_timer, save_timer, resume_timer, rot_timer;
 
 	/* The read cycle: one operation at a time. */
 	int		 op, dirty, paused;
 	struct tailer_probe probe;
 	uv_fs_t		 rreq;
 	int		 close_fd;		/* old file, closed on switch */
+
+	/* Faults of the path (probe) and of reading (read): said once. */
+	int		 path_fault, read_fault;	/* 0 or -errno */
+	char		 path_why[2 * PATH_MAX + 160], read_why[PATH_MAX + 96];
+	int		 tick;			/* poll_timer runs for a fault */
+	int		 path_link;		/* last probe: a symlink */
+
+	/* Rotate-wait: the new file, held while the old one's window runs. */
+	int		 next_fd, adopt_fd;
+	uint64_t	 next_dev, next_ino;
+	uint64_t	 late_from;		/* the old file's size then */
+	int		 rot_due;		/* window over: switch when read */
 
 	/* The open file. */
 	int		 fd;
@@ -172,7 +220,7 @@ struct tailer {
 	uint64_t	 hash_at, hash;		/* window hash before hash_at */
 	uint32_t	 hash_len;
 	uint64_t	 seed_end, catchup_end, generation;
-	uint64_t	 lines, long_lines;
+	uint64_t	 lines, long_lines, late_lines;
 	int		 start_verify, ready_sent;
 	struct cursor	 start_cursor;
 	char		 pending_why[CURSOR_WHY_MAX + 128];

@@ -1,0 +1,135 @@
+/*
+ * ledger_impl — the fold's state, shared by the files of ledger/ and by
+ * nothing else: ledger.c folds lines into it, render.c answers from it
+ * (catalogue, timeline, windows), checkpoint.c saves and restores it.
+ * Everything in struct ledger is either folded state (saved by a
+ * checkpoint) or a cache the fold can rebuild (marked so).
+ */
+#ifndef LEDGER_LEDGER_IMPL_H
+#define LEDGER_LEDGER_IMPL_H
+
+#include <stdint.h>
+
+#include "footprint.h"
+#include "jscan.h"
+#include "ledger.h"
+#include "samples.h"
+
+#define VERDICT_GUESS	64
+#define VERDICT_CONF	32
+#define VERDICT_EVID	256
+#define NO_BUILD	SAMPLES_NO_BUILD
+#define SERIES_SLICES	32
+#define SKIP_REASON	64
+#define NMETRICS	5	/* p95, median, calls, triangles, programs */
+
+struct row {
+	uint32_t	 id;
+	char		 hex[9];
+	char		*key;
+	char		*type;
+	char		*phase;		/* NULL when the record had none */
+	char		*ctx;		/* the last occurrence's, "" if none */
+	uint64_t	 count;
+	int64_t		 first_ms, last_ms;	/* LEDGER_NO_TIME if none */
+	uint32_t	*builds;	/* build indices, first-seen order */
+	uint32_t	 nbuilds, capbuilds;
+	uint32_t	 max_build;	/* NO_BUILD if none */
+	int64_t		 last_unbuilt_ms;
+	int		 has_worst;
+	double		 worst;
+	int64_t		 worst_ms;
+	int		 has_verdict;
+	char		*guess;		/* the verdict's, cut; NULL if none */
+	char		*conf;
+	char		*evid;
+};
+
+struct build {
+	char		*name;
+	uint32_t	 len;
+	uint32_t	 hash;
+	int64_t		 first_ms;	/* `at` of its first record */
+	/* its timeline samples (want_timeline): counts, span, worst hitch */
+	uint64_t	 nhb, nhp;
+	int64_t		 ts_min, ts_max;	/* LEDGER_NO_TIME if none */
+	double		 worst;			/* NAN if none */
+};
+
+enum fix_state { FIX_APPLIED, FIX_PROPOSED, FIX_MERGED, FIX_REJECTED, FIX_OTHER };
+
+struct fix {
+	cJSON		*rec;
+	char		 id[9];
+	enum fix_state	 state;
+	int64_t		 at_ms;		/* when it took effect */
+	char		*after_build;
+	uint32_t	*fps;
+	size_t		 nfps;
+};
+
+struct skip {
+	enum ledger_stream	 stream;
+	uint64_t		 offset, length;
+	char			 reason[SKIP_REASON];
+};
+
+struct ledger {
+	struct ledger_opts	 opts;		/* occurrences_of not kept */
+	uint32_t		 occ_id;
+	int			 want_occ;
+	cJSON			*occ;
+
+	struct row		**slots;	/* open addressing by id (cache) */
+	size_t			 nslots;
+	struct row		**rows;
+	size_t			 nrows, caprows;
+
+	struct build		*builds;
+	size_t			 nbuilds, capbuilds;
+	uint32_t		*bslots;	/* build index + 1 (cache) */
+	size_t			 nbslots;
+	uint32_t		 last_build;	/* cache */
+
+	struct samples		 hb;		/* heartbeats: NMETRICS columns */
+	struct samples		 hp;		/* hitches: frameMs */
+	int64_t			 tmin, tmax;
+
+	struct fix		*fixes;
+	size_t			 nfixes, capfixes;
+
+	struct skip		 skips[LEDGER_SKIPS_KEPT];
+	size_t			 nskips;	/* total ever; ring index mod */
+
+	struct ledger_counts	 c;
+
+	/* caches */
+	struct jscan_shapes	*shapes;
+	char			 at_day[10];	/* date of at_base, or "" */
+	int64_t			 at_base;	/* ms of at_day's midnight */
+
+	/* scratch for ledger_event strings */
+	char			 s_key[FOOTPRINT_KEY_MAX];
+	char			 s_type[64], s_phase[128], s_build[128];
+};
+
+/* ledger.c */
+struct row	*row_find(const struct ledger *l, uint32_t id);
+struct row	*row_insert(struct ledger *l, struct row *r);
+int		 build_insert(struct ledger *l, const char *name, size_t len,
+		    int64_t first_ms);
+const char	*row_status(struct ledger *l, const struct row *r);
+uint32_t	 fix_build(const struct ledger *l, const struct fix *fx);
+int		 fix_counts(const struct fix *fx);
+int		 fix_names(const struct fix *fx, uint32_t id);
+void		 note_skip(struct ledger *l, enum ledger_stream s,
+		    uint64_t offset, uint64_t len, const char *reason);
+
+/* checkpoint.c: CRC-32C by table (what machines without the instruction
+ * use; the tests compare it with the instruction's) */
+uint32_t	 ckpt_crc32c_sw(uint32_t crc, const void *data, size_t n);
+
+/* render.c */
+const char	*fix_state_name(enum fix_state s);
+
+#endif

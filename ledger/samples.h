@@ -1,0 +1,101 @@
+/*
+ * samples — the timeline's evidence, kept small and exact.
+ *
+ * Exact nearest-rank medians over any time window need every sample: no
+ * summary of a window answers for a sub-window.  So every heartbeat (and
+ * every hitch) is kept, but packed: samples are appended to a block of
+ * SAMPLES_BLOCK; a full block is sealed into columns — time as deltas,
+ * the build, and each metric — each packed with the fewest bits its range
+ * in the block needs.  A metric is stored as the decimal mantissa the
+ * writer printed (8.58 is 858 at scale 2), checked at sealing to give the
+ * same double back bit for bit; a column where some value is no short
+ * decimal is kept as raw doubles.  A ledger's heartbeat costs about 9
+ * bytes instead of 56, and every answer is what the doubles would give.
+ *
+ * Queries decode block by block (blocks outside the time range or the
+ * build asked for are skipped) and select medians in a bounded scratch:
+ * groups that fit are gathered and selected, a group that does not is
+ * narrowed by histogram passes first.  Memory is the packed samples plus
+ * SAMPLES_SCRATCH doubles while a query runs.
+ *
+ * Pure: no I/O.  Not thread-safe: one owner at a time.
+ */
+#ifndef LEDGER_SAMPLES_H
+#define LEDGER_SAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SAMPLES_BLOCK		512
+#define SAMPLES_MAXCOLS		5
+#define SAMPLES_SCRATCH		(128 * 1024)	/* keys a query may gather */
+#define SAMPLES_NO_BUILD	UINT32_MAX
+
+struct sblock;
+
+struct samples {
+	int		  ncols;
+	struct sblock	**blocks;	/* sealed, in append order */
+	size_t		  nblocks, capblocks;
+	size_t		  sealed;	/* samples in sealed blocks */
+	size_t		  bytes;	/* their packed size */
+	/* the block being filled */
+	size_t		  np;
+	int64_t		  pt[SAMPLES_BLOCK];
+	uint32_t	  pb[SAMPLES_BLOCK];
+	double		  pv[SAMPLES_MAXCOLS][SAMPLES_BLOCK];
+};
+
+/* ncols values per sample (1..SAMPLES_MAXCOLS). */
+void	samples_init(struct samples *s, int ncols);
+void	samples_free(struct samples *s);
+/* One sample: time, build index (SAMPLES_NO_BUILD: none), ncols values
+ * (NAN: not measured).  0 or -ENOMEM (nothing added). */
+int	samples_add(struct samples *s, int64_t t, uint32_t build,
+	    const double *v);
+size_t	samples_count(const struct samples *s);
+/* Bytes held (packed blocks and their index; the open block aside). */
+size_t	samples_bytes(const struct samples *s);
+
+/*
+ * Which samples a query looks at, and how it groups them: samples whose
+ * build is `build` (when by_build) and whose time is in [from, to] (when
+ * from/to are not SAMPLES_NO_TIME); then, when ngroups > 1 or t0/width are
+ * set, group g = (t - t0) / width for 0 <= g < ngroups (others are left
+ * out); else everything selected is group 0.
+ */
+#define SAMPLES_NO_TIME		INT64_MIN
+struct sgroups {
+	int		by_build;
+	uint32_t	build;
+	int64_t		from, to;
+	int64_t		t0, width;	/* width 0: one group */
+	int		ngroups;
+};
+
+/* Per group: how many samples (count, may be NULL), how many have column
+ * `col` measured (measured, may be NULL), and its largest value there
+ * (max, NAN if none; may be NULL).  0 or -ENOMEM. */
+int	samples_tally(const struct samples *s, const struct sgroups *q, int col,
+	    size_t *count, size_t *measured, double *max);
+/* Per group and column c < ncols: the nearest-rank median (rank
+ * ceil(n/2) of the sorted measured values) in median[c][group], NAN when
+ * none; all columns in the same passes.  0 or -ENOMEM. */
+int	samples_medians(const struct samples *s, const struct sgroups *q,
+	    int ncols, double *const *median);
+/* Call fn(arg, group, build) for every sample selected (builds may
+ * repeat).  0, or the first non-zero return of fn. */
+int	samples_each_build(const struct samples *s, const struct sgroups *q,
+	    int (*fn)(void *, int, uint32_t), void *arg);
+
+/*
+ * For checkpoints: the blocks as opaque byte strings, and the open block.
+ * samples_block_add() checks a block's own consistency (it came from
+ * outside) and returns -EINVAL for one that is not whole.
+ */
+size_t	samples_nblocks(const struct samples *s);
+void	samples_block(const struct samples *s, size_t i, const void **p,
+	    size_t *len);
+int	samples_block_add(struct samples *s, const void *p, size_t len);
+
+#endif
