@@ -72,7 +72,7 @@ export class MotionMonitor {
       // the open burst
       events: 0, bFirstFrame: 0, bLastFrame: 0, bStart: 0, bMax: 0, bJump: new Float64Array(3), bFrom: new Float64Array(3),
       bTo: new Float64Array(3), bFrame: 0, bDt: 0, bTravel: 0, bSpeed: 0, bReach0: 0, bReach1: 0, bUnits: 0,
-      recent: new Int32Array(HISTORY).fill(-1000), recentHead: 0, lastSent: -Infinity,
+      recent: new Int32Array(HISTORY).fill(-1000), recentHead: 0, lastSent: -Infinity, lastUnits: 0,
     };
     this.tracks.push(t);
     this.byName.set(name, t);
@@ -204,11 +204,17 @@ export class MotionMonitor {
     const events = t.events;
     t.events = 0;
     const now = t.bStart;
-    if (this.sent >= this.sessionCap || now - t.lastSent < this.intervalMs) {
+    // one a second per track; but a jump at least twice the one that took
+    // the second still goes (a real snap is not hidden by the small
+    // catch-up of a slow frame just before it), and doubles the bar
+    const inInterval = now - t.lastSent < this.intervalMs;
+    const worse = inInterval && t.bUnits >= 2 * t.lastUnits;
+    if (this.sent >= this.sessionCap || (inInterval && !worse)) {
       this.dropped++;
       return;
     }
-    t.lastSent = now;
+    if (!worse) t.lastSent = now;
+    t.lastUnits = t.bUnits;
     this.sent++;
     const kind = events > 1 ? 'oscillation' : 'snap';
     const coincident = [];

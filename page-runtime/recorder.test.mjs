@@ -249,6 +249,12 @@ test('motion: one record a second per track, 200 a session, drops counted', () =
   const { out, mm } = drive({ unit: snaps }, { frames: 600 });
   assert.ok(out.length >= 9 && out.length <= 11, `about one a second: ${out.length}`);
   assert.ok(mm.take() >= 45, 'the rest were counted');
+  // a jump twice the size of the one that took the second still goes
+  const two = drive({ unit: (i, t) => [t * V + (i >= 60 ? 0.5 : 0) + (i >= 70 ? 3 : 0), 0, 0] });
+  assert.deepEqual(two.out.map((r) => Math.round(r.units * 10) / 10), [0.5, 3]);
+  const small = drive({ unit: (i, t) => [t * V + (i >= 60 ? 0.5 : 0) + (i >= 70 ? 0.6 : 0), 0, 0] });
+  assert.deepEqual(small.out.map((r) => Math.round(r.units * 10) / 10), [0.5], 'a lesser one waits its second');
+  assert.equal(small.mm.take(), 1);
   const cap = drive({ unit: snaps }, { frames: 600, opts: { intervalMs: 0, sessionCap: 20 } });
   assert.equal(cap.out.length, 20);
   assert.ok(cap.mm.take() > 0);
