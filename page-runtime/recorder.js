@@ -472,7 +472,7 @@ class Recorder {
   }
 
   onHitch(f, census, frame, at) {
-    if (!this.recording) return;
+    if (this.outbox.stopped) return;
     f.loaf = !this.loafSupported ? 'unsupported' : f.frameMs < LOAF_MIN_MS ? 'short' : 'none';
     const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
     if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
@@ -762,8 +762,17 @@ class Recorder {
       document.removeEventListener('visibilitychange', this.onHide);
     }
     if (this.observer) this.observer.disconnect();
-    this.resolvePending(true);
-    this.outbox.flush().then(() => this.outbox.stop());
+    // a task later, after any hitch of the last frames is made (they are
+    // made a task after their frame): send everything, then stop; what the
+    // daemon would not take goes with the browser's beacon
+    setTimeout(() => {
+      this.resolvePending(true);
+      this.outbox.flush().then(() => {
+        if (this.outbox.queued() > 0) this.outbox.beacon();
+        this.outbox.stop();
+        this.changed();
+      });
+    }, 0);
     if (globalThis[REGISTRY] === this.api) delete globalThis[REGISTRY];
     this.changed();
   }
