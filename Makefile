@@ -64,7 +64,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-recorder install \
 	install-service clean check-deps
 
 all: $(PROGS) $(TEST_BIN)
@@ -143,7 +143,7 @@ APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
 
 deps: .deps-stamp
-.deps-stamp: Makefile tests/package.json
+.deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json
 	@if [ "$$(uname)" = Darwin ]; then \
 	    brew install $(BREW_PKGS); \
 	elif command -v apt-get >/dev/null; then \
@@ -165,6 +165,7 @@ deps: .deps-stamp
 	    echo "deps: install $(PKGS) cmocka by hand on this system" >&2; \
 	fi
 	cd tests && npm ci --no-audit --no-fund --loglevel=error
+	cd demo && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # --- running ----------------------------------------------------------------
@@ -222,6 +223,10 @@ bench-wake: deps
 bench-http: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/http.sh $(BUILD)
+
+bench-recorder: deps
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
 
 # --- install ----------------------------------------------------------------
 
