@@ -65,7 +65,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-sink install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-sink bench-recorder install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -154,7 +154,7 @@ APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node curl
 
 deps: .deps-stamp
-.deps-stamp: Makefile tests/package.json
+.deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json
 	@if [ "$$(uname)" = Darwin ]; then \
 	    brew install $(BREW_PKGS); \
 	elif command -v apt-get >/dev/null; then \
@@ -176,6 +176,7 @@ deps: .deps-stamp
 	    echo "deps: install $(PKGS) cmocka by hand on this system" >&2; \
 	fi
 	cd tests && npm ci --no-audit --no-fund --loglevel=error
+	cd demo && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # --- running ----------------------------------------------------------------
@@ -237,6 +238,10 @@ bench-http: deps
 bench-sink: deps
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/sink.mjs $(BENCH_SINK_ARGS)
+
+bench-recorder: deps
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
 
 # --- install ----------------------------------------------------------------
 

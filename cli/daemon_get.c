@@ -96,13 +96,9 @@ cli_daemon_get(const char *project_abs, const char *path, int timeout_ms,
     cJSON **out, char *why, size_t cap)
 {
 	struct watch_addr	 a;
-	char			 file[PATH_MAX + 32], req[2048];
+	char			 file[PATH_MAX + 32];
 	const char		*bad = NULL;
-	char			*buf = NULL, *body;
-	size_t			 len = 0, bcap = 0;
-	int64_t			 deadline = now_ms() + timeout_ms;
-	int			 fd, rc, status, n;
-	ssize_t			 got;
+	int			 rc;
 
 	*out = NULL;
 	if ((rc = watch_daemon_find(project_abs, &a, file, sizeof(file),
@@ -111,6 +107,22 @@ cli_daemon_get(const char *project_abs, const char *path, int timeout_ms,
 		    "this project" : bad != NULL ? bad : strerror(-rc));
 		return rc;
 	}
+	return cli_daemon_get_at(&a, path, timeout_ms, out, why, cap);
+}
+
+int
+cli_daemon_get_at(const struct watch_addr *ap, const char *path,
+    int timeout_ms, cJSON **out, char *why, size_t cap)
+{
+	const struct watch_addr	 a = *ap;
+	char			 req[2048];
+	char			*buf = NULL, *body;
+	size_t			 len = 0, bcap = 0;
+	int64_t			 deadline = now_ms() + timeout_ms;
+	int			 fd, rc, status, n;
+	ssize_t			 got;
+
+	*out = NULL;
 	if ((fd = dial(&a, deadline)) < 0) {
 		snprintf(why, cap, "cannot reach the daemon at %s:%d: %s",
 		    a.host, a.port, strerror(-fd));

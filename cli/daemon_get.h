@@ -19,5 +19,9 @@
  */
 int	cli_daemon_get(const char *project_abs, const char *path,
 	    int timeout_ms, cJSON **out, char *why, size_t cap);
+/* The same, to the daemon at `a` (`--daemon URL`). */
+struct watch_addr;
+int	cli_daemon_get_at(const struct watch_addr *a, const char *path,
+	    int timeout_ms, cJSON **out, char *why, size_t cap);
 
 #endif

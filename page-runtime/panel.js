@@ -55,7 +55,32 @@ const LEVELS = [
   { id: 'propose', label: 'Propose', help: 'the agent may record proposals; you merge or reject them here' },
   { id: 'apply', label: 'Apply', help: 'the agent applies fixes itself and records them, with measured windows' },
 ];
-const BUCKETS = 48;
+const BUCKETS = 48;                 // at most, on the timeline
+const MIN_HEARTBEATS = 5;           // per bucket, on average: less is noise, not a trend
+const ROUND_WIDTHS = [10e3, 30e3, 60e3, 5 * 60e3, 15 * 60e3, 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3, 86400e3, 7 * 86400e3];
+
+/*
+ * How many timeline buckets a ledger's evidence can fill: the smallest
+ * round width (10 s, 30 s, 1 min, 5 min, … 1 week) that gives at most
+ * BUCKETS buckets and, on average, MIN_HEARTBEATS heartbeats in each; so
+ * a short session gets a few wide buckets, not 48 of 115 ms that are
+ * mostly gaps.  The daemon (and history.js) divide the ledger's span
+ * into N equal buckets, so the width is about the round one, never more.
+ * `one` is a history of one bucket: its span and heartbeat count.
+ */
+export function bucketsFor(one) {
+  const b = one && Array.isArray(one.buckets) ? one.buckets[0] : null;
+  const from = one ? parseIso(one.from) : null, to = one ? parseIso(one.to) : null;
+  if (!b || from === null || to === null) return 1;
+  const span = Math.max(0, to - from);
+  const beats = typeof b.heartbeats === 'number' ? b.heartbeats : 0;
+  for (const w of ROUND_WIDTHS) {
+    const n = Math.max(1, Math.ceil(span / w));
+    if (n > BUCKETS) continue;
+    if (n === 1 || beats / n >= MIN_HEARTBEATS) return n;
+  }
+  return Math.max(1, Math.min(BUCKETS, Math.floor(beats / MIN_HEARTBEATS)));
+}
 const ROW_LIMIT = 200;
 const SESSION_LIMIT = 500;
 const FETCH_TIMEOUT_MS = 10000;
@@ -101,12 +126,15 @@ function normalizeEndpoint(e) {
   return s;
 }
 
-function fmtNum(v, unit) {
+// Numbers as the CLI prints them (cli/verbs.c, fmt_num): a whole number
+// or one of 100000 and more without decimals, anything else with one —
+// so the panel says 152.6 ms where the CLI says 152.6ms.  Large counts
+// keep their k/M shorthand (the CLI has no column that small).
+export function fmtNum(v, unit) {
   if (v === null || v === undefined || Number.isNaN(v)) return '—';
   const a = Math.abs(v);
   let s;
-  if (unit === 'ms') s = a >= 100 ? v.toFixed(0) : v.toFixed(1);
-  else if (unit === 'units') s = v.toFixed(3);
+  if (unit === 'ms' || unit === 'units') s = a >= 100000 || Number.isInteger(v) ? v.toFixed(0) : v.toFixed(1);
   else if (a >= 1e6) s = `${(v / 1e6).toFixed(2)}M`;
   else if (a >= 1e4) s = `${(v / 1e3).toFixed(1)}k`;
   else s = Number.isInteger(v) ? String(v) : v.toFixed(1);
@@ -470,9 +498,14 @@ class Panel {
     this.source = ['auto', 'daemon', 'tail'].includes(opts.source) ? opts.source : (store('source') || 'auto');
     this.tab = TABS.some((t) => t.id === opts.tab) ? opts.tab : (store('tab') || 'session');
     if (!TABS.some((t) => t.id === this.tab)) this.tab = 'session';
-    this.buckets = Number.isInteger(opts.buckets) && opts.buckets > 0 ? opts.buckets : BUCKETS;
+    // a fixed bucket count when the host asks for one; else sized by the evidence
+    this.fixedBuckets = Number.isInteger(opts.buckets) && opts.buckets > 0;
+    this.buckets = this.fixedBuckets ? opts.buckets : BUCKETS;
     this.isOpen = false;
     this.destroyed = false;
+    // the page's recorder (recorder.js), for the Current Session tab: the
+    // one given, else the one the page made (it registers itself)
+    this.recorderOpt = opts.recorder || null;
     this.session = { items: [], byId: new Map(), started: Date.now(), note: sessionStore('note') || '', notes: [] };
     this.data = { issues: null, history: null, ledger: null, status: null, settings: null, fixes: null, detail: new Map() };
     this.errors = {};
@@ -681,6 +714,11 @@ class Panel {
       || (this.tab === 'settings' && !this.data.status);
     if (empty) this.showTimer = setTimeout(show, SHOW_DELAY_MS);
     else show();
+    // the recorder's state moves on its own: once a second while open
+    clearInterval(this.recTimer);
+    this.recTimer = setInterval(() => {
+      if (this.isOpen && this.tab === 'session') this.schedule('session', () => this.renderSession());
+    }, 1000);
     this.reload(this.tab).catch((err) => this.report(err)).finally(show);
   }
 
@@ -688,6 +726,7 @@ class Panel {
     if (!this.isOpen) return;
     this.isOpen = false;
     clearTimeout(this.showTimer);
+    clearInterval(this.recTimer);
     this.backdrop.hidden = true;
     this.host.removeAttribute('data-open');
     const p = this.prevFocus;
@@ -871,8 +910,14 @@ class Panel {
   async loadHistory() {
     if (this.view() === 'daemon') {
       try {
+        let n = this.buckets;
+        if (!this.fixedBuckets) {
+          // one bucket first: the span and the number of heartbeats in it
+          const one = await this.request('GET', '/history?buckets=1');
+          n = bucketsFor(one.doc);
+        }
         const [h, i] = await Promise.all([
-          this.request('GET', `/history?buckets=${this.buckets}`),
+          this.request('GET', `/history?buckets=${n}`),
           this.request('GET', '/issues'),
         ]);
         this.data.history = { view: 'daemon', doc: h.doc, at: Date.now() };
@@ -888,7 +933,8 @@ class Panel {
       }
     }
     const led = await this.loadLedger();
-    this.data.history = { view: 'tail', doc: led.fold.history({ buckets: this.buckets, now: Date.now() }), at: Date.now(), ledger: led };
+    const n = this.fixedBuckets ? this.buckets : bucketsFor(led.fold.history({ buckets: 1, now: Date.now() }));
+    this.data.history = { view: 'tail', doc: led.fold.history({ buckets: n, now: Date.now() }), at: Date.now(), ledger: led };
     this.data.fixes = { list: led.fold.allFixes(), from: 'ledger' };
     this.errors.fixes = null;
     return this.data.history;
@@ -1128,6 +1174,7 @@ class Panel {
     rows.sort((a, b) => (b.count - a.count) || ((parseIso(b.last) ?? -Infinity) - (parseIso(a.last) ?? -Infinity)) || (a.id < b.id ? -1 : 1));
     if (cur.doc.counts) cur.doc.counts.incidents = (cur.doc.counts.incidents || 0) + 1;
     this.data.detail.delete(rec.fp);
+    this.updateCounts();
     if (this.isOpen && this.tab === 'issues') this.schedule('issues', () => this.renderIssues());
     // settle with a fetch, at most every 2 s
     clearTimeout(this.settleTimer);
@@ -1137,15 +1184,43 @@ class Panel {
     }, 2000);
   }
 
+  // The tab badges: the session's incidents and the catalogue's rows,
+  // whichever tab is showing (a live incident changes both).
   updateCounts() {
     const el = this.root.querySelector('[data-count="session"]');
     if (el) {
       el.hidden = this.session.items.length === 0;
       el.textContent = String(this.session.items.length);
     }
+    const c = this.root.querySelector('[data-count="issues"]');
+    const rows = this.data.issues && this.data.issues.doc && Array.isArray(this.data.issues.doc.issues) ? this.data.issues.doc.issues : null;
+    if (c && rows) {
+      c.hidden = false;
+      c.textContent = String(rows.length);
+    }
   }
 
   // --- Current Session ------------------------------------------------------
+
+  recorder() {
+    const r = this.recorderOpt || globalThis[Symbol.for('sloptimize.recorder')];
+    return r && typeof r.state === 'function' ? r : null;
+  }
+
+  // The recorder's own state, one line: is it recording, what went to the
+  // daemon, what waits, what was lost, can the daemon be reached.
+  recorderHtml() {
+    const r = this.recorder();
+    if (!r) return '<div class="source" data-recorder="none"><span>No recorder in this page: its stutters are not recorded here (docs/recorder.md).</span></div>';
+    let st;
+    try { st = r.state(); } catch (err) { return `<div class="source" data-recorder="error"><span>The recorder did not answer: ${esc(err.message)}</span></div>`; }
+    const dropped = Object.entries(st.dropped || {}).filter(([, n]) => n > 0);
+    const reach = st.reachable === null ? 'not tried yet' : st.reachable ? 'reachable' : `unreachable${st.lastError ? ` (${st.lastError})` : ''}, retrying`;
+    return `<div class="source recorder" data-recorder="${st.recording ? 'recording' : 'stopped'}" data-reachable="${st.reachable}">
+      <span><strong>Recorder</strong> ${st.recording ? 'recording' : 'stopped'} · frame ${esc(st.frames)}${st.medianMs !== null ? ` · median ${esc(fmtNum(st.medianMs, 'ms'))}` : ''}${st.phase ? ` · phase ${esc(st.phase)}` : ''}${st.build ? ` · build ${esc(st.build)}` : ''}</span>
+      <span><span data-rec-sent>${esc(st.sent)} records sent</span> · <span data-rec-queued>${esc(st.queued)} queued</span>${st.held ? ` · ${esc(st.held)} held for their script` : ''} · <span data-rec-dropped>${dropped.length ? `dropped ${dropped.map(([k, n]) => `${esc(n)} ${esc(k)}`).join(', ')}` : 'none dropped'}</span>${st.refused ? ` · <span data-rec-refused>${esc(st.refused)} refused${st.lastRefusal ? ` (${esc(st.lastRefusal)})` : ''}</span>` : ''} · daemon <span data-rec-reach>${esc(reach)}</span></span>
+    </div>`;
+  }
 
   renderSession() {
     const el = this.panels.session;
@@ -1166,7 +1241,8 @@ class Panel {
     const list = el.querySelector('[data-session-list]');
     const items = this.session.items;
     const since = fmtTime(new Date(this.session.started).toISOString(), { date: false });
-    let html = `<div class="source"><span>This tab's incidents since <strong>${esc(since)}</strong>, as the daemon folds them (events socket).</span><span>${items.length} incident${items.length === 1 ? '' : 's'} · ${new Set(items.map((i) => i.rec.fp).filter(Boolean)).size} footprints</span></div>`;
+    let html = this.recorderHtml();
+    html += `<div class="source"><span>This tab's incidents since <strong>${esc(since)}</strong>, as the daemon folds them (events socket).</span><span>${items.length} incident${items.length === 1 ? '' : 's'} · ${new Set(items.map((i) => i.rec.fp).filter(Boolean)).size} footprints</span></div>`;
     const notes = this.session.notes.slice(-5);
     if (items.length === 0 && notes.length === 0) {
       html += `<p class="empty" data-empty>No incident since this page opened. Hitches, usermarks and jitter show up here as the game writes them${this.sock.state === 'live' ? '' : ' — the events socket is not connected yet'}.</p>`;
@@ -1269,7 +1345,7 @@ class Panel {
 
   // --- Issues ---------------------------------------------------------------
 
-  sourceLine(cur) {
+  sourceLine(cur, route = '/issues') {
     const s = this.source;
     const sw = `<span class="switch" role="group" aria-label="Which catalogue">
       <button type="button" data-action="source" data-source="daemon" data-fk="src-daemon" aria-pressed="${cur && cur.view === 'daemon'}">Whole ledger · daemon</button>
@@ -1277,7 +1353,7 @@ class Panel {
       ${s !== 'auto' ? '<button type="button" data-action="source" data-source="auto" data-fk="src-auto">auto</button>' : ''}</span>`;
     if (!cur) return `<div class="source" data-view="none"><span>Nothing loaded from the daemon yet.</span>${sw}</div>`;
     if (cur.view === 'daemon') {
-      return `<div class="source" data-view="daemon"><span>Showing <strong>the whole ledger</strong>, folded by the daemon (<code>GET ${API}/issues</code>).</span>${sw}</div>`;
+      return `<div class="source" data-view="daemon"><span>Showing <strong>the whole ledger</strong>, folded by the daemon (<code>GET ${API}${esc(route)}</code>).</span>${sw}</div>`;
     }
     const led = cur.ledger || this.data.ledger;
     const p = led ? led.perf : {};
@@ -1445,7 +1521,7 @@ class Panel {
   renderOptimizations() {
     const el = this.panels.optimizations;
     const cur = this.data.history;
-    let html = this.sourceLine(cur);
+    let html = this.sourceLine(cur, cur && cur.view === 'daemon' ? `/history?buckets=${cur.doc && Array.isArray(cur.doc.buckets) ? cur.doc.buckets.length : this.buckets}` : '/history');
     if (this.errors.history) html += this.errorHtml(this.errors.history);
     if (!cur) {
       this.historySig = null;
@@ -1754,6 +1830,7 @@ class Panel {
   destroy() {
     if (this.destroyed) return;
     this.close();
+    clearInterval(this.recTimer);
     this.destroyed = true;
     window.removeEventListener('keydown', this.onKey, true);
     window.removeEventListener('resize', this.onResize);
@@ -1791,7 +1868,9 @@ function CSS_escape(s) {
  *   source    'auto' (daemon, else the tail), 'daemon' or 'tail'
  *   hotkey    false to leave Ctrl+F12 alone (call open()/toggle() yourself)
  *   parent    where the host element goes (default document.body)
- *   buckets   timeline buckets (default 48)
+ *   buckets   a fixed number of timeline buckets (default: sized by the
+ *             evidence, at most 48, see bucketsFor)
+ *   recorder  the page's recorder (default: the one recorder.js registered)
  * Never throws at a page that has a DOM: a daemon that does not answer is
  * an error state in the panel.
  */

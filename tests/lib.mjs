@@ -152,6 +152,7 @@ export class Daemon {
 export class Watch {
   constructor(daemon, args = []) {
     this.lines = [];
+    this.arrivals = [];     // Date.now() as each line was read (benchmarks)
     this.err = '';
     this.proc = spawn(CLI, ['watch', '--project', daemon.project, '--json', ...args],
       { env: daemon.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -161,6 +162,7 @@ export class Watch {
       let i;
       while ((i = buf.indexOf('\n')) >= 0) {
         this.lines.push(JSON.parse(buf.slice(0, i)));
+        this.arrivals.push(Date.now());
         buf = buf.slice(i + 1);
       }
     });

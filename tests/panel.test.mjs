@@ -18,6 +18,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { Daemon, CLI, appendFromProcess, perfPath, tmpdir, top, waitFor } from './lib.mjs';
 import { Fold } from '../page-runtime/history.js';
+import { bucketsFor } from '../page-runtime/panel.js';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = path.join(top, 'tests', 'artifacts');
@@ -186,6 +187,14 @@ before(async () => {
     const u = new URL(req.url, 'http://x');
     const daemon = u.searchParams.get('daemon');
     const endpoint = u.searchParams.get('endpoint');
+    // ?recorder=1: the page runs the real recorder (recorder.js from the
+    // daemon) around a stand-in renderer, so the Session tab has one to show
+    const recorder = u.searchParams.get('recorder') ? `
+  const { createRecorder } = await import('${daemon}/page-runtime/recorder.js');
+  const renderer = { render() {}, getContext() { return null; },
+    info: { render: { calls: 3, triangles: 12, points: 0, lines: 0 }, memory: { geometries: 1, textures: 0 }, programs: [] } };
+  window.rec = createRecorder({ renderer, endpoint: '${daemon}', build: 'v-panel' });
+  (function loop() { renderer.render({}, {}); requestAnimationFrame(loop); })();` : '';
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(`<!doctype html><html><head><title>a game</title>
 <style>body{margin:0;background:#203040;font:14px sans-serif;color:#fff} canvas{display:block}</style></head>
@@ -194,7 +203,7 @@ before(async () => {
   const c = document.getElementById('game').getContext('2d');
   const g = c.createLinearGradient(0, 0, 1280, 820); g.addColorStop(0, '#1b3a5a'); g.addColorStop(1, '#5a3a1b');
   c.fillStyle = g; c.fillRect(0, 0, 1280, 820); c.fillStyle = '#fff'; c.font = '28px sans-serif'; c.fillText('a three.js game (not really)', 40, 60);
-  window.gameKeys = [];
+  window.gameKeys = [];${recorder}
   window.addEventListener('keydown', (e) => window.gameKeys.push(e.key));
   const { createPanel } = await import('${daemon}/page-runtime/panel.js');
   window.panel = createPanel(${endpoint ? `{ endpoint: '${endpoint}' }` : ''});
@@ -351,6 +360,13 @@ test('live: an appended record shows in Current Session and moves the Issues cou
     assert.match(clip, /note: stutters when the rocks spawn/);
     assert.match(clip, new RegExp(`${row.id} ×1 here, ×${row.count + 1} in the ledger`));
     assert.match(clip, /shader-compile\/high "programs \+4 in the hitch frame"/);
+    // a new footprint while the Session tab shows: the Issues badge moves too
+    const badge = async () => Number(await page.textContent('[data-count="issues"]'));
+    const before = await badge();
+    const fresh = { ...rec, at: new Date().toISOString(), frameMs: 133.3, footprint: undefined, minted: ['mat_new@badge_probe'] };
+    appendFromProcess(perfPath(main.project), JSON.stringify(fresh) + '\n');
+    await waitFor(async () => (await badge()) === before + 1, { what: `the Issues badge at ${before + 1}` });
+    assert.match(await page.textContent('[data-incidents]'), /133\.3 ms/, 'rounded as the CLI rounds it');
     assert.equal(await page.evaluate(() => performance.getEntriesByType('navigation').length), loads, 'no reload');
     await shot(page, 'panel-session');
     assert.deepEqual(page.problems, []);
@@ -363,8 +379,15 @@ test('Optimizations: strips on one axis, gaps drawn as gaps, the spike at the ce
   const page = await openPage(`${main.base}/?source=daemon&tab=optimizations`);
   try {
     await page.waitForSelector('#panel-optimizations[data-state="ready"]');
-    const hist = await api(main.base, '/api/sloptimize/history?buckets=48');
+    // the panel sizes its buckets by the evidence (round widths, enough heartbeats in each)
+    const want = bucketsFor(await api(main.base, '/api/sloptimize/history?buckets=1'));
+    assert.ok(want > 1 && want <= 48, `buckets: ${want}`);
+    const hist = await api(main.base, `/api/sloptimize/history?buckets=${want}`);
     const n = hist.buckets.length;
+    assert.equal(n, want);
+    assert.match(await page.textContent('.axis'), new RegExp(`^${n} buckets of `));
+    assert.match(await page.textContent('#panel-optimizations [data-view="daemon"]'), /GET \/api\/sloptimize\/history\?buckets=\d+/,
+      'the header names the route the tab reads');
     const strips = await page.$$eval('svg.strip', (s) => s.map((x) => ({
       metric: x.dataset.metric, width: Number(x.getAttribute('width')), segments: Number(x.dataset.segments),
       gaps: [...x.querySelectorAll('[data-gap]')].map((g) => Number(g.dataset.gap)),
@@ -615,4 +638,71 @@ test('measure: Ctrl+F12 to a rendered Issues tab with a ledger over 2 MiB', asyn
   console.log(`panel:   tail view (GET /ledger 2 MiB, folded in the page): ${fmt(tail)}`);
   assert.equal(daemon.view, 'daemon');
   assert.equal(tail.view, 'tail');
+});
+
+test('a short session: a few round buckets with heartbeats in each, not 48 slivers', async () => {
+  const project = tmpdir('panel-short');
+  const perf = perfPath(project);
+  fs.mkdirSync(path.dirname(perf), { recursive: true });
+  const t0 = Date.now() - 60e3;
+  const lines = [];
+  for (let i = 0; i < 16; i++) {
+    lines.push(JSON.stringify({ type: 'heartbeat', at: new Date(t0 + i * 2000).toISOString(), phase: 'play', build: 'v1',
+      frame: { medianMs: 16.7, p95Ms: 18 + (i % 3), insideRenderMs: 2, fps: 60 }, render: { calls: 40, triangles: 9000, points: 0, lines: 0 },
+      memory: { geometries: 10, textures: 4, programs: 6 }, window: { frames: 120, seconds: 2 } }));
+  }
+  fs.writeFileSync(perf, lines.join('\n') + '\n');
+  const daemon = await startOn(project);
+  const page = await openPage(`${daemon.base}/?source=daemon&tab=optimizations`);
+  try {
+    await page.waitForSelector('#panel-optimizations[data-state="ready"]');
+    const axis = await page.textContent('.axis');
+    const n = Number(axis.match(/^(\d+) buckets of/)[1]);
+    // 30 s of heartbeats, one every 2 s: three buckets of 10 s, five heartbeats each
+    assert.equal(n, 3, axis);
+    assert.match(axis, /^3 buckets of 10 s/);
+    const hist = await api(daemon.base, `/api/sloptimize/history?buckets=${n}`);
+    for (const b of hist.buckets) assert.ok(b.heartbeats >= 5, `a bucket with ${b.heartbeats} heartbeats`);
+    assert.equal(await page.$$eval('svg.strip[data-metric="p95Ms"] [data-gap]', (g) => g.length), 0, 'no gaps in a steady session');
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await page.close();
+    await daemon.stop();
+  }
+});
+
+test('Current Session shows the page recorder\'s own state: recording, sent, queued, dropped, the daemon reachable', async () => {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  try {
+    await page.goto(`http://127.0.0.1:${gamePort}/?daemon=${encodeURIComponent(main.base)}&recorder=1`);
+    await page.waitForFunction(() => window.panelReady && window.rec);
+    // the first heartbeat goes to the daemon within about 2 s (a daemon
+    // without the ingest route refuses it, or fails its CORS preflight)
+    await waitFor(() => page.evaluate(() => window.rec.state().reachable !== null), { what: 'the recorder tried the daemon' });
+    await page.keyboard.press('Control+F12');
+    await page.waitForSelector('#panel-session[data-state="ready"]');
+    const rec = page.locator('#panel-session [data-recorder]');
+    assert.equal(await rec.getAttribute('data-recorder'), 'recording');
+    const st = await page.evaluate(() => window.rec.state());
+    assert.equal(await rec.getAttribute('data-reachable'), String(st.reachable));
+    const text = await rec.textContent();
+    assert.match(text, /Recorder recording · frame \d+/);
+    assert.match(text, /build v-panel/);
+    assert.match(text, /\d+ records sent · \d+ queued/);
+    assert.match(text, /none dropped/);
+    assert.match(text, st.reachable ? /daemon reachable/ : /daemon unreachable \(.*\), retrying/);
+    if (st.refused) assert.match(text, /refused/, 'what the daemon refused is said');
+    // it moves while the tab is open
+    const frame = async () => Number((await rec.textContent()).match(/frame (\d+)/)[1]);
+    const f0 = await frame();
+    await waitFor(async () => (await frame()) > f0, { what: 'the frame count moves' });
+    await page.evaluate(() => window.rec.stop());
+    await waitFor(async () => (await rec.getAttribute('data-recorder')) === 'none' || (await rec.getAttribute('data-recorder')) === 'stopped',
+      { what: 'a stopped recorder is said' });
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
 });

@@ -1,0 +1,761 @@
+/*
+ * mcp_tools — the tools of `sloptimize mcp` (see mcp.c for the protocol):
+ * their arguments, the ones that read or write the project's files (run
+ * on the thread pool, so they may block), and the table tools/list
+ * answers from.  wait_for_wake waits on the loop and lives in mcp.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
+#include "cli/daemon_get.h"
+#include "cli/fix.h"
+#include "cli/mcp_impl.h"
+#include "ledger/footprint.h"
+#include "ledger/ledger.h"
+#include "project/append.h"
+#include "project/project.h"
+
+/* --- arguments ------------------------------------------------------------- */
+
+/* Unknown arguments are refused, so that a typo is not silently ignored. */
+int
+mcp_args_known(struct call *c, const char *const *known)
+{
+	const cJSON	*it;
+	size_t		 i, o = 0;
+	char		 list[512] = "";
+
+	cJSON_ArrayForEach(it, c->args) {
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(it->string, known[i]) == 0)
+				break;
+		if (known[i] != NULL)
+			continue;
+		for (i = 0; known[i] != NULL && o < sizeof(list); i++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o,
+			    "%s%s", i ? ", " : "", known[i]);
+		mcp_call_fail(c, "unknown argument '%.100s' (%s takes %s)",
+		    it->string, c->tool->name, *list ? list : "none");
+		return -1;
+	}
+	return 0;
+}
+
+const cJSON *
+mcp_arg(struct call *c, const char *name)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(c->args, name);
+
+	return cJSON_IsNull(it) ? NULL : it;
+}
+
+int
+mcp_arg_str(struct call *c, const char *name, int required, const char **out)
+{
+	const cJSON	*it = mcp_arg(c, name);
+
+	*out = NULL;
+	if (it == NULL) {
+		if (required) {
+			mcp_call_fail(c, "%s is required", name);
+			return -1;
+		}
+		return 0;
+	}
+	if (!cJSON_IsString(it)) {
+		mcp_call_fail(c, "%s is a string", name);
+		return -1;
+	}
+	*out = it->valuestring;
+	return 0;
+}
+
+int
+mcp_arg_bool(struct call *c, const char *name, int *out)
+{
+	const cJSON	*it = mcp_arg(c, name);
+
+	if (it == NULL)
+		return 0;
+	if (!cJSON_IsBool(it)) {
+		mcp_call_fail(c, "%s is true or false", name);
+		return -1;
+	}
+	*out = cJSON_IsTrue(it);
+	return 0;
+}
+
+int
+mcp_arg_int(struct call *c, const char *name, long lo, long hi, long *out)
+{
+	const cJSON	*it = mcp_arg(c, name);
+
+	if (it == NULL)
+		return 0;
+	if (!cJSON_IsNumber(it) || it->valuedouble != (double)(long)
+	    it->valuedouble || it->valuedouble < lo || it->valuedouble > hi) {
+		mcp_call_fail(c, "%s is a whole number from %ld to %ld", name, lo,
+		    hi);
+		return -1;
+	}
+	*out = (long)it->valuedouble;
+	return 0;
+}
+
+int
+mcp_arg_time(struct call *c, const char *name, int64_t *ms)
+{
+	const char	*v;
+
+	*ms = LEDGER_NO_TIME;
+	if (mcp_arg_str(c, name, 0, &v) != 0)
+		return -1;
+	if (v != NULL && iso_parse_ms(v, strlen(v), ms) != 0) {
+		mcp_call_fail(c, "%s is an ISO-8601 time (2026-09-01T09:00:00Z), "
+		    "not '%s'", name, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* An array of strings (8-hex ids when hex). */
+int
+mcp_arg_list(struct call *c, const char *name, int hex, const cJSON **out)
+{
+	const cJSON	*it = mcp_arg(c, name), *e;
+
+	*out = NULL;
+	if (it == NULL)
+		return 0;
+	if (!cJSON_IsArray(it))
+		goto bad;
+	cJSON_ArrayForEach(e, it)
+		if (!cJSON_IsString(e) || (hex && footprint_parse_hex(
+		    e->valuestring, strlen(e->valuestring), &(uint32_t){ 0 })))
+			goto bad;
+	*out = it;
+	return 0;
+bad:
+	mcp_call_fail(c, hex ? "%s is a list of 8-hex footprint ids (81e5eb9b)" :
+	    "%s is a list of strings", name);
+	return -1;
+}
+
+/* --- the project's files (on the pool) -------------------------------- */
+
+static int
+fold(struct call *c, struct ledger_opts *o, struct ledger **l,
+    struct project_fold_info *fi)
+{
+	int	rc = project_fold(c->m->project, o, l, fi);
+
+	if (rc == -ENOENT)
+		mcp_call_fail(c, "no ledger at %s yet: the game's runtime writes it "
+		    "while the game runs", fi->perf);
+	else if (rc != 0)
+		mcp_call_fail(c, "cannot read %s: %s", fi->failed ? fi->failed :
+		    fi->perf, project_strerror(rc));
+	return rc;
+}
+
+static void
+add_source(cJSON *o, const struct project_fold_info *fi)
+{
+	cJSON	*s = cJSON_AddObjectToObject(o, "source");
+
+	cJSON_AddStringToObject(s, "perf", fi->perf);
+	cJSON_AddStringToObject(s, "fixes", fi->fixes);
+	cJSON_AddNumberToObject(s, "bytes", (double)fi->bytes);
+	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
+}
+
+static int
+filters(struct call *c, struct ledger_opts *o)
+{
+	int	automated = 0;
+
+	if (mcp_arg_time(c, "from", &o->from_ms) || mcp_arg_time(c, "to", &o->to_ms) ||
+	    mcp_arg_bool(c, "include_automated", &automated))
+		return -1;
+	o->include_automated = automated;
+	return 0;
+}
+
+static const char *const statuses[] = {
+	"open", "pending", "fixed", "regressed", NULL
+};
+
+static void
+tool_get_issues(struct call *c)
+{
+	static const char *const known[] = { "type", "status", "from", "to",
+		"include_automated", "limit", NULL };
+	struct ledger_opts		 o = { 0 };
+	struct ledger_query		 q = { 0 };
+	struct ledger			*l = NULL;
+	struct project_fold_info	 fi;
+	long				 limit = 50;
+	size_t				 i;
+
+	if (mcp_args_known(c, known) || filters(c, &o) ||
+	    mcp_arg_str(c, "type", 0, &q.type) ||
+	    mcp_arg_str(c, "status", 0, &q.status) ||
+	    mcp_arg_int(c, "limit", 0, 100000, &limit))
+		return;
+	for (i = 0; q.status != NULL && statuses[i] != NULL; i++)
+		if (strcmp(q.status, statuses[i]) == 0)
+			break;
+	if (q.status != NULL && statuses[i] == NULL) {
+		mcp_call_fail(c, "status is open, pending, fixed or regressed");
+		return;
+	}
+	q.limit = (size_t)limit;
+	if (fold(c, &o, &l, &fi) != 0)
+		return;
+	if ((c->out = ledger_issues_json(l, &q, c->now_ms)) != NULL)
+		add_source(c->out, &fi);
+	ledger_destroy(l);
+}
+
+static void
+tool_get_issue(struct call *c)
+{
+	static const char *const known[] = { "id", "occurrences", "from", "to",
+		"include_automated", NULL };
+	struct ledger_opts		 o = { 0 };
+	struct ledger			*l = NULL;
+	struct project_fold_info	 fi;
+	const char			*id;
+	char				 hex[9], near[64];
+	uint32_t			 v;
+	long				 keep = 50;
+	cJSON				*doc, *occ;
+	int				 total;
+
+	if (mcp_args_known(c, known) || mcp_arg_str(c, "id", 1, &id) ||
+	    filters(c, &o) || mcp_arg_int(c, "occurrences", 0, 100000, &keep))
+		return;
+	if (footprint_parse_hex(id, strlen(id), &v) != 0) {
+		mcp_call_fail(c, "id is an 8-hex footprint id (81e5eb9b), not '%s'",
+		    id);
+		return;
+	}
+	footprint_hex(v, hex);
+	o.occurrences_of = hex;
+	if (fold(c, &o, &l, &fi) != 0)
+		return;
+	if ((doc = ledger_issue_json(l, hex, c->now_ms)) == NULL) {
+		project_footprints_nearest(l, hex, near, sizeof(near));
+		mcp_call_fail(c, "no issue %s in %s; %s%s", hex, fi.perf, *near ?
+		    "nearest known: " : "the ledger has no footprint yet",
+		    near);
+		ledger_destroy(l);
+		return;
+	}
+	/* the occurrences are the ledger's (a reference): copy, then keep
+	 * the last ones */
+	c->out = cJSON_Duplicate(doc, 1);
+	cJSON_Delete(doc);
+	ledger_destroy(l);
+	if (c->out == NULL)
+		return;
+	occ = cJSON_GetObjectItemCaseSensitive(c->out, "occurrences");
+	total = cJSON_GetArraySize(occ);
+	while (cJSON_GetArraySize(occ) > keep)
+		cJSON_DeleteItemFromArray(occ, 0);
+	cJSON_AddNumberToObject(c->out, "occurrencesTotal", total);
+	add_source(c->out, &fi);
+}
+
+static void
+tool_get_history(struct call *c)
+{
+	static const char *const known[] = { "buckets", "include_automated",
+		NULL };
+	struct ledger_opts		 o = { 0 };
+	struct ledger			*l = NULL;
+	struct project_fold_info	 fi;
+	long				 buckets = 24;
+	int				 automated = 0;
+
+	if (mcp_args_known(c, known) ||
+	    mcp_arg_int(c, "buckets", 1, 1000, &buckets) ||
+	    mcp_arg_bool(c, "include_automated", &automated))
+		return;
+	o.from_ms = o.to_ms = LEDGER_NO_TIME;
+	o.include_automated = automated;
+	o.want_timeline = 1;
+	if (fold(c, &o, &l, &fi) != 0)
+		return;
+	if ((c->out = ledger_history_json(l, (int)buckets, c->now_ms)) != NULL)
+		add_source(c->out, &fi);
+	ledger_destroy(l);
+}
+
+/* --- get_ledger: the tail of a file ----------------------------------- */
+
+#define TAIL_FIRST	(256 * 1024)
+#define TAIL_MOST	(4 * 1024 * 1024)
+
+/*
+ * The last `want` records of a ledger file as {path, size, from,
+ * truncated, records, offsets, skipped}: whole lines only (a partial last
+ * line waits for its newline), each a record under the fold's rules (a
+ * JSON object with a string type, strict JSON and UTF-8) or counted in
+ * `skipped`.  Read backwards from the end, at most TAIL_MOST bytes.
+ */
+static cJSON *
+tail_json(struct call *c, const char *path, long want)
+{
+	cJSON		*o, *recs, *offs;
+	struct stat	 st;
+	char		*buf = NULL;
+	size_t		 win = TAIL_FIRST, n, i, start, nl, lines;
+	uint64_t	 base = 0, from;
+	long		 skipped = 0, k;
+	int		 fd = -1, rc;
+	size_t		*at = NULL;
+
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "path", path);
+	if ((rc = project_open(path, O_RDONLY, 0, &fd)) == -ENOENT) {
+		cJSON_AddNumberToObject(o, "size", 0);
+		cJSON_AddNumberToObject(o, "from", 0);
+		cJSON_AddFalseToObject(o, "truncated");
+		cJSON_AddArrayToObject(o, "records");
+		cJSON_AddArrayToObject(o, "offsets");
+		cJSON_AddNumberToObject(o, "skipped", 0);
+		return o;
+	}
+	if (rc != 0 || fstat(fd, &st) != 0) {
+		mcp_call_fail(c, "cannot read %s: %s", path, project_strerror(rc ?
+		    rc : -errno));
+		goto fail;
+	}
+	for (;;) {
+		if (win > (size_t)st.st_size)
+			win = (size_t)st.st_size;
+		base = (uint64_t)st.st_size - win;
+		free(buf);
+		if ((buf = malloc(win + 1)) == NULL)
+			goto nomem;
+		for (n = 0; n < win; ) {
+			ssize_t	r = pread(fd, buf + n, win - n,
+				    (off_t)(base + n));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+		}
+		win = n;
+		for (i = lines = 0; i < win; i++)
+			lines += buf[i] == '\n';
+		if (lines > (size_t)want || base == 0 || win >= TAIL_MOST)
+			break;
+		win *= 2;
+	}
+	/* line starts: from the first byte after a newline (or 0) */
+	if ((at = malloc((lines + 2) * sizeof(*at))) == NULL)
+		goto nomem;
+	start = 0;
+	if (base > 0) {
+		char	*p = memchr(buf, '\n', win);
+
+		start = p ? (size_t)(p - buf) + 1 : win;
+	}
+	for (i = start, k = 0; i < win; i = nl + 1) {
+		char	*p = memchr(buf + i, '\n', win - i);
+
+		if (p == NULL)
+			break;		/* the partial last line */
+		nl = (size_t)(p - buf);
+		at[k++] = i;
+	}
+	recs = cJSON_AddArrayToObject(o, "records");
+	offs = cJSON_AddArrayToObject(o, "offsets");
+	from = (uint64_t)st.st_size;
+	{
+		long	first = k > want ? k - want : 0, j;
+
+		for (j = first; j < k; j++) {
+			size_t	 s = at[j];
+			char	*e = memchr(buf + s, '\n', win - s);
+			size_t	 len = (size_t)(e - (buf + s));
+			cJSON	*r;
+			char	 why[8];
+
+			if (len >= 3 && memcmp(buf + s, "\xef\xbb\xbf", 3) == 0) {
+				s += 3;
+				len -= 3;
+			}
+			while (len > 0 && (buf[s + len - 1] == '\r'))
+				len--;
+			if (len == 0)
+				continue;	/* blank: not a record */
+			if (j == first)
+				from = base + at[j];
+			if (project_json_check(buf + s, len, why,
+			    sizeof(why)) != 0 || (r = cJSON_ParseWithLength(
+			    buf + s, len)) == NULL) {
+				skipped++;
+				continue;
+			}
+			if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(r,
+			    "type")) || *cJSON_GetObjectItemCaseSensitive(r,
+			    "type")->valuestring == '\0') {
+				cJSON_Delete(r);
+				skipped++;
+				continue;
+			}
+			cJSON_AddItemToArray(recs, r);
+			cJSON_AddItemToArray(offs,
+			    cJSON_CreateNumber((double)(base + at[j])));
+		}
+	}
+	cJSON_AddNumberToObject(o, "size", (double)st.st_size);
+	cJSON_AddNumberToObject(o, "from", (double)(cJSON_GetArraySize(recs) ?
+	    from : (uint64_t)st.st_size));
+	cJSON_AddBoolToObject(o, "truncated", cJSON_GetArraySize(recs) ?
+	    from > 0 : st.st_size > 0);
+	cJSON_AddNumberToObject(o, "skipped", (double)skipped);
+	free(at);
+	free(buf);
+	close(fd);
+	return o;
+nomem:
+	mcp_call_fail(c, "out of memory reading %s", path);
+fail:
+	free(at);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	cJSON_Delete(o);
+	return NULL;
+}
+
+static void
+tool_get_ledger(struct call *c)
+{
+	static const char *const known[] = { "records", "fixes", NULL };
+	char	 path[PATH_MAX];
+	long	 records = 50, fixes = 20;
+	cJSON	*perf, *fx;
+
+	if (mcp_args_known(c, known) || mcp_arg_int(c, "records", 0, 1000, &records) ||
+	    mcp_arg_int(c, "fixes", 0, 1000, &fixes))
+		return;
+	if (project_path(c->m->project, "perf.jsonl", path, sizeof(path))) {
+		mcp_call_fail(c, "the project path is too long");
+		return;
+	}
+	if ((perf = tail_json(c, path, records)) == NULL)
+		return;
+	project_path(c->m->project, "fixes.jsonl", path, sizeof(path));
+	if ((fx = tail_json(c, path, fixes)) == NULL) {
+		cJSON_Delete(perf);
+		return;
+	}
+	c->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c->out, "v", 1);
+	cJSON_AddItemToObject(c->out, "perf", perf);
+	cJSON_AddItemToObject(c->out, "fixes", fx);
+}
+
+/* --- get_status ------------------------------------------------------- */
+
+static void
+tool_get_status(struct call *c)
+{
+	static const char *const known[] = { NULL };
+	struct watch_addr		 a;
+	char				 file[PATH_MAX + 16], err[3 * PATH_MAX] = "";
+	const char			*why = NULL;
+	int				 rc;
+	struct ledger_opts		 o = { 0 };
+	struct ledger			*l = NULL;
+	struct project_fold_info	 fi;
+	struct ledger_counts		 n;
+	cJSON				*files, *st;
+
+	if (mcp_args_known(c, known))
+		return;
+	if (c->m->daemon_url != NULL) {
+		rc = watch_url_parse(c->m->daemon_url, &a);
+		snprintf(file, sizeof(file), "--daemon %s", c->m->daemon_url);
+	} else
+		rc = watch_daemon_find(c->m->project, &a, file, sizeof(file),
+		    &why);
+	if (rc == 0 && (rc = cli_daemon_get_at(&a, "/api/sloptimize/status",
+	    STATUS_TIMEOUT_MS, &st, err, sizeof(err))) == 0) {
+		if (cJSON_IsObject(st)) {
+			c->out = cJSON_CreateObject();
+			cJSON_AddStringToObject(c->out, "source", "daemon");
+			cJSON_AddItemToObject(c->out, "daemon", st);
+			return;
+		}
+		cJSON_Delete(st);
+		snprintf(err, sizeof(err), "the daemon's status is not an "
+		    "object");
+	} else if (rc == -ENOENT)
+		snprintf(err, sizeof(err), "no daemon serves the project (no "
+		    "%s): start one with sloptimized --project %s", file,
+		    c->m->project);
+	else if (*err == '\0')
+		snprintf(err, sizeof(err), "%s: %s", file, why ? why :
+		    strerror(-rc));
+	/* no daemon to ask: what the files say */
+	c->out = cJSON_CreateObject();
+	cJSON_AddStringToObject(c->out, "source", "files");
+	cJSON_AddStringToObject(c->out, "why", err);
+	cJSON_AddNullToObject(c->out, "daemon");
+	o.from_ms = o.to_ms = LEDGER_NO_TIME;
+	rc = project_fold(c->m->project, &o, &l, &fi);
+	files = cJSON_AddObjectToObject(c->out, "files");
+	cJSON_AddStringToObject(files, "perf", fi.perf);
+	cJSON_AddStringToObject(files, "fixes", fi.fixes);
+	if (rc == 0) {
+		ledger_counts(l, &n);
+		cJSON_AddTrueToObject(files, "ledger");
+		cJSON_AddNumberToObject(files, "bytes", (double)fi.bytes);
+		cJSON_AddNumberToObject(files, "partialBytes",
+		    (double)fi.partial);
+		cJSON_AddBoolToObject(files, "haveFixes", fi.have_fixes);
+		st = cJSON_AddObjectToObject(c->out, "counts");
+		cJSON_AddNumberToObject(st, "lines", (double)n.lines);
+		cJSON_AddNumberToObject(st, "folded", (double)n.folded);
+		cJSON_AddNumberToObject(st, "incidents", (double)n.incidents);
+		cJSON_AddNumberToObject(st, "fixes", (double)n.fixes);
+		cJSON_AddNumberToObject(st, "skipped", (double)n.skipped);
+		cJSON_AddNumberToObject(st, "rows", (double)n.rows);
+		cJSON_AddNumberToObject(st, "builds", (double)n.builds);
+		cJSON_AddItemToObject(c->out, "skipped", ledger_skipped_json(l));
+	} else {
+		cJSON_AddFalseToObject(files, "ledger");
+		cJSON_AddStringToObject(files, "error", rc == -ENOENT ?
+		    "no perf.jsonl yet: the game's runtime writes it" :
+		    project_strerror(rc));
+	}
+	ledger_destroy(l);
+}
+
+/* --- record_fix, propose_fix ----------------------------------------- */
+
+static void
+fix_tool(struct call *c, const char *status)
+{
+	static const char *const known[] = { "title", "footprints", "issue",
+		"solution", "commit", "files", "before", "after", "force",
+		NULL };
+	struct cli_fix	 f = { .status = status };
+	char		 why[PROJECT_WHY_MAX + 64];
+	int		 rc;
+
+	if (mcp_args_known(c, known) || mcp_arg_str(c, "title", 1, &f.title) ||
+	    mcp_arg_list(c, "footprints", 1, &f.footprints) ||
+	    mcp_arg_str(c, "issue", 0, &f.issue) ||
+	    mcp_arg_str(c, "solution", 0, &f.solution) ||
+	    mcp_arg_str(c, "commit", 0, &f.commit) ||
+	    mcp_arg_list(c, "files", 0, &f.files) ||
+	    mcp_arg_str(c, "before", 0, &f.before) ||
+	    mcp_arg_str(c, "after", 0, &f.after) ||
+	    mcp_arg_bool(c, "force", &f.force))
+		return;
+	if (*f.title == '\0') {
+		mcp_call_fail(c, "title is required");
+		return;
+	}
+	f.gone = &c->cancelled;
+	if ((rc = cli_fix_record(c->m->project, &f, &c->out, why,
+	    sizeof(why))) != 0)
+		mcp_call_fail(c, "%s%s", why, rc == -EINVAL && strstr(why,
+		    "force records") ? "; pass \"force\": true to record it" :
+		    "");
+}
+
+static void
+tool_record_fix(struct call *c)
+{
+	fix_tool(c, "applied");
+}
+
+static void
+tool_propose_fix(struct call *c)
+{
+	fix_tool(c, "proposed");
+}
+
+/* --- the tools ---------------------------------------------------------- */
+
+#define FILTER_PROPS \
+	"\"from\":{\"type\":\"string\",\"description\":\"ISO-8601: count only occurrences from this time\"}," \
+	"\"to\":{\"type\":\"string\",\"description\":\"ISO-8601: count only occurrences up to this time\"}," \
+	"\"include_automated\":{\"type\":\"boolean\",\"description\":\"include robots' records (automated: true); default false\"}"
+
+#define STATUS_ENUM "[\"open\",\"pending\",\"fixed\",\"regressed\"]"
+
+#define FIX_INPUT \
+	"{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"title\"],\"properties\":{" \
+	"\"title\":{\"type\":\"string\",\"minLength\":1,\"description\":\"what was changed, in a few words\"}," \
+	"\"footprints\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"pattern\":\"^[0-9a-fA-F]{8}$\"},\"description\":\"the footprint ids this addresses (each must be in the ledger)\"}," \
+	"\"issue\":{\"type\":\"string\",\"description\":\"the problem, as seen\"}," \
+	"\"solution\":{\"type\":\"string\",\"description\":\"what the change does about it\"}," \
+	"\"commit\":{\"type\":\"string\",\"description\":\"the commit that carries the change\"}," \
+	"\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"the files changed\"}," \
+	"\"before\":{\"type\":\"string\",\"description\":\"the before window: a build name or <ISO>..<ISO>; default the latest build with heartbeats\"}," \
+	"\"after\":{\"type\":\"string\",\"description\":\"only for a build that really ran the change: a build name or <ISO>..<ISO>; leave it out and the fix is pending until a build after it has run\"}," \
+	"\"force\":{\"type\":\"boolean\",\"description\":\"record footprints the ledger has never seen (a typo is refused otherwise)\"}}}"
+
+#define FIX_OUTPUT \
+	"{\"type\":\"object\",\"required\":[\"type\",\"id\",\"at\",\"status\",\"title\",\"footprints\"],\"properties\":{" \
+	"\"type\":{\"const\":\"fix\"},\"id\":{\"type\":\"string\"},\"at\":{\"type\":\"string\"}," \
+	"\"status\":{\"enum\":[\"applied\",\"proposed\"]},\"title\":{\"type\":\"string\"}," \
+	"\"footprints\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
+	"\"before\":{\"type\":[\"object\",\"null\"]},\"after\":{\"type\":[\"object\",\"null\"]}}}"
+
+const struct tool mcp_tools[] = {
+	{ "get_issues", "The issue catalogue",
+	  "The issue catalogue of the game's stutters: one row per footprint "
+	  "(the identity of a cause) with count, first/last seen, builds, the "
+	  "worst value, the last verdict and its evidence, the situation, the "
+	  "fixes naming it and its status: open, pending (a fix waits for a "
+	  "build after it to run), fixed, or regressed. Most frequent first. "
+	  "The same fold as `sloptimize issues --json`.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"type\":{\"type\":\"string\",\"description\":\"only rows of this record type: hitch, usermark, jitter, …\"},"
+	  "\"status\":{\"enum\":" STATUS_ENUM ",\"description\":\"only rows with this status\"},"
+	  "\"limit\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000,\"description\":\"at most this many rows (default 50; 0: all)\"},"
+	  FILTER_PROPS "}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"counts\",\"issues\"],\"properties\":{"
+	  "\"v\":{\"const\":1},\"counts\":{\"type\":\"object\"},\"issues\":{\"type\":\"array\",\"items\":{"
+	  "\"type\":\"object\",\"required\":[\"id\",\"key\",\"type\",\"count\",\"status\",\"fixes\"],\"properties\":{"
+	  "\"id\":{\"type\":\"string\"},\"count\":{\"type\":\"integer\"},\"status\":{\"enum\":" STATUS_ENUM "}}}},"
+	  "\"skipped\":{\"type\":\"array\"},\"source\":{\"type\":\"object\"}}}",
+	  1, tool_get_issues, NULL },
+	{ "get_issue", "One issue",
+	  "One footprint: its catalogue row (with every fix and proposal "
+	  "naming it, and how each is judged) and its occurrences in file "
+	  "order (at, build, value, verdict, byte offset), the last ones kept. "
+	  "Read it before acting on an issue: do not retry what a fix there "
+	  "already tried.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"id\"],\"properties\":{"
+	  "\"id\":{\"type\":\"string\",\"pattern\":\"^[0-9a-fA-F]{8}$\",\"description\":\"the footprint id (fp= in a wake line)\"},"
+	  "\"occurrences\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000,\"description\":\"keep the last N occurrences (default 50)\"},"
+	  FILTER_PROPS "}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"issue\",\"occurrences\",\"occurrencesTotal\"],\"properties\":{"
+	  "\"issue\":{\"type\":\"object\",\"required\":[\"id\",\"status\",\"fixes\",\"proposals\"],\"properties\":{\"status\":{\"enum\":" STATUS_ENUM "}}},"
+	  "\"occurrences\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"occurrencesTotal\":{\"type\":\"integer\"}}}",
+	  1, tool_get_issue, NULL },
+	{ "get_history", "The timeline",
+	  "The ledger's time span in equal buckets: per bucket the medians of "
+	  "the heartbeats (frame p95 and median, draw calls, triangles, "
+	  "programs), the hitch count and worst hitch, and the builds that ran; "
+	  "then one measured window per build. A bucket without evidence is "
+	  "null, never zero.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"buckets\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"how many buckets (default 24)\"},"
+	  "\"include_automated\":{\"type\":\"boolean\",\"description\":\"include robots' records\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"buckets\",\"builds\"],\"properties\":{"
+	  "\"buckets\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"builds\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+	  1, tool_get_history, NULL },
+	{ "get_ledger", "The ledger's tail",
+	  "The last records of perf.jsonl and fixes.jsonl as written (unknown "
+	  "fields kept), whole lines only, with each record's byte offset (the "
+	  "offset in a wake id). Bounded: at most 1000 of each.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"records\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000,\"description\":\"the last N records of perf.jsonl (default 50)\"},"
+	  "\"fixes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000,\"description\":\"the last N records of fixes.jsonl (default 20)\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"perf\",\"fixes\"],\"properties\":{"
+	  "\"perf\":{\"$ref\":\"#/$defs/tail\"},\"fixes\":{\"$ref\":\"#/$defs/tail\"}},"
+	  "\"$defs\":{\"tail\":{\"type\":\"object\",\"required\":[\"path\",\"size\",\"from\",\"truncated\",\"records\",\"offsets\",\"skipped\"],"
+	  "\"properties\":{\"records\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"offsets\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}}}}}",
+	  1, tool_get_ledger, NULL },
+	{ "get_status", "The daemon's status",
+	  "What the daemon serving this project says about itself (watched "
+	  "files, watcher backend, cursor, lag, skipped lines with offsets, "
+	  "notifier, subscribers); when no daemon runs, what the files say "
+	  "(the ledger's size, counts and skipped lines) and why there is no "
+	  "daemon.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}",
+	  "{\"type\":\"object\",\"required\":[\"source\",\"daemon\"],\"properties\":{"
+	  "\"source\":{\"enum\":[\"daemon\",\"files\"]},\"daemon\":{\"type\":[\"object\",\"null\"]},"
+	  "\"why\":{\"type\":\"string\"},\"files\":{\"type\":\"object\"},\"counts\":{\"type\":\"object\"},\"skipped\":{\"type\":\"array\"}}}",
+	  1, tool_get_status, NULL },
+	{ "record_fix", "Record a fix",
+	  "Append a fix to fixes.jsonl, the same record and checks as "
+	  "`sloptimize fix`. Call it after the change is made, with the "
+	  "footprints it addresses: it is pending until a build that started "
+	  "after it has run, then the fold measures that build as its after "
+	  "window and judges it fixed or regressed. Never claim the fix "
+	  "worked before that. A footprint the ledger has never seen is "
+	  "refused with the nearest known ids.",
+	  FIX_INPUT, FIX_OUTPUT, 0, tool_record_fix, NULL },
+	{ "propose_fix", "Propose a fix",
+	  "Append a proposal to fixes.jsonl (`sloptimize fix propose`): a fix "
+	  "the human merges or rejects in the panel. It does not count as a "
+	  "fix until merged. Same fields and checks as record_fix.",
+	  FIX_INPUT, FIX_OUTPUT, 0, tool_propose_fix, NULL },
+	{ "wait_for_wake", "Wait for the next wake",
+	  "Block until the daemon's next wake event (a hitch of 100 ms or "
+	  "more, a usermark the player pressed, a jitter) or the timeout, "
+	  "then return the wakes (the daemon's messages, each with its line "
+	  "and record) and `next`, the id to pass as `since` next time so "
+	  "nothing is missed or repeated. The push channel for an agent "
+	  "without a monitor. Wakes arriving within 50 ms of the first come "
+	  "back together.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"since\":{\"type\":\"string\",\"pattern\":\"^[0-9]+:[0-9]+$\",\"description\":\"only wakes after this id (next from the last call, or id= of a wake line); the daemon replays those it still holds\"},"
+	  "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":600000,\"description\":\"give up after this long (default 30000); keep it under the client's request timeout\"},"
+	  "\"max\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"at most this many wakes (default 20)\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"wakes\",\"next\",\"timedOut\",\"connected\"],\"properties\":{"
+	  "\"wakes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"type\"],\"properties\":{\"type\":{\"const\":\"wake\"}}}},"
+	  "\"next\":{\"type\":[\"string\",\"null\"]},\"timedOut\":{\"type\":\"boolean\"},\"connected\":{\"type\":\"boolean\"},"
+	  "\"daemon\":{\"type\":\"string\"},\"said\":{\"type\":\"string\"}}}",
+	  1, NULL, mcp_tool_wait_for_wake },
+};
+
+const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
+
+cJSON *
+mcp_tools_list(const struct mcp *m)
+{
+	cJSON	*r = cJSON_CreateObject(), *a, *t, *an;
+	size_t	 i;
+
+	a = cJSON_AddArrayToObject(r, "tools");
+	for (i = 0; i < mcp_ntools; i++) {
+		t = cJSON_CreateObject();
+		cJSON_AddItemToArray(a, t);
+		cJSON_AddStringToObject(t, "name", mcp_tools[i].name);
+		if (m->structured)
+			cJSON_AddStringToObject(t, "title", mcp_tools[i].title);
+		cJSON_AddStringToObject(t, "description", mcp_tools[i].description);
+		cJSON_AddItemToObject(t, "inputSchema",
+		    cJSON_Parse(mcp_tools[i].input));
+		if (m->structured)
+			cJSON_AddItemToObject(t, "outputSchema",
+			    cJSON_Parse(mcp_tools[i].output));
+		if (m->annotated) {
+			an = cJSON_AddObjectToObject(t, "annotations");
+			cJSON_AddBoolToObject(an, "readOnlyHint",
+			    mcp_tools[i].read_only);
+			if (!mcp_tools[i].read_only) {
+				/* appends; never changes or removes */
+				cJSON_AddFalseToObject(an, "destructiveHint");
+				cJSON_AddFalseToObject(an, "idempotentHint");
+			}
+			cJSON_AddFalseToObject(an, "openWorldHint");
+		}
+	}
+	return r;
+}

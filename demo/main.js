@@ -1,0 +1,217 @@
+// Orbit run — a small three.js game that causes each stutter sloptimize
+// records, for real: new shader programs, a large texture upload, a spawn
+// burst, a long script frame and a snap of the unit the camera follows.
+// Buttons cause one each; ?scripted=1 (or the "Scripted run" button) plays
+// them all in order, a couple of seconds apart, so that each lands in its
+// own second (the recorder makes at most one hitch record a second).
+//
+// The sloptimize lines are the three marked "sloptimize:" below; under
+// `vite build` they are dropped (import.meta.env.DEV is false there), and
+// so is everything the dev plugin injects.
+import * as THREE from 'three';
+
+const renderer = new THREE.WebGLRenderer({ antialias: false });
+renderer.setPixelRatio(1);
+renderer.setSize(innerWidth, innerHeight);
+document.body.appendChild(renderer.domElement);
+
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0x0b1016);
+scene.fog = new THREE.Fog(0x0b1016, 30, 80);
+const camera = new THREE.PerspectiveCamera(60, innerWidth / innerHeight, 0.1, 200);
+scene.add(new THREE.HemisphereLight(0xbfd4ff, 0x202830, 1.2));
+const sun = new THREE.DirectionalLight(0xffffff, 1.5);
+sun.position.set(10, 20, 5);
+scene.add(sun);
+
+const ground = new THREE.Mesh(new THREE.PlaneGeometry(120, 120), new THREE.MeshLambertMaterial({ color: 0x1d2a33, name: 'mat_ground' }));
+ground.name = 'ground';
+ground.rotation.x = -Math.PI / 2;
+scene.add(ground);
+
+const rockMat = new THREE.MeshLambertMaterial({ color: 0x56606b, name: 'mat_rock' });
+for (let i = 0; i < 24; i++) {
+  const rock = new THREE.Mesh(new THREE.DodecahedronGeometry(0.6 + (i % 5) * 0.3), rockMat);
+  const a = (i / 24) * Math.PI * 2;
+  rock.position.set(Math.cos(a) * (14 + (i % 3) * 4), 0.5, Math.sin(a) * (14 + (i % 3) * 4));
+  rock.name = `rock_${i}`;
+  scene.add(rock);
+}
+
+const crateMat = new THREE.MeshLambertMaterial({ color: 0xb0813f, name: 'mat_crate' });
+const crateProto = new THREE.Mesh(new THREE.BoxGeometry(0.5, 0.5, 0.5), crateMat);
+crateProto.name = 'crate';
+crateProto.position.set(0, 0.25, 0);
+scene.add(crateProto);   // one crate from the start: its program is warm
+
+const unit = new THREE.Mesh(new THREE.ConeGeometry(0.5, 1.4, 12), new THREE.MeshLambertMaterial({ color: 0x4fa3ff, name: 'mat_hull' }));
+unit.name = 'unit';
+unit.rotation.x = Math.PI / 2;
+scene.add(unit);
+
+const BOOM = new THREE.Vector3(0, 6, 9);   // the camera rides on a fixed boom behind the unit
+const ORBIT_R = 10, ORBIT_SPEED = 0.45;    // rad/s
+let angle = 0;
+let snapOffset = 0;
+let spawned = [];
+
+// ?bench=1 leaves the recorder to tests/bench/recorder.mjs, which makes
+// and stops its own around the same renderer
+const bench = new URLSearchParams(location.search).has('bench');
+// sloptimize: the recorder (present in the dev server only; see docs/recorder.md)
+const rec = import.meta.env.DEV && !bench ? globalThis.sloptimize?.createRecorder({
+  renderer, context: () => ({ view: 'tps', crowd: spawned.length ? 'busy' : 'calm' }),
+}) : undefined;
+// sloptimize: the unit the view is arranged around, and the camera on its boom
+rec?.track('unit', () => unit.position);
+rec?.track('camera', () => camera.position, { follows: 'unit', reach: { name: 'boom', get: () => BOOM.length() } });
+
+const log = document.getElementById('log');
+const say = (s) => { log.textContent = `${s}\n${log.textContent}`.split('\n').slice(0, 8).join('\n'); };
+
+// --- the stutters ------------------------------------------------------------
+
+let shaderGen = 0;
+// New ShaderMaterials with code no program has yet: each compiles and links
+// on its first render, inside renderer.render.
+function newShaders(n = 12) {
+  const g = ++shaderGen;
+  for (let i = 0; i < n; i++) {
+    const mat = new THREE.ShaderMaterial({
+      name: `mat_glow_${i}`,
+      defines: { GEN: g, VARIANT: i, STEPS: 24 + i },
+      uniforms: { time: { value: 0 } },
+      vertexShader: `varying vec3 vP; void main() { vP = position; gl_Position = projectionMatrix * modelViewMatrix * vec4(position, 1.0); }`,
+      fragmentShader: `uniform float time; varying vec3 vP;
+        float h(vec3 p) { return fract(sin(dot(p, vec3(12.9898, 78.233, 37.719))) * 43758.5453); }
+        void main() { vec3 c = vec3(0.0); for (int k = 0; k < STEPS; k++) { c += h(vP * float(k + VARIANT + GEN)) * vec3(0.02, 0.03, 0.05); }
+          gl_FragColor = vec4(c, 1.0); }`,
+    });
+    const m = new THREE.Mesh(new THREE.IcosahedronGeometry(0.4, 1), mat);
+    m.name = `beacon_${i}`;
+    const a = (i / n) * Math.PI * 2;
+    m.position.set(Math.cos(a) * 6, 1.5, Math.sin(a) * 6);
+    scene.add(m);
+  }
+  say(`${n} new shader materials`);
+}
+
+// A 4096² texture: 64 MB uploaded on its first render.
+const TEX = 4096;
+const texData = new Uint8Array(TEX * TEX * 4);
+for (let i = 0; i < texData.length; i += 4) { texData[i] = (i >> 10) & 255; texData[i + 1] = (i >> 14) & 255; texData[i + 2] = 160; texData[i + 3] = 255; }
+// The billboard starts with a tiny texture, so its program is warm: the
+// big one costs an upload and nothing else.
+const tiny = new THREE.DataTexture(new Uint8Array([90, 90, 160, 255]), 1, 1);
+tiny.needsUpdate = true;
+const billboard = new THREE.Mesh(new THREE.PlaneGeometry(8, 4), new THREE.MeshBasicMaterial({ name: 'mat_billboard', map: tiny }));
+billboard.name = 'billboard';
+billboard.position.set(0, 3, 0);
+scene.add(billboard);
+function bigTexture() {
+  const tex = new THREE.DataTexture(texData, TEX, TEX);
+  tex.needsUpdate = true;
+  tex.name = 'billboard_tex';
+  const old = billboard.material.map;
+  billboard.material.map = tex;
+  if (old !== tiny) old.dispose();
+  say('a 4096² texture');
+}
+
+// A thousand crates in one frame around the unit (in view), each with its
+// own geometry: a thousand uploads and draw calls more.
+function spawnBurst(n = 1000) {
+  for (let i = 0; i < n; i++) {
+    const c = new THREE.Mesh(new THREE.BoxGeometry(0.3, 0.3, 0.3, 2, 2, 2), crateMat);
+    c.name = 'crate';
+    const a = Math.random() * Math.PI * 2, d = 1.5 + Math.random() * 5;
+    c.position.set(unit.position.x + Math.cos(a) * d, 0.15 + Math.random() * 3, unit.position.z + Math.sin(a) * d);
+    scene.add(c);
+    spawned.push(c);
+  }
+  say(`${n} crates spawned`);
+  setTimeout(() => {
+    for (const c of spawned) { scene.remove(c); c.geometry.dispose(); }
+    spawned = [];
+  }, 1500);
+}
+
+// Game logic that ran long: 250 ms of crowd simulation in one callback.
+function simulateCrowdAI(ms = 250) {
+  const end = performance.now() + ms;
+  let x = 0;
+  while (performance.now() < end) for (let i = 0; i < 1000; i++) x += Math.sqrt(i * x + 1);
+  return x;
+}
+function longScript() {
+  // its own animation-frame callback, so the browser names it
+  requestAnimationFrame(function crowdTick() { simulateCrowdAI(); });
+  say('250 ms of crowd AI in one frame');
+}
+
+// The unit lands 2.5 units off its path for good (a bad network correction).
+function snap() {
+  snapOffset += 2.5;
+  say('the unit snapped 2.5 units');
+}
+
+const STUTTERS = { compile: newShaders, texture: bigTexture, spawn: spawnBurst, script: longScript, snap };
+for (const b of document.querySelectorAll('[data-stutter]')) b.addEventListener('click', () => STUTTERS[b.dataset.stutter]());
+
+// --- the scripted run ----------------------------------------------------------
+
+const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+// The recorder makes one hitch record a second: on a loaded machine an
+// ordinary slow frame could take the second a stutter lands in, so each
+// stutter waits for a second with no hitch first.
+async function quiet() {
+  const end = performance.now() + 10000;
+  for (;;) {
+    const last = rec?.state().incidents.filter((i) => i.type === 'hitch').pop();
+    if (!last || Date.now() - Date.parse(last.at) > 1200 || performance.now() > end) return;
+    await wait(100);
+  }
+}
+async function scripted() {
+  window.demo.running = true;
+  say('scripted run: each stutter, 2 s apart');
+  await wait(3000);                 // a few calm heartbeats first
+  for (const name of ['compile', 'texture', 'spawn', 'script', 'snap']) {
+    await quiet();
+    STUTTERS[name]();
+    window.demo.done.push(name);
+    await wait(2200);
+  }
+  window.demo.running = false;
+  window.demo.finished = true;
+  say('scripted run finished');
+}
+document.getElementById('b-scripted').addEventListener('click', () => { if (!window.demo.running) scripted(); });
+
+window.demo = { stutter: (n) => STUTTERS[n](), scripted, done: [], running: false, finished: false, recorder: rec,
+  renderer, unit, camera };
+
+// --- the loop --------------------------------------------------------------------
+
+let last = performance.now();
+function loop(t) {
+  requestAnimationFrame(loop);
+  const dt = Math.min(0.1, (t - last) / 1000);  // the sim clamps its step at 100 ms
+  last = t;
+  angle += ORBIT_SPEED * dt;
+  unit.position.set(Math.cos(angle) * ORBIT_R + snapOffset, 0.7, Math.sin(angle) * ORBIT_R);
+  unit.rotation.z = -angle;
+  camera.position.copy(unit.position).add(BOOM);
+  camera.lookAt(unit.position);
+  renderer.render(scene, camera);
+}
+requestAnimationFrame(loop);
+rec?.setPhase('play');   // sloptimize: the moment axis
+
+addEventListener('resize', () => {
+  camera.aspect = innerWidth / innerHeight;
+  camera.updateProjectionMatrix();
+  renderer.setSize(innerWidth, innerHeight);
+});
+
+if (new URLSearchParams(location.search).has('scripted')) scripted();

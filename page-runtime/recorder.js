@@ -1,0 +1,843 @@
+// recorder.js — the in-page flight recorder (seed §3, DESIGN §5–§6, §12).
+//
+//   import { createRecorder } from '/page-runtime/recorder.js';
+//   const rec = createRecorder({ renderer, build: 'v42', context: () => ({ view }) });
+//   rec.setPhase('play');
+//   rec.track('unit', () => player.position);
+//   rec.track('camera', () => camera.position, { follows: 'unit', reach: () => boom });
+//
+// It wraps renderer.render to sample every frame into a fixed ring (600
+// frames), and makes the records the daemon folds: heartbeats every 2 s,
+// hitches (long frames, classified), usermarks (Ctrl+F11: "this felt
+// wrong"), jitter (the motion monitor, motion.js).  Each incident carries
+// its footprint, minted here with the same code the fold reads it with
+// (history.js).  Records go to POST {endpoint}/api/sloptimize/records in
+// order, batched, retried while the daemon is down (delivery.js).
+//
+// The steady path — one frame with nothing to report — writes numbers into
+// typed arrays and allocates nothing: no closures, no strings, no objects.
+// A frame is every render call between two animation frames (a composer's
+// passes are one frame), closed when the next frame's first render starts.
+// Work that builds objects runs on timers (heartbeats, the situation) or
+// only when there is something to say (a hitch, a census of the scene).
+//
+// What it does not do (seed §3.4): no JS stack sampling, no heap
+// snapshots, no network waterfall.  docs/recorder.md says what is measured.
+import { canonicalContext, footprintKey, footprintId, FOOTPRINT_VERSION } from './history.js';
+import { FrameRing, FLAG_PAUSED, RING_FRAMES, classifyFrame, RateLimit } from './frames.js';
+import { MotionMonitor } from './motion.js';
+import { Outbox } from './delivery.js';
+
+export { canonicalContext };
+
+const REGISTRY = Symbol.for('sloptimize.recorder');
+const MEDIAN_EVERY = 30;          // frames between two recomputations of the rolling median
+const MAX_SCENES = 4;             // distinct scenes rendered in one frame, kept for the census
+const MAX_NAMES = 32;             // names listed in world.spawned / removed
+const MAX_MINTED = 16;
+const LOAF_WAIT_MS = 250;         // how long a long-script hitch waits for its LoAF entry
+const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
+const CONFIRM_MS = 2500;
+const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3;
+
+const r1 = (v) => Math.round(v * 10) / 10;
+const now = () => performance.now();
+const isoAt = (t) => new Date(performance.timeOrigin + t).toISOString();
+
+function parseChord(s) {
+  const parts = String(s).split('+').map((p) => p.trim()).filter(Boolean);
+  const key = parts.pop() || '';
+  const mods = new Set(parts.map((p) => p.toLowerCase()));
+  return { key: key.toLowerCase(), ctrl: mods.has('control') || mods.has('ctrl'), alt: mods.has('alt'),
+    shift: mods.has('shift'), meta: mods.has('meta') || mods.has('cmd') };
+}
+
+function chordMatches(c, e) {
+  return String(e.key).toLowerCase() === c.key && e.ctrlKey === c.ctrl && e.altKey === c.alt &&
+    e.shiftKey === c.shift && e.metaKey === c.meta;
+}
+
+const objName = (o) => o.name || `${o.type || 'Object3D'}#${o.id}`;
+const matName = (m) => m.name || `${m.type || 'Material'}#${m.id}`;
+const TEXTURE_SLOTS = ['map', 'normalMap', 'roughnessMap', 'metalnessMap', 'emissiveMap', 'aoMap', 'alphaMap',
+  'bumpMap', 'envMap', 'lightMap', 'displacementMap', 'specularMap', 'gradientMap', 'matcap'];
+
+class Recorder {
+  constructor(opts = {}) {
+    const { renderer, endpoint = '', build, budgetFrameMs = 16.7, context, usermarkKey = 'Control+F11',
+      heartbeatMs = 2000, spawnBurst = 50, confirm = true, motion = {}, fetch: fetchFn } = opts;
+    if (!renderer || typeof renderer.render !== 'function')
+      throw new TypeError('createRecorder: `renderer` must be a THREE.WebGLRenderer (it has no render())');
+    this.renderer = renderer;
+    this.build = build === undefined || build === null || build === '' ? undefined : String(build);
+    this.budgetFrameMs = Number(budgetFrameMs) > 0 ? Number(budgetFrameMs) : 16.7;
+    this.context = typeof context === 'function' ? context : null;
+    this.chord = parseChord(usermarkKey);
+    this.heartbeatMs = heartbeatMs;
+    this.spawnBurst = spawnBurst;
+    this.confirmOn = confirm;
+    this.endpoint = String(endpoint || '').replace(/\/+$/, '');
+    this.phase = undefined;
+    this.ctx = '';
+    this.recording = true;
+
+    this.ring = new FrameRing(RING_FRAMES);
+    this.times = new Float64Array(2);   // the render call under way: start, end
+    // the per-frame doubles live in a typed array: a double stored in an
+    // object's field can cost a fresh heap number per store
+    this.fr = new Float64Array(4);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN
+    this.fr[FR_END] = NaN; this.fr[FR_PREV_END] = NaN; this.fr[FR_MEDIAN] = NaN;
+    this.sinceMedian = 0;
+    this.frameNo = 0;
+    this.tick = 0;
+    this.frameTick = -1;          // the tick of the open frame; -1: none open
+    this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
+    this.curPaused = false;
+    this.wasHidden = false;
+    this.memGeometries = 0; this.memTextures = 0; this.memPrograms = 0;     // absolute, at the last render
+    this.prevGeometries = 0; this.prevTextures = 0; this.prevPrograms = 0;  // at the previous frame's close
+    this.prevCalls = 0;
+    this.scenes = new Array(MAX_SCENES).fill(null);
+    this.nScenes = 0;
+    this.camera = null;
+
+    // what the census has seen: programs, uploaded textures (objects carry
+    // a generation stamp, census())
+    this.seenPrograms = new WeakSet();
+    this.seenTextures = new WeakSet();
+    this.cstate = null;
+    this.visitor = null;
+    this.censuses = 0;            // in frames (the heartbeat's are not counted)
+    this.censused = false;
+
+    this.hitchLimit = new RateLimit({ intervalMs: 1000, sessionCap: 500 });
+    this.drops = { hitch: 0, jitter: 0, delivery: 0 };   // not yet said on a record
+    this.dropTotals = {};
+    this.made = { heartbeat: 0, hitch: 0, usermark: 0, jitter: 0 };
+    this.incidents = [];          // the last few, for the panel's Current Session tab
+    this.pending = [];            // long-script hitches waiting for a LoAF entry
+    this.loafs = [];
+    this.keysHeld = new Set();
+    this.heapMb = NaN;
+    this.heapDropMb = 0;
+    this.listeners = new Set();
+
+    this.motion = new MotionMonitor({ ...motion, onRecord: (rec, t) => this.onJitter(rec, t) });
+    this.trackGet = [];
+    this.trackReach = [];
+    this.pos = new Float64Array(0);
+    this.reach = new Float64Array(0);
+    this.pendingHold = null;      // null: none; true: all; Set of names
+    this.pendingCut = null;
+    this.hasReach = false;
+
+    this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed() });
+    this.regime = this.detectRegime();
+    this.loafSupported = typeof PerformanceObserver !== 'undefined' &&
+      (PerformanceObserver.supportedEntryTypes || []).includes('long-animation-frame');
+
+    this.install();
+  }
+
+  // --- wiring ---------------------------------------------------------------
+
+  install() {
+    const self = this;
+    const original = this.renderer.render;
+    this.original = original;
+    // the wrapper: everything per frame happens in onRenderStart/End
+    this.wrapper = function render(scene, camera) {
+      // call, not apply(arguments): an arguments object per frame otherwise
+      if (!self.recording) return original.call(this, scene, camera);
+      self.onRenderStart(scene, camera);
+      // times in a typed array: a double passed to a call would be boxed
+      self.times[0] = performance.now();
+      try {
+        return original.call(this, scene, camera);
+      } finally {
+        self.times[1] = performance.now();
+        self.onRenderEnd();
+      }
+    };
+    this.renderer.render = this.wrapper;
+
+    this.onTick = () => {
+      this.tick++;
+      this.raf = requestAnimationFrame(this.onTick);
+    };
+    if (typeof requestAnimationFrame === 'function') this.raf = requestAnimationFrame(this.onTick);
+
+    this.onKeyDown = (e) => {
+      if (e.code) this.keysHeld.add(e.code);
+      if (chordMatches(this.chord, e)) {
+        e.preventDefault();
+        e.stopPropagation();
+        this.usermark({});
+      }
+    };
+    this.onKeyUp = (e) => { if (e.code) this.keysHeld.delete(e.code); };
+    this.onBlur = () => this.keysHeld.clear();
+    this.hidden = typeof document !== 'undefined' && document.visibilityState === 'hidden';
+    this.onHide = () => {
+      this.hidden = document.visibilityState === 'hidden';
+      if (this.hidden) this.outbox.beacon();
+    };
+    this.onPageHide = () => this.outbox.beacon();
+    if (typeof window !== 'undefined') {
+      window.addEventListener('keydown', this.onKeyDown, true);
+      window.addEventListener('keyup', this.onKeyUp, true);
+      window.addEventListener('blur', this.onBlur);
+      window.addEventListener('pagehide', this.onPageHide);
+      document.addEventListener('visibilitychange', this.onHide);
+    }
+
+    if (this.loafSupported) {
+      this.observer = new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          this.loafs.push(e);
+          if (this.loafs.length > 16) this.loafs.shift();
+        }
+        this.resolvePending(false);
+      });
+      try { this.observer.observe({ type: 'long-animation-frame', buffered: false }); } catch { this.loafSupported = false; }
+    }
+
+    this.refreshContext();
+    this.lastBeatAt = now();
+    this.ctxTimer = setInterval(() => this.refreshContext(), 1000);
+    this.beatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    globalThis[REGISTRY] = this.api;
+  }
+
+  detectRegime() {
+    try {
+      const gl = this.renderer.getContext();
+      const ext = gl.getExtension('WEBGL_debug_renderer_info');
+      const s = ext ? String(gl.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : '';
+      this.gpu = s;
+      if (!s) return 'unknown';
+      return /swiftshader|llvmpipe|software|softpipe|basic render/i.test(s) ? 'software' : 'hardware';
+    } catch { return 'unknown'; }
+  }
+
+  refreshContext() {
+    if (this.context) {
+      try { this.ctx = canonicalContext(this.context()); } catch { /* the host's bug: keep the last one */ }
+    }
+    const m = performance.memory;
+    if (m && m.usedJSHeapSize) {
+      const mb = m.usedJSHeapSize / 1048576;
+      this.heapDropMb = Number.isFinite(this.heapMb) && mb < this.heapMb ? this.heapMb - mb : 0;
+      this.heapMb = mb;
+    }
+  }
+
+  // --- per frame (the steady path: no allocation below unless a record is made)
+
+  onRenderStart(scene, camera) {
+    if (this.frameTick !== this.tick) {
+      if (this.frameTick !== -1) this.closeFrame();
+      this.openFrame();
+    }
+    // remember the scenes of this frame (a composer renders several)
+    let known = false;
+    for (let i = 0; i < this.nScenes; i++) if (this.scenes[i] === scene) known = true;
+    if (!known && this.nScenes < MAX_SCENES) this.scenes[this.nScenes++] = scene;
+    if (this.camera === null || this.nScenes === 1) this.camera = camera;
+  }
+
+  onRenderEnd() {
+    const t0 = this.times[0], t1 = this.times[1];
+    const info = this.renderer.info;
+    const fr = this.fr;
+    fr[FR_INSIDE] += t1 - t0;
+    fr[FR_END] = t1;
+    if (info) {
+      const r = info.render;
+      if (r) {
+        if (info.autoReset === false) {
+          this.curCalls = r.calls; this.curTriangles = r.triangles; this.curPoints = r.points; this.curLines = r.lines;
+        } else {
+          this.curCalls += r.calls; this.curTriangles += r.triangles; this.curPoints += r.points; this.curLines += r.lines;
+        }
+      }
+      const m = info.memory;
+      if (m) { this.memGeometries = m.geometries; this.memTextures = m.textures; }
+      if (info.programs) this.memPrograms = info.programs.length;
+    }
+  }
+
+  openFrame() {
+    this.frameTick = this.tick;
+    this.fr[FR_INSIDE] = 0;
+    this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
+    this.nScenes = 0;
+    const hidden = this.hidden;     // kept by a visibilitychange listener, not read per frame
+    // a frame that follows a hidden page measured the time away, not a frame
+    this.curPaused = hidden || this.wasHidden || this.phase === 'paused';
+    this.wasHidden = hidden;
+    // the host's hold/cut for this frame, then the tracked positions
+    if (this.pendingHold !== null) {
+      if (this.pendingHold === true) this.motion.hold();
+      else for (const n of this.pendingHold) this.motion.hold(n);
+      this.pendingHold = null;
+    }
+    if (this.pendingCut !== null) {
+      if (this.pendingCut === true) this.motion.cut();
+      else for (const n of this.pendingCut) this.motion.cut(n);
+      this.pendingCut = null;
+    }
+    const n = this.trackGet.length;
+    const pos = this.pos;
+    for (let k = 0; k < n; k++) {
+      // straight into the typed array: a double held across the try would
+      // be boxed for the handler
+      pos[3 * k] = NaN;
+      try {
+        const p = this.trackGet[k]();
+        if (p) {
+          if (p.x !== undefined) { pos[3 * k] = p.x; pos[3 * k + 1] = p.y; pos[3 * k + 2] = p.z; }
+          else { pos[3 * k] = p[0]; pos[3 * k + 1] = p[1]; pos[3 * k + 2] = p[2]; }
+        }
+        const rg = this.trackReach[k];
+        if (rg !== null) this.reach[k] = rg();
+      } catch { pos[3 * k] = NaN; /* a track that throws is skipped this frame */ }
+      if (!(pos[3 * k] === pos[3 * k] && pos[3 * k + 1] === pos[3 * k + 1] && pos[3 * k + 2] === pos[3 * k + 2]) ||
+          !Number.isFinite(pos[3 * k] + pos[3 * k + 1] + pos[3 * k + 2])) this.motion.cut(this.motion.tracks[k].name);
+    }
+  }
+
+  closeFrame() {
+    const ring = this.ring;
+    const s = ring.slot();
+    const fr = this.fr;
+    const first = !(fr[FR_PREV_END] === fr[FR_PREV_END]);     // NaN: no frame before
+    const frameMs = first ? 0 : fr[FR_END] - fr[FR_PREV_END];
+    const paused = this.curPaused || first;
+    const dG = this.memGeometries - this.prevGeometries;
+    const dT = this.memTextures - this.prevTextures;
+    const dP = this.memPrograms - this.prevPrograms;
+    this.frameNo++;
+    ring.end[s] = fr[FR_END];
+    ring.frameMs[s] = frameMs;
+    ring.insideMs[s] = fr[FR_INSIDE];
+    ring.frame[s] = this.frameNo;
+    ring.flags[s] = paused ? FLAG_PAUSED : 0;
+    ring.calls[s] = this.curCalls; ring.triangles[s] = this.curTriangles;
+    ring.points[s] = this.curPoints; ring.lines[s] = this.curLines;
+    ring.geometries[s] = dG; ring.textures[s] = dT; ring.programs[s] = dP;
+    ring.spawned[s] = 0;
+    ring.commit();
+
+    // hitchThreshold(), inline: a call with double arguments boxes them
+    const med2 = fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
+    const abs = 1.5 * this.budgetFrameMs;
+    const hitch = !paused && frameMs > (med2 > abs ? med2 : abs);
+    // a census when the scene's resources moved or the frame is judged;
+    // never on a steady frame
+    let census = null;
+    if (!this.censused || hitch || dG !== 0 || dT !== 0 || dP !== 0) {
+      census = this.census(this.censused);
+      this.censuses++;
+      this.censused = true;
+      ring.spawned[s] = census.spawnedCount;
+    }
+    // the record is made after the frame (the next task), not inside it:
+    // the recorder must never be the hitch it reports
+    if (hitch) this.laterHitch(s, census);
+
+    if (this.motion.tracks.length > 0) {
+      const clock = this.motion.clock;
+      clock[0] = fr[FR_END]; clock[1] = paused ? 0 : frameMs; clock[2] = fr[FR_MEDIAN];
+      this.motion.step(this.frameNo, this.pos, this.hasReach ? this.reach : null);
+    }
+
+    fr[FR_PREV_END] = fr[FR_END];
+    this.prevGeometries = this.memGeometries; this.prevTextures = this.memTextures; this.prevPrograms = this.memPrograms;
+    this.prevCalls = this.curCalls;
+    if (++this.sinceMedian >= MEDIAN_EVERY || !(fr[FR_MEDIAN] === fr[FR_MEDIAN])) {
+      this.sinceMedian = 0;
+      fr[FR_MEDIAN] = ring.median('frameMs');
+    }
+  }
+
+  /*
+   * Walk the frame's scenes: objects first rendered since the last census
+   * (spawned), resources first used since then (a program compiled, a
+   * texture uploaded), and the material@object pairs they belong to
+   * (minted).  With `mint` false (the first census) everything is only
+   * marked as seen.  It runs only when something moved (a hitch, a memory
+   * counter), and once a heartbeat; it allocates only for what it found:
+   * the walk reuses one visitor, two object lists and a generation stamp
+   * per object (removed = on the last list, not stamped this time).
+   */
+  census(mint) {
+    const c = this.cstate || (this.cstate = {
+      gen: 0, stamp: new WeakMap(), cur: [], prev: [], nCur: 0, nPrev: 0,
+      mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, newTextures: null,
+    });
+    c.gen++;
+    c.mint = mint;
+    const props = this.renderer.properties;
+    c.props = props && typeof props.has === 'function' && typeof props.get === 'function' ? props : null;
+    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.newTextures = null;
+    const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
+    if (!this.visitor) this.visitor = (o) => this.censusVisit(o);
+    for (let i = 0; i < this.nScenes; i++) {
+      const sc = this.scenes[i];
+      if (sc && typeof sc.traverseVisible === 'function') sc.traverseVisible(this.visitor);
+    }
+    if (c.newTextures) for (const tex of c.newTextures) this.seenTextures.add(tex);
+    const programs = this.renderer.info && this.renderer.info.programs;
+    if (programs) for (let i = 0; i < programs.length; i++) this.seenPrograms.add(programs[i]);
+    let removed = null, removedCount = 0;
+    for (let i = 0; i < c.nPrev; i++) {
+      const o = c.prev[i];
+      c.prev[i] = null;             // no reference kept to what left
+      if (c.stamp.get(o) === c.gen) continue;
+      removedCount++;
+      if (mint) {
+        if (!removed) removed = [];
+        if (removed.length < MAX_NAMES) removed.push(objName(o));
+      }
+    }
+    for (let i = c.nCur; i < c.cur.length; i++) c.cur[i] = null;
+    const mintedList = c.minted ? [...c.minted].sort() : [];
+    return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
+      removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length };
+  }
+
+  censusVisit(o) {
+    if (!(o.isMesh || o.isLine || o.isPoints || o.isSprite)) return;
+    const c = this.cstate;
+    const fresh = !c.stamp.has(o);
+    c.stamp.set(o, c.gen);
+    c.cur[c.nCur++] = o;
+    if (fresh) {
+      c.spawnedCount++;
+      if (c.mint) {
+        if (!c.spawned) c.spawned = [];
+        if (c.spawned.length < MAX_NAMES) c.spawned.push(objName(o));
+      }
+    }
+    const mat = o.material;
+    if (Array.isArray(mat)) { for (let i = 0; i < mat.length; i++) this.censusMaterial(o, mat[i], fresh); }
+    else this.censusMaterial(o, mat, fresh);
+  }
+
+  censusMaterial(o, m, fresh) {
+    if (!m) return;
+    const c = this.cstate, props = c.props;
+    let minting = fresh;
+    if (props && props.has(m)) {
+      const prog = props.get(m).currentProgram;
+      if (prog && !this.seenPrograms.has(prog)) minting = true;
+    }
+    if (props) {
+      for (let i = 0; i < TEXTURE_SLOTS.length; i++) {
+        const tex = m[TEXTURE_SLOTS[i]];
+        if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+          minting = true;
+          (c.newTextures || (c.newTextures = [])).push(tex);
+        }
+      }
+      const u = m.uniforms;
+      if (u) {
+        for (const k in u) {
+          const tex = u[k] && u[k].value;
+          if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+            minting = true;
+            (c.newTextures || (c.newTextures = [])).push(tex);
+          }
+        }
+      }
+    }
+    if (minting && c.mint) (c.minted || (c.minted = new Set())).add(`${matName(m)}@${objName(o)}`);
+  }
+
+  // --- records --------------------------------------------------------------
+
+  // The facts of hitch slot `s` now (the camera moves on), the record
+  // after the frame.  A method of its own: a closure in closeFrame would
+  // give closeFrame a context to allocate on every frame.
+  laterHitch(s, census) {
+    const ring = this.ring;
+    const facts = this.frameFacts(s, census);
+    const frame = ring.frame[s], at = ring.end[s];
+    const cam = this.camera;
+    if (cam && cam.position && cam.quaternion)
+      facts.cam = [cam.position.x, cam.position.y, cam.position.z, cam.quaternion.x, cam.quaternion.y, cam.quaternion.z, cam.quaternion.w];
+    if (this.keysHeld.size) facts.keys = [...this.keysHeld];
+    setTimeout(() => this.onHitch(facts, census, frame, at), 0);
+  }
+
+  onHitch(f, census, frame, at) {
+    if (this.outbox.stopped) return;
+    f.loaf = !this.loafSupported ? 'unsupported' : f.frameMs < LOAF_MIN_MS ? 'short' : 'none';
+    const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
+    if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
+    const rec = {
+      type: 'hitch', frame, frameMs: r1(f.frameMs),
+      medianMs: Number.isFinite(f.medianMs) ? r1(f.medianMs) : undefined,
+      insideRenderMs: r1(f.insideMs), delta: f.delta,
+      world: { spawned: census.spawned, removed: census.removed },
+      minted: census.minted,
+    };
+    if (census.spawnedCount > census.spawned.length) rec.world.spawnedCount = census.spawnedCount;
+    if (census.removedCount > census.removed.length) rec.world.removedCount = census.removedCount;
+    if (census.mintedCount > census.minted.length) rec.mintedCount = census.mintedCount;
+    if (f.cam) {
+      const r2 = (v) => Math.round(v * 100) / 100, r3 = (v) => Math.round(v * 1000) / 1000;
+      rec.world.camera = { position: f.cam.slice(0, 3).map(r2), quaternion: f.cam.slice(3).map(r3) };
+    }
+    if (f.keys) rec.world.inputsHeld = f.keys;
+    // only a hitch whose verdict is long-script waits for its script (up
+    // to LOAF_WAIT_MS): a compile with a long-script guess below it goes
+    // at once, with the script if the entry is already in
+    // (a frame under 50 ms never gets an entry: no wait for it, and nothing
+    // after it in the outbox waits either)
+    const wantsScript = this.loafSupported && cls[0].guess === 'long-script' && f.frameMs >= LOAF_MIN_MS;
+    if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
+      const script = this.findScript(at - f.frameMs, at);
+      if (script) {
+        f.script = script; f.loaf = 'found';
+        cls.splice(0, cls.length, ...classifyFrame(f, { spawnBurst: this.spawnBurst }));
+        rec.script = script;
+      }
+    }
+    if (cls.some((c) => c.guess === 'long-script')) {
+      if (!this.loafSupported) rec.script = { unavailable: 'this browser has no Long Animation Frames API' };
+      else if (f.loaf === 'short') rec.script = { unavailable: 'the Long Animation Frames API reports no frame under 50 ms' };
+    }
+    const entry = this.emit(rec, at, { ready: !wantsScript, cls });
+    if (wantsScript) {
+      this.pending.push({ entry, rec, f, from: at - f.frameMs, to: at, deadline: now() + LOAF_WAIT_MS });
+      this.resolvePending(false);
+      setTimeout(() => this.resolvePending(false), LOAF_WAIT_MS + 20);
+    }
+  }
+
+  // What the ring knows of frame slot `s`, for the classifier.
+  frameFacts(s, census = null) {
+    const ring = this.ring;
+    const delta = {
+      calls: ring.calls[s] - this.prevCallsOf(s),
+      triangles: ring.triangles[s],
+      programs: ring.programs[s], textures: ring.textures[s], geometries: ring.geometries[s],
+    };
+    return { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta,
+      spawned: census ? census.spawnedCount : ring.spawned[s], heapDropMb: this.heapDropMb };
+  }
+
+  // Draw calls of the frame before slot s (for the calls delta).
+  prevCallsOf(s) {
+    const p = (s - 1 + this.ring.capacity) % this.ring.capacity;
+    return this.ring.count > 1 ? this.ring.calls[p] : 0;
+  }
+
+  // Attach the Long Animation Frames script to waiting long-script hitches.
+  resolvePending(force) {
+    if (this.pending.length === 0) return;
+    const t = now();
+    const keep = [];
+    for (const p of this.pending) {
+      const script = this.findScript(p.from, p.to);
+      if (!script && !force && t < p.deadline) { keep.push(p); continue; }
+      if (script) { p.f.script = script; p.f.loaf = 'found'; }
+      const cls = classifyFrame(p.f, { spawnBurst: this.spawnBurst });
+      p.rec.classification = cls;
+      if (script) p.rec.script = script;
+      else p.rec.script = { unavailable: 'the Long Animation Frames API named no script for this frame' };
+      this.mint(p.rec);
+      this.noteIncident(p.rec);
+      this.outbox.markReady(p.entry);
+    }
+    this.pending = keep;
+  }
+
+  findScript(from, to) {
+    let best = null;
+    for (const e of this.loafs) {
+      if (e.startTime > to || e.startTime + e.duration < from) continue;
+      for (const sc of e.scripts || []) {
+        const s0 = sc.startTime, s1 = sc.startTime + sc.duration;
+        if (s0 > to || s1 < from) continue;
+        if (!best || sc.duration > best.duration) best = sc;
+      }
+    }
+    if (!best) return null;
+    return {
+      name: best.sourceFunctionName || '', sourceURL: best.sourceURL || '',
+      charPosition: typeof best.sourceCharPosition === 'number' ? best.sourceCharPosition : -1,
+      invoker: best.invoker || '', invokerType: best.invokerType || '', durationMs: r1(best.duration),
+    };
+  }
+
+  onJitter(rec, t) {
+    this.made.jitter++;
+    this.emit(rec, t, {});
+  }
+
+  // Stamp a record (at, phase, ctx, build, drops said, footprint) and queue it.
+  emit(rec, t, { ready = true, cls = null } = {}) {
+    rec.at = isoAt(t);
+    if (this.phase !== undefined) rec.phase = this.phase;
+    rec.ctx = this.ctx;
+    if (this.build !== undefined) rec.build = this.build;
+    for (const k in rec) if (rec[k] === undefined) delete rec[k];
+    if (cls) rec.classification = cls;
+    const dropped = {};
+    this.drops.hitch += this.hitchLimit.take();
+    this.drops.jitter += this.motion.take();
+    this.drops.delivery += this.outbox.takeDropped();
+    let any = false;
+    for (const k of ['hitch', 'jitter', 'delivery']) {
+      if (this.drops[k] > 0) { dropped[k] = this.drops[k]; this.drops[k] = 0; any = true; }
+    }
+    if (any) {
+      rec.dropped = dropped;
+      for (const k in dropped) this.dropTotals[k] = (this.dropTotals[k] || 0) + dropped[k];
+    }
+    if (rec.type === 'hitch') this.made.hitch++;
+    if (ready) {
+      this.mint(rec);
+      if (rec.type !== 'heartbeat') this.noteIncident(rec);
+    }
+    const entry = this.outbox.push(rec, { ready });
+    this.outbox.kick(0);
+    this.changed();
+    return entry;
+  }
+
+  mint(rec) {
+    const key = footprintKey(rec);
+    if (key !== null) rec.footprint = { v: FOOTPRINT_VERSION, id: footprintId(key), key };
+  }
+
+  noteIncident(rec) {
+    const top = Array.isArray(rec.classification) ? rec.classification[0] : rec.worst?.[0]?.classification?.[0];
+    this.incidents.push({ type: rec.type, at: rec.at, fp: rec.footprint?.id, key: rec.footprint?.key,
+      verdict: top ? top.guess : undefined,
+      value: rec.type === 'hitch' ? rec.frameMs : rec.type === 'jitter' ? rec.units : rec.worst?.[0]?.frameMs,
+      unit: rec.type === 'jitter' ? 'units' : 'ms', note: rec.note });
+    if (this.incidents.length > 50) this.incidents.shift();
+  }
+
+  heartbeat() {
+    if (!this.recording) return;
+    const t = now();
+    const from = this.lastBeatEnd ?? -Infinity;
+    const ring = this.ring;
+    const frames = ring.gather('frameMs', from);
+    if (frames === 0) return;           // no evidence, no record: the timeline shows a gap
+    const last = ring.end[ring.back(0)];
+    const seconds = (t - this.lastBeatAt) / 1000;
+    this.lastBeatAt = t;
+    const med = (field) => ring.median(field, from);
+    const rec = {
+      type: 'heartbeat',
+      regime: this.regime,
+      window: { frames, seconds: Math.round(seconds * 100) / 100 },
+      frame: { medianMs: r1(med('frameMs')), p95Ms: r1(ring.percentile('frameMs', 0.95, from)),
+        insideRenderMs: r1(med('insideMs')), fps: r1(seconds > 0 ? frames / seconds : 0) },
+      render: { calls: med('calls'), triangles: med('triangles'), points: med('points'), lines: med('lines') },
+      memory: { geometries: this.memGeometries, textures: this.memTextures, programs: this.memPrograms },
+    };
+    this.lastBeatEnd = last;
+    this.made.heartbeat++;
+    // a census now and then keeps `spawned` about the frame it names
+    if (this.nScenes > 0) this.census(this.censused);
+    this.emit(rec, t, {});
+  }
+
+  // --- the host's verbs -----------------------------------------------------
+
+  setPhase(phase) {
+    this.phase = phase === undefined || phase === null || phase === '' ? undefined : String(phase);
+  }
+
+  track(name, get, { follows = null, reach = null } = {}) {
+    if (typeof name !== 'string' || name === '') throw new TypeError('track: a name is a non-empty string');
+    if (typeof get !== 'function') throw new TypeError('track: the second argument returns the point ({x,y,z} or [x,y,z])');
+    let reachName = null, reachGet = null;
+    if (typeof reach === 'function') { reachName = 'reach'; reachGet = reach; }
+    else if (reach && typeof reach.get === 'function') { reachName = String(reach.name || 'reach'); reachGet = reach.get; }
+    this.motion.addTrack(name, { follows, reachName });
+    this.trackGet.push(get);
+    this.trackReach.push(reachGet);
+    if (reachGet) this.hasReach = true;
+    const pos = new Float64Array(3 * this.trackGet.length);
+    pos.set(this.pos);
+    this.pos = pos;
+    const rch = new Float64Array(this.trackGet.length).fill(NaN);
+    rch.set(this.reach);
+    this.reach = rch;
+  }
+
+  hold(name) { this.pendingHold = mark(this.pendingHold, name); }
+
+  cut(name) { this.pendingCut = mark(this.pendingCut, name); }
+
+  usermark({ windowMs = 5000, note, inputsHeld, world } = {}) {
+    const t = now();
+    const ring = this.ring;
+    const from = t - windowMs;
+    const frames = ring.gather('frameMs', from);
+    const rec = { type: 'usermark', frame: this.frameNo, windowMs, frames };
+    if (frames > 0) {
+      rec.medianMs = r1(ring.median('frameMs', from));
+      rec.p95Ms = r1(ring.percentile('frameMs', 0.95, from));
+    }
+    if (note !== undefined && note !== null && note !== '') rec.note = String(note).slice(0, 500);
+    const held = inputsHeld || (this.keysHeld.size ? [...this.keysHeld].filter((k) => !/^(Control|F11)/.test(k)) : null);
+    if (held && held.length) rec.inputsHeld = held;
+    if (world && typeof world === 'object') rec.world = world;
+    // the five worst unpaused frames of the window, ranked
+    const slots = [];
+    for (let i = 0; i < ring.count; i++) {
+      const s = ring.back(i);
+      if (ring.end[s] <= from) break;
+      if (ring.flags[s] & FLAG_PAUSED) continue;
+      slots.push(s);
+    }
+    slots.sort((a, b) => ring.frameMs[b] - ring.frameMs[a]);
+    rec.worst = slots.slice(0, 5).map((s) => {
+      const f = this.frameFacts(s);
+      f.loaf = this.loafSupported ? 'none' : 'unsupported';
+      const script = this.loafSupported ? this.findScript(ring.end[s] - ring.frameMs[s], ring.end[s]) : null;
+      if (script) { f.script = script; f.loaf = 'found'; }
+      return { frame: ring.frame[s], frameMs: r1(f.frameMs), insideRenderMs: r1(f.insideMs), delta: f.delta,
+        classification: classifyFrame(f, { spawnBurst: this.spawnBurst }) };
+    });
+    this.hitchLimit.charge();
+    this.made.usermark++;
+    this.emit(rec, t, {});
+    this.confirm(rec);
+    return { footprint: rec.footprint, frames, worst: rec.worst.length };
+  }
+
+  // One line on screen: the press was heard and what it kept.
+  confirm(rec) {
+    if (!this.confirmOn || typeof document === 'undefined' || !document.body) return;
+    if (!this.toast) {
+      const el = document.createElement('div');
+      el.className = 'sloptimize-usermark-toast';
+      el.setAttribute('role', 'status');
+      el.style.cssText = 'position:fixed;left:50%;bottom:24px;transform:translateX(-50%);z-index:2147483646;' +
+        'background:rgba(13,17,23,.92);color:#e6edf3;font:13px/1.4 system-ui,sans-serif;padding:6px 12px;' +
+        'border-radius:6px;border:1px solid #30363d;pointer-events:none;white-space:nowrap';
+      this.toast = el;
+    }
+    const w = rec.worst[0];
+    this.toast.textContent = `sloptimize: marked the last ${r1(rec.windowMs / 1000)} s — ${rec.frames} frames` +
+      `${rec.p95Ms !== undefined ? `, p95 ${rec.p95Ms} ms` : ''}${w ? `, worst ${w.frameMs} ms (${w.classification[0].guess})` : ''}` +
+      `${rec.footprint ? ` · fp ${rec.footprint.id}` : ''}`;
+    if (!this.toast.isConnected) document.body.appendChild(this.toast);
+    clearTimeout(this.toastTimer);
+    this.toastTimer = setTimeout(() => this.toast.remove(), CONFIRM_MS);
+  }
+
+  async flush() {
+    // a long-script hitch still waiting for its script goes as it is
+    if (this.pending.length) {
+      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(LOAF_WAIT_MS, ...this.pending.map((p) => p.deadline - now())))));
+      this.resolvePending(true);
+    }
+    await this.outbox.flush();
+    return this.state();
+  }
+
+  stop() {
+    if (!this.recording) return;
+    this.recording = false;
+    if (this.renderer.render === this.wrapper) this.renderer.render = this.original;
+    if (this.raf !== undefined && typeof cancelAnimationFrame === 'function') cancelAnimationFrame(this.raf);
+    clearInterval(this.ctxTimer);
+    clearInterval(this.beatTimer);
+    if (typeof window !== 'undefined') {
+      window.removeEventListener('keydown', this.onKeyDown, true);
+      window.removeEventListener('keyup', this.onKeyUp, true);
+      window.removeEventListener('blur', this.onBlur);
+      window.removeEventListener('pagehide', this.onPageHide);
+      document.removeEventListener('visibilitychange', this.onHide);
+    }
+    if (this.observer) this.observer.disconnect();
+    // a task later, after any hitch of the last frames is made (they are
+    // made a task after their frame): send everything, then stop; what the
+    // daemon would not take goes with the browser's beacon
+    setTimeout(() => {
+      this.resolvePending(true);
+      this.outbox.flush().then(() => {
+        if (this.outbox.queued() > 0) this.outbox.beacon();
+        this.outbox.stop();
+        this.changed();
+      });
+    }, 0);
+    if (globalThis[REGISTRY] === this.api) delete globalThis[REGISTRY];
+    this.changed();
+  }
+
+  // --- state for the panel --------------------------------------------------
+
+  get medianMs() { return this.fr[FR_MEDIAN]; }
+
+  state() {
+    const o = this.outbox.status();
+    return {
+      recording: this.recording, endpoint: this.endpoint || '(same origin)', build: this.build ?? null,
+      phase: this.phase ?? null, ctx: this.ctx, regime: this.regime, frames: this.frameNo,
+      medianMs: Number.isFinite(this.medianMs) ? r1(this.medianMs) : null,
+      made: { ...this.made }, sent: o.sent, queued: o.queued, held: this.pending.length,
+      dropped: { ...this.dropTotals, delivery: o.dropped }, refused: o.refused, lastRefusal: o.lastRefusal,
+      reachable: o.reachable, lastError: o.lastError, lastSentAt: o.lastSentAt, backoffMs: o.backoffMs,
+      loaf: this.loafSupported, censuses: this.censuses, incidents: this.incidents.slice(-20),
+    };
+  }
+
+  subscribe(fn) {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  changed() {
+    for (const fn of this.listeners) { try { fn(); } catch { /* a listener's bug is its own */ } }
+  }
+}
+
+function mark(cur, name) {
+  if (name === undefined || name === null) return true;
+  if (cur === true) return true;
+  const s = cur || new Set();
+  s.add(String(name));
+  return s;
+}
+
+/*
+ * createRecorder(options) → the recorder's verbs.  Options: renderer
+ * (required), endpoint ('' = same origin), build, budgetFrameMs (16.7),
+ * context (() => facets), usermarkKey ('Control+F11').  docs/recorder.md.
+ */
+export function createRecorder(options = {}) {
+  const r = new Recorder(options);
+  return r.api;
+}
+
+Object.defineProperty(Recorder.prototype, 'api', {
+  get() {
+    if (!this._api) {
+      const r = this;
+      this._api = Object.freeze({
+        setPhase: (p) => r.setPhase(p),
+        track: (name, get, opts) => r.track(name, get, opts),
+        hold: (name) => r.hold(name),
+        cut: (name) => r.cut(name),
+        usermark: (o) => r.usermark(o),
+        flush: () => r.flush(),
+        stop: () => r.stop(),
+        state: () => r.state(),
+        subscribe: (fn) => r.subscribe(fn),
+      });
+    }
+    return this._api;
+  },
+});

@@ -1,0 +1,410 @@
+// The recorder's pure parts in node (no browser): the hitch rule, the
+// classifier, the rate limits, the motion monitor on synthetic paths, the
+// outbox against a real local HTTP server, canonicalContext and the
+// footprint vectors the C fold passes (schemas/footprint-vectors.json).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select } from './frames.js';
+import { MotionMonitor, JITTER_GUESSES } from './motion.js';
+import { Outbox } from './delivery.js';
+import { canonicalContext, createRecorder } from './recorder.js';
+import { footprintKey, footprintId } from './history.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const vectors = JSON.parse(fs.readFileSync(path.join(here, '..', 'schemas', 'footprint-vectors.json'), 'utf8'));
+
+// --- the ring and the hitch rule ------------------------------------------------
+
+test('ring: nearest-rank percentiles over the unpaused frames of a window', () => {
+  const ring = new FrameRing(8);
+  const push = (end, ms, paused = false) => {
+    const s = ring.slot();
+    ring.end[s] = end; ring.frameMs[s] = ms; ring.flags[s] = paused ? FLAG_PAUSED : 0;
+    ring.commit();
+  };
+  for (let i = 1; i <= 10; i++) push(i * 10, i);     // 10 frames into 8 slots: 3..10 remain
+  assert.equal(ring.count, 8);
+  assert.equal(ring.median('frameMs'), 6);          // 3..10: rank ceil(0.5*8)=4 → 6
+  assert.equal(ring.percentile('frameMs', 0.95), 10);
+  assert.equal(ring.percentile('frameMs', 1), 10);
+  assert.equal(ring.median('frameMs', 70), 9);      // ends 80, 90, 100 → 8, 9, 10
+  push(110, 500, true);                              // paused: kept, never in the stats
+  assert.equal(ring.percentile('frameMs', 1), 10);
+  assert.ok(Number.isNaN(ring.median('frameMs', 1000)), 'an empty window is NaN, not 0');
+});
+
+test('select: the k-th smallest in place, as a sort would say', () => {
+  let seed = 7;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  for (const n of [1, 2, 3, 10, 600]) {
+    for (let trial = 0; trial < 20; trial++) {
+      const a = new Float64Array(n + 5);
+      for (let i = 0; i < n; i++) a[i] = trial % 3 === 0 ? Math.floor(rnd() * 4) : rnd() * 100;   // with ties, and without
+      const sorted = [...a.subarray(0, n)].sort((x, y) => x - y);
+      for (const k of [0, Math.floor(n / 2), n - 1]) assert.equal(select(Float64Array.from(a), n, k), sorted[k], `n ${n} k ${k}`);
+    }
+  }
+});
+
+test('hitch rule: max(2 × median, 1.5 × budget), never a paused frame', () => {
+  const near = (a, b) => assert.ok(Math.abs(a - b) < 1e-9, `${a} ≈ ${b}`);
+  near(hitchThreshold(8, 16.7), 25.05);        // the absolute guard wins at 120 fps
+  near(hitchThreshold(33.3, 16.7), 66.6);      // a 30 fps game: the relative one
+  near(hitchThreshold(NaN, 16.7), 25.05);      // no median yet
+  assert.ok(!isHitch(25, 8, 16.7));
+  assert.ok(isHitch(25.1, 8, 16.7));
+  assert.ok(!isHitch(60, 33.3, 16.7), 'a 30 fps game does not report every frame');
+  assert.ok(isHitch(70, 33.3, 16.7));
+  assert.ok(!isHitch(500, 16.7, 16.7, true), 'paused frames are never judged');
+});
+
+// --- the classifier -------------------------------------------------------------
+
+const frame = (o) => ({ frameMs: 120, medianMs: 16, insideMs: 100, delta: {}, spawned: 0, loaf: 'unsupported', ...o });
+
+test('classifier: each class from its own evidence, ranked, every guess with evidence', () => {
+  const cases = [
+    [frame({ delta: { programs: 3 } }), 'shader-compile', /programs \+3/],
+    [frame({ delta: { textures: 2 } }), 'texture-upload', /textures \+2, programs \+0/],
+    [frame({ spawned: 400, delta: { calls: 400, geometries: 400 }, insideMs: 50 }), 'spawn-burst', /400 objects/],
+    [frame({ insideMs: 110 }), 'long-render', /110 of 120 ms inside render/],
+    [frame({ insideMs: 2 }), 'long-script', /118 of 120 ms outside render/],
+  ];
+  for (const [f, top, evidence] of cases) {
+    const c = classifyFrame(f);
+    assert.equal(c[0].guess, top, JSON.stringify(c));
+    assert.match(c[0].evidence, evidence);
+    for (const g of c) {
+      assert.ok(HITCH_GUESSES.includes(g.guess), `${g.guess} is in the closed vocabulary`);
+      assert.ok(['low', 'medium', 'high'].includes(g.confidence));
+      assert.ok(g.evidence.length > 0, 'a guess without evidence is banned');
+    }
+  }
+  // no counter moved: elimination ranks after the time split
+  const c = classifyFrame(frame({ insideMs: 2 }));
+  assert.deepEqual(c.map((g) => g.guess), ['long-script', 'gc-or-upload-by-elimination']);
+  // both programs and textures: the compile first, the upload after it
+  assert.deepEqual(classifyFrame(frame({ delta: { programs: 1, textures: 1 } })).map((g) => g.guess), ['shader-compile', 'texture-upload']);
+  // a spawn that also compiled: both, the compile first
+  assert.deepEqual(classifyFrame(frame({ spawned: 80, delta: { programs: 1 } })).map((g) => g.guess).slice(0, 2), ['shader-compile', 'spawn-burst']);
+  assert.equal(classifyFrame(frame({ spawned: 49 }), { spawnBurst: 50 })[0].guess, 'long-render', 'below the burst threshold');
+});
+
+test('classifier: long-script names the script when Long Animation Frames did, and says so when it could not', () => {
+  const script = { name: 'simulateCrowdAI', sourceURL: 'http://x/main.js', charPosition: 812, invoker: 'FrameRequestCallback', durationMs: 230 };
+  const found = classifyFrame(frame({ insideMs: 3, loaf: 'found', script }))[0];
+  assert.equal(found.guess, 'long-script');
+  assert.equal(found.confidence, 'high');
+  assert.match(found.evidence, /simulateCrowdAI \(http:\/\/x\/main\.js:812\), 230 ms, invoked by FrameRequestCallback/);
+  const none = classifyFrame(frame({ insideMs: 3, loaf: 'none' }))[0];
+  assert.equal(none.confidence, 'medium');
+  assert.match(none.evidence, /named no script/);
+  assert.match(classifyFrame(frame({ insideMs: 3, loaf: 'unsupported' }))[0].evidence, /no Long Animation Frames API/);
+});
+
+// --- rate limits ------------------------------------------------------------------
+
+test('rate limit: one a second, a session cap, and every refusal counted for the next record', () => {
+  const rl = new RateLimit({ intervalMs: 1000, sessionCap: 3 });
+  assert.ok(rl.allow(0));
+  assert.ok(!rl.allow(500));
+  assert.ok(!rl.allow(999));
+  assert.equal(rl.take(), 2);
+  assert.equal(rl.take(), 0, 'said once');
+  const byKey = new RateLimit({ intervalMs: 1000, sessionCap: 10 });
+  assert.ok(byKey.allow(0, 'long-script'));
+  assert.ok(byKey.allow(100, 'shader-compile'), 'a slow frame does not hide a compile in the same second');
+  assert.ok(!byKey.allow(200, 'long-script'));
+  assert.equal(byKey.take(), 1);
+  // a much worse frame in the same second still goes; a lesser one does not
+  const esc = new RateLimit({ intervalMs: 1000, sessionCap: 10 });
+  assert.ok(esc.allow(0, 'long-script', 40));
+  assert.ok(!esc.allow(100, 'long-script', 79), 'not twice as long');
+  assert.ok(!esc.allow(150, 'long-script', 90), 'twice, but under the 100 ms bar');
+  assert.ok(esc.allow(200, 'long-script', 250), 'a 250 ms stall is not hidden by a 40 ms frame');
+  assert.ok(!esc.allow(300, 'long-script', 400), 'the bar doubled: 500 ms now');
+  assert.ok(esc.allow(1000, 'long-script', 20), 'the interval still runs from the first');
+  assert.equal(esc.take(), 3);
+  assert.ok(rl.allow(1000));
+  rl.charge();                       // a usermark: no interval, but it counts
+  assert.ok(!rl.allow(5000), 'the cap of 3 is reached');
+  assert.ok(!rl.allow(9000));
+  assert.equal(rl.take(), 2);
+});
+
+// --- the motion monitor -------------------------------------------------------------
+
+// Drive a monitor with a path: pos(i) → [x,y,z] per track; dt(i) → ms.
+function drive(paths, { frames = 120, dt = () => 16.7, follows = {}, reach = null, hold = () => [], opts = {} } = {}) {
+  const out = [];
+  const mm = new MotionMonitor({ ...opts, onRecord: (r) => out.push(r) });
+  const names = Object.keys(paths);
+  for (const n of names) mm.addTrack(n, { follows: follows[n] || null, reachName: reach && reach[n] ? 'boom' : null });
+  const pos = new Float64Array(3 * names.length);
+  const rch = new Float64Array(names.length);
+  let t = 0;
+  for (let i = 0; i < frames; i++) {
+    const d = dt(i);
+    t += d;
+    for (const n of hold(i)) mm.hold(n);
+    names.forEach((n, k) => {
+      const p = paths[n](i, t);
+      pos[3 * k] = p[0]; pos[3 * k + 1] = p[1]; pos[3 * k + 2] = p[2];
+      rch[k] = reach && reach[n] ? reach[n](i) : NaN;
+    });
+    mm.frame(i, t, d, 16.7, pos, reach ? rch : null);
+  }
+  mm.frame(frames + 10, t + 1000, 16.7, 16.7, pos, null);   // close what is open
+  return { out, mm };
+}
+
+const V = 8 / 1000;      // 8 units a second, per ms
+const smooth = (i, t) => [t * V, 0, 0];
+
+test('motion: smooth motion, a dash and a boom easing out are never reported', () => {
+  assert.deepEqual(drive({ unit: smooth }).out, []);
+  // a curve with acceleration (a circle of radius 10 at 0.5 rad/s)
+  assert.deepEqual(drive({ unit: (i, t) => [10 * Math.cos(t / 2000), 0, 10 * Math.sin(t / 2000)] }).out, []);
+  // a dash: standing, then 20 units/s from frame 60 on (a change of motion, never reversed)
+  const dash = (i, t) => [i < 60 ? 0 : (t - 60 * 16.7) * 0.02, 0, 0];
+  assert.deepEqual(drive({ unit: dash }).out, []);
+  // a boom easing back out: exponential approach of the reach
+  const boom = (i) => [0, 6 + 4 * (1 - Math.exp(-Math.max(0, i - 30) / 10)), 9];
+  assert.deepEqual(drive({ camera: boom }).out, []);
+});
+
+test('motion: a snap is one reversed jump, with its size, axis and evidence', () => {
+  const snap = (i, t) => [t * V + (i >= 60 ? 2.5 : 0), 0, 0];
+  const { out } = drive({ unit: snap });
+  assert.equal(out.length, 1, JSON.stringify(out));
+  const r = out[0];
+  assert.equal(r.kind, 'snap');
+  assert.equal(r.track, 'unit');
+  assert.equal(r.frame, 60);
+  assert.ok(Math.abs(r.units - 2.5) < 0.01, `units ${r.units}`);
+  assert.ok(Math.abs(r.jump[0] - 2.5) < 0.01 && r.jump[1] === 0);
+  assert.equal(r.classification[0].guess, 'snap');
+  assert.equal(r.classification[0].confidence, 'high');
+  assert.match(r.classification[0].evidence, /reversed the next frame/);
+  assert.ok(Math.abs(r.speed - 8) < 0.01, `speed ${r.speed}`);
+  assert.equal(footprintKey({ ...r, phase: 'play', ctx: '' }), 'jitter|unit|snap|play|snap|horizontal|ctx:');
+});
+
+test('motion: an oscillation is a burst of reversed jumps, one record', () => {
+  const osc = (i, t) => [t * V, i >= 50 && i < 60 && i % 2 === 0 ? 0.6 : 0, 0];
+  const { out } = drive({ unit: osc });
+  assert.equal(out.length, 1, JSON.stringify(out));
+  assert.equal(out[0].kind, 'oscillation');
+  assert.equal(out[0].classification.at(-1).guess, 'oscillation');
+  assert.ok(out[0].frames >= 5, `frames ${out[0].frames}`);
+  assert.ok(out[0].amplitude > 0);
+  assert.equal(footprintKey({ ...out[0], ctx: '' }).split('|')[5], 'vertical');
+});
+
+test('motion: a jump that lands in a long frame is the stall catching up, said first', () => {
+  // the host clamps its step at 100 ms: in the 400 ms frame it moves 100 ms worth
+  const dts = (i) => (i === 60 ? 400 : 16.7);
+  let x = 0;
+  const xs = [];
+  for (let i = 0; i < 140; i++) { x += Math.min(100, dts(i)) * V; xs.push(x); }
+  const { out } = drive({ unit: (i) => [xs[i], 0, 0] }, { dt: dts });
+  assert.equal(out.length, 1, JSON.stringify(out));
+  assert.equal(out[0].classification[0].guess, 'long-frame-catch-up');
+  assert.match(out[0].classification[0].evidence, /400 ms frame/);
+  assert.equal(out[0].classification.at(-1).guess, 'snap');
+});
+
+test('motion: a follower that jumps with its leader says so; held frames are never judged', () => {
+  const unit = (i, t) => [t * V + (i >= 60 ? 2 : 0), 0, 0];
+  const camera = (i, t) => { const u = unit(i, t); return [u[0], u[1] + 6, u[2] + 9]; };
+  const { out } = drive({ unit, camera }, { follows: { camera: 'unit' } });
+  assert.equal(out.length, 2, JSON.stringify(out));
+  const cam = out.find((r) => r.track === 'camera');
+  assert.equal(cam.classification[0].guess, 'follows-track');
+  assert.deepEqual(cam.coincident, ['unit']);
+  assert.equal(out.find((r) => r.track === 'unit').classification[0].guess, 'snap');
+  // the same camera flick while the host says "held" (look input): nothing
+  const flick = (i, t) => [t * V + (i === 60 ? 3 : 0), 6, 9];
+  assert.deepEqual(drive({ camera: flick }, { hold: (i) => (i === 60 || i === 61 ? ['camera'] : []) }).out, []);
+  assert.equal(drive({ camera: flick }).out.length, 1, 'the same flick without the hold is reported');
+});
+
+test('motion: a boom that clamps in by about the jump is a reach change', () => {
+  const reachAt = (i) => (i >= 60 ? 8 : 10);
+  const camera = (i, t) => [t * V, 0, reachAt(i)];
+  const { out } = drive({ camera }, { reach: { camera: reachAt } });
+  assert.equal(out.length, 1, JSON.stringify(out));
+  assert.equal(out[0].classification[0].guess, 'reach-change');
+  assert.deepEqual(out[0].reach, { name: 'boom', before: 10, after: 8 });
+  for (const g of out[0].classification) assert.ok(JITTER_GUESSES.includes(g.guess));
+});
+
+test('motion: one record a second per track, 200 a session, drops counted', () => {
+  // a snap every 10 frames (6 a second) for 10 s
+  const snaps = (i, t) => [t * V + Math.floor(i / 10) * 1.5, 0, 0];
+  const { out, mm } = drive({ unit: snaps }, { frames: 600 });
+  assert.ok(out.length >= 9 && out.length <= 11, `about one a second: ${out.length}`);
+  assert.ok(mm.take() >= 45, 'the rest were counted');
+  // a jump twice the size of the one that took the second still goes
+  const two = drive({ unit: (i, t) => [t * V + (i >= 60 ? 0.5 : 0) + (i >= 70 ? 3 : 0), 0, 0] });
+  assert.deepEqual(two.out.map((r) => Math.round(r.units * 10) / 10), [0.5, 3]);
+  const small = drive({ unit: (i, t) => [t * V + (i >= 60 ? 0.5 : 0) + (i >= 70 ? 0.6 : 0), 0, 0] });
+  assert.deepEqual(small.out.map((r) => Math.round(r.units * 10) / 10), [0.5], 'a lesser one waits its second');
+  assert.equal(small.mm.take(), 1);
+  const cap = drive({ unit: snaps }, { frames: 600, opts: { intervalMs: 0, sessionCap: 20 } });
+  assert.equal(cap.out.length, 20);
+  assert.ok(cap.mm.take() > 0);
+});
+
+// --- the outbox, against a real HTTP server --------------------------------------------
+
+function server(handler) {
+  return new Promise((resolve) => {
+    const got = [];
+    const s = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => { body += d; });
+      req.on('end', () => handler(req, res, body, got));
+    });
+    s.listen(0, '127.0.0.1', () => resolve({ s, got, url: `http://127.0.0.1:${s.address().port}` }));
+  });
+}
+
+test('outbox: batches in order as a JSON array; retries with backoff while the daemon is down; bounded, drops said', async () => {
+  let up = false;
+  const srv = await server((req, res, body, got) => {
+    if (!up) { res.statusCode = 503; res.end('{}'); return; }
+    assert.equal(req.url, '/api/sloptimize/records');
+    assert.equal(req.headers['content-type'], 'application/json');
+    const recs = JSON.parse(body);
+    assert.ok(Array.isArray(recs));
+    got.push(...recs);
+    res.setHeader('content-type', 'application/json');
+    // the route's answer (docs/api.md, schemas/records-output.json)
+    res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length, refused: 0, refusals: [], bytes: body.length }));
+  });
+  try {
+    const ob = new Outbox({ endpoint: srv.url, maxQueued: 50, backoffMinMs: 20, backoffMaxMs: 80 });
+    for (let i = 0; i < 60; i++) ob.push({ type: 'heartbeat', n: i });
+    assert.equal(ob.queued(), 50, 'memory is bounded');
+    assert.equal(ob.takeDropped(), 10, 'and what went is counted');
+    let st = await ob.flush();
+    assert.equal(st.reachable, true);
+    assert.equal(st.sent, 0);
+    assert.ok(st.failures >= 1 && st.backoffMs > 0, 'a 503 backs off');
+    up = true;
+    const end = Date.now() + 5000;
+    while (ob.queued() > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    st = ob.status();
+    assert.equal(st.sent, 50);
+    assert.deepEqual(srv.got.map((r) => r.n), Array.from({ length: 50 }, (_, i) => i + 10), 'in order, nothing twice');
+    ob.stop();
+  } finally { srv.s.close(); }
+});
+
+test('outbox: a record not ready holds the ones after it; a daemon that is gone is said, not waited on', async () => {
+  const srv = await server((req, res, body, got) => { got.push(...JSON.parse(body)); res.end('{"accepted":1}'); });
+  try {
+    const ob = new Outbox({ endpoint: srv.url });
+    ob.push({ n: 1 });
+    const held = ob.push({ n: 2 }, { ready: false });
+    ob.push({ n: 3 });
+    await ob.flush();
+    assert.deepEqual(srv.got.map((r) => r.n), [1]);
+    ob.markReady(held);
+    await ob.flush();
+    assert.deepEqual(srv.got.map((r) => r.n), [1, 2, 3]);
+    ob.stop();
+  } finally { srv.s.close(); }
+  const gone = new Outbox({ endpoint: srv.url, backoffMinMs: 10 });
+  gone.push({ n: 1 });
+  const st = await gone.flush();
+  assert.equal(st.reachable, false);
+  assert.equal(st.queued, 1, 'kept for the retry');
+  assert.ok(st.lastError);
+  gone.stop();
+});
+
+test('outbox: records the daemon refuses one by one are counted with the reason, the rest sent', async () => {
+  const srv = await server((req, res, body) => {
+    const recs = JSON.parse(body);
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length - 1, refused: 1,
+      refusals: [{ index: 1, reason: 'no string type' }], bytes: 10 }));
+  });
+  try {
+    const ob = new Outbox({ endpoint: srv.url });
+    ob.push({ n: 1 }); ob.push({ n: 2 }); ob.push({ n: 3 });
+    const st = await ob.flush();
+    assert.equal(st.sent, 2);
+    assert.equal(st.refused, 1);
+    assert.equal(st.lastRefusal, 'record 1: no string type');
+    assert.equal(st.queued, 0, 'a refused record is not sent again');
+    ob.stop();
+  } finally { srv.s.close(); }
+});
+
+test('outbox: a batch the daemon refuses is counted and not sent again', async () => {
+  let calls = 0;
+  const srv = await server((req, res) => { calls++; res.statusCode = 415; res.end('{"error":"content type"}'); });
+  try {
+    const ob = new Outbox({ endpoint: srv.url });
+    ob.push({ n: 1 });
+    const st = await ob.flush();
+    assert.equal(st.refused, 1);
+    assert.match(st.lastRefusal, /415 content type/);
+    assert.equal(st.queued, 0);
+    await ob.flush();
+    assert.equal(calls, 1);
+    ob.stop();
+  } finally { srv.s.close(); }
+});
+
+// --- footprints and the situation --------------------------------------------------------
+
+test('canonicalContext: sorted by key, k=v joined by ",", separators scrubbed, nulls left out', () => {
+  assert.equal(canonicalContext({ stance: 'helm', squad: 'duo' }), 'squad=duo,stance=helm');
+  assert.equal(canonicalContext({ 'a|b': 'x,y', c: 'p=q', d: null, e: undefined, n: 3 }), 'a_b=x_y,c=p_q,n=3');
+  assert.equal(canonicalContext({}), '');
+  assert.equal(canonicalContext(null), '');
+  assert.equal(canonicalContext({ v: 'tab\there\nnow' }), 'v=tab_here_now');
+});
+
+test('footprints: the six DESIGN vectors, and every record vector, as the writer mints them', () => {
+  for (const v of vectors.design) assert.equal(footprintId(v.key), v.id, v.key);
+  let n = 0;
+  for (const v of vectors.records) {
+    if (v.id === null || v.record.footprint) continue;       // the writer mints only records it made
+    const key = footprintKey(v.record);
+    assert.equal(key, v.key, v.name);
+    assert.equal(footprintId(key), v.id, v.name);
+    n++;
+  }
+  assert.ok(n >= 3, `record vectors checked: ${n}`);
+});
+
+test('createRecorder: refuses a renderer without render(), and exposes exactly the documented verbs', () => {
+  assert.throws(() => createRecorder({}), /renderer/);
+  globalThis.requestAnimationFrame = () => 0;
+  globalThis.cancelAnimationFrame = () => {};
+  const renderer = { render() { return 7; }, info: { render: { calls: 1, triangles: 2, points: 0, lines: 0 }, memory: { geometries: 1, textures: 0 }, programs: [] } };
+  const original = renderer.render;
+  const rec = createRecorder({ renderer, endpoint: 'http://127.0.0.1:9', build: 'v1' });
+  try {
+    assert.deepEqual(Object.keys(rec).sort(), ['cut', 'flush', 'hold', 'setPhase', 'state', 'stop', 'subscribe', 'track', 'usermark']);
+    assert.notEqual(renderer.render, original, 'render is wrapped');
+    assert.equal(renderer.render({}, {}), 7, 'and still returns what render returned');
+    const st = rec.state();
+    assert.equal(st.recording, true);
+    assert.equal(st.build, 'v1');
+  } finally {
+    rec.stop();
+    delete globalThis.requestAnimationFrame;
+    delete globalThis.cancelAnimationFrame;
+  }
+  assert.equal(renderer.render, original, 'stop() puts render back');
+});
