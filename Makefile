@@ -65,7 +65,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-sink bench-recorder install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -220,6 +220,14 @@ fuzz-build: deps
 
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The soak: a bounded run under sustained load that stops itself and
+# passes or fails on what must hold (docs/robustness.md).  Not part of
+# `make test`: it takes a minute of a machine's full attention.
+SOAK_SECONDS	?= 60
+soak: deps
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node soak.mjs $(SOAK_SECONDS)
 
 # --- benchmarks (figures, never pass/fail timing) ----------------------------
 
