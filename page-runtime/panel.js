@@ -28,6 +28,8 @@
 import { Fold, parseIso } from './history.js';
 
 const API = '/api/sloptimize';
+// Where the Issues tab's catalogue comes from (the Source switch).
+const SOURCES = ['auto', 'daemon', 'tail', 'team'];
 const TABS = [
   { id: 'session', label: 'Current Session' },
   { id: 'issues', label: 'Issues' },
@@ -378,6 +380,7 @@ button.row > .fp { flex-basis: 76px; }
 button.row:hover { background: #1a2029; }
 button.row[aria-expanded="true"] { background: #1a2029; }
 .row .n { font: 600 13px ui-monospace, monospace; color: #e6edf3; }
+button.row > .machines { flex-basis: 92px; color: #8b949e; font-size: 11px; }
 .row .type { color: #9da7b3; }
 .row .guess { color: #e6edf3; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .row .ago { color: #9da7b3; font-size: 12px; }
@@ -495,7 +498,7 @@ class Panel {
       ep = defaultEndpoint();
     }
     this.endpoint = ep;
-    this.source = ['auto', 'daemon', 'tail'].includes(opts.source) ? opts.source : (store('source') || 'auto');
+    this.source = SOURCES.includes(opts.source) ? opts.source : (store('source') || 'auto');
     this.tab = TABS.some((t) => t.id === opts.tab) ? opts.tab : (store('tab') || 'session');
     if (!TABS.some((t) => t.id === this.tab)) this.tab = 'session';
     // a fixed bucket count when the host asks for one; else sized by the evidence
@@ -863,9 +866,11 @@ class Panel {
     return { status: r.status, doc, etag };
   }
 
-  // The view the catalogue and timeline come from now.
+  // The view the catalogue and timeline come from now.  The team's
+  // catalogue is the daemon's ClickHouse sink (docs/team.md); it has no
+  // timeline of its own, so history stays this machine's, from the daemon.
   view() {
-    if (this.source === 'daemon' || this.source === 'tail') return this.source;
+    if (this.source === 'daemon' || this.source === 'tail' || this.source === 'team') return this.source;
     return this.autoView || 'daemon';
   }
 
@@ -892,6 +897,11 @@ class Panel {
 
   async loadIssues() {
     const want = this.view();
+    if (want === 'team') {
+      const r = await this.request('GET', '/issues?scope=team');
+      this.data.issues = { view: 'team', doc: r.doc, at: Date.now() };
+      return this.data.issues;
+    }
     if (want === 'daemon') {
       try {
         const r = await this.request('GET', '/issues');
@@ -908,7 +918,7 @@ class Panel {
   }
 
   async loadHistory() {
-    if (this.view() === 'daemon') {
+    if (this.view() === 'daemon' || this.view() === 'team') {
       try {
         let n = this.buckets;
         if (!this.fixedBuckets) {
@@ -1023,7 +1033,7 @@ class Panel {
   }
 
   setSource(s) {
-    if (!['auto', 'daemon', 'tail'].includes(s)) return;
+    if (!SOURCES.includes(s)) return;
     this.source = s;
     this.autoView = null;
     store('source', s);
@@ -1350,8 +1360,12 @@ class Panel {
     const sw = `<span class="switch" role="group" aria-label="Which catalogue">
       <button type="button" data-action="source" data-source="daemon" data-fk="src-daemon" aria-pressed="${cur && cur.view === 'daemon'}">Whole ledger · daemon</button>
       <button type="button" data-action="source" data-source="tail" data-fk="src-tail" aria-pressed="${cur && cur.view === 'tail'}">Last 2 MiB · folded here</button>
+      <button type="button" data-action="source" data-source="team" data-fk="src-team" aria-pressed="${cur && cur.view === 'team'}" title="every machine's records, from the daemon's ClickHouse sink (sloptimized --sink)">Team · every machine</button>
       ${s !== 'auto' ? '<button type="button" data-action="source" data-source="auto" data-fk="src-auto">auto</button>' : ''}</span>`;
     if (!cur) return `<div class="source" data-view="none"><span>Nothing loaded from the daemon yet.</span>${sw}</div>`;
+    if (cur.view === 'team') {
+      return `<div class="source" data-view="team"><span>Showing <strong>the team's catalogue</strong>: every machine that sinks into this daemon's ClickHouse, deduplicated there (<code>GET ${API}/issues?scope=team</code>).</span>${sw}</div>`;
+    }
     if (cur.view === 'daemon') {
       return `<div class="source" data-view="daemon"><span>Showing <strong>the whole ledger</strong>, folded by the daemon (<code>GET ${API}${esc(route)}</code>).</span>${sw}</div>`;
     }
@@ -1406,7 +1420,7 @@ class Panel {
       const last = parseIso(r.last);
       html += `<li data-row="${esc(r.id)}" data-count="${esc(r.count)}" data-status="${esc(r.status)}">
         <button type="button" class="row" data-action="toggle-row" data-id="${esc(r.id)}" data-fk="row-${esc(r.id)}" aria-expanded="${open}" aria-controls="detail-${esc(r.id)}">
-          <span class="n" data-n>×${esc(r.count)}</span>
+          <span class="n" data-n>×${esc(r.count)}</span>${Number.isInteger(r.machines) ? `<span class="machines" data-machines="${esc(r.machines)}" title="machines that saw it">on ${esc(r.machines)} machine${r.machines === 1 ? '' : 's'}</span>` : ''}
           <span class="type">${esc(r.type)}</span>
           <span class="guess" title="${esc(r.key)}">${esc(r.verdict && r.verdict.guess ? r.verdict.guess : '—')}${r.phase ? ` <span class="type">in ${esc(r.phase)}</span>` : ''}</span>
           <span class="st">${statusBadge(r.status)}</span>
@@ -1436,7 +1450,7 @@ class Panel {
     let html = `<dl>
       <dt>key</dt><dd><code>${esc(r.key)}</code></dd>
       <dt>footprint</dt><dd><code>${esc(r.id)}</code> · ${esc(r.type)}${r.phase ? ` · phase ${esc(r.phase)}` : ''}</dd>
-      <dt>count</dt><dd data-detail-count>×${esc(r.count)}</dd>
+      <dt>count</dt><dd data-detail-count>×${esc(r.count)}${Number.isInteger(r.machines) ? ` on ${esc(r.machines)} machine${r.machines === 1 ? '' : 's'}` : ''}</dd>
       <dt>first seen</dt><dd>${esc(fmtTime(r.first))}</dd>
       <dt>last seen</dt><dd>${esc(fmtTime(r.last))}</dd>
       <dt>builds</dt><dd>${(r.builds || []).map((b) => `<span class="chip build">${esc(b)}</span>`).join('') || '—'}</dd>
