@@ -268,7 +268,8 @@ static const struct {
 	uint8_t		 len, field;
 } fields[] = {
 	{ "at", 2, F_AT }, { "ctx", 3, F_CTX }, { "type", 4, F_TYPE },
-	{ "jump", 4, F_JUMP }, { "kind", 4, F_KIND }, { "phase", 5, F_PHASE },
+	{ "jump", 4, F_JUMP }, { "kind", 4, F_KIND }, { "note", 4, F_NOTE },
+	{ "phase", 5, F_PHASE },
 	{ "build", 5, F_BUILD }, { "worst", 5, F_WORST },
 	{ "track", 5, F_TRACK }, { "units", 5, F_UNITS },
 	{ "frame", 5, F_FRAME }, { "minted", 6, F_MINTED },
