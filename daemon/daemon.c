@@ -3,12 +3,17 @@
  *
  * The tailer tells each line's phase, and the notifier decides what it
  * means for the wake (notifier/notifier.h): SEED lines (before the saved
- * cursor: delivered by an earlier run) are folded and their wakes only
- * kept in the events socket's replay ring, so a `sloptimize watch` that
- * outlived a kill -9 resumes from its last id and gets what the dead
- * daemon never sent; CATCHUP lines wake when recent and are otherwise
- * summed up; LIVE lines wake subject to the rate limits.  This file only
- * feeds the notifier records and wires its channels.
+ * cursor: delivered by an earlier run) that the earlier run said are
+ * folded and their wakes only kept in the events socket's replay ring, so
+ * a `sloptimize watch` that outlived a kill -9 resumes from its last id
+ * and gets what the dead daemon never sent; those it had not said yet
+ * (held back when it died) are said now; CATCHUP lines wake when recent
+ * and are otherwise summed up; LIVE lines wake subject to the rate
+ * limits.  The lines of a file that replaced perf.jsonl while running are
+ * CATCHUP too, so an old history is summed up, not woken again.  This
+ * file only feeds the notifier records, wires its channels, and keeps
+ * wakes.json — the id of the last wake said — through the state
+ * directory's one writer, off the loop.
  *
  * fixes.jsonl is tailed first, then perf.jsonl, so wake lines carry the
  * status that the fixes decide.  Fix lines are kept in memory (they are
@@ -70,7 +75,8 @@ new_ledger(void)
 
 /* --- the notifier's channels ----------------------------------------- */
 
-/* The events socket: every wake is kept for replay, live ones are sent. */
+/* The events socket: every wake is kept for replay, live ones are sent;
+ * a wake gets here only once its id is in wakes.json (NOTIFIER_GATED). */
 static void
 chan_socket(void *arg, const struct notifier_wake *w)
 {
@@ -100,6 +106,122 @@ chan_exec(void *arg, const struct notifier_wake *w)
 	struct daemon	*d = arg;
 
 	exec_run(&d->exec, w->line, w->json);
+}
+
+/* --- wakes.json: the id of the last wake said -------------------------- */
+
+/*
+ * {"v":1,"said":"<gen>:<off>"} or {"v":1,"said":null}.  Written before a
+ * wake reaches the events socket (the notifier waits for it), so after a
+ * kill -9 the next start knows which records watchers may have seen.
+ * Without fsync (STATEDIR_NOSYNC): a rename is atomic against a killed
+ * process, which is what this guards against, and an fsync would add
+ * milliseconds to every wake; after a power cut an older id only means
+ * some wakes are said again.
+ */
+static int
+wakes_write(struct daemon *d, int have, uint64_t gen, uint64_t off)
+{
+	char	 id[WAKE_ID_SIZE], *txt;
+	cJSON	*o = cJSON_CreateObject();
+	int	 rc;
+
+	cJSON_AddNumberToObject(o, "v", 1);
+	wake_id_format(id, gen, off);
+	if (have)
+		cJSON_AddStringToObject(o, "said", id);
+	else
+		cJSON_AddNullToObject(o, "said");
+	txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (txt == NULL)
+		return -ENOMEM;
+	uv_mutex_lock(&d->wakes_mu);
+	rc = statedir_write_flags(d->wakes_path, txt, strlen(txt), 0644,
+	    STATEDIR_NOSYNC);
+	uv_mutex_unlock(&d->wakes_mu);
+	free(txt);
+	return rc;
+}
+
+static void
+wakes_work(uv_work_t *req)
+{
+	struct daemon	*d = req->data;
+
+	d->wakes_rc = wakes_write(d, 1, d->wakes_gen, d->wakes_off);
+}
+
+static void
+wakes_after(uv_work_t *req, int status)
+{
+	struct daemon	*d = req->data;
+
+	notifier_stored(&d->notifier, status < 0 ? status : d->wakes_rc);
+}
+
+static int
+wakes_save(void *arg, uint64_t gen, uint64_t off)
+{
+	struct daemon	*d = arg;
+
+	d->wakes_gen = gen;
+	d->wakes_off = off;
+	d->wakes_req.data = d;
+	return uv_queue_work(d->loop, &d->wakes_req, wakes_work, wakes_after);
+}
+
+static int
+wakes_save_sync(void *arg, uint64_t gen, uint64_t off)
+{
+	return wakes_write(arg, 1, gen, off);
+}
+
+/*
+ * At start: tell the notifier what the last run said.  No file and no
+ * cursor: a fresh state directory, nothing said yet (and the file says so
+ * from now on, before anything is folded).  No file but a cursor: a state
+ * directory from before wakes.json, so the notifier keeps the old rule
+ * (what is before the cursor was said).  A file that is not ours is the
+ * same unknown, said in the log.
+ */
+static void
+wakes_load(struct daemon *d)
+{
+	char		 buf[256], cpath[PATH_MAX + 16];
+	size_t		 n;
+	struct stat	 st;
+	cJSON		*o;
+	const cJSON	*said;
+	unsigned long long g, off;
+	int		 rc;
+
+	rc = statedir_read(d->wakes_path, buf, sizeof(buf), &n);
+	if (rc == -ENOENT) {
+		snprintf(cpath, sizeof(cpath), "%s/cursor", d->state_dir);
+		if (stat(cpath, &st) == 0) {
+			log_info("wakes.json: none yet (state from an older "
+			    "version): records before the cursor count as "
+			    "said");
+			return;
+		}
+		notifier_resume(&d->notifier, 0, 0, 0);
+		if ((rc = wakes_write(d, 0, 0, 0)) != 0)
+			log_warnx("cannot write %s: %s", d->wakes_path,
+			    strerror(-rc));
+		return;
+	}
+	o = rc == 0 ? cJSON_ParseWithLength(buf, n) : NULL;
+	said = cJSON_GetObjectItemCaseSensitive(o, "said");
+	if (cJSON_IsNull(said))
+		notifier_resume(&d->notifier, 0, 0, 0);
+	else if (cJSON_IsString(said) &&
+	    sscanf(said->valuestring, "%llu:%llu", &g, &off) == 2)
+		notifier_resume(&d->notifier, 1, g, off);
+	else
+		log_warnx("%s: %s; records before the cursor count as said",
+		    d->wakes_path, rc != 0 ? strerror(-rc) : "not a wake id");
+	cJSON_Delete(o);
 }
 
 /* --- the tailers' callbacks ------------------------------------------- */
@@ -148,9 +270,17 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	}
 	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
 		record_json(d, &ev, off);
+	/* a file that replaced perf.jsonl: what it already held is history */
+	if (d->regen_end > 0 && phase == TAIL_LIVE &&
+	    off + len + 1 <= d->regen_end)
+		phase = TAIL_CATCHUP;
 	notifier_record(&d->notifier, &ev, d->generation, off,
 	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
 	    NOTIFIER_CATCHUP : NOTIFIER_LIVE);
+	if (d->regen_end > 0 && off + len + 1 >= d->regen_end) {
+		d->regen_end = 0;
+		notifier_ready(&d->notifier);
+	}
 }
 
 static void
@@ -175,6 +305,21 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 
 	log_info("perf.jsonl: generation %llu: %s",
 	    (unsigned long long)generation, why);
+	/*
+	 * What the old generation still held back is said first.  Once
+	 * running, a new generation's content up to its size now was not
+	 * appended live: its old records are summed up (the restart rule),
+	 * its recent ones wake.
+	 */
+	notifier_generation(&d->notifier, d->ready ? "already in the new "
+	    "file" : NULL);
+	d->regen_end = 0;
+	if (d->ready && d->perf_started) {
+		struct tailer_status	st;
+
+		tailer_status(&d->perf, &st);
+		d->regen_end = st.size;
+	}
 	d->generation = generation;
 	d->changes++;
 	server_ring_clear(&d->server);
@@ -504,6 +649,19 @@ daemon_start(struct daemon *d)
 		return rc;
 	}
 	d->notifier_up = 1;
+	if ((rc = statedir_path(d->state_dir, "wakes.json", d->wakes_path,
+	    sizeof(d->wakes_path))) != 0 ||
+	    (rc = uv_mutex_init(&d->wakes_mu)) != 0) {
+		log_warnx("wakes.json: %s", strerror(-rc));
+		return rc;
+	}
+	d->wakes_mu_up = 1;
+	wakes_load(d);
+	{
+		struct notifier_store	st = { wakes_save, wakes_save_sync, d };
+
+		notifier_store_set(&d->notifier, &st);
+	}
 
 	uv_signal_init(d->loop, &d->sig_term);
 	uv_signal_init(d->loop, &d->sig_int);
@@ -517,7 +675,8 @@ daemon_start(struct daemon *d)
 	d->handles_up = 1;
 
 	/* the channels, in the order a wake reaches them */
-	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_REPLAYS);
+	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_REPLAYS |
+	    NOTIFIER_GATED);
 	notifier_channel_add(&d->notifier, chan_log, d, 0);
 	if ((rc = desktop_init(&d->desktop, d->loop, &d->cfg.wake, log_prio,
 	    NULL)) != 0)
@@ -597,13 +756,14 @@ daemon_stop(struct daemon *d, const char *why)
 	if (d->server.ctx != NULL &&
 	    statedir_path(d->state_dir, "daemon.json", path, sizeof(path)) == 0)
 		statedir_remove(path);
+	/* wakes waiting for their store go out before the socket closes */
+	if (d->notifier_up)
+		notifier_close(&d->notifier);
 	server_stop(&d->server);
 	if (d->desktop_up)
 		desktop_close(&d->desktop, NULL);
 	if (d->exec_on)
 		exec_close(&d->exec, NULL);
-	if (d->notifier_up)
-		notifier_close(&d->notifier);
 	if (!d->handles_up)
 		return;
 	uv_close((uv_handle_t *)&d->sig_term, NULL);
@@ -622,5 +782,7 @@ daemon_free(struct daemon *d)
 	free(d->fixes);
 	ledger_destroy(d->ledger);
 	notifier_free(&d->notifier);
+	if (d->wakes_mu_up)
+		uv_mutex_destroy(&d->wakes_mu);
 	statedir_unlock(d->lock_fd);
 }

@@ -224,9 +224,11 @@ fsync_parent(const char *path)
 	return rc;
 }
 
-/* Fill a fresh temp file: written, mode set, fsynced, closed (once). */
+/* Fill a fresh temp file: written, mode set, fsynced unless `nosync`,
+ * closed (once). */
 static int
-tmp_fill(const char *tmp, const void *data, size_t len, mode_t mode)
+tmp_fill(const char *tmp, const void *data, size_t len, mode_t mode,
+    int nosync)
 {
 	int	fd, rc;
 
@@ -236,7 +238,7 @@ tmp_fill(const char *tmp, const void *data, size_t len, mode_t mode)
 	rc = write_all(fd, data, len);
 	if (rc == 0 && fchmod(fd, mode) == -1)	/* whatever the umask */
 		rc = -errno;
-	if (rc == 0 && fsync(fd) == -1)
+	if (rc == 0 && !nosync && fsync(fd) == -1)
 		rc = -errno;
 	if (close(fd) == -1 && rc == 0)
 		rc = -errno;
@@ -245,6 +247,13 @@ tmp_fill(const char *tmp, const void *data, size_t len, mode_t mode)
 
 int
 statedir_write(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return statedir_write_flags(path, data, len, mode, 0);
+}
+
+int
+statedir_write_flags(const char *path, const void *data, size_t len,
+    mode_t mode, unsigned flags)
 {
 	char	tmp[PATH_MAX];
 	int	n, rc;
@@ -255,14 +264,14 @@ statedir_write(const char *path, const void *data, size_t len, mode_t mode)
 	/* a temp file left by a kill -9 mid-write: ours to replace */
 	if (unlink(tmp) == -1 && errno != ENOENT)
 		return -errno;
-	if ((rc = tmp_fill(tmp, data, len, mode)) == 0 &&
-	    rename(tmp, path) == -1)
+	if ((rc = tmp_fill(tmp, data, len, mode,
+	    (flags & STATEDIR_NOSYNC) != 0)) == 0 && rename(tmp, path) == -1)
 		rc = -errno;
 	if (rc != 0) {
 		unlink(tmp);
 		return rc;
 	}
-	return fsync_parent(path);
+	return (flags & STATEDIR_NOSYNC) ? 0 : fsync_parent(path);
 }
 
 int

@@ -12,7 +12,8 @@
  *
  * The files: `lock` (the one-owner lock), `cursor` (watchers/cursor.h),
  * `daemon.json` (where the daemon listens), `settings.json` (the fix
- * loop's level), `token` (the API's bearer token).  Each is replaced
+ * loop's level), `token` (the API's bearer token), `wakes.json` (the id
+ * of the last wake said: notifier/notifier.h).  Each is replaced
  * whole through statedir_write — temp file, fsync, rename, fsync of the
  * directory — so a reader (statedir_read) sees the old content or the
  * new, never a mix, whatever crashes when.
@@ -75,6 +76,18 @@ void	statedir_unlock(int fd);
  */
 int	statedir_write(const char *path, const void *data, size_t len,
 	    mode_t mode);
+
+/*
+ * The same writer with flags.  STATEDIR_NOSYNC leaves out both fsyncs:
+ * the rename is still atomic, so a reader (and a restart after kill -9)
+ * sees the old content or the new, never a mix; only a power cut may
+ * bring back an older one.  For state rewritten many times a second where
+ * an older value is safe and a few milliseconds per write are not
+ * (`wakes.json`, docs/notifications.md).
+ */
+#define STATEDIR_NOSYNC		1
+int	statedir_write_flags(const char *path, const void *data, size_t len,
+	    mode_t mode, unsigned flags);
 
 /*
  * The one reader: the whole of `path` into buf[0..cap), its length in
