@@ -402,6 +402,17 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 		why = WAKE_NEW;
 	else
 		why = WAKE_REPEAT;
+	/*
+	 * A recent repeat the earlier run folded and never said: it held it
+	 * back (or had its line waiting for the store) when it died.  Held
+	 * it stays, to be said as soon as the window allows — a fresh
+	 * limiter must not turn what that run held into a burst of lines.
+	 */
+	if (phase == NOTIFIER_REPLAY && why == WAKE_REPEAT) {
+		wake_limiter_hold(n->limiter, ev, gen, off, now_ms());
+		arm_flush(n);
+		return;
+	}
 	wake_live(n, ev, gen, off, why);
 }
 

@@ -1377,6 +1377,17 @@ wake_limiter_admit(struct wake_limiter *wl, const struct ledger_event *ev,
 	return 1;
 }
 
+void
+wake_limiter_hold(struct wake_limiter *wl, const struct ledger_event *ev,
+    uint64_t gen, uint64_t off, int64_t now_ms)
+{
+	/* no footprint window of ours to wait for */
+	clock_step(wl, now_ms);
+	wl->held_fp_ready = 0;
+	wake_tally_add(wl->held, ev, gen, off, now_ms);
+	wl->total_held++;
+}
+
 struct wake_tally *
 wake_limiter_held(struct wake_limiter *wl)
 {

@@ -209,6 +209,15 @@ int	wake_limiter_admit(struct wake_limiter *wl,
 	    const struct ledger_event *ev, enum wake_why why, uint64_t gen,
 	    uint64_t off, int64_t now_ms);
 
+/*
+ * Hold one record back without a decision: a repeat an earlier run held
+ * and died before saying (notifier.h).  It is said like any held record,
+ * by the next line or a summary as soon as the global window allows.
+ */
+void	wake_limiter_hold(struct wake_limiter *wl,
+	    const struct ledger_event *ev, uint64_t gen, uint64_t off,
+	    int64_t now_ms);
+
 /* What is held back and not said yet.  Never NULL. */
 struct wake_tally *wake_limiter_held(struct wake_limiter *wl);
 

@@ -488,7 +488,8 @@ notifier_gated_store_fails(void **state)
 /*
  * After a restart: what the earlier run said (up to its last line) is a
  * replay, before the cursor or after it; what it had not said yet is said
- * now — its old records in the catch-up line, its recent ones woken.
+ * now — a repeat it held stays held (no burst from a fresh limiter), its
+ * old records go into the catch-up line, a first occurrence wakes.
  * Without resume (a state directory from before the store) everything
  * before the cursor counts as said.
  */
@@ -501,29 +502,34 @@ notifier_resume_says_the_unsaid(void **state)
 	struct ledger_event	 held = hitch("aaaaaaaa", 150, now_ms());
 	struct ledger_event	 stale = hitch("bbbbbbbb", 150, old);
 	struct ledger_event	 late = hitch("cccccccc", 150, now_ms());
+	struct ledger_event	 fresh = hitch("dddddddd", 150, now_ms());
 
 	notifier_resume(&fx->n, 1, 2, 100);
 	notifier_record(&fx->n, &said, 2, 100, NOTIFIER_REPLAY);
 	held.count = 2;
 	notifier_record(&fx->n, &held, 2, 200, NOTIFIER_REPLAY);
 	notifier_record(&fx->n, &stale, 2, 300, NOTIFIER_REPLAY);
-	late.count = 1;
 	notifier_record(&fx->n, &late, 2, 50, NOTIFIER_CATCHUP);
-	/* 2:100 and 2:50 replayed (A only); 2:200 woke (A and B) */
-	assert_int_equal(fx->ncalls, 4);
+	/* 2:100 and 2:50 replayed (A only); 2:200 held, 2:300 caught up */
+	assert_int_equal(fx->ncalls, 2);
 	assert_true(fx->calls[0].replay);
 	assert_string_equal(fx->calls[0].id, "2:100");
-	assert_false(fx->calls[1].replay);
-	assert_string_equal(fx->calls[1].id, "2:200");
-	assert_true(fx->calls[3].replay);
-	assert_string_equal(fx->calls[3].id, "2:50");
+	assert_true(fx->calls[1].replay);
+	assert_string_equal(fx->calls[1].id, "2:50");
 	notifier_ready(&fx->n);
-	assert_int_equal(fx->ncalls, 6);
-	assert_true(fx->calls[4].summary);
-	assert_string_equal(fx->calls[4].id, "2:300");
-	assert_non_null(strstr(fx->calls[4].line, "catch-up: 1 meaningful "
+	assert_int_equal(fx->ncalls, 4);
+	assert_true(fx->calls[2].summary);
+	assert_false(fx->calls[2].replay);
+	assert_string_equal(fx->calls[2].id, "2:300");
+	assert_non_null(strstr(fx->calls[2].line, "catch-up: 1 meaningful "
 	    "record while stopped"));
-	assert_non_null(strstr(fx->calls[4].line, ": bbbbbbbb ×1 150ms"));
+	assert_non_null(strstr(fx->calls[2].line, "and +1 held back since"));
+	assert_non_null(strstr(fx->calls[2].line, ": aaaaaaaa ×1 150ms"));
+	assert_non_null(strstr(fx->calls[2].line, ", bbbbbbbb ×1 150ms"));
+	/* a first occurrence the earlier run never said wakes */
+	notifier_record(&fx->n, &fresh, 2, 400, NOTIFIER_REPLAY);
+	assert_int_equal(fx->ncalls, 6);
+	assert_string_equal(fx->calls[4].id, "2:400");
 }
 
 static void
