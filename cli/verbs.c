@@ -20,11 +20,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "httpget.h"
 #include "ledger/footprint.h"
 #include "ledger/impact.h"
 #include "notifier/desktop.h"
 #include "project/append.h"
 #include "verbs.h"
+#include "watch.h"
 #include "watchers/fstrust.h"
 #include "project/statedir.h"
 
@@ -878,8 +880,10 @@ static const char doctor_usage[] =
 "usage: sloptimize doctor [--json] [--project DIR]\n"
 "Checks the environment: the ledger and what the fold skipped, which\n"
 "file-watch backend the daemon will use and why, the notification server,\n"
-"and the limits sloptimize states.  Exits 1 when something needs fixing,\n"
-"4 when there is no ledger.\n";
+"and the limits sloptimize states; with a daemon serving the project, its\n"
+"wakes (said, held back, stored) and desktop notifications (shown, sent,\n"
+"replaced, pending, dropped) from its /status.  Exits 1 when something\n"
+"needs fixing, 4 when there is no ledger.\n";
 
 struct doc {
 	cJSON	*checks;
@@ -887,11 +891,12 @@ struct doc {
 	int	 json;
 };
 
-static void
+static cJSON *
 check(struct doc *d, const char *name, int ok, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void
+/* One check; returns its JSON object (to add data to), owned by d. */
+static cJSON *
 check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 {
 	char	msg[1024];
@@ -911,6 +916,68 @@ check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 	if (!d->json)
 		printf("%-7s %-14s %s\n", ok > 0 ? "ok" : ok == 0 ? "PROBLEM" :
 		    "note", name, msg);
+	return o;
+}
+
+/*
+ * What the running daemon says of its wakes and desktop notifications,
+ * from its /status (the counts only it knows).  A daemon that does not
+ * answer in time is said, not waited for.
+ */
+static void
+check_daemon_status(struct doc *d, const char *project_abs)
+{
+	struct watch_addr	 a;
+	char			 where[PATH_MAX + 64], *body = NULL;
+	const char		*why = NULL;
+	const cJSON		*n, *ds;
+	cJSON			*st, *o;
+	size_t			 len;
+	int			 rc, code = 0;
+
+	if (watch_daemon_find(project_abs, &a, where, sizeof(where),
+	    &why) != 0)
+		return;
+	if ((rc = httpget_fetch(a.host, a.port, "/api/sloptimize/status",
+	    2000, &body, &len, &code)) != 0 || code != 200) {
+		check(d, "daemon status", 0, "%s:%d did not answer "
+		    "/api/sloptimize/status (%s)", a.host, a.port, rc != 0 ?
+		    strerror(-rc) : "not 200");
+		free(body);
+		return;
+	}
+	st = cJSON_ParseWithLength(body, len);
+	free(body);
+	n = cJSON_GetObjectItemCaseSensitive(st, "notifier");
+	if (!cJSON_IsObject(n)) {
+		check(d, "daemon status", 0, "the daemon's status has no "
+		    "notifier part");
+		cJSON_Delete(st);
+		return;
+	}
+	o = check(d, "wakes", 1, "%.0f lines said; %.0f records held back "
+	    "(%.0f not said yet), %.0f waiting for the catch-up line; last "
+	    "said %s, stored %s%s", jnum(n, "wakes"), jnum(n, "heldBack"),
+	    jnum(n, "heldPending"), jnum(n, "catchupPending"),
+	    jstr(n, "lastSaid"), jstr(n, "stored"),
+	    jnum(n, "storeErrors") > 0 ? " (wakes.json could not always be "
+	    "written)" : "");
+	cJSON_AddItemToObject(o, "data", cJSON_Duplicate(n, 1));
+	ds = cJSON_GetObjectItemCaseSensitive(n, "desktopStats");
+	if (cJSON_IsObject(ds)) {
+		const char	*state = jstr(n, "desktop");
+		int		 ok = strcmp(state, "ok") == 0 ||
+				    strncmp(state, "disabled", 8) == 0;
+
+		o = check(d, "desktop", ok ? 1 : -1, "%s, %s: %.0f wakes — "
+		    "%.0f shown in %.0f bubbles (%.0f replaced in place), "
+		    "%.0f pending, %.0f dropped", jstr(n, "desktopBackend"),
+		    state, jnum(ds, "wakes"), jnum(ds, "shown"),
+		    jnum(ds, "sent"), jnum(ds, "replaced"),
+		    jnum(ds, "pending"), jnum(ds, "dropped"));
+		cJSON_AddItemToObject(o, "data", cJSON_Duplicate(ds, 1));
+	}
+	cJSON_Delete(st);
 }
 
 int
@@ -1024,9 +1091,11 @@ verb_doctor(int argc, char **argv)
 			    "which is not running (it was killed; start it "
 			    "again)", cJSON_IsNumber(pid) ? pid->valuedouble :
 			    0);
-		else
+		else {
 			check(&d, "daemon", 1, "pid %.0f serving on %s",
 			    pid->valuedouble, jstr(dj, "listen"));
+			check_daemon_status(&d, real);
+		}
 		cJSON_Delete(dj);
 		fix_loop_level(real, loop, sizeof(loop));
 		check(&d, "fix loop", 1, "automation level %s", loop);
