@@ -146,6 +146,7 @@ export class Daemon {
 export class Watch {
   constructor(daemon, args = []) {
     this.lines = [];
+    this.times = [];          // Date.now() when each line arrived
     this.err = '';
     this.proc = spawn(CLI, ['watch', '--project', daemon.project, '--json', ...args],
       { env: daemon.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -155,6 +156,7 @@ export class Watch {
       let i;
       while ((i = buf.indexOf('\n')) >= 0) {
         this.lines.push(JSON.parse(buf.slice(0, i)));
+        this.times.push(Date.now());
         buf = buf.slice(i + 1);
       }
     });
