@@ -215,6 +215,16 @@ statedir_write_read_round_trip(void **state)
 	assert_int_equal(statedir_write(fx->file, "", 0, 0644), 0);
 	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
 	assert_int_equal(n, 0);
+	/* without the fsyncs (wakes.json): the same replace, the same file,
+	 * no temp left; a missing directory is an error, nothing written */
+	assert_int_equal(statedir_write_flags(fx->file, "3:77", 4, 0644,
+	    STATEDIR_NOSYNC), 0);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 4);
+	assert_memory_equal(buf, "3:77", 4);
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+	assert_int_equal(statedir_write_flags("/nonexistent/sloptimize/w",
+	    "x", 1, 0644, STATEDIR_NOSYNC), -ENOENT);
 }
 
 /* A temp file a kill -9 left behind (even one we may not write, or of
