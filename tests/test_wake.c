@@ -762,7 +762,7 @@ notifier_summary_held(void **state)
 	/* sixty footprints: never just the last one, as many as fit, the
 	 * rest counted; the JSON lists every one */
 	for (i = 0; i < 60; i++) {
-		snprintf(fp, sizeof(fp), "f%07d", i);
+		snprintf(fp, sizeof(fp), "f%07u", (unsigned)i % 10000000u);
 		tally_n(held, "hitch", fp, 101, "open", 1, 100 + i, 5000 + i);
 	}
 	len = wake_summary_format(line, sizeof(line), NULL, NULL, held, NULL);
