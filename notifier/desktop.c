@@ -517,6 +517,7 @@ burst_clear(struct desktop *d)
 	}
 	d->nburst = 0;
 	d->burst_wakes = 0;
+	d->burst_others = 0;
 	d->burst_notes = 0;
 	free(d->burst_note);
 	d->burst_note = NULL;
@@ -660,6 +661,9 @@ item_burst(struct desktop *d, uint64_t wakes)
 			    "unclassified", e->fp, e->count, e->status);
 		else if (e != NULL)
 			continue;
+		else if (d->nburst > shown && d->burst_others > 0)
+			line = xprintf("+%zu more causes, and %" PRIu64 " wakes "
+			    "of others", d->nburst - shown, d->burst_others);
 		else if (d->nburst > shown)
 			line = xprintf("+%zu more cause%s", d->nburst - shown,
 			    d->nburst - shown == 1 ? "" : "s");
@@ -847,6 +851,8 @@ burst_ent(struct desktop *d, const char *fp)
 	for (i = 0; i < d->nburst; i++)
 		if (strcmp(d->burst[i].fp, fp) == 0)
 			return &d->burst[i];
+	if (d->nburst >= DESKTOP_BURST_KEEP)
+		return NULL;
 	if (d->nburst == d->capburst) {
 		size_t cap = d->capburst ? d->capburst * 2 : 8;
 
@@ -870,6 +876,10 @@ burst_add(struct desktop *d, const struct ledger_event *ev)
 	char what[128], *w, *g, *ev_text;
 
 	e = burst_ent(d, ev->id[0] != '\0' ? ev->id : "-");
+	if (e == NULL && d->nburst >= DESKTOP_BURST_KEEP) {
+		d->burst_others++;	/* said as "+N more" in the bubble */
+		return 0;
+	}
 	if (e == NULL)
 		return -ENOMEM;
 	wake_what_format(what, sizeof(what), ev);

@@ -40,6 +40,8 @@
 #include "wake.h"
 
 #define DESKTOP_BURST_LINES	8	/* footprints named in a burst bubble */
+#define DESKTOP_BURST_KEEP	256	/* footprints a burst tracks; wakes of
+					   others are counted, not listed */
 #define DESKTOP_KEEP		64	/* notifications kept for in-place */
 #define DESKTOP_RETRY_MS	60000	/* after "unavailable" */
 #define DESKTOP_EVIDENCE_MAX	300	/* bytes of evidence in a body */
@@ -81,6 +83,7 @@ struct desktop {
 	size_t			 nburst, capburst;
 	uint64_t		 seq;
 	uint64_t		 burst_wakes;	/* in the burst, shown or not */
+	uint64_t		 burst_others;	/* of footprints past the KEEP */
 	char			*burst_note;	/* its last summary line */
 	uint64_t		 burst_notes;
 	uint64_t		 unshown;	/* burst wakes no bubble said */

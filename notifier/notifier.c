@@ -185,6 +185,23 @@ out_queue(struct notifier *n, const struct notifier_wake *w)
 {
 	struct notifier_out	*o;
 
+	if (n->nout >= NOTIFIER_GATED_MAX) {
+		/* the store is stuck: release the oldest unstored */
+		n->store_errors++;
+		if (!n->store_failing) {
+			say(n, LOG_WARNING, "wake: the store of the last wake "
+			    "said does not answer; wakes go out unstored");
+			n->store_failing = 1;
+		}
+		if ((o = n->out) != NULL) {
+			if ((n->out = o->next) == NULL)
+				n->out_tail = &n->out;
+			n->nout--;
+			out_deliver(n, o);
+			free(o);
+		}
+	}
+
 	if ((o = malloc(sizeof(*o) + w->len + 1)) == NULL) {
 		say(n, LOG_WARNING, "wake: out of memory queueing a wake for "
 		    "the events socket; it goes out unstored");

@@ -50,6 +50,10 @@
 #include "notifier/wake.h"
 
 #define NOTIFIER_CHANNELS	8
+#define NOTIFIER_GATED_MAX	8192	/* lines waiting for the store; past
+					   it they go out unstored (a store
+					   that never answers must not hold
+					   watchers' wakes forever) */
 
 enum notifier_phase {
 	NOTIFIER_REPLAY,

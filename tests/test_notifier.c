@@ -485,6 +485,57 @@ notifier_gated_store_fails(void **state)
 	ungate(fx);
 }
 
+static int	stuck_gated;
+
+static void
+chan_count(void *arg, const struct notifier_wake *w)
+{
+	(void)arg;
+	(void)w;
+	stuck_gated++;
+}
+
+/* A save that is started and never answers: the fault of a thread pool
+ * that is stuck, which a test cannot cause for real. */
+static int
+save_never(void *arg, uint64_t gen, uint64_t off)
+{
+	(void)arg;
+	(void)gen;
+	(void)off;
+	return 0;
+}
+
+/* A store that never answers holds watchers' wakes back a bounded while:
+ * past NOTIFIER_GATED_MAX they go out unstored, counted. */
+static void
+notifier_gated_store_stuck(void **state)
+{
+	struct fx		*fx = *state;
+	struct notifier_store	 st = { save_never, NULL, fx };
+	struct ledger_event	 ev = hitch("aaaaaaaa", 150, now_ms());
+	struct notifier_status	 ns;
+	int			 i;
+
+	fx->cfg.per_fp_ms = 0;
+	fx->cfg.global_max = 0;
+	assert_int_equal(notifier_reconfigure(&fx->n), 0);
+	fx->n.nch = 0;		/* only a counting gated channel: A and B
+				   record at most MAXCALLS calls */
+	assert_int_equal(notifier_channel_add(&fx->n, chan_count, fx,
+	    NOTIFIER_GATED), 0);
+	notifier_store_set(&fx->n, &st);
+	stuck_gated = 0;
+	for (i = 0; i < NOTIFIER_GATED_MAX + 10; i++)
+		notifier_record(&fx->n, &ev, 1, (uint64_t)i * 10,
+		    NOTIFIER_LIVE);
+	assert_int_equal(stuck_gated, 10);
+	notifier_status(&fx->n, &ns);
+	assert_int_equal(ns.gated, NOTIFIER_GATED_MAX);
+	assert_int_equal(ns.store_errors, 10);
+	/* close: no save_sync to call, the rest is handed over */
+}
+
 /*
  * After a restart: what the earlier run said (up to its last line) is a
  * replay, before the cursor or after it; what it had not said yet is said
@@ -608,6 +659,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(notifier_gated_after_store,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(notifier_gated_store_fails,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(notifier_gated_store_stuck,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(notifier_resume_says_the_unsaid,
 		    setup, teardown),
