@@ -960,7 +960,7 @@ check_daemon_status(struct doc *d, const char *project_abs)
 	    "said %s, stored %s%s", jnum(n, "wakes"), jnum(n, "heldBack"),
 	    jnum(n, "heldPending"), jnum(n, "catchupPending"),
 	    jstr(n, "lastSaid"), jstr(n, "stored"),
-	    jnum(n, "storeErrors") > 0 ? " (wakes.json could not always be "
+	    jnum(n, "storeErrors") > 0 ? " (the state's wakes could not always be "
 	    "written)" : "");
 	cJSON_AddItemToObject(o, "data", cJSON_Duplicate(n, 1));
 	ds = cJSON_GetObjectItemCaseSensitive(n, "desktopStats");

@@ -12,8 +12,8 @@
  * limits.  The lines of a file that replaced perf.jsonl while running are
  * CATCHUP too, so an old history is summed up, not woken again.  This
  * file only feeds the notifier records, wires its channels, and keeps
- * wakes.json — the id of the last wake said — through the state
- * directory's one writer, off the loop.
+ * `wakes` — the id of the last wake said — in a slot of the state
+ * directory.
  *
  * fixes.jsonl is tailed first, then perf.jsonl, so wake lines carry the
  * status that the fixes decide.  Fix lines are kept in memory (they are
@@ -76,7 +76,7 @@ new_ledger(void)
 /* --- the notifier's channels ----------------------------------------- */
 
 /* The events socket: every wake is kept for replay, live ones are sent;
- * a wake gets here only once its id is in wakes.json (NOTIFIER_GATED). */
+ * a wake gets here only once its id is in `wakes` (NOTIFIER_GATED). */
 static void
 chan_socket(void *arg, const struct notifier_wake *w)
 {
@@ -108,120 +108,72 @@ chan_exec(void *arg, const struct notifier_wake *w)
 	exec_run(&d->exec, w->line, w->json);
 }
 
-/* --- wakes.json: the id of the last wake said -------------------------- */
+/* --- wakes: the id of the last wake said ------------------------------ */
 
 /*
- * {"v":1,"said":"<gen>:<off>"} or {"v":1,"said":null}.  Written before a
- * wake reaches the events socket (the notifier waits for it), so after a
- * kill -9 the next start knows which records watchers may have seen.
- * Without fsync (STATEDIR_NOSYNC): a rename is atomic against a killed
- * process, which is what this guards against, and an fsync would add
- * milliseconds to every wake; after a power cut an older id only means
- * some wakes are said again.
+ * <state>/wakes, a slot of the state directory (project/statedir.h):
+ * "v 1" and "said <gen>:<off>" ("-": nothing said yet; "?": unknown, a
+ * state directory from before the file).  Written before a wake reaches
+ * the events socket (notifier/notifier.h), so after a kill -9 the next
+ * start knows which records watchers may have seen.  One pwrite, on the
+ * loop thread: it is on the path of every wake.
  */
-static int
-wakes_write(struct daemon *d, int have, uint64_t gen, uint64_t off)
-{
-	char	 id[WAKE_ID_SIZE], *txt;
-	cJSON	*o = cJSON_CreateObject();
-	int	 rc;
-
-	cJSON_AddNumberToObject(o, "v", 1);
-	wake_id_format(id, gen, off);
-	if (have)
-		cJSON_AddStringToObject(o, "said", id);
-	else
-		cJSON_AddNullToObject(o, "said");
-	txt = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (txt == NULL)
-		return -ENOMEM;
-	uv_mutex_lock(&d->wakes_mu);
-	rc = statedir_write_flags(d->wakes_path, txt, strlen(txt), 0644,
-	    STATEDIR_NOSYNC);
-	uv_mutex_unlock(&d->wakes_mu);
-	free(txt);
-	return rc;
-}
-
-static void
-wakes_work(uv_work_t *req)
-{
-	struct daemon	*d = req->data;
-
-	d->wakes_rc = wakes_write(d, 1, d->wakes_gen, d->wakes_off);
-}
-
-static void
-wakes_after(uv_work_t *req, int status)
-{
-	struct daemon	*d = req->data;
-
-	notifier_stored(&d->notifier, status < 0 ? status : d->wakes_rc);
-}
-
 static int
 wakes_save(void *arg, uint64_t gen, uint64_t off)
 {
 	struct daemon	*d = arg;
+	char		 text[STATEDIR_SLOT_TEXT_MAX + 1];
 
-	d->wakes_gen = gen;
-	d->wakes_off = off;
-	d->wakes_req.data = d;
-	return uv_queue_work(d->loop, &d->wakes_req, wakes_work, wakes_after);
-}
-
-static int
-wakes_save_sync(void *arg, uint64_t gen, uint64_t off)
-{
-	return wakes_write(arg, 1, gen, off);
+	snprintf(text, sizeof(text), "v 1\nsaid %llu:%llu\n",
+	    (unsigned long long)gen, (unsigned long long)off);
+	return statedir_slot_write(d->wakes_fd, text);
 }
 
 /*
  * At start: tell the notifier what the last run said.  No file and no
- * cursor: a fresh state directory, nothing said yet (and the file says so
- * from now on, before anything is folded).  No file but a cursor: a state
- * directory from before wakes.json, so the notifier keeps the old rule
- * (what is before the cursor was said).  A file that is not ours is the
- * same unknown, said in the log.
+ * cursor: a fresh state directory, nothing said yet.  No file but a
+ * cursor: a state directory from before the file, so the notifier keeps
+ * the old rule (what is before the cursor was said) until a wake is
+ * stored.  A torn or foreign record is the same unknown, said in the log.
  */
-static void
+static int
 wakes_load(struct daemon *d)
 {
-	char		 buf[256], cpath[PATH_MAX + 16];
-	size_t		 n;
+	char		 text[STATEDIR_SLOT_TEXT_MAX + 16], cpath[PATH_MAX + 16];
+	const char	*initial = "v 1\nsaid -\n", *said;
 	struct stat	 st;
-	cJSON		*o;
-	const cJSON	*said;
 	unsigned long long g, off;
 	int		 rc;
 
-	rc = statedir_read(d->wakes_path, buf, sizeof(buf), &n);
+	rc = statedir_slot_read(d->wakes_path, text, sizeof(text));
 	if (rc == -ENOENT) {
 		snprintf(cpath, sizeof(cpath), "%s/cursor", d->state_dir);
 		if (stat(cpath, &st) == 0) {
-			log_info("wakes.json: none yet (state from an older "
+			log_info("wakes: none yet (state from an older "
 			    "version): records before the cursor count as "
 			    "said");
-			return;
-		}
-		notifier_resume(&d->notifier, 0, 0, 0);
-		if ((rc = wakes_write(d, 0, 0, 0)) != 0)
-			log_warnx("cannot write %s: %s", d->wakes_path,
-			    strerror(-rc));
-		return;
-	}
-	o = rc == 0 ? cJSON_ParseWithLength(buf, n) : NULL;
-	said = cJSON_GetObjectItemCaseSensitive(o, "said");
-	if (cJSON_IsNull(said))
-		notifier_resume(&d->notifier, 0, 0, 0);
-	else if (cJSON_IsString(said) &&
-	    sscanf(said->valuestring, "%llu:%llu", &g, &off) == 2)
-		notifier_resume(&d->notifier, 1, g, off);
-	else
+			initial = "v 1\nsaid ?\n";
+		} else
+			notifier_resume(&d->notifier, 0, 0, 0);
+	} else if (rc != 0)
 		log_warnx("%s: %s; records before the cursor count as said",
-		    d->wakes_path, rc != 0 ? strerror(-rc) : "not a wake id");
-	cJSON_Delete(o);
+		    d->wakes_path, rc == -EBADMSG ? "torn or not a slot "
+		    "(a power cut?)" : strerror(-rc));
+	else if ((said = strstr(text, "said ")) == NULL)
+		log_warnx("%s: no wake id; records before the cursor count "
+		    "as said", d->wakes_path);
+	else if (strncmp(said + 5, "-\n", 2) == 0)
+		notifier_resume(&d->notifier, 0, 0, 0);
+	else if (sscanf(said + 5, "%llu:%llu", &g, &off) == 2)
+		notifier_resume(&d->notifier, 1, g, off);
+	/* "?": unknown, the old rule */
+	if ((rc = statedir_slot_open(d->wakes_path, initial, 0644,
+	    &d->wakes_fd)) != 0) {
+		log_warnx("cannot open %s: %s; wakes go out unstored",
+		    d->wakes_path, strerror(-rc));
+		return rc;
+	}
+	return 0;
 }
 
 /* --- the tailers' callbacks ------------------------------------------- */
@@ -595,6 +547,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
 	d->argc = argc;
 	d->argv = argv;
 	d->lock_fd = -1;
+	d->wakes_fd = -1;
 	d->started_ms = daemon_now_ms();
 	if ((rc = config_load(&d->cfg, argc, argv, err, sizeof(err))) != 0) {
 		if (rc < 0)
@@ -649,16 +602,13 @@ daemon_start(struct daemon *d)
 		return rc;
 	}
 	d->notifier_up = 1;
-	if ((rc = statedir_path(d->state_dir, "wakes.json", d->wakes_path,
-	    sizeof(d->wakes_path))) != 0 ||
-	    (rc = uv_mutex_init(&d->wakes_mu)) != 0) {
-		log_warnx("wakes.json: %s", strerror(-rc));
+	if ((rc = statedir_path(d->state_dir, "wakes", d->wakes_path,
+	    sizeof(d->wakes_path))) != 0) {
+		log_warnx("wakes: %s", strerror(-rc));
 		return rc;
 	}
-	d->wakes_mu_up = 1;
-	wakes_load(d);
-	{
-		struct notifier_store	st = { wakes_save, wakes_save_sync, d };
+	if (wakes_load(d) == 0) {
+		struct notifier_store	st = { wakes_save, d };
 
 		notifier_store_set(&d->notifier, &st);
 	}
@@ -756,7 +706,6 @@ daemon_stop(struct daemon *d, const char *why)
 	if (d->server.ctx != NULL &&
 	    statedir_path(d->state_dir, "daemon.json", path, sizeof(path)) == 0)
 		statedir_remove(path);
-	/* wakes waiting for their store go out before the socket closes */
 	if (d->notifier_up)
 		notifier_close(&d->notifier);
 	server_stop(&d->server);
@@ -782,7 +731,6 @@ daemon_free(struct daemon *d)
 	free(d->fixes);
 	ledger_destroy(d->ledger);
 	notifier_free(&d->notifier);
-	if (d->wakes_mu_up)
-		uv_mutex_destroy(&d->wakes_mu);
+	statedir_slot_close(d->wakes_fd);
 	statedir_unlock(d->lock_fd);
 }

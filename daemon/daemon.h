@@ -49,13 +49,9 @@ struct daemon {
 	uint64_t		 generation;
 
 	struct notifier		 notifier;	/* decides, then the channels: */
-	/* wakes.json: the id of the last wake said (notifier_store) */
+	/* <state>/wakes: the id of the last wake said (notifier_store) */
 	char			 wakes_path[PATH_MAX + 16];
-	uv_work_t		 wakes_req;
-	uv_mutex_t		 wakes_mu;	/* one write of the file at once */
-	int			 wakes_mu_up;
-	uint64_t		 wakes_gen, wakes_off;
-	int			 wakes_rc;
+	int			 wakes_fd;	/* a slot, -1 if none */
 	uint64_t		 regen_end;	/* a replaced file's lines up to
 						   here are catch-up */
 	struct desktop		 desktop;

@@ -11,14 +11,15 @@
  * that resumes after a line never gets it twice, and the last id said is
  * a watermark a restart can trust (once stored).
  *
- * Write-ahead: a line for the NOTIFIER_GATED channels (the events socket:
- * what watchers see) is queued until the store says its id is on disk.
- * Saves are grouped — one in flight at a time, for the newest queued id
- * — so a burst costs one save, and the latency added is one save's.
+ * Write-ahead: before a line reaches the NOTIFIER_GATED channels (the
+ * events socket: what watchers see), its id is stored — synchronously, as
+ * the store is a slot of the state directory (one pwrite of 128 bytes,
+ * under a microsecond).  A store that fails does not hold wakes back: it
+ * is counted and said once.
  *
  * Nothing here blocks: channels queue what they need (the events socket
  * writes when its clients are writable, desktop and exec run off the loop
- * thread or in children), and the store writes on the thread pool.
+ * thread or in children).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,17 +30,6 @@
 #include <time.h>
 
 #include "notifier/notifier.h"
-
-/* A line waiting for its id to be stored, for the gated channels. */
-struct notifier_out {
-	struct notifier_out	*next;
-	uint64_t		 gen, off;
-	int			 replay, summary;
-	char			 id[WAKE_ID_SIZE];
-	char			 line[WAKE_LINE_SIZE];
-	size_t			 len;
-	char			 text[];	/* len bytes and a NUL */
-};
 
 static int64_t
 now_ms(void)
@@ -64,162 +54,36 @@ same_limits(const struct wake_config *a, const struct wake_config *b)
 	    a->global_window_ms == b->global_window_ms;
 }
 
-static int
-id_le(uint64_t ag, uint64_t ao, uint64_t bg, uint64_t bo)
-{
-	return ag < bg || (ag == bg && ao <= bo);
-}
-
 /* --- write-ahead -------------------------------------------------------- */
 
+/* Store a line's id before watchers can see it.  Availability first: a
+ * failure is counted and said once, and the line goes out anyway (what
+ * is lost is only exactness after a crash: some lines said twice). */
 static void
-out_deliver(struct notifier *n, const struct notifier_out *o)
-{
-	struct notifier_wake	w;
-	size_t			i;
-
-	memset(&w, 0, sizeof(w));
-	w.gen = o->gen;
-	w.off = o->off;
-	w.id = o->id;
-	w.line = o->line;
-	w.text = o->text;
-	w.len = o->len;
-	w.replay = o->replay;
-	w.summary = o->summary;
-	for (i = 0; i < n->nch; i++)
-		if ((n->ch[i].flags & NOTIFIER_GATED) &&
-		    (!o->replay || (n->ch[i].flags & NOTIFIER_REPLAYS)))
-			n->ch[i].fn(n->ch[i].arg, &w);
-}
-
-/* Hand the gated channels every queued line up to gen:off (all: NULL). */
-static void
-out_release(struct notifier *n, int all, uint64_t gen, uint64_t off)
-{
-	struct notifier_out	*o;
-
-	while ((o = n->out) != NULL &&
-	    (all || id_le(o->gen, o->off, gen, off))) {
-		if ((n->out = o->next) == NULL)
-			n->out_tail = &n->out;
-		n->nout--;
-		out_deliver(n, o);
-		free(o);
-	}
-}
-
-/* The id of the newest queued live line, if any. */
-static int
-out_newest(const struct notifier *n, uint64_t *gen, uint64_t *off)
-{
-	const struct notifier_out	*o;
-	int				 any = 0;
-
-	for (o = n->out; o != NULL; o = o->next)
-		if (!o->replay) {
-			*gen = o->gen;
-			*off = o->off;
-			any = 1;
-		}
-	return any;
-}
-
-static void
-store_kick(struct notifier *n)
-{
-	uint64_t	gen = 0, off = 0;
-	int		rc;
-
-	if (n->saving || n->out == NULL)
-		return;
-	if (!out_newest(n, &gen, &off)) {
-		out_release(n, 1, 0, 0);	/* only replays: nothing to store */
-		return;
-	}
-	n->saving = 1;
-	n->saving_gen = gen;
-	n->saving_off = off;
-	if ((rc = n->store.save(n->store.arg, gen, off)) < 0)
-		notifier_stored(n, rc);		/* as if it had failed */
-}
-
-void
-notifier_stored(struct notifier *n, int status)
+store_line(struct notifier *n, uint64_t gen, uint64_t off)
 {
 	char	msg[256];
+	int	rc;
 
-	if (status == 0) {
+	if ((rc = n->store.save(n->store.arg, gen, off)) == 0) {
 		n->have_stored = 1;
-		n->stored_gen = n->saving_gen;
-		n->stored_off = n->saving_off;
+		n->stored_gen = gen;
+		n->stored_off = off;
 		if (n->store_failing) {
 			say(n, LOG_INFO, "wake: the last wake said is stored "
 			    "again");
 			n->store_failing = 0;
 		}
-		n->saving = 0;
-		out_release(n, 0, n->stored_gen, n->stored_off);
-	} else {
-		/*
-		 * Availability first: the lines go out anyway.  What is lost
-		 * is only exactness after a crash (a restart may say some of
-		 * them again), and that is said once.
-		 */
-		n->store_errors++;
-		if (!n->store_failing) {
-			snprintf(msg, sizeof(msg), "wake: cannot store the last "
-			    "wake said (%s); wakes go out anyway, but after a "
-			    "crash some may be said twice", strerror(-status));
-			say(n, LOG_WARNING, msg);
-			n->store_failing = 1;
-		}
-		n->saving = 0;
-		out_release(n, 0, n->saving_gen, n->saving_off);
-	}
-	store_kick(n);
-}
-
-static void
-out_queue(struct notifier *n, const struct notifier_wake *w)
-{
-	struct notifier_out	*o;
-
-	if (n->nout >= NOTIFIER_GATED_MAX) {
-		/* the store is stuck: release the oldest unstored */
-		n->store_errors++;
-		if (!n->store_failing) {
-			say(n, LOG_WARNING, "wake: the store of the last wake "
-			    "said does not answer; wakes go out unstored");
-			n->store_failing = 1;
-		}
-		if ((o = n->out) != NULL) {
-			if ((n->out = o->next) == NULL)
-				n->out_tail = &n->out;
-			n->nout--;
-			out_deliver(n, o);
-			free(o);
-		}
-	}
-
-	if ((o = malloc(sizeof(*o) + w->len + 1)) == NULL) {
-		say(n, LOG_WARNING, "wake: out of memory queueing a wake for "
-		    "the events socket; it goes out unstored");
 		return;
 	}
-	o->next = NULL;
-	o->gen = w->gen;
-	o->off = w->off;
-	o->replay = w->replay;
-	o->summary = w->summary;
-	snprintf(o->id, sizeof(o->id), "%s", w->id);
-	snprintf(o->line, sizeof(o->line), "%s", w->line);
-	o->len = w->len;
-	memcpy(o->text, w->text, w->len);
-	o->text[w->len] = '\0';
-	*n->out_tail = o;
-	n->out_tail = &o->next;
-	n->nout++;
+	n->store_errors++;
+	if (!n->store_failing) {
+		snprintf(msg, sizeof(msg), "wake: cannot store the last wake "
+		    "said (%s); wakes go out anyway, but after a crash some may "
+		    "be said twice", strerror(-rc));
+		say(n, LOG_WARNING, msg);
+		n->store_failing = 1;
+	}
 }
 
 /* --- channels ----------------------------------------------------------- */
@@ -232,7 +96,7 @@ emit(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 	struct notifier_wake	 w;
 	char			*txt;
 	size_t			 i;
-	int			 gated, queued = 0;
+	int			 stored = replay || !n->has_store;
 
 	if (json == NULL || (txt = cJSON_PrintUnformatted(json)) == NULL) {
 		say(n, LOG_WARNING, "wake: out of memory");
@@ -250,16 +114,12 @@ emit(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 	w.len = strlen(txt);
 	w.replay = replay;
 	w.summary = ev == NULL;
-	/* a replay needs no store (it was said), but keeps its place */
-	gated = n->has_store && (!replay || n->out != NULL);
 	for (i = 0; i < n->nch; i++) {
 		if (replay && !(n->ch[i].flags & NOTIFIER_REPLAYS))
 			continue;
-		if ((n->ch[i].flags & NOTIFIER_GATED) && gated) {
-			if (!queued++)
-				out_queue(n, &w);
-			continue;
-		}
+		/* a replay was said, and stored, by an earlier run */
+		if ((n->ch[i].flags & NOTIFIER_GATED) && !stored++)
+			store_line(n, gen, off);
 		n->ch[i].fn(n->ch[i].arg, &w);
 	}
 	if (!replay) {
@@ -270,8 +130,6 @@ emit(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 	}
 	free(txt);
 	cJSON_Delete(json);
-	if (queued)
-		store_kick(n);
 }
 
 /* --- catch-up and the limiter ------------------------------------------- */
@@ -506,7 +364,6 @@ notifier_init(struct notifier *n, uv_loop_t *loop,
 	n->limits = *cfg;
 	n->log = log;
 	n->log_arg = log_arg;
-	n->out_tail = &n->out;
 	snprintf(n->catchup_why, sizeof(n->catchup_why), "while stopped");
 	if ((n->limiter = wake_limiter_create(cfg)) == NULL ||
 	    (n->catchup = wake_tally_create()) == NULL ||
@@ -548,7 +405,6 @@ notifier_status(const struct notifier *n, struct notifier_status *st)
 	st->held = ws.held;
 	st->pending = ws.pending;
 	st->catchup = n->catchup ? wake_tally_count(n->catchup) : 0;
-	st->gated = n->nout;
 	st->store_errors = n->store_errors;
 	st->have_said = n->have_said;
 	st->said_gen = n->said_gen;
@@ -580,7 +436,6 @@ notifier_status_json(const struct notifier *n)
 		cJSON_AddStringToObject(o, "stored", id);
 	else
 		cJSON_AddNullToObject(o, "stored");
-	cJSON_AddNumberToObject(o, "gated", (double)st.gated);
 	cJSON_AddNumberToObject(o, "storeErrors", (double)st.store_errors);
 	return o;
 }
@@ -588,23 +443,6 @@ notifier_status_json(const struct notifier *n)
 void
 notifier_close(struct notifier *n)
 {
-	uint64_t	gen = 0, off = 0;
-	int		rc = 0;
-
-	if (n->out != NULL) {
-		if (n->has_store && n->store.save_sync != NULL &&
-		    out_newest(n, &gen, &off)) {
-			if ((rc = n->store.save_sync(n->store.arg, gen, off))
-			    == 0) {
-				n->have_stored = 1;
-				n->stored_gen = gen;
-				n->stored_off = off;
-			} else
-				n->store_errors++;
-		}
-		out_release(n, 1, 0, 0);
-	}
-	n->has_store = 0;		/* a save still in flight is ignored */
 	if (n->timer_up) {
 		n->timer_up = 0;
 		uv_close((uv_handle_t *)&n->flush_timer, NULL);
@@ -614,14 +452,6 @@ notifier_close(struct notifier *n)
 void
 notifier_free(struct notifier *n)
 {
-	struct notifier_out	*o;
-
-	while ((o = n->out) != NULL) {
-		n->out = o->next;
-		free(o);
-	}
-	n->out_tail = &n->out;
-	n->nout = 0;
 	wake_limiter_destroy(n->limiter);
 	wake_tally_destroy(n->catchup);
 	wake_memory_destroy(n->memory);

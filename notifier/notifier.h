@@ -31,7 +31,9 @@
  * one that stands for it.  With a store (notifier_store_set), that id is
  * written before a line reaches the channels added with NOTIFIER_GATED
  * (the events socket), so a restart after kill -9 knows exactly what
- * watchers may have seen: it replays that, and says the rest.
+ * watchers may have seen: it replays that, and says the rest.  The store
+ * is synchronous and must be cheap (a slot: project/statedir.h, one
+ * pwrite): it is on the path of every wake.
  *
  * Every function is for the loop thread.  Lifetime (libuv style): the
  * caller embeds struct notifier, calls notifier_close() and lets the loop
@@ -50,10 +52,6 @@
 #include "notifier/wake.h"
 
 #define NOTIFIER_CHANNELS	8
-#define NOTIFIER_GATED_MAX	8192	/* lines waiting for the store; past
-					   it they go out unstored (a store
-					   that never answers must not hold
-					   watchers' wakes forever) */
 
 enum notifier_phase {
 	NOTIFIER_REPLAY,
@@ -61,11 +59,7 @@ enum notifier_phase {
 	NOTIFIER_LIVE
 };
 
-/*
- * One wake, as every channel sees it.  Valid during the call only.  A
- * NOTIFIER_GATED channel gets it once its id is stored, from a copy: ev
- * and json are NULL there, the rest is the same.
- */
+/* One wake, as every channel sees it.  Valid during the call only. */
 struct notifier_wake {
 	const struct ledger_event *ev;	/* NULL: a summary line */
 	uint64_t	 gen, off;	/* its id: the record's (or the last
@@ -85,15 +79,13 @@ typedef void notifier_channel_fn(void *arg, const struct notifier_wake *w);
 #define NOTIFIER_GATED		2	/* channel flag: only once stored */
 
 /*
- * Where the id of the last line said is kept (project/statedir, through
- * the daemon).  save() starts writing gen:off off the loop thread and the
- * owner calls notifier_stored() on the loop when it is done; it returns
- * 0, or a negative errno when it could not start (then nothing is called
- * back).  save_sync() writes it now, on the calling thread (shutdown).
+ * Where the id of the last line said is kept (a slot of the state
+ * directory, through the daemon).  save() writes gen:off now, on the
+ * loop thread, and returns 0 or a negative errno; it must not block
+ * (project/statedir.h's slots: one pwrite).
  */
 struct notifier_store {
 	int	(*save)(void *arg, uint64_t gen, uint64_t off);
-	int	(*save_sync)(void *arg, uint64_t gen, uint64_t off);
 	void	*arg;
 };
 
@@ -102,7 +94,6 @@ struct notifier_status {
 	uint64_t	held;		/* records held back, all time */
 	uint64_t	pending;	/* held back and not said yet */
 	uint64_t	catchup;	/* records waiting for the catch-up line */
-	uint64_t	gated;		/* lines waiting for their id's store */
 	uint64_t	store_errors;	/* stores that failed */
 	int		have_said;	/* a line went out (this run or, per
 					   notifier_resume, one before) */
@@ -110,8 +101,6 @@ struct notifier_status {
 	int		have_stored;
 	uint64_t	stored_gen, stored_off;
 };
-
-struct notifier_out;
 
 struct notifier {
 	/* private */
@@ -144,13 +133,10 @@ struct notifier {
 
 	/* write-ahead for the gated channels */
 	struct notifier_store	 store;
-	int			 has_store, saving, store_failing;
-	uint64_t		 saving_gen, saving_off;
+	int			 has_store, store_failing;
 	int			 have_stored;
 	uint64_t		 stored_gen, stored_off;
 	uint64_t		 store_errors;
-	struct notifier_out	*out, **out_tail;
-	uint64_t		 nout;
 };
 
 /*
@@ -178,10 +164,8 @@ int	notifier_channel_add(struct notifier *n, notifier_channel_fn *fn,
 void	notifier_resume(struct notifier *n, int have, uint64_t gen,
 	    uint64_t off);
 
-/* Gate the NOTIFIER_GATED channels on storing each line's id first. */
+/* Store each line's id before the NOTIFIER_GATED channels get it. */
 void	notifier_store_set(struct notifier *n, const struct notifier_store *st);
-/* The save started by store.save() finished with status (0 or -errno). */
-void	notifier_stored(struct notifier *n, int status);
 
 /*
  * One folded record at byte `off` of generation `gen`.  Records that are
@@ -212,16 +196,14 @@ void	notifier_generation(struct notifier *n, const char *why);
 int	notifier_reconfigure(struct notifier *n);
 
 void	notifier_status(const struct notifier *n, struct notifier_status *st);
-/* {wakes, heldBack, heldPending, catchupPending, lastSaid, stored, gated,
+/* {wakes, heldBack, heldPending, catchupPending, lastSaid, stored,
  * storeErrors}: the notifier's part of /status. */
 cJSON	*notifier_status_json(const struct notifier *n);
 
 /*
- * Shutdown: lines waiting for their store are stored synchronously and
- * handed to their channels, so a clean stop loses none.  Then the flush
- * timer stops; the loop must run for it to close.  What is still held
- * back is not said here: it was never stored as said, so the next start
- * says it.  Accepts a notifier that failed init.
+ * Shutdown: the flush timer stops; the loop must run for it to close.
+ * What is still held back is not said here: it was never stored as said,
+ * so the next start says it.  Accepts a notifier that failed init.
  */
 void	notifier_close(struct notifier *n);
 /* After the loop has run: free the rest.  Accepts a zeroed struct. */

@@ -8,7 +8,7 @@
  * the order they were added.  What skips the limits (a usermark, a new
  * footprint, a regression), what an earlier run said (resume), and the
  * write-ahead: a gated channel sees a wake only once its id is on disk,
- * written by the state directory's own writer on the thread pool.
+ * in a slot of the state directory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,12 +44,10 @@ struct fx {
 	struct call		 calls[MAXCALLS];
 	int			 ncalls;
 	int			 stop_on_summary;
-	/* the store: wakes.json in a temp dir, written on the pool */
+	/* the store: a slot in a temp dir, written by the notifier's call */
 	char			 dir[64], path[128];
-	uv_work_t		 req;
-	uint64_t		 gen, off;
-	int			 rc, saves;
-	char			 on_disk[WAKE_ID_SIZE];	/* at the gated call */
+	int			 fd, saves;
+	char			 on_disk[WAKE_LINE_SIZE];	/* at the gated call */
 	int			 gated_calls;
 };
 
@@ -82,19 +80,12 @@ chan_b(void *arg, const struct notifier_wake *w)
 	record_call(arg, 'B', w);
 }
 
-/* What wakes.json says right now ("" if nothing). */
+/* What the slot says right now ("" if nothing readable). */
 static void
 read_store(struct fx *fx, char *out, size_t cap)
 {
-	char	buf[256];
-	size_t	n = 0;
-
-	out[0] = '\0';
-	if (statedir_read(fx->path, buf, sizeof(buf) - 1, &n) == 0 &&
-	    n < cap) {
-		memcpy(out, buf, n);
-		out[n] = '\0';
-	}
+	if (statedir_slot_read(fx->path, out, cap) != 0)
+		out[0] = '\0';
 }
 
 /* G: a gated channel (the events socket's place): what is on disk when
@@ -107,65 +98,34 @@ chan_g(void *arg, const struct notifier_wake *w)
 	read_store(fx, fx->on_disk, sizeof(fx->on_disk));
 	fx->gated_calls++;
 	record_call(fx, 'G', w);
-	/* a gated wake comes from a copy */
-	assert_null(w->ev);
-	assert_null(w->json);
-	assert_non_null(strstr(w->text, "\"type\":\"wake\""));
-}
-
-static void
-store_work(uv_work_t *req)
-{
-	struct fx	*fx = req->data;
-	char		 txt[WAKE_ID_SIZE];
-
-	wake_id_format(txt, fx->gen, fx->off);
-	fx->rc = statedir_write_flags(fx->path, txt, strlen(txt), 0644,
-	    STATEDIR_NOSYNC);
-}
-
-static void
-store_after(uv_work_t *req, int status)
-{
-	struct fx	*fx = req->data;
-
-	notifier_stored(&fx->n, status < 0 ? status : fx->rc);
 }
 
 static int
 store_save(void *arg, uint64_t gen, uint64_t off)
 {
 	struct fx	*fx = arg;
+	char		 text[64];
 
-	fx->gen = gen;
-	fx->off = off;
 	fx->saves++;
-	fx->req.data = fx;
-	return uv_queue_work(&fx->loop, &fx->req, store_work, store_after);
+	snprintf(text, sizeof(text), "said %llu:%llu\n",
+	    (unsigned long long)gen, (unsigned long long)off);
+	return statedir_slot_write(fx->fd, text);
 }
 
-static int
-store_save_sync(void *arg, uint64_t gen, uint64_t off)
-{
-	struct fx	*fx = arg;
-
-	fx->gen = gen;
-	fx->off = off;
-	fx->saves++;
-	store_work(&fx->req);
-	return fx->rc;
-}
-
-/* Gate a channel G on a store in a fresh temp directory. */
+/* Gate a channel G on a slot in a fresh temp directory (broken: a
+ * descriptor that is not open, as if the slot could not be opened). */
 static void
 gate(struct fx *fx, int broken)
 {
-	struct notifier_store	st = { store_save, store_save_sync, fx };
+	struct notifier_store	st = { store_save, fx };
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_notifier.XXXXXX");
 	assert_non_null(mkdtemp(fx->dir));
-	snprintf(fx->path, sizeof(fx->path), "%s/%swakes", fx->dir,
-	    broken ? "missing/" : "");
+	snprintf(fx->path, sizeof(fx->path), "%s/wakes", fx->dir);
+	fx->fd = -1;
+	if (!broken)
+		assert_int_equal(statedir_slot_open(fx->path, "said -\n", 0644,
+		    &fx->fd), 0);
 	assert_int_equal(notifier_channel_add(&fx->n, chan_g, fx,
 	    NOTIFIER_REPLAYS | NOTIFIER_GATED), 0);
 	notifier_store_set(&fx->n, &st);
@@ -174,6 +134,7 @@ gate(struct fx *fx, int broken)
 static void
 ungate(struct fx *fx)
 {
+	statedir_slot_close(fx->fd);
 	unlink(fx->path);
 	rmdir(fx->dir);
 }
@@ -419,9 +380,9 @@ notifier_what_matters_wakes_at_once(void **state)
 }
 
 /*
- * Write-ahead: a gated channel gets a wake only once wakes.json names its
- * id (or a later one); saves are grouped, one in flight; the other
- * channels do not wait.  Close stores what is left and hands it over.
+ * Write-ahead: a gated channel gets a wake only once the slot on disk
+ * names its id, stored once per line (not for replays, which an earlier
+ * run stored); the channels before it are not held.
  */
 static void
 notifier_gated_after_store(void **state)
@@ -429,40 +390,24 @@ notifier_gated_after_store(void **state)
 	struct fx		*fx = *state;
 	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
 	struct ledger_event	 b = hitch("bbbbbbbb", 150, now_ms());
-	struct ledger_event	 c = hitch("cccccccc", 150, now_ms());
 	struct notifier_status	 st;
-	int			 i, g = 0;
 
 	gate(fx, 0);
 	notifier_record(&fx->n, &a, 4, 10, NOTIFIER_LIVE);
+	assert_int_equal(fx->gated_calls, 1);
+	assert_string_equal(fx->on_disk, "said 4:10\n");
 	notifier_record(&fx->n, &b, 4, 20, NOTIFIER_LIVE);
-	notifier_record(&fx->n, &c, 4, 30, NOTIFIER_LIVE);
-	/* A and B at once, G not yet */
-	assert_int_equal(fx->ncalls, 6);
-	assert_int_equal(fx->gated_calls, 0);
-	assert_int_equal(fx->saves, 1);		/* 4:10; the rest wait */
+	assert_int_equal(fx->gated_calls, 2);
+	assert_string_equal(fx->on_disk, "said 4:20\n");
+	assert_int_equal(fx->saves, 2);
+	assert_int_equal(fx->ncalls, 6);	/* A, B and G, twice */
 	notifier_status(&fx->n, &st);
-	assert_int_equal(st.gated, 3);
-	run_with_deadline(&fx->loop, 10000);
+	assert_true(st.have_stored && st.stored_gen == 4 &&
+	    st.stored_off == 20);
+	/* a replay is not stored again */
+	notifier_record(&fx->n, &a, 4, 5, NOTIFIER_REPLAY);
+	assert_int_equal(fx->saves, 2);
 	assert_int_equal(fx->gated_calls, 3);
-	assert_int_equal(fx->saves, 2);		/* then one for 4:20 and 4:30 */
-	for (i = 0; i < fx->ncalls; i++)
-		if (fx->calls[i].chan == 'G')
-			assert_string_equal(fx->calls[i].id, g++ == 0 ? "4:10" :
-			    g == 2 ? "4:20" : "4:30");
-	assert_string_equal(fx->on_disk, "4:30");
-	notifier_status(&fx->n, &st);
-	assert_int_equal(st.gated, 0);
-	assert_true(st.have_stored && st.stored_off == 30);
-
-	/* a wake still waiting at close is stored there and handed over */
-	a.count = 1;
-	strcpy(a.id, "dddddddd");
-	notifier_record(&fx->n, &a, 4, 40, NOTIFIER_LIVE);
-	notifier_close(&fx->n);
-	assert_int_equal(fx->gated_calls, 4);
-	assert_string_equal(fx->on_disk, "4:40");
-	run_with_deadline(&fx->loop, 10000);
 	ungate(fx);
 }
 
@@ -473,67 +418,17 @@ notifier_gated_store_fails(void **state)
 {
 	struct fx		*fx = *state;
 	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
+	struct ledger_event	 b = hitch("bbbbbbbb", 150, now_ms());
 	struct notifier_status	 st;
 
 	gate(fx, 1);
 	notifier_record(&fx->n, &a, 4, 10, NOTIFIER_LIVE);
-	run_with_deadline(&fx->loop, 10000);
-	assert_int_equal(fx->gated_calls, 1);
+	notifier_record(&fx->n, &b, 4, 20, NOTIFIER_LIVE);
+	assert_int_equal(fx->gated_calls, 2);
 	notifier_status(&fx->n, &st);
-	assert_int_equal(st.store_errors, 1);
+	assert_int_equal(st.store_errors, 2);
 	assert_false(st.have_stored);
 	ungate(fx);
-}
-
-static int	stuck_gated;
-
-static void
-chan_count(void *arg, const struct notifier_wake *w)
-{
-	(void)arg;
-	(void)w;
-	stuck_gated++;
-}
-
-/* A save that is started and never answers: the fault of a thread pool
- * that is stuck, which a test cannot cause for real. */
-static int
-save_never(void *arg, uint64_t gen, uint64_t off)
-{
-	(void)arg;
-	(void)gen;
-	(void)off;
-	return 0;
-}
-
-/* A store that never answers holds watchers' wakes back a bounded while:
- * past NOTIFIER_GATED_MAX they go out unstored, counted. */
-static void
-notifier_gated_store_stuck(void **state)
-{
-	struct fx		*fx = *state;
-	struct notifier_store	 st = { save_never, NULL, fx };
-	struct ledger_event	 ev = hitch("aaaaaaaa", 150, now_ms());
-	struct notifier_status	 ns;
-	int			 i;
-
-	fx->cfg.per_fp_ms = 0;
-	fx->cfg.global_max = 0;
-	assert_int_equal(notifier_reconfigure(&fx->n), 0);
-	fx->n.nch = 0;		/* only a counting gated channel: A and B
-				   record at most MAXCALLS calls */
-	assert_int_equal(notifier_channel_add(&fx->n, chan_count, fx,
-	    NOTIFIER_GATED), 0);
-	notifier_store_set(&fx->n, &st);
-	stuck_gated = 0;
-	for (i = 0; i < NOTIFIER_GATED_MAX + 10; i++)
-		notifier_record(&fx->n, &ev, 1, (uint64_t)i * 10,
-		    NOTIFIER_LIVE);
-	assert_int_equal(stuck_gated, 10);
-	notifier_status(&fx->n, &ns);
-	assert_int_equal(ns.gated, NOTIFIER_GATED_MAX);
-	assert_int_equal(ns.store_errors, 10);
-	/* close: no save_sync to call, the rest is handed over */
 }
 
 /*
@@ -659,8 +554,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(notifier_gated_after_store,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(notifier_gated_store_fails,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(notifier_gated_store_stuck,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(notifier_resume_says_the_unsaid,
 		    setup, teardown),
