@@ -22,6 +22,7 @@
 #define LEDGER_MAX_LINE		(1024 * 1024)	/* longer lines are skipped */
 #define LEDGER_NO_TIME		INT64_MIN
 #define LEDGER_SKIPS_KEPT	32	/* the last N skipped lines are listed */
+#define LEDGER_NOTE_MAX		1024	/* bytes of a note kept, with its NUL */
 
 struct ledger;
 
@@ -57,6 +58,9 @@ struct ledger_event {
 	const char	*guess;		/* top verdict, "" if none */
 	const char	*confidence;
 	const char	*evidence;
+	const char	*note;		/* a usermark's `note`, the player's own
+					   words (cut at LEDGER_NOTE_MAX - 1
+					   bytes); "" if none */
 	uint64_t	 count;		/* the row's count after this record */
 	const char	*status;	/* "open", "pending", "fixed", "regressed" */
 };

@@ -418,6 +418,7 @@ ul.incidents li { display: grid; grid-template-columns: 74px 70px 86px minmax(14
 ul.incidents li .evidence { grid-column: 4 / 8; color: #8b949e; font-size: 12px; }
 ul.incidents li .time { font: 12px ui-monospace, monospace; color: #9da7b3; }
 ul.incidents li.note { display: block; color: #d29922; font-size: 12px; }
+q.note { color: #e3b341; font-style: italic; }
 ul.incidents .woke { font-size: 11px; color: #f0883e; }
 button.fp { font: 12px ui-monospace, monospace; color: #79c0ff; background: none; border: 0; padding: 0 2px; text-align: left; }
 .timeline { position: relative; }
@@ -1270,7 +1271,7 @@ class Panel {
         <button type="button" class="fp" data-action="goto-issue" data-id="${esc(r.fp || '')}" data-fk="fp-${esc(it.id || '')}" title="Open this footprint in Issues">${esc(r.fp || '—')}</button>
         <span class="mono" title="the footprint's count in the whole ledger">×${esc(r.count ?? '?')}</span>
         <span>${statusBadge(r.status)}${it.woke ? ' <span class="woke" title="this record woke the agent">wake</span>' : ''}</span>
-        <span class="evidence">${esc(r.evidence || '')}${r.phase ? ` · phase ${esc(r.phase)}` : ''}${r.build ? ` · build ${esc(r.build)}` : ''}</span>
+        <span class="evidence">${r.note ? `<q class="note" data-note-text>${esc(r.note)}</q> · ` : ''}${esc(r.evidence || '')}${r.phase ? ` · phase ${esc(r.phase)}` : ''}${r.build ? ` · build ${esc(r.build)}` : ''}</span>
       </li>`;
     }
     html += '</ul>';
@@ -1303,7 +1304,7 @@ class Panel {
     lines.push('incidents (oldest first):');
     for (const it of items) {
       const r = it.rec;
-      lines.push(`  ${r.at || '?'} ${r.type || '?'} ${fmtNum(r.value, r.unit)} ${r.guess || '-'}/${r.confidence || '-'} fp=${r.fp || '-'}${r.phase ? ` phase=${r.phase}` : ''}${r.build ? ` build=${r.build}` : ''}${it.id ? ` id=${it.id}` : ''}`);
+      lines.push(`  ${r.at || '?'} ${r.type || '?'} ${fmtNum(r.value, r.unit)} ${r.guess || '-'}/${r.confidence || '-'} fp=${r.fp || '-'}${r.phase ? ` phase=${r.phase}` : ''}${r.build ? ` build=${r.build}` : ''}${it.id ? ` id=${it.id}` : ''}${r.note ? ` note=${JSON.stringify(r.note)}` : ''}`);
     }
     lines.push('details: sloptimize issues --fp <id>; record a fix: sloptimize fix --footprints <id> --title "…"');
     return lines.join('\n');
@@ -1474,7 +1475,7 @@ class Panel {
     const det = this.data.detail.get(r.id);
     if (det && det.occurrences && det.occurrences.length) {
       const occ = det.occurrences.slice(-8).reverse();
-      html += `<h3>Last occurrences (${det.occurrences.length})</h3><ul class="occ">${occ.map((o) => `<li>${esc(fmtTime(o.at))} · ${esc(o.build || 'no build')} · ${esc(fmtNum(o.value, r.worst ? r.worst.unit : 'ms'))}${o.verdict && o.verdict.guess ? ` · ${esc(o.verdict.guess)}` : ''}</li>`).join('')}</ul>`;
+      html += `<h3>Last occurrences (${det.occurrences.length})</h3><ul class="occ">${occ.map((o) => `<li>${esc(fmtTime(o.at))} · ${esc(o.build || 'no build')} · ${esc(fmtNum(o.value, r.worst ? r.worst.unit : 'ms'))}${o.verdict && o.verdict.guess ? ` · ${esc(o.verdict.guess)}` : ''}${o.note ? ` · <q class="note" data-note-text>${esc(o.note)}</q>` : ''}</li>`).join('')}</ul>`;
     }
     return html;
   }

@@ -5,7 +5,10 @@
  * summed up before the first record that wakes after it, the rate limit
  * holds back and the flush timer says what it held, a SIGHUP that changes
  * the limits says what the old limiter held, and channels are called in
- * the order they were added.
+ * the order they were added.  What skips the limits (a usermark, a new
+ * footprint, a regression), what an earlier run said (resume), and the
+ * write-ahead: a gated channel sees a wake only once its id is on disk,
+ * in a slot of the state directory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,14 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "tests/uvtest.h"
 
 #include "notifier/notifier.h"
+#include "project/statedir.h"
 
-#define MAXCALLS	16
+#define MAXCALLS	64
 
 struct call {
 	char		 chan;		/* which channel: 'A' or 'B' */
@@ -39,6 +44,11 @@ struct fx {
 	struct call		 calls[MAXCALLS];
 	int			 ncalls;
 	int			 stop_on_summary;
+	/* the store: a slot in a temp dir, written by the notifier's call */
+	char			 dir[64], path[128];
+	int			 fd, saves;
+	char			 on_disk[WAKE_LINE_SIZE];	/* at the gated call */
+	int			 gated_calls;
 };
 
 static void
@@ -68,6 +78,65 @@ static void
 chan_b(void *arg, const struct notifier_wake *w)
 {
 	record_call(arg, 'B', w);
+}
+
+/* What the slot says right now ("" if nothing readable). */
+static void
+read_store(struct fx *fx, char *out, size_t cap)
+{
+	if (statedir_slot_read(fx->path, out, cap) != 0)
+		out[0] = '\0';
+}
+
+/* G: a gated channel (the events socket's place): what is on disk when
+ * the wake arrives is recorded with it. */
+static void
+chan_g(void *arg, const struct notifier_wake *w)
+{
+	struct fx	*fx = arg;
+
+	read_store(fx, fx->on_disk, sizeof(fx->on_disk));
+	fx->gated_calls++;
+	record_call(fx, 'G', w);
+}
+
+static int
+store_save(void *arg, uint64_t gen, uint64_t off)
+{
+	struct fx	*fx = arg;
+	char		 text[64];
+
+	fx->saves++;
+	snprintf(text, sizeof(text), "said %llu:%llu\n",
+	    (unsigned long long)gen, (unsigned long long)off);
+	return statedir_slot_write(fx->fd, text);
+}
+
+/* Gate a channel G on a slot in a fresh temp directory (broken: a
+ * descriptor that is not open, as if the slot could not be opened). */
+static void
+gate(struct fx *fx, int broken)
+{
+	struct notifier_store	st = { store_save, fx };
+
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_notifier.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	snprintf(fx->path, sizeof(fx->path), "%s/wakes", fx->dir);
+	fx->fd = -1;
+	if (!broken)
+		assert_int_equal(statedir_slot_open(fx->path, "said -\n", 0644,
+		    &fx->fd), 0);
+	assert_int_equal(notifier_channel_add(&fx->n, chan_g, fx,
+	    NOTIFIER_REPLAYS | NOTIFIER_GATED), 0);
+	notifier_store_set(&fx->n, &st);
+}
+
+static void
+ungate(struct fx *fx)
+{
+	statedir_slot_close(fx->fd);
+	unlink(fx->path);
+	rmdir(fx->dir);
 }
 
 static int
@@ -218,6 +287,7 @@ notifier_held_back_then_flushed(void **state)
 	fx->cfg.per_fp_ms = 150;
 	assert_int_equal(notifier_reconfigure(&fx->n), 0);
 	notifier_record(&fx->n, &ev, 1, 0, NOTIFIER_LIVE);
+	ev.count = 2;			/* a repeat: the first always wakes */
 	notifier_record(&fx->n, &ev, 1, 500, NOTIFIER_LIVE);
 	assert_int_equal(fx->ncalls, 2);
 	notifier_status(&fx->n, &st);
@@ -245,6 +315,7 @@ notifier_reconfigure_says_held(void **state)
 	fx->cfg.per_fp_ms = 3600 * 1000;
 	assert_int_equal(notifier_reconfigure(&fx->n), 0);
 	notifier_record(&fx->n, &ev, 1, 0, NOTIFIER_LIVE);
+	ev.count = 2;
 	notifier_record(&fx->n, &ev, 1, 100, NOTIFIER_LIVE);
 	assert_int_equal(fx->ncalls, 2);
 	assert_int_equal(notifier_reconfigure(&fx->n), 0);	/* unchanged */
@@ -259,6 +330,213 @@ notifier_reconfigure_says_held(void **state)
 	assert_int_equal(fx->ncalls, 6);
 }
 
+/*
+ * The limits are for repeats.  A usermark wakes at once, inside a
+ * footprint window and with the global window full, and says what was
+ * held in its own line; so does the first line saying a footprint
+ * regressed (once); a new footprint wakes past a full window.
+ */
+static void
+notifier_what_matters_wakes_at_once(void **state)
+{
+	struct fx		*fx = *state;
+	struct ledger_event	 ev = hitch("81e5eb9b", 150, now_ms());
+	struct ledger_event	 mark = hitch("68faa5c5", 40, now_ms());
+	struct ledger_event	 other = hitch("16a7255f", 150, now_ms());
+
+	fx->cfg.per_fp_ms = 3600 * 1000;
+	fx->cfg.global_max = 2;
+	assert_int_equal(notifier_reconfigure(&fx->n), 0);
+	notifier_record(&fx->n, &ev, 1, 0, NOTIFIER_LIVE);	/* new */
+	ev.count = 2;
+	notifier_record(&fx->n, &ev, 1, 100, NOTIFIER_LIVE);	/* held */
+	assert_int_equal(fx->ncalls, 2);
+	mark.type = "usermark";
+	mark.note = "it hitched when I turned";
+	mark.count = 3;
+	notifier_record(&fx->n, &mark, 1, 200, NOTIFIER_LIVE);
+	assert_int_equal(fx->ncalls, 4);
+	assert_false(fx->calls[2].summary);
+	assert_string_equal(fx->calls[2].id, "1:200");
+	assert_non_null(strstr(fx->calls[2].line, "note=\"it hitched when I "
+	    "turned\""));
+	assert_non_null(strstr(fx->calls[2].line, " +1 more since "));
+	assert_non_null(strstr(fx->calls[2].line, ": 81e5eb9b ×1 150ms "
+	    "shader-compile open"));
+	assert_non_null(strstr(fx->calls[2].json, "\"heldFrom\":\"1:100\""));
+	/* a new footprint: past the full window (two lines), up to twice
+	 * its size */
+	notifier_record(&fx->n, &other, 1, 300, NOTIFIER_LIVE);
+	assert_int_equal(fx->ncalls, 6);
+	/* a regression of 81e5eb9b: through its footprint window, once */
+	ev.status = "regressed";
+	ev.count = 3;
+	notifier_record(&fx->n, &ev, 1, 400, NOTIFIER_LIVE);
+	assert_int_equal(fx->ncalls, 8);
+	assert_non_null(strstr(fx->calls[6].line, "status=regressed"));
+	ev.count = 4;
+	notifier_record(&fx->n, &ev, 1, 500, NOTIFIER_LIVE);
+	assert_int_equal(fx->ncalls, 8);	/* its repeat is held */
+}
+
+/*
+ * Write-ahead: a gated channel gets a wake only once the slot on disk
+ * names its id, stored once per line (not for replays, which an earlier
+ * run stored); the channels before it are not held.
+ */
+static void
+notifier_gated_after_store(void **state)
+{
+	struct fx		*fx = *state;
+	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
+	struct ledger_event	 b = hitch("bbbbbbbb", 150, now_ms());
+	struct notifier_status	 st;
+
+	gate(fx, 0);
+	notifier_record(&fx->n, &a, 4, 10, NOTIFIER_LIVE);
+	assert_int_equal(fx->gated_calls, 1);
+	assert_string_equal(fx->on_disk, "said 4:10\n");
+	notifier_record(&fx->n, &b, 4, 20, NOTIFIER_LIVE);
+	assert_int_equal(fx->gated_calls, 2);
+	assert_string_equal(fx->on_disk, "said 4:20\n");
+	assert_int_equal(fx->saves, 2);
+	assert_int_equal(fx->ncalls, 6);	/* A, B and G, twice */
+	notifier_status(&fx->n, &st);
+	assert_true(st.have_stored && st.stored_gen == 4 &&
+	    st.stored_off == 20);
+	/* a replay is not stored again */
+	notifier_record(&fx->n, &a, 4, 5, NOTIFIER_REPLAY);
+	assert_int_equal(fx->saves, 2);
+	assert_int_equal(fx->gated_calls, 3);
+	ungate(fx);
+}
+
+/* A store that cannot be written does not keep wakes from watchers: they
+ * go out anyway, and the failure is counted. */
+static void
+notifier_gated_store_fails(void **state)
+{
+	struct fx		*fx = *state;
+	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
+	struct ledger_event	 b = hitch("bbbbbbbb", 150, now_ms());
+	struct notifier_status	 st;
+
+	gate(fx, 1);
+	notifier_record(&fx->n, &a, 4, 10, NOTIFIER_LIVE);
+	notifier_record(&fx->n, &b, 4, 20, NOTIFIER_LIVE);
+	assert_int_equal(fx->gated_calls, 2);
+	notifier_status(&fx->n, &st);
+	assert_int_equal(st.store_errors, 2);
+	assert_false(st.have_stored);
+	ungate(fx);
+}
+
+/*
+ * After a restart: what the earlier run said (up to its last line) is a
+ * replay, before the cursor or after it; what it had not said yet is said
+ * now — a repeat it held stays held (no burst from a fresh limiter), its
+ * old records go into the catch-up line, a first occurrence wakes.
+ * Without resume (a state directory from before the store) everything
+ * before the cursor counts as said.
+ */
+static void
+notifier_resume_says_the_unsaid(void **state)
+{
+	struct fx		*fx = *state;
+	int64_t			 old = now_ms() - 3600 * 1000;
+	struct ledger_event	 said = hitch("aaaaaaaa", 150, now_ms());
+	struct ledger_event	 held = hitch("aaaaaaaa", 150, now_ms());
+	struct ledger_event	 stale = hitch("bbbbbbbb", 150, old);
+	struct ledger_event	 late = hitch("cccccccc", 150, now_ms());
+	struct ledger_event	 fresh = hitch("dddddddd", 150, now_ms());
+
+	notifier_resume(&fx->n, 1, 2, 100);
+	notifier_record(&fx->n, &said, 2, 100, NOTIFIER_REPLAY);
+	held.count = 2;
+	notifier_record(&fx->n, &held, 2, 200, NOTIFIER_REPLAY);
+	notifier_record(&fx->n, &stale, 2, 300, NOTIFIER_REPLAY);
+	notifier_record(&fx->n, &late, 2, 50, NOTIFIER_CATCHUP);
+	/* 2:100 and 2:50 replayed (A only); 2:200 held, 2:300 caught up */
+	assert_int_equal(fx->ncalls, 2);
+	assert_true(fx->calls[0].replay);
+	assert_string_equal(fx->calls[0].id, "2:100");
+	assert_true(fx->calls[1].replay);
+	assert_string_equal(fx->calls[1].id, "2:50");
+	notifier_ready(&fx->n);
+	assert_int_equal(fx->ncalls, 4);
+	assert_true(fx->calls[2].summary);
+	assert_false(fx->calls[2].replay);
+	assert_string_equal(fx->calls[2].id, "2:300");
+	assert_non_null(strstr(fx->calls[2].line, "catch-up: 1 meaningful "
+	    "record while stopped"));
+	assert_non_null(strstr(fx->calls[2].line, "and +1 held back since"));
+	assert_non_null(strstr(fx->calls[2].line, ": aaaaaaaa ×1 150ms"));
+	assert_non_null(strstr(fx->calls[2].line, ", bbbbbbbb ×1 150ms"));
+	/* a first occurrence the earlier run never said wakes */
+	notifier_record(&fx->n, &fresh, 2, 400, NOTIFIER_REPLAY);
+	assert_int_equal(fx->ncalls, 6);
+	assert_string_equal(fx->calls[4].id, "2:400");
+}
+
+static void
+notifier_resume_unknown_keeps_the_old_rule(void **state)
+{
+	struct fx		*fx = *state;
+	struct ledger_event	 ev = hitch("aaaaaaaa", 150, now_ms());
+
+	notifier_record(&fx->n, &ev, 2, 100, NOTIFIER_REPLAY);
+	assert_int_equal(fx->ncalls, 1);
+	assert_true(fx->calls[0].replay);
+	/* "nothing said yet": the same record is said */
+	notifier_resume(&fx->n, 0, 0, 0);
+	notifier_record(&fx->n, &ev, 2, 100, NOTIFIER_REPLAY);
+	assert_int_equal(fx->ncalls, 3);
+	assert_false(fx->calls[1].replay);
+}
+
+/*
+ * Line ids only grow.  A record held back before catch-up records that
+ * come after it in the file is said in the catch-up line (whose id is the
+ * greatest), never after it; a new generation says what the old one still
+ * held first.
+ */
+static void
+notifier_ids_only_grow(void **state)
+{
+	struct fx		*fx = *state;
+	int64_t			 old = now_ms() - 3600 * 1000;
+	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
+	struct ledger_event	 stale = hitch("bbbbbbbb", 150, old);
+	struct notifier_status	 st;
+
+	fx->cfg.per_fp_ms = 3600 * 1000;
+	assert_int_equal(notifier_reconfigure(&fx->n), 0);
+	notifier_record(&fx->n, &a, 1, 10, NOTIFIER_CATCHUP);	/* wakes */
+	a.count = 2;
+	notifier_record(&fx->n, &a, 1, 20, NOTIFIER_CATCHUP);	/* held */
+	notifier_record(&fx->n, &stale, 1, 30, NOTIFIER_CATCHUP);
+	notifier_ready(&fx->n);
+	assert_int_equal(fx->ncalls, 4);
+	assert_string_equal(fx->calls[2].id, "1:30");
+	assert_non_null(strstr(fx->calls[2].line, "and +1 held back since"));
+	notifier_status(&fx->n, &st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.catchup, 0);
+
+	a.count = 3;
+	notifier_record(&fx->n, &a, 1, 40, NOTIFIER_LIVE);	/* held */
+	assert_int_equal(fx->ncalls, 4);
+	notifier_generation(&fx->n, "already in the new file");
+	assert_int_equal(fx->ncalls, 6);
+	assert_string_equal(fx->calls[4].id, "1:40");
+	assert_non_null(strstr(fx->calls[4].line, "held back: +1 more"));
+	stale.count = 1;
+	notifier_record(&fx->n, &stale, 2, 0, NOTIFIER_CATCHUP);
+	notifier_ready(&fx->n);
+	assert_non_null(strstr(fx->calls[6].line, "1 meaningful record "
+	    "already in the new file"));
+}
+
 int
 main(void)
 {
@@ -270,6 +548,18 @@ main(void)
 		cmocka_unit_test_setup_teardown(notifier_held_back_then_flushed,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(notifier_reconfigure_says_held,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    notifier_what_matters_wakes_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(notifier_gated_after_store,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(notifier_gated_store_fails,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(notifier_resume_says_the_unsaid,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    notifier_resume_unknown_keeps_the_old_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(notifier_ids_only_grow,
 		    setup, teardown),
 	};
 
