@@ -160,3 +160,16 @@ expect_rc 4 timeout 10 "$S" fix --project "$tmp/q" --title t
 grep -q "not a regular file" "$tmp/err" || fail "fix into a FIFO: $(cat "$tmp/err")"
 
 echo "cli: all checks passed"
+
+# the man pages name every option the programs take
+man8=$(sed 's/\\-/-/g' "$top/docs/sloptimized.8")
+for f in $("${S%/*}/sloptimized" --help | grep -o '^  --[a-z-]*' | tr -d ' '); do
+	printf '%s\n' "$man8" | grep -q -- "$f" || fail "sloptimized(8) does not document $f"
+done
+man1=$(sed 's/\\-/-/g' "$top/docs/sloptimize.1")
+for v in issues report history fix watch replay hook-status doctor mcp init-agent; do
+	for f in $("$S" "$v" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		printf '%s\n' "$man1" | grep -q -- "$f" || fail "sloptimize(1) does not document $v $f"
+	done
+done
+echo "ok: the man pages name every option"
