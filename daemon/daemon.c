@@ -146,11 +146,16 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 			    (unsigned long long)off);
 		return;
 	}
+	if (phase == TAIL_SEED) {
+		/* delivered by an earlier run: its wake, if a resuming watch
+		 * asks for it, is made again from the file then (server.h) */
+		server_ring_reset(&d->server, d->generation, off + 1);
+		return;
+	}
 	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
 		record_json(d, &ev, off);
 	notifier_record(&d->notifier, &ev, d->generation, off,
-	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
-	    NOTIFIER_CATCHUP : NOTIFIER_LIVE);
+	    phase == TAIL_CATCHUP ? NOTIFIER_CATCHUP : NOTIFIER_LIVE);
 }
 
 static void
@@ -177,7 +182,7 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 	    (unsigned long long)generation, why);
 	d->generation = generation;
 	d->changes++;
-	server_ring_clear(&d->server);
+	server_ring_reset(&d->server, generation, 0);
 	if ((l = new_ledger()) == NULL) {
 		log_warnx("fold: out of memory starting a new generation; "
 		    "keeping the old catalogue");
@@ -308,6 +313,7 @@ on_fixes_ready(void *arg)
 		tailer_status(&d->perf, &st);
 		d->generation = st.generation;
 	}
+	server_ring_reset(&d->server, d->generation, 0);
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
@@ -358,6 +364,15 @@ on_loop_set(void *arg, const char *level)
 
 	snprintf(d->loop_settings, sizeof(d->loop_settings), "%s", level);
 	loop_apply(d);
+}
+
+/* A footprint's count and status now, for wakes re-made from the file. */
+static const char *
+on_row(void *arg, const char *fp, uint64_t *count)
+{
+	struct daemon	*d = arg;
+
+	return ledger_row_state(d->ledger, fp, count);
 }
 
 /* What the events socket's hello says of the ledger. */
@@ -540,8 +555,11 @@ daemon_start(struct daemon *d)
 					    &d->ledger, &d->changes,
 					    daemon_status_json, on_loop_set,
 					    d };
-		struct server_hooks	hooks = { on_hello, d };
+		struct server_hooks	hooks = { on_hello, on_row, d,
+					    &d->cfg.wake, "" };
 
+		snprintf(hooks.perf, sizeof(hooks.perf),
+		    "%s/.sloptimize/perf.jsonl", d->cfg.project);
 		if ((rc = api_init(&d->api, &env)) != 0)
 			return rc;
 		d->api_up = 1;
