@@ -125,7 +125,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/refjson.c $(BUILD)/libsloptimize.a \
 APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 	libcjson-dev libnotify-dev libcmocka-dev \
 	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
-	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server
+	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server strace
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node
 
 deps: .deps-stamp

@@ -340,8 +340,13 @@ api_status_json(const struct api *a)
 	cJSON_AddNumberToObject(n, "maxConnections", cfg->max_conns);
 	cJSON_AddNumberToObject(n, "requests", (double)a->requests);
 	cJSON_AddNumberToObject(n, "refused", (double)a->refused);
-	cJSON_AddNumberToObject(n, "ledgerBuilds", (double)a->cache.builds);
+	cJSON_AddNumberToObject(n, "ledgerBuilds",
+	    (double)a->cache.ledger_builds);
+	cJSON_AddNumberToObject(n, "answerBuilds", (double)a->cache.builds);
+	cJSON_AddNumberToObject(n, "answerHits", (double)a->cache.hits);
+	cJSON_AddNumberToObject(n, "buildsHeldBack", (double)a->cache.held);
 	cJSON_AddNumberToObject(n, "jobs", a->jobs.n);
+	cJSON_AddNumberToObject(n, "foldsWaited", (double)a->jobs.waited);
 	cJSON_AddItemToObject(n, "allowHosts", list_json(&cfg->allow_hosts));
 	cJSON_AddItemToObject(n, "allowOrigins",
 	    list_json(&cfg->allow_origins));
@@ -414,11 +419,16 @@ api_init(struct api *a, const struct api_env *env)
 	(void)jscan_object("{}", 2, &jr);
 	a->env = *env;
 	a->jobs.loop = env->loop;
-	cache_init(&a->cache, &a->jobs, env->changes, env->cfg->project);
 	if ((rc = uv_mutex_init(&a->settings_mu)) != 0)
 		return rc;
 	a->mu_up = 1;
+	if ((rc = cache_init(&a->cache, &a->jobs, env->loop, env->changes,
+	    env->cfg->project)) != 0) {
+		api_free(a);
+		return rc;
+	}
 	if ((rc = token_load(a)) != 0) {
+		cache_close(&a->cache);	/* the loop closes it on its way out */
 		api_free(a);
 		return rc;
 	}
@@ -435,6 +445,13 @@ api_init(struct api *a, const struct api_env *env)
 		log_info("listening beyond loopback: writes need an allowed "
 		    "Origin or the bearer token in %s", a->token_path);
 	return 0;
+}
+
+void
+api_close(struct api *a)
+{
+	jobs_stop(&a->jobs);
+	cache_close(&a->cache);
 }
 
 void

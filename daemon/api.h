@@ -8,8 +8,8 @@
  * itself: the configuration (read only), the live catalogue, the change
  * counter of the ledger files, a function that builds /status, and one
  * that applies a new fix-loop level.  It keeps its own state: the token,
- * the fix loop's level from settings.json, the /ledger bodies, the jobs
- * in flight and its counters.
+ * the fix loop's level from settings.json, the answers built from the
+ * ledger files (daemon/cache.h), the jobs in flight and its counters.
  */
 #ifndef DAEMON_API_H
 #define DAEMON_API_H
@@ -71,6 +71,9 @@ struct api {
  * passed to env->loop_set), the panel's directory.  env is copied.  0 or
  * -errno, logged; on error nothing needs freeing. */
 int	api_init(struct api *a, const struct api_env *env);
+/* Stopping: folds still waiting for their turn end, the cache's timer
+ * closes; the loop then runs out. */
+void	api_close(struct api *a);
 /* After the loop has run out: free the cached bodies.  Accepts a zeroed
  * struct. */
 void	api_free(struct api *a);

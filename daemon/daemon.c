@@ -616,6 +616,8 @@ daemon_stop(struct daemon *d, const char *why)
 	    statedir_path(d->state_dir, "daemon.json", path, sizeof(path)) == 0)
 		statedir_remove(path);
 	server_stop(&d->server);
+	if (d->api_up)
+		api_close(&d->api);
 	if (d->desktop_up)
 		desktop_close(&d->desktop, NULL);
 	if (d->exec_on)

@@ -52,15 +52,47 @@ unlink_job(struct api_job *j)
 		j->next->prev = j->prev;
 }
 
+static void	job_after(uv_work_t *, int);
+
+/* Hand the next waiting heavy jobs to the pool. */
+static void
+turns_run(struct jobs *js)
+{
+	struct api_job	*j;
+	int		 rc;
+
+	while (!js->stopping && js->heavy < JOBS_HEAVY_MAX &&
+	    (j = js->turn) != NULL) {
+		js->turn = j->tnext;
+		if (js->turn == NULL)
+			js->turn_tail = NULL;
+		j->tnext = NULL;
+		if ((rc = uv_queue_work(js->loop, &j->req, job_work,
+		    job_after)) != 0) {
+			log_warnx("%s: uv_queue_work: %s", __func__,
+			    uv_strerror(rc));
+			job_fail(j, 500, "internal", "cannot start the work");
+			job_after(&j->req, 0);
+			continue;
+		}
+		j->queued = 1;
+		js->heavy++;
+	}
+}
+
+/* A job is over (on the pool, or never started): its `done`, then free. */
 static void
 job_after(uv_work_t *w, int status)
 {
 	struct api_job	*j = w->data;
+	struct jobs	*js = j->js;
 
 	(void)status;
-	if (j->js != NULL) {
+	if (js != NULL) {
 		unlink_job(j);
-		j->js->n--;
+		js->n--;
+		if (j->heavy && j->queued)
+			js->heavy--;
 		if (j->r != NULL) {
 			j->r->cancel = NULL;
 			j->r->cancel_arg = NULL;
@@ -69,6 +101,8 @@ job_after(uv_work_t *w, int status)
 			j->done(j);
 	}
 	job_discard(j);
+	if (js != NULL)
+		turns_run(js);
 }
 
 struct api_job *
@@ -93,13 +127,26 @@ job_new(struct jobs *js, struct http_request *r, job_fn *work, job_fn *done,
 int
 job_start(struct api_job *j)
 {
-	int	rc;
+	struct jobs	*js = j->js;
+	int		 rc;
 
-	if ((rc = uv_queue_work(j->js->loop, &j->req, job_work, job_after))
-	    != 0) {
+	if (j->heavy && (js->heavy >= JOBS_HEAVY_MAX || js->turn != NULL)) {
+		/* its turn comes when the fold before it is done */
+		if (js->turn_tail)
+			js->turn_tail->tnext = j;
+		else
+			js->turn = j;
+		js->turn_tail = j;
+		js->waited++;
+	} else if ((rc = uv_queue_work(js->loop, &j->req, job_work,
+	    job_after)) != 0) {
 		log_warnx("%s: uv_queue_work: %s", __func__, uv_strerror(rc));
 		job_discard(j);
 		return rc;
+	} else {
+		j->queued = 1;
+		if (j->heavy)
+			js->heavy++;
 	}
 	j->next = j->js->head;
 	if (j->js->head)
@@ -156,10 +203,52 @@ job_answer(struct api_job *j)
 }
 
 void
+job_inputs_copy(struct api_job *d, const struct api_job *s)
+{
+	memcpy(d->project, s->project, sizeof(d->project));
+	memcpy(d->path, s->path, sizeof(d->path));
+	memcpy(d->path2, s->path2, sizeof(d->path2));
+	d->opts = s->opts;
+	d->q = s->q;
+	memcpy(d->id, s->id, sizeof(d->id));
+	memcpy(d->type, s->type, sizeof(d->type));
+	memcpy(d->status_f, s->status_f, sizeof(d->status_f));
+	/* the query and the options point into the job's own strings */
+	d->q.type = s->q.type ? d->type : NULL;
+	d->q.status = s->q.status ? d->status_f : NULL;
+	d->opts.occurrences_of = s->opts.occurrences_of ? d->id : NULL;
+	d->one = s->one;
+	d->history = s->history;
+	d->buckets = s->buckets;
+	d->bytes = s->bytes;
+	d->seq = s->seq;
+	d->slot = s->slot;
+	memcpy(d->loop, s->loop, sizeof(d->loop));
+	d->heavy = s->heavy;
+}
+
+void
+jobs_stop(struct jobs *js)
+{
+	struct api_job	*j;
+
+	js->stopping = 1;
+	while ((j = js->turn) != NULL) {
+		js->turn = j->tnext;
+		if (js->turn == NULL)
+			js->turn_tail = NULL;
+		j->tnext = NULL;
+		job_fail(j, 503, "busy", "the daemon is stopping");
+		job_after(&j->req, 0);
+	}
+}
+
+void
 jobs_orphan(struct jobs *js)
 {
 	struct api_job	*j;
 
+	jobs_stop(js);
 	for (j = js->head; j != NULL; j = j->next) {
 		j->js = NULL;
 		if (j->r != NULL) {

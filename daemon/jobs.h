@@ -25,11 +25,22 @@
 struct api_job;
 typedef void job_fn(struct api_job *j);
 
+/*
+ * Heavy jobs — folds of the whole ledger — run one at a time, the others
+ * wait their turn in order: libuv's thread pool has four threads for the
+ * whole daemon, and the tailer's reads must never queue behind folds.
+ */
+#define JOBS_HEAVY_MAX	1
+
 /* The jobs in flight, for one owner (the API). */
 struct jobs {
 	uv_loop_t	*loop;
 	struct api_job	*head;
-	unsigned	 n;		/* in flight */
+	unsigned	 n;		/* in flight, waiting turns included */
+	unsigned	 heavy;		/* heavy jobs on the pool */
+	struct api_job	*turn, *turn_tail;	/* heavy jobs waiting */
+	uint64_t	 waited;	/* heavy jobs that had to wait */
+	int		 stopping;	/* jobs_stop: no more turns */
 };
 
 struct api_job {
@@ -39,6 +50,9 @@ struct api_job {
 	void			*owner;	/* the caller's, for done */
 	atomic_int		 gone;	/* r went away: do not write */
 	struct api_job		*next, *prev;
+	struct api_job		*tnext;	/* waiting for a heavy turn */
+	int			 heavy;	/* a fold: one at a time */
+	int			 queued;	/* handed to the pool */
 	job_fn			*work;	/* on the pool */
 	job_fn			*done;	/* on the loop; NULL: nothing */
 	/* inputs */
@@ -72,8 +86,12 @@ struct api_job {
  */
 struct api_job *job_new(struct jobs *js, struct http_request *r,
 	    job_fn *work, job_fn *done, void *owner);
-/* Queue it on the pool.  0, or a libuv error (the job is freed then). */
+/* Queue it on the pool (a heavy one waits for its turn first).  0, or a
+ * libuv error (the job is freed then). */
 int	job_start(struct api_job *j);
+/* Copy src's inputs (the fields under "inputs", body excepted) into dst,
+ * a fresh job, pointing its query and options at dst's own strings. */
+void	job_inputs_copy(struct api_job *dst, const struct api_job *src);
 /* Free a job that was never started.  Accepts NULL. */
 void	job_discard(struct api_job *j);
 
@@ -84,6 +102,9 @@ void	job_fail(struct api_job *j, unsigned status, const char *code,
  * blob or its error. */
 void	job_answer(struct api_job *j);
 
+/* Shutting down: heavy jobs still waiting for their turn end now, with a
+ * 503 for their `done`; those on the pool come back as usual. */
+void	jobs_stop(struct jobs *js);
 /* Detach every job in flight: their `done` will not run.  For a broken
  * shutdown only: normally the loop runs until every job is back. */
 void	jobs_orphan(struct jobs *js);
