@@ -25,6 +25,7 @@
 #include "daemon/config.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
+#include "daemon/rawhdr.h"
 #include "project/statedir.h"
 
 #define API_MAX_BODY		(1024 * 1024)		/* request bodies */
@@ -92,15 +93,18 @@ void	api_conn_open(struct api *a);
 void	api_conn_close(struct api *a);
 int	api_conn_refused(const struct api *a);
 
-/* A WebSocket upgrade: refuse (answering it) unless the path, Host and
- * Origin pass.  Returns what LWS_CALLBACK_HTTP_CONFIRM_UPGRADE returns. */
-int	api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up);
+/* A WebSocket upgrade: refuse (answering it) unless its raw header block,
+ * the path, Host and Origin pass.  Returns what
+ * LWS_CALLBACK_HTTP_CONFIRM_UPGRADE returns. */
+int	api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
+	    const struct rawhdr_req *raw);
 /* The same check, for the FILTER_PROTOCOL_CONNECTION belt: 1 allowed. */
 int	api_ws_allowed(struct api *a, struct lws *wsi);
 
-/* The lws HTTP callbacks, each returning what the callback returns. */
+/* The lws HTTP callbacks, each returning what the callback returns.  raw:
+ * the request's header block as it was sent (daemon/rawhdr.h). */
 int	api_http(struct api *a, struct lws *wsi, struct http_request *r,
-	    const char *uri);
+	    const char *uri, const struct rawhdr_req *raw);
 int	api_http_body(struct api *a, struct lws *wsi, struct http_request *r,
 	    const void *in, size_t len);
 int	api_http_body_done(struct api *a, struct lws *wsi,

@@ -644,11 +644,13 @@ static int
 callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct pss	*p = user;
-	struct server	*s = lws_context_user(lws_get_context(wsi));
-	struct api	*a = s->api;
-	struct sub	*u;
-	char		 uri[256];
+	struct pss		*p = user;
+	struct server		*s = lws_context_user(lws_get_context(wsi));
+	struct api		*a = s->api;
+	struct sub		*u;
+	struct rawhdr_req	 rq;
+	char			 uri[256];
+	int			 n;
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -691,6 +693,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_RECEIVE:
 		return 0;	/* clients have nothing to say */
 	case LWS_CALLBACK_CLOSED:
+		tap_close(&s->tap, lws_get_socket_fd(wsi));
 		if ((u = p->sub) != NULL) {
 			p->sub = NULL;
 			sub_close(s, u);
@@ -704,11 +707,22 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return 0;
 	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
 		/* far past the cap: not even a 503 */
-		return api_conn_refused(a) ? -1 : 0;
+		if (api_conn_refused(a))
+			return -1;
+		/* `in` is the accepted socket: from now on what lws reads
+		 * from it is seen by its header parser (daemon/tap.h) */
+		(void)tap_open(&s->tap, (int)(intptr_t)in);
+		return 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		return api_confirm_upgrade(a, wsi, (const char *)in);
+		(void)tap_take(&s->tap, lws_get_socket_fd(wsi), &rq);
+		n = api_confirm_upgrade(a, wsi, (const char *)in, &rq);
+		rawhdr_req_free(&rq);
+		return n;
 	case LWS_CALLBACK_HTTP:
-		return api_http(a, wsi, &p->req, (const char *)in);
+		(void)tap_take(&s->tap, lws_get_socket_fd(wsi), &rq);
+		n = api_http(a, wsi, &p->req, (const char *)in, &rq);
+		rawhdr_req_free(&rq);
+		return n;
 	case LWS_CALLBACK_HTTP_BODY:
 		return api_http_body(a, wsi, &p->req, in, len);
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
@@ -717,6 +731,10 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return api_http_writeable(a, wsi, &p->req);
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		/* DROP_PROTOCOL ends each transaction, not the connection:
+		 * its tap stays for the next request */
+		if (reason == LWS_CALLBACK_CLOSED_HTTP)
+			tap_close(&s->tap, lws_get_socket_fd(wsi));
 		if (p != NULL)
 			http_request_free(&p->req);
 		return 0;
@@ -912,6 +930,9 @@ server_start(struct server *s, uv_loop_t *loop, const char *host, int port,
 	s->api = api;
 	s->hooks = *hooks;
 	s->loop = loop;
+	if (tap_init(&s->tap) != 0)
+		log_warnx("another server taps this process's sockets: every "
+		    "request to this one will be refused");
 	lws_set_log_level(LLL_ERR | LLL_WARN | (verbose ? LLL_NOTICE : 0),
 	    lws_log);
 	memset(&info, 0, sizeof(info));
@@ -1012,4 +1033,5 @@ server_free(struct server *s)
 		s->ctx = NULL;
 	}
 	ring_free(s);
+	tap_free(&s->tap);
 }

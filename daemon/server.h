@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "daemon/api.h"
+#include "daemon/tap.h"
 #include "notifier/wake.h"
 
 #define SERVER_RING		8192		/* wakes kept for replay */
@@ -90,6 +91,8 @@ struct server {
 	int			 idle_up, timer_searched;
 	uv_timer_t		*lws_timer;
 	uint64_t		 idle_stops;
+	/* What lws reads, for each request's raw header block. */
+	struct tap		 tap;
 };
 
 /*
