@@ -64,7 +64,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-server install \
 	install-service clean check-deps
 
 all: $(PROGS) $(TEST_BIN)
@@ -208,6 +208,13 @@ bench-wake: deps
 bench-http: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/http.sh $(BUILD)
+
+# The events socket and the HTTP loop (issue 12): append -> wake under
+# load, /ledger and /issues against nginx, /status under /issues load,
+# idle wake-ups; one `measure | anchor | ours | target` line each.
+bench-server: deps
+	@$(MAKE) --no-print-directory all
+	python3 tests/bench/server.py $(BUILD)
 
 # --- install ----------------------------------------------------------------
 

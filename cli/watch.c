@@ -435,7 +435,7 @@ on_gap(struct watch_state *st, const cJSON *o, FILE *out, FILE *err)
 		free(copy);
 	} else {
 		snprintf(line, sizeof(line), "sloptimize gap: %s wakes after "
-		    "id=%s cannot be replayed (%s); printing from id=%s on", n,
+		    "id=%s cannot be replayed (%s); resuming after id=%s", n,
 		    after, why ? why : "the daemon no longer has them", resume);
 		len = watch_line_clean(line, strlen(line));
 		rc = fprintf(out, "%.*s\n", (int)len, line);
@@ -443,7 +443,8 @@ on_gap(struct watch_state *st, const cJSON *o, FILE *out, FILE *err)
 	if (rc < 0 || fflush(out) != 0)
 		return WATCH_OUT_FAILED;
 	st->gaps++;
-	/* "<gen>:-1": every wake of that generation is still to come */
+	/* the daemon carries on after `resume`: "<gen>:-1" (every wake of
+	 * that generation is still to come) or an id */
 	len = strlen(resume);
 	if (len > 3 && len < 30 && strcmp(resume + len - 3, ":-1") == 0) {
 		char	g[32];
@@ -453,6 +454,11 @@ on_gap(struct watch_state *st, const cJSON *o, FILE *out, FILE *err)
 			st->resume = id;
 			st->resume_all = st->have_resume = 1;
 		}
+	} else if (watch_id_parse(resume, len, &id) == 0 &&
+	    (!st->have_resume || watch_id_cmp(&id, &st->resume) > 0)) {
+		st->resume = id;
+		st->resume_all = 0;
+		st->have_resume = 1;
 	}
 	return WATCH_PRINTED;
 }

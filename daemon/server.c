@@ -304,13 +304,16 @@ server_wake(struct server *s, uint64_t gen, uint64_t off, const char *json,
 /* --- catching up --------------------------------------------------------- */
 
 /*
- * What cannot be replayed any more: say so, and carry on from the start of
- * the current generation.  u->lost says how many wakes are lost when that
- * is known (they were in the ring when it was cleared); before the ring,
- * nobody can tell, and the message says null.
+ * What cannot be replayed any more: say so, and carry on from where the
+ * daemon still has the wakes — the start of the current generation after a
+ * new one, or the ring's first wake when the file could not be read (so a
+ * file that stays unreadable is not asked again and again).  u->lost says
+ * how many wakes are lost when that is known (they were in the ring when
+ * it was cleared); before the ring nobody can tell, and the message says
+ * null.
  */
 static void
-sub_gap(struct server *s, struct sub *u, const char *why)
+sub_gap(struct server *s, struct sub *u, int to_ring, const char *why)
 {
 	char	 from[WAKE_ID_SIZE], to[WAKE_ID_SIZE], *txt;
 	cJSON	*o = cJSON_CreateObject();
@@ -320,7 +323,15 @@ sub_gap(struct server *s, struct sub *u, const char *why)
 		    (unsigned long long)u->pos_gen);
 	else
 		wake_id_format(from, u->pos_gen, u->pos_off);
-	snprintf(to, sizeof(to), "%llu:-1", (unsigned long long)s->gen);
+	u->pos_gen = s->gen;
+	u->pos_off = 0;
+	u->pos_none = 1;
+	if (to_ring && s->ring_from > 0)
+		pos_set(u, s->gen, s->ring_from - 1);
+	if (u->pos_none)
+		snprintf(to, sizeof(to), "%llu:-1", (unsigned long long)s->gen);
+	else
+		wake_id_format(to, u->pos_gen, u->pos_off);
 	cJSON_AddStringToObject(o, "type", "gap");
 	cJSON_AddStringToObject(o, "after", from);
 	cJSON_AddStringToObject(o, "resume", to);
@@ -334,13 +345,10 @@ sub_gap(struct server *s, struct sub *u, const char *why)
 	free(txt);
 	cJSON_Delete(o);
 	log_info("events: a subscriber cannot be given the wakes after %s "
-	    "(%s); it resumes at %s", from, why, to);
+	    "(%s); it resumes after %s", from, why, to);
 	s->gaps++;
 	u->lost_known = 0;
 	u->lost = 0;
-	u->pos_gen = s->gen;
-	u->pos_off = 0;
-	u->pos_none = 1;
 }
 
 static const char *
@@ -445,7 +453,7 @@ job_done(struct replay_job *j)
 		/* a new generation came meanwhile: sub_pump says the gap */
 	} else if (j->rc != 0) {
 		u->lost_known = 0;
-		sub_gap(s, u, j->rc == -ENOENT ? "perf.jsonl is gone" :
+		sub_gap(s, u, 1, j->rc == -ENOENT ? "perf.jsonl is gone" :
 		    "perf.jsonl cannot be read");
 	} else {
 		for (i = 0; i < j->nmsgs; i++)
@@ -460,7 +468,8 @@ job_done(struct replay_job *j)
 			/* the file ends before the ring begins: it was cut
 			 * short under us, and a new generation will follow */
 			u->lost_known = 0;
-			sub_gap(s, u, "perf.jsonl is shorter than its wake ids");
+			sub_gap(s, u, 1, "perf.jsonl is shorter than its wake "
+			    "ids");
 		}
 	}
 	replay_free(j);
@@ -483,7 +492,8 @@ sub_pump(struct server *s, struct sub *u)
 	    !s->ready || s->stopping || u->qlen > SERVER_CATCHUP_LOW)
 		return;
 	if (u->pos_gen < s->gen)
-		sub_gap(s, u, "perf.jsonl was replaced or truncated since");
+		sub_gap(s, u, 0, "perf.jsonl was replaced or truncated "
+		    "since");
 	if (u->pos_gen > s->gen) {
 		/* ids from a reset state: nothing here comes after them */
 		sub_go_live(s, u);

@@ -11,7 +11,7 @@ import http from 'node:http';
 import path from 'node:path';
 import {
   Daemon, Watch, appendFromProcess, hitch, meaningfulOffsets, perfPath, tmpdir,
-  waitFor, CLI, DAEMON, VALGRIND,
+  waitFor, build, CLI, DAEMON, VALGRIND,
 } from './lib.mjs';
 
 // Every meaningful record wakes: no rate limit holds one back.
@@ -146,8 +146,10 @@ test('a watch stopped for 5 s during a 20,000-wake burst prints every wake once,
     assert.ok(end.events.replayedFromFile > 0, 'the oldest came from the file');
     // bounded: the ring (8,192 wakes), one full queue (8 MiB) and a chunk
     // in flight, whatever the burst; 20,000 wakes queued whole would be
-    // ~20 MB on top of the ring's
-    assert.ok(peak - base < 40 * 1024 * 1024, `RSS grew by ${((peak - base) / 1048576).toFixed(1)} MB`);
+    // ~20 MB on top of the ring's.  (AddressSanitizer's quarantine holds
+    // freed memory on purpose: no figure there.)
+    const sanitized = /asan/.test(build) || process.env.ASAN_OPTIONS;
+    assert.ok(sanitized || peak - base < 40 * 1024 * 1024, `RSS grew by ${((peak - base) / 1048576).toFixed(1)} MB`);
   } finally {
     w.proc.kill('SIGCONT');
     await w.stop();
@@ -191,7 +193,7 @@ test('a resume from a generation that was replaced is a gap the watch prints, th
   txt.stdout.on('data', (b) => { out += b; });
   try {
     await waitFor(() => /\n/.test(out), { what: 'a line' });
-    assert.match(out.split('\n')[0], /^sloptimize gap: .* wakes after id=1:5 cannot be replayed \(.*\); printing from id=2:-1 on$/);
+    assert.match(out.split('\n')[0], /^sloptimize gap: .* wakes after id=1:5 cannot be replayed \(.*\); resuming after id=2:-1$/);
   } finally {
     txt.kill();
     await d2.stop();

@@ -454,8 +454,8 @@ watch_consume_gap_is_said(void **state)
 	    WATCH_PRINTED);
 	fflush(io.fout);
 	assert_string_equal(io.out, "sloptimize gap: an unknown number of wakes "
-	    "after id=2:500 cannot be replayed (replaced); printing from "
-	    "id=3:-1 on\n");
+	    "after id=2:500 cannot be replayed (replaced); resuming after "
+	    "id=3:-1\n");
 	/* a reconnect now asks for the whole new generation */
 	assert_true(st.have_resume && st.resume_all && st.resume.gen == 3);
 	assert_int_equal(st.gaps, 1);
@@ -467,6 +467,11 @@ watch_consume_gap_is_said(void **state)
 	    WATCH_PRINTED);
 	fflush(io.fout);
 	assert_non_null(strstr(io.out, "sloptimize gap: 12 wakes after id=3:0"));
+	/* carrying on after an id */
+	assert_int_equal(feed(&st, &io, "{\"type\":\"gap\",\"after\":\"4:-1\","
+	    "\"resume\":\"4:900\",\"lost\":null,\"reason\":\"unreadable\"}"),
+	    WATCH_PRINTED);
+	assert_true(st.resume.gen == 4 && st.resume.off == 900 && !st.resume_all);
 	/* without ids it is not a gap we understand */
 	assert_int_equal(feed(&st, &io, "{\"type\":\"gap\"}"), WATCH_BAD);
 	io_close(&io);
