@@ -473,6 +473,7 @@ api_free(struct api *a)
 		a->mu_up = 0;
 	}
 	cache_free(&a->cache);
+	jobs_free(&a->jobs);
 	if (a->mu_up)
 		uv_mutex_destroy(&a->settings_mu);
 	a->mu_up = 0;
