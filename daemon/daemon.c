@@ -4,10 +4,10 @@
  * The tailer tells each line's phase, and the notifier decides what it
  * means for the wake (notifier/notifier.h): SEED lines (before the saved
  * cursor: delivered by an earlier run) that the earlier run said are
- * folded and their wakes only kept in the events socket's replay ring, so
- * a `sloptimize watch` that outlived a kill -9 resumes from its last id
- * and gets what the dead daemon never sent; those it had not said yet
- * (held back when it died) are said now; CATCHUP lines wake when recent
+ * only folded — a `sloptimize watch` that outlived a kill -9 and resumes
+ * from its last id gets their wakes made again from the file, and the
+ * events socket's ring starts after them (daemon/server.h); those it had
+ * not said yet (held back when it died) are said now; CATCHUP lines wake when recent
  * and are otherwise summed up; LIVE lines wake subject to the rate
  * limits.  The lines of a file that replaced perf.jsonl while running are
  * CATCHUP too, so an old history is summed up, not woken again.  This
@@ -75,14 +75,14 @@ new_ledger(void)
 
 /* --- the notifier's channels ----------------------------------------- */
 
-/* The events socket: every wake is kept for replay, live ones are sent;
- * a wake gets here only once its id is in `wakes` (NOTIFIER_GATED). */
+/* The events socket: every wake is kept in its ring and sent; a wake gets
+ * here only once its id is in `wakes` (NOTIFIER_GATED). */
 static void
 chan_socket(void *arg, const struct notifier_wake *w)
 {
 	struct daemon	*d = arg;
 
-	server_wake(&d->server, w->gen, w->off, w->text, w->len, !w->replay);
+	server_wake(&d->server, w->gen, w->off, w->text, w->len);
 }
 
 static void
@@ -243,9 +243,15 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	if (d->regen_end > 0 && phase == TAIL_LIVE &&
 	    off + len + 1 <= d->regen_end)
 		phase = TAIL_CATCHUP;
-	notifier_record(&d->notifier, &ev, d->generation, off,
+	/*
+	 * Said by an earlier run: nothing goes out now, and a resuming watch
+	 * that asks for it gets its wake made again from the file
+	 * (server.h), so the ring starts after it.
+	 */
+	if (notifier_record(&d->notifier, &ev, d->generation, off,
 	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
-	    NOTIFIER_CATCHUP : NOTIFIER_LIVE);
+	    NOTIFIER_CATCHUP : NOTIFIER_LIVE) == 1)
+		server_ring_reset(&d->server, d->generation, off + 1);
 	if (d->regen_end > 0 && off + len + 1 >= d->regen_end) {
 		d->regen_end = 0;
 		notifier_ready(&d->notifier);
@@ -293,7 +299,7 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 	d->generation = generation;
 	d->changes++;
 	sink_note(d, SINK_PERF, &d->perf, generation, 0);
-	server_ring_clear(&d->server);
+	server_ring_reset(&d->server, generation, 0);
 	if ((l = new_ledger()) == NULL) {
 		log_warnx("fold: out of memory starting a new generation; "
 		    "keeping the old catalogue");
@@ -433,6 +439,7 @@ on_fixes_ready(void *arg)
 		tailer_status(&d->perf, &st);
 		d->generation = st.generation;
 	}
+	server_ring_reset(&d->server, d->generation, 0);
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
@@ -517,6 +524,15 @@ sink_start(struct daemon *d)
 	if ((rc = sink_create(&d->sink, d->loop, &o, err, sizeof(err))) != 0)
 		log_warnx("%s", err);
 	return rc;
+}
+
+/* A footprint's count and status now, for wakes re-made from the file. */
+static const char *
+on_row(void *arg, const char *fp, uint64_t *count)
+{
+	struct daemon	*d = arg;
+
+	return ledger_row_state(d->ledger, fp, count);
 }
 
 /* What the events socket's hello says of the ledger. */
@@ -698,8 +714,7 @@ daemon_start(struct daemon *d)
 	d->handles_up = 1;
 
 	/* the channels, in the order a wake reaches them */
-	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_REPLAYS |
-	    NOTIFIER_GATED);
+	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_GATED);
 	notifier_channel_add(&d->notifier, chan_log, d, 0);
 	if ((rc = desktop_init(&d->desktop, d->loop, &d->cfg.wake, log_prio,
 	    NULL)) != 0)
@@ -722,8 +737,11 @@ daemon_start(struct daemon *d)
 					    &d->ledger, &d->changes,
 					    daemon_status_json, on_loop_set,
 					    on_team, d };
-		struct server_hooks	hooks = { on_hello, d };
+		struct server_hooks	hooks = { on_hello, on_row, d,
+					    &d->cfg.wake, "" };
 
+		snprintf(hooks.perf, sizeof(hooks.perf),
+		    "%s/.sloptimize/perf.jsonl", d->cfg.project);
 		if ((rc = api_init(&d->api, &env)) != 0)
 			return rc;
 		d->api_up = 1;
@@ -787,6 +805,8 @@ daemon_stop(struct daemon *d, const char *why)
 	 * its cursors and frees itself once its requests are back */
 	sink_close(d->sink, NULL, NULL);
 	d->sink = NULL;
+	if (d->api_up)
+		api_close(&d->api);
 	if (d->desktop_up)
 		desktop_close(&d->desktop, NULL);
 	if (d->exec_on)

@@ -1048,6 +1048,19 @@ ledger_status_of(struct ledger *l, const char *id)
 	return row_status(l, r);
 }
 
+const char *
+ledger_row_state(struct ledger *l, const char *id, uint64_t *count)
+{
+	uint32_t	 v;
+	struct row	*r;
+
+	if (footprint_parse_hex(id, strlen(id), &v) != 0 ||
+	    (r = row_find(l, v)) == NULL)
+		return NULL;
+	*count = r->count;
+	return row_status(l, r);
+}
+
 void
 ledger_counts(const struct ledger *l, struct ledger_counts *c)
 {

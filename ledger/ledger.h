@@ -182,6 +182,10 @@ int	ledger_checkpoint_read(const struct ledger_opts *opts,
 /* The status of a footprint id right now ("open", "pending", "fixed",
  * "regressed"; docs/json.md), or NULL if it has no row. */
 const char *ledger_status_of(struct ledger *l, const char *id);
+/* The same, and the row's count now in *count (untouched when there is no
+ * row): what a wake re-made later from the file says of its issue. */
+const char *ledger_row_state(struct ledger *l, const char *id,
+	    uint64_t *count);
 
 /* Situation string "k=v,k2=v2" to a cJSON object of facets. */
 cJSON	*ledger_situation_json(const char *ctx);

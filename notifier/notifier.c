@@ -91,12 +91,12 @@ store_line(struct notifier *n, uint64_t gen, uint64_t off)
 /* Hand one wake (json consumed) to every channel that takes it. */
 static void
 emit(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
-    uint64_t off, const char *id, cJSON *json, const char *line, int replay)
+    uint64_t off, const char *id, cJSON *json, const char *line)
 {
 	struct notifier_wake	 w;
 	char			*txt;
 	size_t			 i;
-	int			 stored = replay || !n->has_store;
+	int			 stored = !n->has_store;
 
 	if (json == NULL || (txt = cJSON_PrintUnformatted(json)) == NULL) {
 		say(n, LOG_WARNING, "wake: out of memory");
@@ -112,22 +112,16 @@ emit(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 	w.json = json;
 	w.text = txt;
 	w.len = strlen(txt);
-	w.replay = replay;
 	w.summary = ev == NULL;
 	for (i = 0; i < n->nch; i++) {
-		if (replay && !(n->ch[i].flags & NOTIFIER_REPLAYS))
-			continue;
-		/* a replay was said, and stored, by an earlier run */
 		if ((n->ch[i].flags & NOTIFIER_GATED) && !stored++)
 			store_line(n, gen, off);
 		n->ch[i].fn(n->ch[i].arg, &w);
 	}
-	if (!replay) {
-		n->wakes++;
-		n->have_said = 1;
-		n->said_gen = gen;
-		n->said_off = off;
-	}
+	n->wakes++;
+	n->have_said = 1;
+	n->said_gen = gen;
+	n->said_off = off;
 	free(txt);
 	cJSON_Delete(json);
 }
@@ -186,7 +180,7 @@ say_summary(struct notifier *n, int with_held)
 	    n->cfg);
 	wake_id_format(id, lg, lo);
 	json = wake_summary_json(id, line, c, held);
-	emit(n, NULL, lg, lo, id, json, line, 0);
+	emit(n, NULL, lg, lo, id, json, line);
 	wake_limiter_sent(n->limiter, now_ms());
 	if (c != NULL)
 		wake_tally_reset(c);
@@ -237,36 +231,30 @@ wake_live(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 		    "anyway");
 	wake_id_format(id, gen, off);
 	wake_format(line, sizeof(line), ev, id, held, n->cfg);
-	emit(n, ev, gen, off, id, wake_json(ev, id, line, held), line, 0);
+	emit(n, ev, gen, off, id, wake_json(ev, id, line, held), line);
 	wake_tally_reset(held);
 	arm_flush(n);
 }
 
-void
+int
 notifier_record(struct notifier *n, const struct ledger_event *ev,
     uint64_t gen, uint64_t off, enum notifier_phase phase)
 {
-	char		id[WAKE_ID_SIZE], line[WAKE_LINE_SIZE];
 	enum wake_why	why;
 	int		regression, said;
 
 	if (!wake_is_meaningful(ev, n->cfg))
-		return;
+		return 0;
 	n->gen = gen;
 	/* every meaningful record teaches the memory, replays too */
 	regression = wake_memory_regression(n->memory, ev);
 	if (phase != NOTIFIER_LIVE) {
 		said = said_before(n, gen, off);
-		if (said == 1 || (said == -1 && phase == NOTIFIER_REPLAY)) {
-			wake_id_format(id, gen, off);
-			wake_format(line, sizeof(line), ev, id, NULL, n->cfg);
-			emit(n, ev, gen, off, id, wake_json(ev, id, line, NULL),
-			    line, 1);
-			return;
-		}
+		if (said == 1 || (said == -1 && phase == NOTIFIER_REPLAY))
+			return 1;
 		if (!wake_is_recent(ev->at_ms, now_ms(), n->cfg)) {
 			wake_tally_add(n->catchup, ev, gen, off, now_ms());
-			return;
+			return 0;
 		}
 	}
 	if (strcmp(ev->type, "usermark") == 0)
@@ -286,9 +274,10 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 	if (phase == NOTIFIER_REPLAY && why == WAKE_REPEAT) {
 		wake_limiter_hold(n->limiter, ev, gen, off, now_ms());
 		arm_flush(n);
-		return;
+		return 0;
 	}
 	wake_live(n, ev, gen, off, why);
+	return 0;
 }
 
 void

@@ -10,12 +10,12 @@
  *
  *   REPLAY   the record was delivered by an earlier run (before the saved
  *            cursor).  If that run said it (its id is at or before the
- *            last line said, notifier_resume), its wake is made again so
- *            the events socket can replay it to a `sloptimize watch` that
- *            outlived a kill -9 — only channels added with
- *            NOTIFIER_REPLAYS see it, with `replay` set.  If it was not
- *            said (held back, or waiting for a summary, when that run
- *            died), it is said now, as CATCHUP.
+ *            last line said, notifier_resume), nothing goes out and
+ *            notifier_record() returns 1: the caller's events socket makes
+ *            its wake again from the file for a `sloptimize watch` that
+ *            outlived a kill -9 (daemon/server.h).  If it was not said
+ *            (held back, or waiting for a summary, when that run died), it
+ *            is said now, as CATCHUP.
  *   CATCHUP  appended while the daemon was stopped (or already in a file
  *            that replaced perf.jsonl): recent records wake, older ones
  *            are counted into one summary line, said before the next line
@@ -69,14 +69,12 @@ struct notifier_wake {
 	const cJSON	*json;		/* {type:"wake", id, line, record, …} */
 	const char	*text;		/* json printed: len bytes and a NUL */
 	size_t		 len;
-	int		 replay;	/* 1: REPLAY only, nobody is told */
 	int		 summary;	/* 1: stands for other records */
 };
 
 typedef void notifier_channel_fn(void *arg, const struct notifier_wake *w);
 
-#define NOTIFIER_REPLAYS	1	/* channel flag: also REPLAY wakes */
-#define NOTIFIER_GATED		2	/* channel flag: only once stored */
+#define NOTIFIER_GATED		1	/* channel flag: only once stored */
 
 /*
  * Where the id of the last line said is kept (a slot of the state
@@ -149,7 +147,7 @@ struct notifier {
 int	notifier_init(struct notifier *n, uv_loop_t *loop,
 	    const struct wake_config *cfg, wake_log_fn *log, void *log_arg);
 
-/* Add a channel (flags: NOTIFIER_REPLAYS, NOTIFIER_GATED, or 0).  0 or
+/* Add a channel (flags: NOTIFIER_GATED or 0).  0 or
  * -ENOSPC. */
 int	notifier_channel_add(struct notifier *n, notifier_channel_fn *fn,
 	    void *arg, unsigned flags);
@@ -170,9 +168,11 @@ void	notifier_store_set(struct notifier *n, const struct notifier_store *st);
 /*
  * One folded record at byte `off` of generation `gen`.  Records that are
  * not meaningful (wake_is_meaningful) are ignored: the caller may pass
- * every one.
+ * every one.  1 when an earlier run said it (nothing goes out: REPLAY,
+ * or a CATCHUP record the earlier run said before its cursor was saved),
+ * else 0.
  */
-void	notifier_record(struct notifier *n, const struct ledger_event *ev,
+int	notifier_record(struct notifier *n, const struct ledger_event *ev,
 	    uint64_t gen, uint64_t off, enum notifier_phase phase);
 
 /* The start-up fold (or the catch-up of a replaced file) is done: say the

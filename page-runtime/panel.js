@@ -1122,7 +1122,15 @@ class Panel {
       return;
     }
     if (m.type === 'dropped') {
-      this.session.notes.push({ at: Date.now(), text: `the daemon dropped ${m.count ?? 'some'} queued messages to this page (it was too slow); wakes are replayed on reconnect` });
+      // the page read too slowly: the daemon fed it every wake in order,
+      // but live records are not kept (the ledger has them)
+      this.session.notes.push({ at: Date.now(), text: `this page missed ${m.count ?? 'some'} live records while it was catching up; every wake came through` });
+      this.schedule('session', () => this.renderSession());
+      return;
+    }
+    if (m.type === 'gap') {
+      this.session.notes.push({ at: Date.now(), text: `wakes after ${m.after} cannot be replayed (${m.reason || 'the ledger was replaced'})` });
+      if (typeof m.resume === 'string') this.sock.resume = m.resume;
       this.schedule('session', () => this.renderSession());
       return;
     }

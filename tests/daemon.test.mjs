@@ -286,8 +286,12 @@ test('perf.jsonl replaced by a directory, a FIFO, an unreadable file: said once,
 
     assert.equal(spawnSync('mkfifo', [f]).status, 0);
     await waitFor(async () => /FIFO/.test(await errorOf()), { what: 'the FIFO in status' });
+    // serving, not blocked: the fold from disk refuses the FIFO with a
+    // clear error at once, and /status still answers
     const t0 = Date.now();
-    await d.get('/api/sloptimize/issues');   // serving, not blocked
+    const r = await fetch(d.base + '/api/sloptimize/issues');
+    assert.equal(r.status, 409);
+    assert.equal((await r.json()).error.code, 'not_regular_file');
     assert.ok(Date.now() - t0 < 5000);
     assert.equal(logged(d, /perf\.jsonl is a FIFO/).length, 1, d.log);
     fs.unlinkSync(f);

@@ -5,13 +5,16 @@ Writes DIR/.sloptimize/perf.jsonl and DIR/.sloptimize/fixes.jsonl. The same
 arguments always give byte-identical files (one seeded PRNG, no clock).
 
   genledger.py DIR [--records N | --mb MB] [--causes K] [--builds B]
-               [--fixes F] [--seed S] [--start ISO] [--json]
+               [--fixes F] [--seed S] [--start ISO] [--zipf S]
+               [--heartbeats FRACTION] [--json]
 
 What a ledger holds, and why:
 - heartbeats (about 80 % of lines), whose numbers drift down build by
   build, so timelines and fix windows have a trend to show;
 - incidents drawn from K causes with Zipf weights (a heavy head and a long
-  tail, like a real game): hitches of every classification, usermarks
+  tail, like a real game; --zipf 0 draws them evenly, for a catalogue
+  with a great many rows, and --heartbeats sets the heartbeats' share,
+  0.8 by default): hitches of every classification, usermarks
   (with notes and five ranked worst frames) and jitter (snap and
   oscillation, horizontal and vertical) — a cause fixes every field its
   footprint hashes, so a cause is exactly one catalogue row;
@@ -42,6 +45,7 @@ every 12 minutes.  The summary then also lists the usermarks' offsets.
 """
 import argparse
 import datetime
+import itertools
 import json
 import os
 import random
@@ -297,6 +301,10 @@ def main():
     ap.add_argument("--fixes", type=int, default=6, help="fix records to write (default 6)")
     ap.add_argument("--seed", type=int, default=7567)
     ap.add_argument("--start", default="2026-09-01T09:00:00Z", help="`at` of the first record")
+    ap.add_argument("--zipf", type=float, default=1.1,
+                    help="exponent of the causes' Zipf weights (default 1.1; 0: all causes alike)")
+    ap.add_argument("--heartbeats", type=float, default=0.80,
+                    help="share of lines that are heartbeats (default 0.8)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--session", type=float, help="write one timed play session of this many seconds instead")
     a = ap.parse_args()
@@ -306,12 +314,17 @@ def main():
         return session(a)
     if a.causes < 1 or a.builds < 1 or a.fixes < 0:
         ap.error("--causes and --builds must be at least 1, --fixes at least 0")
+    if not 0 <= a.heartbeats <= 0.998 or a.zipf < 0:
+        ap.error("--heartbeats is a share from 0 to 0.998, --zipf at least 0")
 
     rng = random.Random(a.seed)
     objects = ["ship_%d" % i for i in range(10)] + ["raider_%d" % i for i in range(24)] + \
               ["auto:%04x" % i for i in range(16)]
     causes = [Cause(rng, objects) for _ in range(a.causes)]
-    weights = [1.0 / (i + 1) ** 1.1 for i in range(a.causes)]
+    # cumulative once: random.choices would sum every weight per draw,
+    # and gives the same draws from the same sums
+    cum = list(itertools.accumulate(1.0 / (i + 1) ** a.zipf for i in range(a.causes)))
+    population = range(a.causes)
     limit = int(a.mb * 1e6) if a.mb is not None else None
     per_build = max(1, a.records // a.builds)
     builds = ["1.%d.%d" % (4 + i // 10, i % 10) for i in range(a.builds)]
@@ -337,12 +350,12 @@ def main():
             frame += rng.randint(15, 135)
             common = {"at": stamp(t), "build": builds[bi]}
             roll = rng.random()
-            if roll < 0.80:
+            if roll < a.heartbeats:
                 rec = heartbeat(rng, common, bi)
-            elif roll < 0.802:
+            elif roll < a.heartbeats + 0.002:
                 rec = dict(common, type="marker", label="level loaded", frame=frame)
             else:
-                ci = rng.choices(range(a.causes), weights)[0]
+                ci = rng.choices(population, cum_weights=cum)[0]
                 rec = occurrence(rng, causes[ci], common, frame, objects)
                 key = footprint_key(rec)
                 fid = fnv1a32("v1:" + key)

@@ -31,7 +31,7 @@
 
 struct call {
 	char		 chan;		/* which channel: 'A' or 'B' */
-	int		 replay, summary;
+	int		 summary;
 	char		 id[WAKE_ID_SIZE];
 	char		 line[WAKE_LINE_SIZE];
 	char		 json[1024];
@@ -59,7 +59,6 @@ record_call(struct fx *fx, char chan, const struct notifier_wake *w)
 	assert_true(fx->ncalls < MAXCALLS);
 	c = &fx->calls[fx->ncalls++];
 	c->chan = chan;
-	c->replay = w->replay;
 	c->summary = w->ev == NULL;
 	snprintf(c->id, sizeof(c->id), "%s", w->id);
 	snprintf(c->line, sizeof(c->line), "%s", w->line);
@@ -127,7 +126,7 @@ gate(struct fx *fx, int broken)
 		assert_int_equal(statedir_slot_open(fx->path, "said -\n", 0644,
 		    &fx->fd), 0);
 	assert_int_equal(notifier_channel_add(&fx->n, chan_g, fx,
-	    NOTIFIER_REPLAYS | NOTIFIER_GATED), 0);
+	    NOTIFIER_GATED), 0);
 	notifier_store_set(&fx->n, &st);
 }
 
@@ -150,9 +149,7 @@ setup(void **state)
 	fx->cfg.desktop = 0;
 	assert_int_equal(notifier_init(&fx->n, &fx->loop, &fx->cfg, NULL,
 	    NULL), 0);
-	/* A keeps replays (the events socket), B does not (the log) */
-	assert_int_equal(notifier_channel_add(&fx->n, chan_a, fx,
-	    NOTIFIER_REPLAYS), 0);
+	assert_int_equal(notifier_channel_add(&fx->n, chan_a, fx, 0), 0);
 	assert_int_equal(notifier_channel_add(&fx->n, chan_b, fx, 0), 0);
 	*state = fx;
 	return 0;
@@ -205,34 +202,34 @@ hitch(const char *fp, double ms, int64_t at)
 	return ev;
 }
 
-/* Replayed wakes reach only the channels that keep them, marked; records
- * that are not meaningful reach nobody. */
+/* What an earlier run said reaches no channel, and the caller is told
+ * (it makes the wake again from the file for a watch that resumes);
+ * records that are not meaningful reach nobody. */
 static void
-notifier_replay_only_where_kept(void **state)
+notifier_said_before_goes_nowhere(void **state)
 {
 	struct fx		*fx = *state;
 	struct ledger_event	 ev = hitch("81e5eb9b", 150, now_ms());
 	struct ledger_event	 small = hitch("81e5eb9b", 20, now_ms());
 	struct notifier_status	 st;
 
-	notifier_record(&fx->n, &ev, 3, 1048576, NOTIFIER_REPLAY);
-	notifier_record(&fx->n, &small, 3, 2000000, NOTIFIER_LIVE);
-	assert_int_equal(fx->ncalls, 1);
-	assert_int_equal(fx->calls[0].chan, 'A');
-	assert_true(fx->calls[0].replay);
-	assert_string_equal(fx->calls[0].id, "3:1048576");
-	assert_non_null(strstr(fx->calls[0].line, "fp=81e5eb9b"));
-	assert_non_null(strstr(fx->calls[0].json, "\"id\":\"3:1048576\""));
+	assert_int_equal(notifier_record(&fx->n, &ev, 3, 1048576,
+	    NOTIFIER_REPLAY), 1);
+	assert_int_equal(notifier_record(&fx->n, &small, 3, 2000000,
+	    NOTIFIER_LIVE), 0);
+	assert_int_equal(fx->ncalls, 0);
 	notifier_status(&fx->n, &st);
 	assert_int_equal(st.wakes, 0);
 
 	/* live: every channel, in the order they were added */
-	notifier_record(&fx->n, &ev, 3, 2000100, NOTIFIER_LIVE);
-	assert_int_equal(fx->ncalls, 3);
-	assert_int_equal(fx->calls[1].chan, 'A');
-	assert_int_equal(fx->calls[2].chan, 'B');
-	assert_false(fx->calls[1].replay || fx->calls[2].replay);
-	assert_string_equal(fx->calls[2].id, "3:2000100");
+	assert_int_equal(notifier_record(&fx->n, &ev, 3, 2000100,
+	    NOTIFIER_LIVE), 0);
+	assert_int_equal(fx->ncalls, 2);
+	assert_int_equal(fx->calls[0].chan, 'A');
+	assert_int_equal(fx->calls[1].chan, 'B');
+	assert_string_equal(fx->calls[1].id, "3:2000100");
+	assert_non_null(strstr(fx->calls[1].line, "fp=81e5eb9b"));
+	assert_non_null(strstr(fx->calls[0].json, "\"id\":\"3:2000100\""));
 	notifier_status(&fx->n, &st);
 	assert_int_equal(st.wakes, 1);
 }
@@ -381,8 +378,8 @@ notifier_what_matters_wakes_at_once(void **state)
 
 /*
  * Write-ahead: a gated channel gets a wake only once the slot on disk
- * names its id, stored once per line (not for replays, which an earlier
- * run stored); the channels before it are not held.
+ * names its id, stored once per line; the channels before it are not
+ * held.
  */
 static void
 notifier_gated_after_store(void **state)
@@ -404,10 +401,11 @@ notifier_gated_after_store(void **state)
 	notifier_status(&fx->n, &st);
 	assert_true(st.have_stored && st.stored_gen == 4 &&
 	    st.stored_off == 20);
-	/* a replay is not stored again */
-	notifier_record(&fx->n, &a, 4, 5, NOTIFIER_REPLAY);
+	/* what an earlier run said is neither stored again nor sent */
+	assert_int_equal(notifier_record(&fx->n, &a, 4, 5, NOTIFIER_REPLAY),
+	    1);
 	assert_int_equal(fx->saves, 2);
-	assert_int_equal(fx->gated_calls, 3);
+	assert_int_equal(fx->gated_calls, 2);
 	ungate(fx);
 }
 
@@ -432,8 +430,8 @@ notifier_gated_store_fails(void **state)
 }
 
 /*
- * After a restart: what the earlier run said (up to its last line) is a
- * replay, before the cursor or after it; what it had not said yet is said
+ * After a restart: what the earlier run said (up to its last line) is not
+ * said again, before the cursor or after it; what it had not said yet is said
  * now — a repeat it held stays held (no burst from a fresh limiter), its
  * old records go into the catch-up line, a first occurrence wakes.
  * Without resume (a state directory from before the store) everything
@@ -451,31 +449,30 @@ notifier_resume_says_the_unsaid(void **state)
 	struct ledger_event	 fresh = hitch("dddddddd", 150, now_ms());
 
 	notifier_resume(&fx->n, 1, 2, 100);
-	notifier_record(&fx->n, &said, 2, 100, NOTIFIER_REPLAY);
+	assert_int_equal(notifier_record(&fx->n, &said, 2, 100,
+	    NOTIFIER_REPLAY), 1);
 	held.count = 2;
-	notifier_record(&fx->n, &held, 2, 200, NOTIFIER_REPLAY);
-	notifier_record(&fx->n, &stale, 2, 300, NOTIFIER_REPLAY);
-	notifier_record(&fx->n, &late, 2, 50, NOTIFIER_CATCHUP);
-	/* 2:100 and 2:50 replayed (A only); 2:200 held, 2:300 caught up */
-	assert_int_equal(fx->ncalls, 2);
-	assert_true(fx->calls[0].replay);
-	assert_string_equal(fx->calls[0].id, "2:100");
-	assert_true(fx->calls[1].replay);
-	assert_string_equal(fx->calls[1].id, "2:50");
+	assert_int_equal(notifier_record(&fx->n, &held, 2, 200,
+	    NOTIFIER_REPLAY), 0);
+	assert_int_equal(notifier_record(&fx->n, &stale, 2, 300,
+	    NOTIFIER_REPLAY), 0);
+	assert_int_equal(notifier_record(&fx->n, &late, 2, 50,
+	    NOTIFIER_CATCHUP), 1);
+	/* 2:100 and 2:50 said before; 2:200 held, 2:300 caught up */
+	assert_int_equal(fx->ncalls, 0);
 	notifier_ready(&fx->n);
-	assert_int_equal(fx->ncalls, 4);
-	assert_true(fx->calls[2].summary);
-	assert_false(fx->calls[2].replay);
-	assert_string_equal(fx->calls[2].id, "2:300");
-	assert_non_null(strstr(fx->calls[2].line, "catch-up: 1 meaningful "
+	assert_int_equal(fx->ncalls, 2);
+	assert_true(fx->calls[0].summary);
+	assert_string_equal(fx->calls[0].id, "2:300");
+	assert_non_null(strstr(fx->calls[0].line, "catch-up: 1 meaningful "
 	    "record while stopped"));
-	assert_non_null(strstr(fx->calls[2].line, "and +1 held back since"));
-	assert_non_null(strstr(fx->calls[2].line, ": aaaaaaaa ×1 150ms"));
-	assert_non_null(strstr(fx->calls[2].line, ", bbbbbbbb ×1 150ms"));
+	assert_non_null(strstr(fx->calls[0].line, "and +1 held back since"));
+	assert_non_null(strstr(fx->calls[0].line, ": aaaaaaaa ×1 150ms"));
+	assert_non_null(strstr(fx->calls[0].line, ", bbbbbbbb ×1 150ms"));
 	/* a first occurrence the earlier run never said wakes */
 	notifier_record(&fx->n, &fresh, 2, 400, NOTIFIER_REPLAY);
-	assert_int_equal(fx->ncalls, 6);
-	assert_string_equal(fx->calls[4].id, "2:400");
+	assert_int_equal(fx->ncalls, 4);
+	assert_string_equal(fx->calls[2].id, "2:400");
 }
 
 static void
@@ -484,14 +481,14 @@ notifier_resume_unknown_keeps_the_old_rule(void **state)
 	struct fx		*fx = *state;
 	struct ledger_event	 ev = hitch("aaaaaaaa", 150, now_ms());
 
-	notifier_record(&fx->n, &ev, 2, 100, NOTIFIER_REPLAY);
-	assert_int_equal(fx->ncalls, 1);
-	assert_true(fx->calls[0].replay);
+	assert_int_equal(notifier_record(&fx->n, &ev, 2, 100,
+	    NOTIFIER_REPLAY), 1);
+	assert_int_equal(fx->ncalls, 0);
 	/* "nothing said yet": the same record is said */
 	notifier_resume(&fx->n, 0, 0, 0);
-	notifier_record(&fx->n, &ev, 2, 100, NOTIFIER_REPLAY);
-	assert_int_equal(fx->ncalls, 3);
-	assert_false(fx->calls[1].replay);
+	assert_int_equal(notifier_record(&fx->n, &ev, 2, 100,
+	    NOTIFIER_REPLAY), 0);
+	assert_int_equal(fx->ncalls, 2);
 }
 
 /*
@@ -541,7 +538,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(notifier_replay_only_where_kept,
+		cmocka_unit_test_setup_teardown(notifier_said_before_goes_nowhere,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(notifier_catchup_summed_up,
 		    setup, teardown),
