@@ -364,14 +364,16 @@ blame_member(const cJSON *rec, const char *fallback, char *why, size_t cap)
 }
 
 int
-project_fix_append(const char *project, cJSON *rec,
-    const struct project_write *w, char *why, size_t cap)
+project_fix_line(cJSON *rec, char **out, size_t *out_len, char *why,
+    size_t cap)
 {
 	char		 id[9], iso[32], *line, reason[PROJECT_WHY_MAX];
 	struct timespec	 ts;
 	size_t		 len;
 	int		 rc;
 
+	*out = NULL;
+	*out_len = 0;
 	if ((rc = fix_check(rec, why, cap)) != 0)
 		return rc;
 	/* fill in what the writer may leave to us */
@@ -399,11 +401,34 @@ project_fix_append(const char *project, cJSON *rec,
 		    "1 MiB");
 	else if (project_record_check(line, len, reason, sizeof(reason)) != 0)
 		rc = blame_member(rec, reason, why, cap);
-	if (rc == 0) {
-		line[len] = '\n';	/* replaces the NUL: one write, one line */
-		rc = append_lines(project, "fixes.jsonl", line, len + 1, w, why,
-		    cap);
+	if (rc != 0) {
+		free(line);
+		return rc;
 	}
+	line[len] = '\n';	/* replaces the NUL: one write, one line */
+	*out = line;
+	*out_len = len + 1;
+	return 0;
+}
+
+int
+project_fix_write(const char *project, const char *line, size_t len,
+    const struct project_write *w, char *why, size_t cap)
+{
+	return append_lines(project, "fixes.jsonl", line, len, w, why, cap);
+}
+
+int
+project_fix_append(const char *project, cJSON *rec,
+    const struct project_write *w, char *why, size_t cap)
+{
+	char	*line;
+	size_t	 len;
+	int	 rc;
+
+	if ((rc = project_fix_line(rec, &line, &len, why, cap)) != 0)
+		return rc;
+	rc = project_fix_write(project, line, len, w, why, cap);
 	free(line);
 	return rc;
 }
@@ -534,15 +559,16 @@ batch_lines(struct batch_out *o, const char *body, size_t len)
 }
 
 int
-project_records_append(const char *project, const char *body, size_t len,
-    const struct project_write *w, struct project_batch *out, char *why,
-    size_t cap)
+project_records_batch(const char *body, size_t len, struct project_batch *out,
+    char **lines, size_t *lines_len, char *why, size_t cap)
 {
 	struct batch_out	 o;
 	size_t			 i;
 	int			 rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	*lines = NULL;
+	*lines_len = 0;
 	for (i = 0; i < len; i++)
 		if (body[i] != ' ' && body[i] != '\t' && body[i] != '\n' &&
 		    body[i] != '\r')
@@ -558,11 +584,33 @@ project_records_append(const char *project, const char *body, size_t len,
 		rc = batch_array(&o, body + i, len - i, why, cap);
 	else
 		batch_lines(&o, body, len);
-	if (rc == 0 && o.len > 0 && (rc = append_lines(project, "perf.jsonl",
-	    o.buf, o.len, w, why, cap)) == 0)
-		out->bytes = o.len;
+	if (rc != 0) {
+		memset(out, 0, sizeof(*out));
+		free(o.buf);
+		return rc;
+	}
+	*lines = o.buf;
+	*lines_len = o.len;
+	return 0;
+}
+
+int
+project_records_append(const char *project, const char *body, size_t len,
+    const struct project_write *w, struct project_batch *out, char *why,
+    size_t cap)
+{
+	char	*lines;
+	size_t	 n;
+	int	 rc;
+
+	if ((rc = project_records_batch(body, len, out, &lines, &n, why,
+	    cap)) != 0)
+		return rc;
+	if (n > 0 && (rc = append_lines(project, "perf.jsonl", lines, n, w,
+	    why, cap)) == 0)
+		out->bytes = n;
 	if (rc != 0)
 		out->accepted = 0;
-	free(o.buf);
+	free(lines);
 	return rc;
 }

@@ -64,6 +64,19 @@ int	project_record_check(const char *text, size_t n, char *why,
 int	project_fix_append(const char *project, cJSON *rec,
 	    const struct project_write *w, char *why, size_t cap);
 
+/*
+ * The pure half of project_fix_append (what tests/fuzz/fuzz_body.c runs):
+ * validate the fix, fill in what is missing, and make the line to append,
+ * '\n'-ended, checked with the fold's scanner.  0 with *line (free it)
+ * and *len, or -EINVAL / -ENOMEM with why.
+ */
+int	project_fix_line(cJSON *rec, char **line, size_t *len, char *why,
+	    size_t cap);
+/* Its other half: append a line project_fix_line made, as
+ * project_fix_append does (the same errors). */
+int	project_fix_write(const char *project, const char *line, size_t len,
+	    const struct project_write *w, char *why, size_t cap);
+
 /* What project_records_append did with a batch. */
 #define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */
 struct project_refusal {
@@ -93,5 +106,15 @@ struct project_batch {
 int	project_records_append(const char *project, const char *body,
 	    size_t len, const struct project_write *w,
 	    struct project_batch *out, char *why, size_t cap);
+
+/*
+ * Its pure half: check the batch and make the lines to append (accepted
+ * records, compacted, each '\n'-ended) into *lines (free it; NULL on
+ * error) and *lines_len.  *out as above, bytes 0.  0, or -EINVAL /
+ * -ENOMEM with why, and then *out says nothing was accepted.
+ */
+int	project_records_batch(const char *body, size_t len,
+	    struct project_batch *out, char **lines, size_t *lines_len,
+	    char *why, size_t cap);
 
 #endif
