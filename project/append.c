@@ -286,10 +286,13 @@ fix_check(const cJSON *rec, char *why, size_t cap)
 
 	if (!cJSON_IsObject(rec))
 		return say(why, cap, -EINVAL, "a fix is a JSON object");
-	st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec,
-	    "status"));
-	if (st == NULL)
-		st = "applied";
+	/* absent is "applied"; present, it is a string (a number once went
+	 * through as it was: tests/fuzz/regress/fuzz_body/) */
+	it = cJSON_GetObjectItemCaseSensitive(rec, "status");
+	if (it != NULL && !cJSON_IsString(it))
+		return say(why, cap, -EINVAL, "status is applied, proposed, "
+		    "merged or rejected");
+	st = it != NULL ? it->valuestring : "applied";
 	if (strcmp(st, "applied") && strcmp(st, "proposed") &&
 	    strcmp(st, "merged") && strcmp(st, "rejected"))
 		return say(why, cap, -EINVAL, "status is applied, proposed, "

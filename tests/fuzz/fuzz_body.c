@@ -107,6 +107,11 @@ fix(const char *body, size_t n)
 	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b.rec,
 	    "status")) == NULL)
 		fail("an accepted fix lacks type, id, at or status");
+	s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b.rec,
+	    "status"));
+	if (strcmp(s, "applied") && strcmp(s, "proposed") &&
+	    strcmp(s, "merged") && strcmp(s, "rejected"))
+		fail("an accepted fix has a status that does not exist");
 	routes_body_free(&b);
 }
 
