@@ -181,7 +181,7 @@ class Recorder {
     const original = this.renderer.render;
     this.original = original;
     // the wrapper: everything per frame happens in onRenderStart/End
-    this.wrapper = function render(scene, camera) {
+    this.wrapper = function recordedRender(scene, camera) {
       // call, not apply(arguments): an arguments object per frame otherwise
       if (!self.recording) return original.call(this, scene, camera);
       self.onRenderStart(scene, camera);
@@ -317,12 +317,14 @@ class Recorder {
       if (prev === prev) {
         const med2 = fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
         const abs = fr[FR_ABS];
-        if (t1 - prev > (med2 > abs ? med2 : abs)) {
-          this.closeQueued = true;
-          queueMicrotask(this.closeSoon);
-        }
+        if (t1 - prev > (med2 > abs ? med2 : abs)) this.queueClose();
       }
     }
+  }
+
+  queueClose() {
+    this.closeQueued = true;
+    queueMicrotask(this.closeSoon);
   }
 
   openFrame() {
@@ -414,7 +416,7 @@ class Recorder {
     this.prevCalls = this.curCalls;
     if (++this.sinceMedian >= MEDIAN_EVERY || !(fr[FR_MEDIAN] === fr[FR_MEDIAN])) {
       this.sinceMedian = 0;
-      fr[FR_MEDIAN] = ring.median('frameMs');
+      ring.medianInto('frameMs', fr, FR_MEDIAN);
     }
   }
 
@@ -636,7 +638,9 @@ class Recorder {
       triangles: ring.triangles[s],
       programs: ring.programs[s], textures: ring.textures[s], geometries: ring.geometries[s],
     };
-    return { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta,
+    const p = (s - 1 + ring.capacity) % ring.capacity;
+    const before = ring.count > 1 ? { programs: ring.programs[p], textures: ring.textures[p] } : null;
+    return { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta, before,
       spawned: census ? census.spawnedCount : ring.spawned[s], heapDropMb: this.heapDropMb };
   }
 
@@ -650,7 +654,11 @@ class Recorder {
   // hitches and send them.  One stops waiting when its script is found,
   // when the browser has reported a frame that began after it (entries
   // come in order: its own would have come first), at its deadline, or
-  // when `force`d (flush, stop).
+  // when `force`d (flush, stop).  Chromium reports an entry some 85–160 ms
+  // after its frame ends (measured on this machine), whatever frames
+  // follow, so the wait is on time, not frames; a stall the main thread
+  // spent idle after a compile never gets one, and is not long-script
+  // (classifyFrame: the frame before's counters).
   resolvePending(force) {
     if (this.pending.length === 0) return;
     const t = now();
