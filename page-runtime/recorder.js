@@ -42,6 +42,7 @@ const MAX_NAMES = 32;             // names listed in world.spawned / removed
 const MAX_MINTED = 16;
 const LOAF_WAIT_MS = 250;         // how long a long-script hitch waits for its LoAF entry
 const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
+const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
 const CONFIRM_MS = 2500;
 const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
 // this.fr: the per-frame doubles (a double in an object field or an
@@ -198,7 +199,15 @@ class Recorder {
     // made once: a closure made per frame would be an allocation per frame
     this.closeSoon = function closeSoon() {
       self.closeQueued = false;
-      if (self.recording && self.frameOpen) self.closeFrame();
+      if (!self.recording || !self.frameOpen) return;
+      self.closeFrame();
+      // A hitch that wakes the agent is made and sent now, at the end of
+      // its own task, not in a task after it: the stall that made it often
+      // goes on after render returns (the browser's rendering update waits
+      // for the GPU process), and a task queued now would run only then —
+      // hundreds of milliseconds later.  A frame already ≥ 100 ms long
+      // hardly notices the millisecond; shorter hitches wait for the task.
+      if (self.nWork > 0 && self.ring.frameMs[self.ring.back(0)] >= WAKE_MS) self.runWork();
     };
     this.afterFrame = function afterFrame() { self.runWork(); };
 

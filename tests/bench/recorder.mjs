@@ -212,7 +212,6 @@ try {
     const walk = (node, root, said) => {
       const cf = node.callFrame;
       if (cf.functionName === 'clockFrame' || cf.functionName === 'clockTick') clockBytes += node.selfSize;
-      if (process.env.BENCH_ALL_SITES && node.selfSize > 0) { const k = `ALL ${cf.functionName || '(anonymous)'} ${cf.url.split('/').pop()}:${cf.lineNumber + 1}`; sites.set(k, (sites.get(k) || 0) + node.selfSize); }
       const ours = /\/@sloptimize\/(recorder|frames|motion|delivery)\.js/.test(cf.url);
       if (ours) {
         if (root === null) root = cf.functionName || '(anonymous)';
@@ -304,6 +303,13 @@ try {
         return p;
       };
       B.install(true, false);      // after the wrap: the outbox takes fetch when it is made
+      // when each after-frame task (the records' maker) began
+      B.afterRuns = [];
+      const st = window.setTimeout;
+      window.setTimeout = function (fn, ms, ...a) {
+        if (typeof fn !== 'function' || fn.name !== 'afterFrame') return st.call(window, fn, ms, ...a);
+        return st.call(window, function () { B.afterRuns.push(performance.timeOrigin + performance.now()); return fn.apply(this, arguments); }, ms, ...a);
+      };
       // the render calls around each stutter, outside the recorder: when
       // the compile's frame ended and when the next one did
       const r = window.demo.renderer, rec = r.render;
@@ -323,10 +329,10 @@ try {
     // ms, and that frame's hitch is the wake.  Its `at` is the end of the
     // first render after the stall — the first moment page script runs
     // again, so the first moment the stutter is observable to it.
-    const lat = [], guesses = new Map(), compileMs = [], stallMs = [], atVsEnd = [];
+    const lat = [], guesses = new Map(), compileMs = [], stallMs = [], atVsEnd = [], byOffset = { own: [], after: [] }, taskWait = [], nextStart = [], woken = [];
     for (let i = 0; i < WAKES; i++) {
       const before = watch.lines.length;
-      const t0 = await page.evaluate(() => { window.bench.calls.length = 0; window.demo.stutter('compile'); return performance.timeOrigin + performance.now(); });
+      const t0 = await page.evaluate(() => { window.bench.calls.length = 0; window.bench.afterRuns.length = 0; window.demo.stutter('compile'); return performance.timeOrigin + performance.now(); });
       const end = Date.now() + 10000;
       let k = -1;
       while (Date.now() < end) {
@@ -345,7 +351,18 @@ try {
           stallMs.push(calls[c + 1][1] - calls[c][1]);
           // the woken hitch's at against the render ends: 0 when it is the frame after the compile's
           const near = calls.reduce((b, x) => (Math.abs(x[1] - Date.parse(w.at)) < Math.abs(b - Date.parse(w.at)) ? x[1] : b), Infinity);
-          atVsEnd.push(calls.findIndex((x) => x[1] === near) - c);
+          const off = calls.findIndex((x) => x[1] === near) - c;
+          atVsEnd.push(off);
+          woken.push({ off, at: w.at, line: watch.arrivals[k] });
+          if (off === 0 || off === 1) {
+            byOffset[off === 0 ? 'own' : 'after'].push(lat[lat.length - 1]);
+            // the woken frame's end → the first after-frame task after it; → the next render call's start
+            const runs = await page.evaluate(() => window.bench.afterRuns.map((x) => x));
+            const end = calls[c + off][1];
+            const run = runs.find((x) => x >= end);
+            if (run !== undefined) taskWait.push(run - end);
+            if (c + off + 1 < calls.length) nextStart.push(calls[c + off + 1][0] - end);
+          }
         }
       }
       await new Promise((r) => setTimeout(r, 1300));
@@ -367,6 +384,13 @@ try {
     console.log(`  p50 ${f3(pct(ok, 0.5))}  p99 ${f3(pct(ok, 0.99))}  max ${f3(Math.max(...ok))}   (anchor: the seed's 20 s poll, ~10 s mean; target p99 ≤ 250 ms)`);
     console.log(`  of which: frame end → POST sent p50 ${f3(pct(toPost, 0.5))} p99 ${f3(pct(toPost, 0.99))}; POST → answer p50 ${f3(pct(inFlight, 0.5))} p99 ${f3(pct(inFlight, 0.99))}; answer → line p50 ${f3(pct(toLine, 0.5))} p99 ${f3(pct(toLine, 0.99))} (${toPost.length} matched)`);
     console.log(`  the stall, before it is observable: the compile's render call p50 ${f3(pct(compileMs, 0.5))} p99 ${f3(pct(compileMs, 0.99))}, then its end → the next render call's end p50 ${f3(pct(stallMs, 0.5))} p99 ${f3(pct(stallMs, 0.99))}`);
+    for (const key of [0, 1]) {
+      const ws = woken.filter((x) => x.off === key && byAt.has(x.at));
+      const a2s = ws.map((x) => byAt.get(x.at).sent - Date.parse(x.at)), s2l = ws.map((x) => x.line - byAt.get(x.at).sent);
+      console.log(`  the compile's frame +${key}: its frame end → its POST sent p50 ${f3(pct(a2s, 0.5))} max ${f3(Math.max(...a2s))}; POST sent → line p50 ${f3(pct(s2l, 0.5))} max ${f3(Math.max(...s2l))} (${ws.length})`);
+    }
+    console.log(`  woken by the compile's own frame (≥ 100 ms itself): ${byOffset.own.length}, p50 ${f3(pct(byOffset.own, 0.5))} p99 ${f3(pct(byOffset.own, 0.99))}; by the frame after it, held back: ${byOffset.after.length}, p50 ${f3(pct(byOffset.after, 0.5))} p99 ${f3(pct(byOffset.after, 0.99))}`);
+    console.log(`  the woken frame's end → its after-frame task (a 0 ms timer) p50 ${f3(pct(taskWait, 0.5))} p99 ${f3(pct(taskWait, 0.99))}; → the next render call's start p50 ${f3(pct(nextStart, 0.5))} p99 ${f3(pct(nextStart, 0.99))}`);
     console.log(`  the woken hitch: ${[...guesses].map(([g, n]) => `${g} ×${n}`).join(', ')}; its frame, counted from the compile's: ${[...new Set(atVsEnd)].sort().map((d) => `+${d} ×${atVsEnd.filter((x) => x === d).length}`).join(', ')}`);
     bench('stutter-to-wake-p99', '10000', ok.length ? f3(pct(ok, 0.99)) : '-', 'ms', '<=250', ok.length ? ok.length === WAKES && pct(ok, 0.99) <= 250 : null);
   }
