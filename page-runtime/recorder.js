@@ -201,13 +201,13 @@ class Recorder {
       self.closeQueued = false;
       if (!self.recording || !self.frameOpen) return;
       self.closeFrame();
-      // A hitch that wakes the agent is made and sent now, at the end of
-      // its own task, not in a task after it: the stall that made it often
-      // goes on after render returns (the browser's rendering update waits
-      // for the GPU process), and a task queued now would run only then —
-      // hundreds of milliseconds later.  A frame already ≥ 100 ms long
-      // hardly notices the millisecond; shorter hitches wait for the task.
-      if (self.nWork > 0 && self.ring.frameMs[self.ring.back(0)] >= WAKE_MS) self.runWork();
+      // The hitch (it wakes the agent: onRenderEnd) is made and sent now,
+      // at the end of its own task, not in a task after it: the stall
+      // that made it often goes on after render returns (the browser's
+      // rendering update waits for the GPU process), and a task queued now
+      // would run only then — hundreds of milliseconds later.  A frame
+      // already ≥ 100 ms long hardly notices the millisecond.
+      if (self.nWork > 0) self.runWork();
     };
     this.afterFrame = function afterFrame() { self.runWork(); };
 
@@ -315,18 +315,21 @@ class Recorder {
       if (m) { this.memGeometries = m.geometries; this.memTextures = m.textures; }
       if (info.programs) this.memPrograms = info.programs.length;
     }
-    // Judge the frame as soon as its delta is known: once it is past the
-    // hitch threshold it is a hitch whatever render calls follow, so it is
-    // closed at the end of this task (after a composer's other passes)
-    // rather than at the next animation frame's first render — which a
-    // stall in the GPU process can hold back by hundreds of milliseconds.
-    // Only such a frame queues the microtask (queueMicrotask allocates).
+    // Judge a frame that will wake the agent as soon as its delta is
+    // known: once it is past the hitch threshold and WAKE_MS it is such a
+    // hitch whatever render calls follow, so it is closed at the end of
+    // this task (after a composer's other passes) rather than at the next
+    // animation frame's first render — which a stall in the GPU process
+    // can hold back by hundreds of milliseconds.  A shorter hitch wakes
+    // nobody: it closes the ordinary way, which costs its frame less
+    // (queueMicrotask allocates, and the microtask's way in is not cheap).
     if (!this.closeQueued && !this.curPaused) {
       const prev = fr[FR_PREV_END];
       if (prev === prev) {
         const med2 = fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
         const abs = fr[FR_ABS];
-        if (t1 - prev > (med2 > abs ? med2 : abs)) this.queueClose();
+        const d = t1 - prev;
+        if (d > (med2 > abs ? med2 : abs) && d >= WAKE_MS) this.queueClose();
       }
     }
   }
@@ -468,19 +471,25 @@ class Recorder {
   }
 
   // The after-frame task: one census for the frames that wanted one (its
-  // finds go to the first of them: the frame where they appeared, unless
-  // the main thread was starved for several frames), the hitches' records,
+  // finds go to the first hitch among them, else the first of them: the
+  // frame where they appeared, unless the main thread was starved for
+  // several frames), the hitches' records,
   // the jitter records.  Anything that reads the census state or the
   // ring's spawned counts (a heartbeat, a usermark, stop) runs it first.
   runWork() {
     this.workQueued = false;
     const n = this.nWork;
     this.nWork = 0;
+    // the census's finds go to the first hitch queued (where they explain
+    // something), else to the first frame
+    let first = 0;
+    while (first < n && (this.workKind[first] & W_HITCH) === 0) first++;
+    if (first === n) first = 0;
     let census = null;
     for (let i = 0; i < n; i++) {
       const s = this.workSlot[i];
       let c = NO_CENSUS;
-      if (census === null) {
+      if (census === null && i >= first) {
         census = this.census(this.censusDone);
         this.censusDone = true;
         this.censuses++;

@@ -6,18 +6,24 @@
 // `?bench=1`: the page runs no recorder of its own.  Two timing shims go
 // around renderer.render — one outside, one inside — and the recorder is
 // made between them, so per frame (outer − inner) is the recorder's own
-// time inside render; a microtask the outer shim queues after render
-// returns adds what ran between render's end and the end of the frame's
-// task (the recorder's close of a long frame runs there); the same shims
-// without a recorder between them are the anchor (what the measuring
-// costs), in the same page, phases alternated.  The after-frame task (the
-// census, the records) runs between frames and is timed on its own.
+// time inside render; to it is added the time between a microtask the
+// inner shim queues (it runs first at the end of the frame's task) and
+// one the outer shim queues (it runs last): the recorder's close of a long
+// frame, which runs there, and none of the host's own code after render.
+// The same shims without a recorder between them are the anchor (what the
+// measuring costs), in the same page, phases alternated.  The after-frame
+// task (the census, the records) runs between frames and is timed on its
+// own.
 // Allocation: CDP's sampling heap profiler over consecutive windows of
-// recorder frames, every sample kept (collected ones too), attributed to
-// the recorder's modules, with the V8 tier its per-frame functions had
-// (chromium's own --trace-opt/--trace-deopt lines).
-// Stutter → wake: new shader materials, the hitch's `at` (its frame's
-// end) to the line's arrival at a real `sloptimize watch`.
+// recorder frames (no timing shims), every sample kept (collected ones
+// too), attributed by where its stack enters the recorder's modules, with
+// the V8 tier its per-frame functions had (chromium's own
+// --trace-opt/--trace-deopt lines), beside a probe that only reads
+// performance.now() twice a frame (the clock's own cost).
+// Stutter → wake: new shader materials, the first meaningful hitch's `at`
+// (its frame's end: the first moment page script runs after the stall) to
+// the line's arrival at a real `sloptimize watch`, with the stall itself
+// and the woken frame's after-frame task timed from the page.
 //
 // Besides the lines for people, one `BENCH measure=… ours=… anchor=…
 // unit=… target=… met=yes|no` line per figure, for `make bench`.
@@ -116,12 +122,25 @@ try {
       // shim V8 inlined into the recorder's wrapper would count as the
       // recorder's (the shim holds a double across its try: a heap number)
       r.render = timing ? inner : render;
-      if (withRecorder) {
-        B.rec = window.sloptimize.createRecorder({ renderer: r });
-        B.rec.track('unit', () => window.demo.unit.position);
-        B.rec.track('camera', () => window.demo.camera.position, { follows: 'unit' });
+      const make = () => {
+        const rec = window.sloptimize.createRecorder({ renderer: r });
+        rec.track('unit', () => window.demo.unit.position);
+        rec.track('camera', () => window.demo.camera.position, { follows: 'unit' });
+        return rec;
+      };
+      let mid = r.render;
+      if (withRecorder && timing) {
+        // the cost rounds: one recorder for all of them, as a game has one
+        // for its session (each new one starts its code over: a second
+        // closure of the render wrapper drops the code V8 specialised for
+        // the first); the anchor phases go around it
+        if (!B.costRec) { B.costRec = make(); B.costMid = r.render; }
+        B.rec = B.costRec;
+        mid = B.costMid;
+      } else if (withRecorder) {
+        B.rec = make();
+        mid = r.render;
       }
-      const mid = r.render;
       // timing: outer − inner, plus the end of render → the end of the
       // frame's task (a microtask queued after the recorder's); without
       // timing (the allocation windows) the shim allocates nothing itself
@@ -142,7 +161,8 @@ try {
         }
       } : mid;
     };
-    B.uninstall = () => { if (B.rec) { B.rec.stop(); B.rec = null; } r.render = render; window.setTimeout = st; };
+    B.uninstall = () => { if (B.rec && B.rec !== B.costRec) B.rec.stop(); B.rec = null; r.render = render; window.setTimeout = st; };
+    B.endCost = () => { if (B.costRec) { B.costRec.stop(); B.costRec = null; } };
     B.phase = (withRecorder, frames, timing = true) => new Promise((resolve) => {
       B.uninstall();
       B.install(withRecorder, timing);
@@ -196,7 +216,7 @@ try {
   // above), each under its own run of CDP's sampling heap profiler
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('HeapProfiler.enable');
-  await page.evaluate(() => { window.bench.uninstall(); window.bench.install(true, false); });
+  await page.evaluate(() => { window.bench.uninstall(); window.bench.endCost(); window.bench.install(true, false); });
   const windows = [];
   for (let w = 0; w < ALLOC_WINDOWS; w++) {
     await cdp.send('HeapProfiler.collectGarbage');
