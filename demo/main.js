@@ -161,13 +161,14 @@ for (const b of document.querySelectorAll('[data-stutter]')) b.addEventListener(
 // --- the scripted run ----------------------------------------------------------
 
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));
-// The recorder makes one hitch record a second: on a loaded machine an
-// ordinary slow frame could take the second a stutter lands in, so each
-// stutter waits for a second with no hitch first.
+// The recorder makes one hitch record a second, and one jitter record a
+// second per track: on a loaded machine an ordinary slow frame (and the
+// catch-up jump it makes the unit take) could take the second a stutter
+// lands in, so each stutter waits for a second with neither first.
 async function quiet() {
   const end = performance.now() + 10000;
   for (;;) {
-    const last = rec?.state().incidents.filter((i) => i.type === 'hitch').pop();
+    const last = rec?.state().incidents.filter((i) => i.type === 'hitch' || i.type === 'jitter').pop();
     if (!last || Date.now() - Date.parse(last.at) > 1200 || performance.now() > end) return;
     await wait(100);
   }

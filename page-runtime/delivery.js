@@ -34,6 +34,7 @@ export class Outbox {
     this.queue = [];          // {rec, ready}
     this.inFlight = 0;        // records in the request under way
     this.timer = null;
+    this.soon = false;        // a send is queued for the end of this task
     this.backoffMs = 0;
     this.retryAt = 0;
     this.stopped = false;
@@ -74,8 +75,17 @@ export class Outbox {
 
   // Send soon: now if nothing is under way and no backoff is running.
   kick(delayMs = 0) {
-    if (this.stopped || this.inFlight > 0) return;
+    if (this.stopped || this.inFlight > 0 || this.soon) return;
     const wait = Math.max(delayMs, this.retryAt - this.now());
+    if (wait <= 0 && typeof queueMicrotask === 'function') {
+      // at the end of this task rather than in a task of its own: what
+      // this task made goes in one request, and a stutter's record does
+      // not wait another turn of an event loop the stall left busy
+      if (this.timer !== null) { this.clearTimer(this.timer); this.timer = null; }
+      this.soon = true;
+      queueMicrotask(() => { this.soon = false; this.send(); });
+      return;
+    }
     if (this.timer !== null) {
       if (this.timerAt <= this.now() + wait) return;
       this.clearTimer(this.timer);

@@ -71,6 +71,17 @@ export class FrameRing {
   // Median of the nearest-rank kind (the lower middle of an even count),
   // the statistic the hitch rule is relative to.
   median(field, from, to) { return this.percentile(field, 0.5, from, to); }
+
+  // median() of a field over the whole ring, into out[i]: for a caller on
+  // the per-frame path, where a double returned by a call (or an index
+  // computed in doubles) can be a heap number per call.
+  medianInto(field, out, i) {
+    const n = this.gather(field);
+    if (n === 0) { out[i] = NaN; return; }
+    const k = (n - 1) >> 1;        // nearest rank: ceil(n / 2) − 1
+    partition(this.scratch, n, k);
+    out[i] = this.scratch[k];
+  }
 }
 
 // The k-th smallest (0-based) of the first n values of `a`, in place
@@ -78,6 +89,12 @@ export class FrameRing {
 // copies the elements into a work array on every call, an allocation the
 // steady path cannot have.
 export function select(a, n, k) {
+  partition(a, n, k);
+  return a[k];
+}
+
+// Reorder the first n values of `a` so that a[k] is the k-th smallest.
+function partition(a, n, k) {
   let lo = 0, hi = n - 1;
   while (hi > lo) {
     const mid = (lo + hi) >> 1;
@@ -94,9 +111,8 @@ export function select(a, n, k) {
     }
     if (k <= j) hi = j;
     else if (k >= i) lo = i;
-    else return a[k];
+    else return;
   }
-  return a[k];
 }
 
 // seed §3.3: a non-paused frame is a hitch when its delta exceeds both the
@@ -118,8 +134,9 @@ const r1 = (v) => Math.round(v * 10) / 10;
  * measured: frameMs, medianMs, insideMs (time inside renderer.render),
  * delta {programs, textures, geometries, calls}, spawned (objects first
  * seen in the frame), and optionally script (the Long Animation Frames
- * attribution: {name, sourceURL, charPosition, invoker, durationMs}) and
- * loaf ('unsupported' | 'none' | 'found').
+ * attribution: {name, sourceURL, charPosition, invoker, durationMs}),
+ * loaf ('unsupported' | 'none' | 'found') and before ({programs,
+ * textures}: the counters of the frame before it).
  *
  * Counter evidence ranks first, because a counter that moved is a fact,
  * while the split between inside and outside render is an inference.
@@ -164,6 +181,19 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
     return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; ${why}`;
   };
 
+  // The frame after a compile or an upload, held back outside render with
+  // no script to blame: the GPU process finishing that work (SwiftShader
+  // links a program after three.js's render call has returned; the next
+  // animation frame waits for it, the main thread idle, so no Long
+  // Animation Frames entry will ever come).  Its stall is the compile's.
+  const bp = f.before ? f.before.programs | 0 : 0, bt = f.before ? f.before.textures | 0 : 0;
+  const heldBack = out.length === 0 && insideShare < 0.5 && (bp > 0 || bt > 0) && !(f.loaf === 'found' && f.script);
+  if (heldBack) {
+    const held = `then ${r1(outside)} of ${r1(f.frameMs)} ms outside render with no script named: the GPU process finishing it held this frame back`;
+    if (bp > 0) out.push({ guess: 'shader-compile', confidence: 'medium', evidence: `programs +${bp} in the frame before, ${held}` });
+    else out.push({ guess: 'texture-upload', confidence: 'medium', evidence: `textures +${bt} in the frame before, ${held}` });
+  }
+
   if (out.length === 0) {
     if (insideShare >= 0.5) {
       out.push({ guess: 'long-render', confidence: 'medium',
@@ -175,7 +205,7 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
       out.push({ guess: 'gc-or-upload-by-elimination', confidence: 'low',
         evidence: `no counter moved (programs, textures, geometries +0)${f.heapDropMb > 0 ? `; JS heap fell ${r1(f.heapDropMb)} MB` : ''}` });
     }
-  } else if (insideShare < 0.5 && outside > 2 * (f.medianMs || 0) && outside > 0) {
+  } else if (!heldBack && insideShare < 0.5 && outside > 2 * (f.medianMs || 0) && outside > 0) {
     // the counters explain part of it, but most of the time went elsewhere
     out.push({ guess: 'long-script', confidence: 'low', evidence: scriptEvidence() });
   }

@@ -17,9 +17,14 @@
 // The steady path — one frame with nothing to report — writes numbers into
 // typed arrays and allocates nothing: no closures, no strings, no objects.
 // A frame is every render call between two animation frames (a composer's
-// passes are one frame), closed when the next frame's first render starts.
-// Work that builds objects runs on timers (heartbeats, the situation) or
-// only when there is something to say (a hitch, a census of the scene).
+// passes are one frame), closed when the next frame's first render starts
+// — or, when it is already longer than the hitch threshold at the end of a
+// render call, at the end of the task that rendered it (a microtask), so a
+// stall that delays the next animation frame does not delay its report.
+// Everything that builds objects or walks the scene runs in a task after
+// the frame (the census, hitch and jitter records) or on timers
+// (heartbeats, the situation): the frame itself only writes numbers and,
+// when there is something to say, queues that task.
 //
 // What it does not do (seed §3.4): no JS stack sampling, no heap
 // snapshots, no network waterfall.  docs/recorder.md says what is measured.
@@ -37,8 +42,17 @@ const MAX_NAMES = 32;             // names listed in world.spawned / removed
 const MAX_MINTED = 16;
 const LOAF_WAIT_MS = 250;         // how long a long-script hitch waits for its LoAF entry
 const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
+const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
 const CONFIRM_MS = 2500;
-const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3;
+const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
+// this.fr: the per-frame doubles (a double in an object field or an
+// argument can cost a heap number per store or call)
+const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4;
+// work for the after-frame task, per queued frame
+const W_CENSUS = 1, W_HITCH = 2;
+const CAM = 7;                    // camera position xyz + quaternion xyzw, per queued hitch
+const NO_CENSUS = Object.freeze({ spawned: Object.freeze([]), spawnedCount: 0, removed: Object.freeze([]), removedCount: 0,
+  minted: Object.freeze([]), mintedCount: 0 });
 
 const r1 = (v) => Math.round(v * 10) / 10;
 const now = () => performance.now();
@@ -85,12 +99,15 @@ class Recorder {
     this.times = new Float64Array(2);   // the render call under way: start, end
     // the per-frame doubles live in a typed array: a double stored in an
     // object's field can cost a fresh heap number per store
-    this.fr = new Float64Array(4);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN
+    this.fr = new Float64Array(5);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN, FR_ABS
     this.fr[FR_END] = NaN; this.fr[FR_PREV_END] = NaN; this.fr[FR_MEDIAN] = NaN;
+    this.fr[FR_ABS] = 1.5 * this.budgetFrameMs;   // the hitch rule's absolute guard
     this.sinceMedian = 0;
     this.frameNo = 0;
     this.tick = 0;
-    this.frameTick = -1;          // the tick of the open frame; -1: none open
+    this.frameTick = -1;          // the tick of the open frame
+    this.frameOpen = false;
+    this.closeQueued = false;     // a long frame's close is queued as a microtask
     this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
     this.curPaused = false;
     this.wasHidden = false;
@@ -100,6 +117,17 @@ class Recorder {
     this.scenes = new Array(MAX_SCENES).fill(null);
     this.nScenes = 0;
     this.camera = null;
+    // the scenes of the last closed frame: what the census walks
+    this.censusScenes = new Array(MAX_SCENES).fill(null);
+    this.nCensusScenes = 0;
+    // frames waiting for the after-frame task: slot, what they want, and a
+    // hitch's camera as it was in its frame
+    this.workSlot = new Int32Array(MAX_WORK);
+    this.workKind = new Int32Array(MAX_WORK);
+    this.workCam = new Float64Array(MAX_WORK * CAM);
+    this.workHasCam = new Int32Array(MAX_WORK);
+    this.nWork = 0;
+    this.workQueued = false;
 
     // what the census has seen: programs, uploaded textures (objects carry
     // a generation stamp, census())
@@ -107,8 +135,9 @@ class Recorder {
     this.seenTextures = new WeakSet();
     this.cstate = null;
     this.visitor = null;
-    this.censuses = 0;            // in frames (the heartbeat's are not counted)
-    this.censused = false;
+    this.censuses = 0;            // for frames (the heartbeat's are not counted)
+    this.censused = false;        // the first census is queued
+    this.censusDone = false;      // the first census ran (it only marks what it sees as seen)
 
     this.hitchLimit = new RateLimit({ intervalMs: 1000, sessionCap: 500 });
     this.drops = { hitch: 0, jitter: 0, delivery: 0 };   // not yet said on a record
@@ -116,19 +145,26 @@ class Recorder {
     this.made = { heartbeat: 0, hitch: 0, usermark: 0, jitter: 0 };
     this.incidents = [];          // the last few, for the panel's Current Session tab
     this.pending = [];            // long-script hitches waiting for a LoAF entry
+    this.pendingTimer = null;
     this.loafs = [];
     this.keysHeld = new Set();
     this.heapMb = NaN;
     this.heapDropMb = 0;
     this.listeners = new Set();
 
-    this.motion = new MotionMonitor({ ...motion, onRecord: (rec, t) => this.onJitter(rec, t) });
+    // jitter records are made after the frame, like hitches
+    this.motion = new MotionMonitor({ ...motion, onRecord: (rec, t) => this.onJitter(rec, t), deferred: true,
+      onPending: () => this.queueWork() });
     this.trackGet = [];
     this.trackReach = [];
     this.pos = new Float64Array(0);
     this.reach = new Float64Array(0);
-    this.pendingHold = null;      // null: none; true: all; Set of names
-    this.pendingCut = null;
+    // the host's hold/cut for the next frame, per track (1 = this one);
+    // holdAll/cutAll for every track.  Flags, not sets: look input can
+    // hold the camera on every frame
+    this.holdFlag = new Uint8Array(0);
+    this.cutFlag = new Uint8Array(0);
+    this.holdAll = false; this.cutAll = false; this.anyHold = false;
     this.hasReach = false;
 
     this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed() });
@@ -146,7 +182,7 @@ class Recorder {
     const original = this.renderer.render;
     this.original = original;
     // the wrapper: everything per frame happens in onRenderStart/End
-    this.wrapper = function render(scene, camera) {
+    this.wrapper = function recordedRender(scene, camera) {
       // call, not apply(arguments): an arguments object per frame otherwise
       if (!self.recording) return original.call(this, scene, camera);
       self.onRenderStart(scene, camera);
@@ -160,6 +196,20 @@ class Recorder {
       }
     };
     this.renderer.render = this.wrapper;
+    // made once: a closure made per frame would be an allocation per frame
+    this.closeSoon = function closeSoon() {
+      self.closeQueued = false;
+      if (!self.recording || !self.frameOpen) return;
+      self.closeFrame();
+      // The hitch (it wakes the agent: onRenderEnd) is made and sent now,
+      // at the end of its own task, not in a task after it: the stall
+      // that made it often goes on after render returns (the browser's
+      // rendering update waits for the GPU process), and a task queued now
+      // would run only then — hundreds of milliseconds later.  A frame
+      // already ≥ 100 ms long hardly notices the millisecond.
+      if (self.nWork > 0) self.runWork();
+    };
+    this.afterFrame = function afterFrame() { self.runWork(); };
 
     this.onTick = () => {
       this.tick++;
@@ -235,8 +285,8 @@ class Recorder {
   // --- per frame (the steady path: no allocation below unless a record is made)
 
   onRenderStart(scene, camera) {
-    if (this.frameTick !== this.tick) {
-      if (this.frameTick !== -1) this.closeFrame();
+    if (!this.frameOpen || this.frameTick !== this.tick) {
+      if (this.frameOpen) this.closeFrame();
       this.openFrame();
     }
     // remember the scenes of this frame (a composer renders several)
@@ -265,10 +315,33 @@ class Recorder {
       if (m) { this.memGeometries = m.geometries; this.memTextures = m.textures; }
       if (info.programs) this.memPrograms = info.programs.length;
     }
+    // Judge a frame that will wake the agent as soon as its delta is
+    // known: once it is past the hitch threshold and WAKE_MS it is such a
+    // hitch whatever render calls follow, so it is closed at the end of
+    // this task (after a composer's other passes) rather than at the next
+    // animation frame's first render — which a stall in the GPU process
+    // can hold back by hundreds of milliseconds.  A shorter hitch wakes
+    // nobody: it closes the ordinary way, which costs its frame less
+    // (queueMicrotask allocates, and the microtask's way in is not cheap).
+    if (!this.closeQueued && !this.curPaused) {
+      const prev = fr[FR_PREV_END];
+      if (prev === prev) {
+        const med2 = fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
+        const abs = fr[FR_ABS];
+        const d = t1 - prev;
+        if (d > (med2 > abs ? med2 : abs) && d >= WAKE_MS) this.queueClose();
+      }
+    }
+  }
+
+  queueClose() {
+    this.closeQueued = true;
+    queueMicrotask(this.closeSoon);
   }
 
   openFrame() {
     this.frameTick = this.tick;
+    this.frameOpen = true;
     this.fr[FR_INSIDE] = 0;
     this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
     this.nScenes = 0;
@@ -276,18 +349,16 @@ class Recorder {
     // a frame that follows a hidden page measured the time away, not a frame
     this.curPaused = hidden || this.wasHidden || this.phase === 'paused';
     this.wasHidden = hidden;
-    // the host's hold/cut for this frame, then the tracked positions
-    if (this.pendingHold !== null) {
-      if (this.pendingHold === true) this.motion.hold();
-      else for (const n of this.pendingHold) this.motion.hold(n);
-      this.pendingHold = null;
-    }
-    if (this.pendingCut !== null) {
-      if (this.pendingCut === true) this.motion.cut();
-      else for (const n of this.pendingCut) this.motion.cut(n);
-      this.pendingCut = null;
-    }
     const n = this.trackGet.length;
+    // the host's hold/cut for this frame, then the tracked positions
+    if (this.anyHold) {
+      for (let k = 0; k < n; k++) {
+        if (this.holdAll || this.holdFlag[k] !== 0) this.motion.holdAt(k);
+        if (this.cutAll || this.cutFlag[k] !== 0) this.motion.cutAt(k);
+        this.holdFlag[k] = 0; this.cutFlag[k] = 0;
+      }
+      this.holdAll = false; this.cutAll = false; this.anyHold = false;
+    }
     const pos = this.pos;
     for (let k = 0; k < n; k++) {
       // straight into the typed array: a double held across the try would
@@ -302,12 +373,14 @@ class Recorder {
         const rg = this.trackReach[k];
         if (rg !== null) this.reach[k] = rg();
       } catch { pos[3 * k] = NaN; /* a track that throws is skipped this frame */ }
-      if (!(pos[3 * k] === pos[3 * k] && pos[3 * k + 1] === pos[3 * k + 1] && pos[3 * k + 2] === pos[3 * k + 2]) ||
-          !Number.isFinite(pos[3 * k] + pos[3 * k + 1] + pos[3 * k + 2])) this.motion.cut(this.motion.tracks[k].name);
+      // finite: x − x is 0 for every finite x, NaN for NaN and ±Infinity
+      const sum = pos[3 * k] + pos[3 * k + 1] + pos[3 * k + 2];
+      if (!(sum - sum === 0)) this.motion.cutAt(k);
     }
   }
 
   closeFrame() {
+    this.frameOpen = false;
     const ring = this.ring;
     const s = ring.slot();
     const fr = this.fr;
@@ -328,23 +401,21 @@ class Recorder {
     ring.geometries[s] = dG; ring.textures[s] = dT; ring.programs[s] = dP;
     ring.spawned[s] = 0;
     ring.commit();
+    for (let i = 0; i < this.nScenes; i++) this.censusScenes[i] = this.scenes[i];
+    this.nCensusScenes = this.nScenes;
 
     // hitchThreshold(), inline: a call with double arguments boxes them
     const med2 = fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
-    const abs = 1.5 * this.budgetFrameMs;
+    const abs = fr[FR_ABS];
     const hitch = !paused && frameMs > (med2 > abs ? med2 : abs);
-    // a census when the scene's resources moved or the frame is judged;
-    // never on a steady frame
-    let census = null;
-    if (!this.censused || hitch || dG !== 0 || dT !== 0 || dP !== 0) {
-      census = this.census(this.censused);
-      this.censuses++;
+    // a census when the scene's resources moved or the frame is judged,
+    // never on a steady frame; it and the hitch's record are made in a
+    // task after the frame (runWork): the recorder must never be the
+    // hitch it reports.  What must be read now is: the camera.
+    if (hitch || !this.censused || dG !== 0 || dT !== 0 || dP !== 0) {
       this.censused = true;
-      ring.spawned[s] = census.spawnedCount;
+      this.addWork(s, hitch ? W_HITCH | W_CENSUS : W_CENSUS);
     }
-    // the record is made after the frame (the next task), not inside it:
-    // the recorder must never be the hitch it reports
-    if (hitch) this.laterHitch(s, census);
 
     if (this.motion.tracks.length > 0) {
       const clock = this.motion.clock;
@@ -357,10 +428,78 @@ class Recorder {
     this.prevCalls = this.curCalls;
     if (++this.sinceMedian >= MEDIAN_EVERY || !(fr[FR_MEDIAN] === fr[FR_MEDIAN])) {
       this.sinceMedian = 0;
-      fr[FR_MEDIAN] = ring.median('frameMs');
+      ring.medianInto('frameMs', fr, FR_MEDIAN);
     }
   }
 
+  // Queue frame slot `s` for the after-frame task.  Numbers only; the
+  // task's own scheduling (a timer) is the one allocation, and only a
+  // frame with something to say makes it.
+  addWork(s, kind) {
+    let i = this.nWork;
+    if (i === MAX_WORK) {
+      // the task has not run for MAX_WORK such frames (a starved main
+      // thread): a census-only frame gives its place, a hitch never does
+      let j = 0;
+      while (j < MAX_WORK && (this.workKind[j] & W_HITCH) !== 0) j++;
+      if (j === MAX_WORK) j = 0;      // all hitches: the oldest goes (its record is dropped, counted)
+      if ((this.workKind[j] & W_HITCH) !== 0) this.hitchLimit.dropped++;
+      for (let k = j; k < MAX_WORK - 1; k++) {
+        this.workSlot[k] = this.workSlot[k + 1]; this.workKind[k] = this.workKind[k + 1];
+        this.workHasCam[k] = this.workHasCam[k + 1];
+        for (let c = 0; c < CAM; c++) this.workCam[k * CAM + c] = this.workCam[(k + 1) * CAM + c];
+      }
+      i = MAX_WORK - 1;
+    }
+    this.workSlot[i] = s;
+    this.workKind[i] = kind;
+    this.workHasCam[i] = 0;
+    const cam = this.camera;
+    if ((kind & W_HITCH) !== 0 && cam !== null && cam.position && cam.quaternion) {
+      const w = this.workCam, o = i * CAM, p = cam.position, q = cam.quaternion;
+      w[o] = p.x; w[o + 1] = p.y; w[o + 2] = p.z; w[o + 3] = q.x; w[o + 4] = q.y; w[o + 5] = q.z; w[o + 6] = q.w;
+      this.workHasCam[i] = 1;
+    }
+    this.nWork = i + 1;
+    this.queueWork();
+  }
+
+  queueWork() {
+    if (this.workQueued) return;
+    this.workQueued = true;
+    setTimeout(this.afterFrame, 0);
+  }
+
+  // The after-frame task: one census for the frames that wanted one (its
+  // finds go to the first hitch among them, else the first of them: the
+  // frame where they appeared, unless the main thread was starved for
+  // several frames), the hitches' records,
+  // the jitter records.  Anything that reads the census state or the
+  // ring's spawned counts (a heartbeat, a usermark, stop) runs it first.
+  runWork() {
+    this.workQueued = false;
+    const n = this.nWork;
+    this.nWork = 0;
+    // the census's finds go to the first hitch queued (where they explain
+    // something), else to the first frame
+    let first = 0;
+    while (first < n && (this.workKind[first] & W_HITCH) === 0) first++;
+    if (first === n) first = 0;
+    let census = null;
+    for (let i = 0; i < n; i++) {
+      const s = this.workSlot[i];
+      let c = NO_CENSUS;
+      if (census === null && i >= first) {
+        census = this.census(this.censusDone);
+        this.censusDone = true;
+        this.censuses++;
+        c = census;
+        this.ring.spawned[s] = census.spawnedCount;
+      }
+      if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, c, i);
+    }
+    this.motion.flush();
+  }
   /*
    * Walk the frame's scenes: objects first rendered since the last census
    * (spawned), resources first used since then (a program compiled, a
@@ -383,8 +522,8 @@ class Recorder {
     c.spawned = null; c.spawnedCount = 0; c.minted = null; c.newTextures = null;
     const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
     if (!this.visitor) this.visitor = (o) => this.censusVisit(o);
-    for (let i = 0; i < this.nScenes; i++) {
-      const sc = this.scenes[i];
+    for (let i = 0; i < this.nCensusScenes; i++) {
+      const sc = this.censusScenes[i];
       if (sc && typeof sc.traverseVisible === 'function') sc.traverseVisible(this.visitor);
     }
     if (c.newTextures) for (const tex of c.newTextures) this.seenTextures.add(tex);
@@ -457,22 +596,13 @@ class Recorder {
 
   // --- records --------------------------------------------------------------
 
-  // The facts of hitch slot `s` now (the camera moves on), the record
-  // after the frame.  A method of its own: a closure in closeFrame would
-  // give closeFrame a context to allocate on every frame.
-  laterHitch(s, census) {
-    const ring = this.ring;
-    const facts = this.frameFacts(s, census);
-    const frame = ring.frame[s], at = ring.end[s];
-    const cam = this.camera;
-    if (cam && cam.position && cam.quaternion)
-      facts.cam = [cam.position.x, cam.position.y, cam.position.z, cam.quaternion.x, cam.quaternion.y, cam.quaternion.z, cam.quaternion.w];
-    if (this.keysHeld.size) facts.keys = [...this.keysHeld];
-    setTimeout(() => this.onHitch(facts, census, frame, at), 0);
-  }
-
-  onHitch(f, census, frame, at) {
+  // The record of hitch slot `s` (queued work item `w`: its camera), in
+  // the after-frame task.
+  hitchAt(s, census, w) {
     if (this.outbox.stopped) return;
+    const ring = this.ring;
+    const f = this.frameFacts(s, census);
+    const frame = ring.frame[s], at = ring.end[s];
     f.loaf = !this.loafSupported ? 'unsupported' : f.frameMs < LOAF_MIN_MS ? 'short' : 'none';
     const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
     if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
@@ -486,16 +616,17 @@ class Recorder {
     if (census.spawnedCount > census.spawned.length) rec.world.spawnedCount = census.spawnedCount;
     if (census.removedCount > census.removed.length) rec.world.removedCount = census.removedCount;
     if (census.mintedCount > census.minted.length) rec.mintedCount = census.mintedCount;
-    if (f.cam) {
+    if (this.workHasCam[w] === 1) {
+      const c = this.workCam, o = w * CAM;
       const r2 = (v) => Math.round(v * 100) / 100, r3 = (v) => Math.round(v * 1000) / 1000;
-      rec.world.camera = { position: f.cam.slice(0, 3).map(r2), quaternion: f.cam.slice(3).map(r3) };
+      rec.world.camera = { position: [r2(c[o]), r2(c[o + 1]), r2(c[o + 2])],
+        quaternion: [r3(c[o + 3]), r3(c[o + 4]), r3(c[o + 5]), r3(c[o + 6])] };
     }
-    if (f.keys) rec.world.inputsHeld = f.keys;
+    if (this.keysHeld.size) rec.world.inputsHeld = [...this.keysHeld];
     // only a hitch whose verdict is long-script waits for its script (up
     // to LOAF_WAIT_MS): a compile with a long-script guess below it goes
-    // at once, with the script if the entry is already in
-    // (a frame under 50 ms never gets an entry: no wait for it, and nothing
-    // after it in the outbox waits either)
+    // at once, with the script if the entry is already in; a frame under
+    // 50 ms never gets an entry and does not wait
     const wantsScript = this.loafSupported && cls[0].guess === 'long-script' && f.frameMs >= LOAF_MIN_MS;
     if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
       const script = this.findScript(at - f.frameMs, at);
@@ -509,12 +640,12 @@ class Recorder {
       if (!this.loafSupported) rec.script = { unavailable: 'this browser has no Long Animation Frames API' };
       else if (f.loaf === 'short') rec.script = { unavailable: 'the Long Animation Frames API reports no frame under 50 ms' };
     }
-    const entry = this.emit(rec, at, { ready: !wantsScript, cls });
-    if (wantsScript) {
-      this.pending.push({ entry, rec, f, from: at - f.frameMs, to: at, deadline: now() + LOAF_WAIT_MS });
-      this.resolvePending(false);
-      setTimeout(() => this.resolvePending(false), LOAF_WAIT_MS + 20);
-    }
+    if (!wantsScript) { this.emit(rec, at, { cls }); return; }
+    // The waiting hitch is not in the outbox yet: it is queued when its
+    // script is known (or the wait ends), so nothing made meanwhile — a
+    // shader compile's hitch, a heartbeat — waits behind it.
+    this.pending.push({ rec, f, at, from: at - f.frameMs, to: at, deadline: now() + LOAF_WAIT_MS });
+    this.resolvePending(false);
   }
 
   // What the ring knows of frame slot `s`, for the classifier.
@@ -525,7 +656,9 @@ class Recorder {
       triangles: ring.triangles[s],
       programs: ring.programs[s], textures: ring.textures[s], geometries: ring.geometries[s],
     };
-    return { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta,
+    const p = (s - 1 + ring.capacity) % ring.capacity;
+    const before = ring.count > 1 ? { programs: ring.programs[p], textures: ring.textures[p] } : null;
+    return { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta, before,
       spawned: census ? census.spawnedCount : ring.spawned[s], heapDropMb: this.heapDropMb };
   }
 
@@ -535,24 +668,35 @@ class Recorder {
     return this.ring.count > 1 ? this.ring.calls[p] : 0;
   }
 
-  // Attach the Long Animation Frames script to waiting long-script hitches.
+  // Attach the Long Animation Frames script to waiting long-script
+  // hitches and send them.  One stops waiting when its script is found,
+  // when the browser has reported a frame that began after it (entries
+  // come in order: its own would have come first), at its deadline, or
+  // when `force`d (flush, stop).  Chromium reports an entry some 85–160 ms
+  // after its frame ends (measured on this machine), whatever frames
+  // follow, so the wait is on time, not frames; a stall the main thread
+  // spent idle after a compile never gets one, and is not long-script
+  // (classifyFrame: the frame before's counters).
   resolvePending(force) {
     if (this.pending.length === 0) return;
     const t = now();
     const keep = [];
+    let latest = -Infinity;
+    for (const e of this.loafs) if (e.startTime > latest) latest = e.startTime;
     for (const p of this.pending) {
       const script = this.findScript(p.from, p.to);
-      if (!script && !force && t < p.deadline) { keep.push(p); continue; }
+      if (!script && !force && t < p.deadline && !(latest > p.to)) { keep.push(p); continue; }
       if (script) { p.f.script = script; p.f.loaf = 'found'; }
       const cls = classifyFrame(p.f, { spawnBurst: this.spawnBurst });
-      p.rec.classification = cls;
       if (script) p.rec.script = script;
       else p.rec.script = { unavailable: 'the Long Animation Frames API named no script for this frame' };
-      this.mint(p.rec);
-      this.noteIncident(p.rec);
-      this.outbox.markReady(p.entry);
+      this.emit(p.rec, p.at, { cls });
     }
     this.pending = keep;
+    if (keep.length > 0 && !this.pendingTimer) {
+      const wait = Math.max(0, Math.min(...keep.map((p) => p.deadline - t))) + 20;
+      this.pendingTimer = setTimeout(() => { this.pendingTimer = null; this.resolvePending(false); }, wait);
+    }
   }
 
   findScript(from, to) {
@@ -579,7 +723,7 @@ class Recorder {
   }
 
   // Stamp a record (at, phase, ctx, build, drops said, footprint) and queue it.
-  emit(rec, t, { ready = true, cls = null } = {}) {
+  emit(rec, t, { cls = null } = {}) {
     rec.at = isoAt(t);
     if (this.phase !== undefined) rec.phase = this.phase;
     rec.ctx = this.ctx;
@@ -599,11 +743,9 @@ class Recorder {
       for (const k in dropped) this.dropTotals[k] = (this.dropTotals[k] || 0) + dropped[k];
     }
     if (rec.type === 'hitch') this.made.hitch++;
-    if (ready) {
-      this.mint(rec);
-      if (rec.type !== 'heartbeat') this.noteIncident(rec);
-    }
-    const entry = this.outbox.push(rec, { ready });
+    this.mint(rec);
+    if (rec.type !== 'heartbeat') this.noteIncident(rec);
+    const entry = this.outbox.push(rec);
     this.outbox.kick(0);
     this.changed();
     return entry;
@@ -645,8 +787,10 @@ class Recorder {
     };
     this.lastBeatEnd = last;
     this.made.heartbeat++;
-    // a census now and then keeps `spawned` about the frame it names
-    if (this.nScenes > 0) this.census(this.censused);
+    // a census now and then keeps `spawned` about the frame it names (the
+    // frames' own censuses first: theirs are the frames' finds)
+    if (this.workQueued || this.nWork > 0) this.runWork();
+    if (this.nCensusScenes > 0) { this.census(this.censusDone); this.censusDone = true; }
     this.emit(rec, t, {});
   }
 
@@ -672,13 +816,30 @@ class Recorder {
     const rch = new Float64Array(this.trackGet.length).fill(NaN);
     rch.set(this.reach);
     this.reach = rch;
+    const hf = new Uint8Array(this.trackGet.length), cf = new Uint8Array(this.trackGet.length);
+    hf.set(this.holdFlag); cf.set(this.cutFlag);
+    this.holdFlag = hf; this.cutFlag = cf;
   }
 
-  hold(name) { this.pendingHold = mark(this.pendingHold, name); }
+  hold(name) {
+    if (name === undefined || name === null) this.holdAll = true;
+    else { const k = this.trackIndex(name); if (k >= 0) this.holdFlag[k] = 1; }
+    this.anyHold = true;
+  }
 
-  cut(name) { this.pendingCut = mark(this.pendingCut, name); }
+  cut(name) {
+    if (name === undefined || name === null) this.cutAll = true;
+    else { const k = this.trackIndex(name); if (k >= 0) this.cutFlag[k] = 1; }
+    this.anyHold = true;
+  }
+
+  trackIndex(name) {
+    const t = this.motion.byName.get(typeof name === 'string' ? name : String(name));
+    return t ? t.index : -1;
+  }
 
   usermark({ windowMs = 5000, note, inputsHeld, world } = {}) {
+    if (this.workQueued || this.nWork > 0) this.runWork();    // the frames' spawned counts
     const t = now();
     const ring = this.ring;
     const from = t - windowMs;
@@ -738,6 +899,7 @@ class Recorder {
   }
 
   async flush() {
+    if (this.workQueued || this.nWork > 0) this.runWork();
     // a long-script hitch still waiting for its script goes as it is
     if (this.pending.length) {
       await new Promise((r) => setTimeout(r, Math.max(0, Math.min(LOAF_WAIT_MS, ...this.pending.map((p) => p.deadline - now())))));
@@ -766,6 +928,7 @@ class Recorder {
     // made a task after their frame): send everything, then stop; what the
     // daemon would not take goes with the browser's beacon
     setTimeout(() => {
+      this.runWork();
       this.resolvePending(true);
       this.outbox.flush().then(() => {
         if (this.outbox.queued() > 0) this.outbox.beacon();
@@ -802,14 +965,6 @@ class Recorder {
   changed() {
     for (const fn of this.listeners) { try { fn(); } catch { /* a listener's bug is its own */ } }
   }
-}
-
-function mark(cur, name) {
-  if (name === undefined || name === null) return true;
-  if (cur === true) return true;
-  const s = cur || new Set();
-  s.add(String(name));
-  return s;
 }
 
 /*

@@ -32,6 +32,13 @@ test('ring: nearest-rank percentiles over the unpaused frames of a window', () =
   assert.equal(ring.percentile('frameMs', 0.95), 10);
   assert.equal(ring.percentile('frameMs', 1), 10);
   assert.equal(ring.median('frameMs', 70), 9);      // ends 80, 90, 100 → 8, 9, 10
+  const out = new Float64Array(2);
+  ring.medianInto('frameMs', out, 1);
+  assert.equal(out[1], 6, 'medianInto is median() over the whole ring');
+  push(105, 7);                                      // 3 goes: 4..10 and 7, rank ceil(0.5*8)=4 → 7
+  assert.equal(ring.median('frameMs'), 7);
+  ring.medianInto('frameMs', out, 0);
+  assert.equal(out[0], 7);
   push(110, 500, true);                              // paused: kept, never in the stats
   assert.equal(ring.percentile('frameMs', 1), 10);
   assert.ok(Number.isNaN(ring.median('frameMs', 1000)), 'an empty window is NaN, not 0');
@@ -92,6 +99,21 @@ test('classifier: each class from its own evidence, ranked, every guess with evi
   // a spawn that also compiled: both, the compile first
   assert.deepEqual(classifyFrame(frame({ spawned: 80, delta: { programs: 1 } })).map((g) => g.guess).slice(0, 2), ['shader-compile', 'spawn-burst']);
   assert.equal(classifyFrame(frame({ spawned: 49 }), { spawnBurst: 50 })[0].guess, 'long-render', 'below the burst threshold');
+});
+
+test('classifier: the frame after a compile or an upload, held back outside render with no script, is the compile\'s', () => {
+  // SwiftShader links after render returns; the next frame waits, the main thread idle
+  const held = classifyFrame(frame({ frameMs: 250, insideMs: 2, loaf: 'none', before: { programs: 6, textures: 0 } }));
+  assert.equal(held[0].guess, 'shader-compile');
+  assert.equal(held[0].confidence, 'medium');
+  assert.match(held[0].evidence, /programs \+6 in the frame before, then 248 of 250 ms outside render/);
+  assert.ok(!held.some((g) => g.guess === 'long-script'), 'not a long-script hitch: it waits for no LoAF entry');
+  assert.equal(classifyFrame(frame({ insideMs: 2, before: { programs: 0, textures: 1 } }))[0].guess, 'texture-upload');
+  // a script the browser named still wins; time inside render is not the GPU's catch-up; nothing before: long-script
+  const script = { name: 'tick', sourceURL: '', charPosition: -1, invoker: 'FrameRequestCallback', durationMs: 200 };
+  assert.equal(classifyFrame(frame({ insideMs: 2, loaf: 'found', script, before: { programs: 3 } }))[0].guess, 'long-script');
+  assert.equal(classifyFrame(frame({ insideMs: 100, before: { programs: 3 } }))[0].guess, 'long-render');
+  assert.equal(classifyFrame(frame({ insideMs: 2, before: { programs: 0, textures: 0 } }))[0].guess, 'long-script');
 });
 
 test('classifier: long-script names the script when Long Animation Frames did, and says so when it could not', () => {
