@@ -1039,13 +1039,9 @@ row_status(struct ledger *l, const struct row *row)
 const char *
 ledger_status_of(struct ledger *l, const char *id)
 {
-	uint32_t	 v;
-	struct row	*r;
+	uint64_t	count;
 
-	if (footprint_parse_hex(id, strlen(id), &v) != 0 ||
-	    (r = row_find(l, v)) == NULL)
-		return NULL;
-	return row_status(l, r);
+	return ledger_row_state(l, id, &count);
 }
 
 const char *

@@ -23,6 +23,7 @@
 
 #include "daemon/guard.h"
 #include "daemon/rawhdr.h"
+#include "refjson.h"
 
 int	LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -111,21 +112,6 @@ ref_origin(const char *o, const char *host)
 }
 
 /* digits only, at least one, no overflow: 0 and *v; else -1 */
-static int
-ref_number(const char *s, uint64_t *v)
-{
-	*v = 0;
-	if (*s == '\0')
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' ||
-		    *v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		*v = *v * 10 + (uint64_t)(*s - '0');
-	}
-	return 0;
-}
-
 /* application/json, any case, maybe ";params", whitespace around */
 static int
 ref_json(const char *ct)

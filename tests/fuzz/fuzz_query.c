@@ -30,6 +30,7 @@
 #include "daemon/server.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
+#include "refjson.h"
 
 int	LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -43,21 +44,6 @@ fail(const char *what)
 }
 
 /* --- references ------------------------------------------------------------ */
-
-static int
-ref_number(const char *s, uint64_t *v)
-{
-	*v = 0;
-	if (*s == '\0')
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' ||
-		    *v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		*v = *v * 10 + (uint64_t)(*s - '0');
-	}
-	return 0;
-}
 
 static int
 ref_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)

@@ -266,3 +266,18 @@ refjson_object(const char *data, size_t n)
 	ws(&r);
 	return at_end(&r);
 }
+
+int
+ref_number(const char *s, uint64_t *v)
+{
+	*v = 0;
+	if (*s == '\0')
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' ||
+		    *v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		*v = *v * 10 + (uint64_t)(*s - '0');
+	}
+	return 0;
+}

@@ -12,8 +12,13 @@
 #define TESTS_FUZZ_REFJSON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 1 if data[0..n) is one valid JSON object by the rules above, else 0. */
 int	refjson_object(const char *data, size_t n);
+
+/* The HTTP harnesses' plain decimal reader: one or more digits, nothing
+ * else, that fit in 64 bits.  0 with *v, or -1. */
+int	ref_number(const char *s, uint64_t *v);
 
 #endif
