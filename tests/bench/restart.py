@@ -165,7 +165,7 @@ def main():
             r = benchlib.median(times) * 1000
             benchlib.line("restart to ready, %s, cursor present" % name, r, "ms",
                           anchor=first * 1000, target="<= 100 ms", met=r <= 100,
-                          vs="first start (full fold)")
+                          vs="first start, full fold")
             largest = (name, first_kb, benchlib.median(kbs))
         if largest:
             name, first_kb, again_kb = largest
