@@ -18,9 +18,6 @@ the median restart.  Memory: VmHWM once READY is received.
 """
 import argparse
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,49 +29,6 @@ import benchlib  # noqa: E402
 
 def size_name(mb):
     return "%g GB" % (mb / 1000) if mb >= 1000 else "%g MB" % mb
-
-
-class Daemon:
-    def __init__(self, build, project, state, sock_path):
-        self.build, self.project, self.state, self.sock_path = build, project, state, sock_path
-
-    def start(self, deadline_s=600):
-        """Start; return seconds from exec to READY=1."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        if os.path.exists(self.sock_path):
-            os.unlink(self.sock_path)
-        sock.bind(self.sock_path)
-        env = dict(os.environ, XDG_STATE_HOME=self.state, NOTIFY_SOCKET=self.sock_path,
-                   DBUS_SESSION_BUS_ADDRESS="")
-        self.log = open(os.path.join(os.path.dirname(self.sock_path), "daemon.log"), "ab")
-        t0 = time.perf_counter()
-        self.proc = subprocess.Popen([os.path.join(self.build, "sloptimized"), "--project",
-                                      self.project, "--listen", "127.0.0.1:0", "--desktop", "0"],
-                                     env=env, stderr=self.log, stdout=subprocess.DEVNULL)
-        end = time.monotonic() + deadline_s
-        try:
-            while True:
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("no READY=1 within %d s" % deadline_s)
-                sock.settimeout(min(left, 1.0))
-                try:
-                    msg = sock.recv(4096)
-                except socket.timeout:
-                    if self.proc.poll() is not None:
-                        raise RuntimeError("sloptimized exited %d before ready" % self.proc.returncode)
-                    continue
-                if b"READY=1" in msg.split(b"\n"):
-                    return time.perf_counter() - t0
-        finally:
-            sock.close()
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(60)
-        self.log.close()
-        if rc != 0:
-            raise RuntimeError("sloptimized exited %d on SIGTERM" % rc)
 
 
 def snapshot(d):
@@ -123,7 +77,7 @@ def main():
         os.makedirs(os.path.join(empty, ".sloptimize"))
         open(os.path.join(empty, ".sloptimize", "perf.jsonl"), "w").close()
         os.makedirs(os.path.join(tmp, "run-empty"))
-        running = Daemon(build, empty, os.path.join(tmp, "run-empty", "state"),
+        running = benchlib.Daemon(build, empty, os.path.join(tmp, "run-empty", "state"),
                          os.path.join(tmp, "run-empty", "notify"))
         running.start()
         empty_kb = benchlib.rss_kb(running.proc.pid)
@@ -139,7 +93,7 @@ def main():
             run = os.path.join(tmp, "run-%s" % mb)
             os.makedirs(run)
             state = os.path.join(run, "state")
-            d = Daemon(build, proj, state, os.path.join(run, "notify"))
+            d = benchlib.Daemon(build, proj, state, os.path.join(run, "notify"))
             running = d
             first = d.start()
             first_kb = benchlib.rss_kb(d.proc.pid)
