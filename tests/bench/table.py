@@ -32,7 +32,8 @@ def benches(build):
     return {
         "fold": (["sh", os.path.join(t, "bench", "fold.sh"), build], TOP),
         "restart": ([sys.executable, os.path.join(t, "bench", "restart.py"), build], TOP),
-        "wake": ([sys.executable, os.path.join(t, "bench", "wake.py"), build], TOP),
+        # the idle count is idle.py's
+        "wake": ([sys.executable, os.path.join(t, "bench", "wake.py"), build, "--idle", "0"], TOP),
         "idle": ([sys.executable, os.path.join(t, "bench", "idle.py"), build], TOP),
         "http": (["sh", os.path.join(t, "bench", "http.sh"), build], TOP),
         "recorder": (["node", "bench/recorder.mjs"], t),
