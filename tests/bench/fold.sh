@@ -17,13 +17,14 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/bench/lib.sh"
 BUILD=${1:-build}
+case $BUILD in /*) ;; *) BUILD="$top/$BUILD" ;; esac
 [ $# -gt 0 ] && shift
 if bench_quick; then
 	SIZES=${*:-20}; TIMES=1; CAUSES_MB=20
 else
 	SIZES=${*:-500 1000}; TIMES=3; CAUSES_MB=200
 fi
-S="$top/$BUILD/sloptimize"
+S="$BUILD/sloptimize"
 gen="$top/tests/genledger.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -17,12 +17,13 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/bench/lib.sh"
 BUILD=${1:-build}
+case $BUILD in /*) ;; *) BUILD="$top/$BUILD" ;; esac
 if bench_quick; then
 	SECS=${2:-2}; ROUNDS=${ROUNDS:-1}; CAUSES_MB=20; STATUS_MB=20
 else
 	SECS=${2:-10}; ROUNDS=${ROUNDS:-3}; CAUSES_MB=150; STATUS_MB=200
 fi
-D="$top/$BUILD/sloptimized"
+D="$BUILD/sloptimized"
 tmp=$(mktemp -d)
 chmod 755 "$tmp"	# nginx's worker drops root and must read www/
 pids=""

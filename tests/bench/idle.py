@@ -139,7 +139,7 @@ def main():
         ours = per_min(dn["context-switches"], took)
         benchlib.line("idle daemon, %d watchers: wake-ups" % a.watchers, ours, "/min",
                       anchor=per_min(tn["context-switches"], took),
-                      target="pings only as often as a dead peer must be noticed", met=None,
+                      target="pings only as a dead peer needs", met=None,
                       vs="tail -F, same window")
         print("target (DESIGN §14, issue 12): 0 wake-ups a minute with no client; with "
               "watchers, pings only as often as a dead peer must be noticed")

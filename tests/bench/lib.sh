@@ -8,7 +8,7 @@ bench_quick() { [ -n "${BENCH_QUICK:-}" ] && [ "${BENCH_QUICK}" != 0 ]; }
 # ledger made once under BUILD/bench/ (into a temporary name first, so an
 # interrupted run leaves no half ledger), its perf.jsonl in the page cache
 bench_ledger() {
-	d="$top/$1/bench/ledger-$2mb-$3c"
+	d="$1/bench/ledger-$2mb-$3c"
 	if [ ! -s "$d/.sloptimize/perf.jsonl" ]; then
 		echo "generating $d (once): genledger.py --mb $2 --causes $3" >&2
 		rm -rf "$d.tmp"

@@ -27,7 +27,7 @@ FIELD = re.compile(r"(%s)=(.*?)(?= (?:%s)=|$)" % ("|".join(KEYS), "|".join(KEYS)
 
 def benches(build):
     """name -> (argv, cwd).  Each is also its own make target."""
-    b = os.path.join(TOP, build) if not os.path.isabs(build) else build
+    build = b = os.path.abspath(build)
     t = os.path.join(TOP, "tests")
     return {
         "fold": (["sh", os.path.join(t, "bench", "fold.sh"), build], TOP),
