@@ -24,7 +24,7 @@ cat "$tmp/out"
 row() {
 	line=$(grep -F -- "$1 " "$tmp/out" | head -n 1)
 	[ -n "$line" ] || fail "no row '$1'"
-	printf '%s\n' "$line" | grep -Eq -- "  [0-9]+(\.[0-9]+)? $2  .*  (yes|no)\$" ||
+	printf '%s\n' "$line" | grep -Eq -- "  [0-9][0-9,]*(\.[0-9]+)? $2  .*  (yes|no)\$" ||
 	    fail "row '$1' has no number in $2 and verdict: $line"
 }
 row "issues --json, 20 MB: throughput" "MB/s"

@@ -58,14 +58,22 @@ def num(s):
         return None
 
 
+def show(x):
+    """A figure as the table prints it: whole above 100, else three
+    significant digits (the scripts print more; the noise is larger)."""
+    if abs(x) >= 100 or x == int(x):
+        return "{:,.0f}".format(x)
+    return "%.3g" % x
+
+
 def cells(row):
     unit = row.get("unit", "")
     anchor = row.get("anchor", "-")
-    a = "-" if anchor in ("", "-") else "%s %s" % (anchor, unit)
+    o, an = num(row.get("ours")), num(anchor)
+    a = "-" if an is None else "%s %s" % (show(an), unit)
     if a != "-" and row.get("vs"):
         a += " (%s)" % row["vs"]
-    o, an = num(row.get("ours")), num(anchor)
-    ours = "%s %s" % (row.get("ours"), unit) if o is not None else row.get("ours", "?")
+    ours = "%s %s" % (show(o), unit) if o is not None else row.get("ours", "?")
     ratio = "-"
     if o is not None and an:
         r = o / an

@@ -221,8 +221,8 @@ def main():
                 summary["records"], summary["polls"], summary["bytes"] // 1000000,
                 summary["errors"], took,
                 "" if took < a.load else " (the load stopped before the measurement did)"))
-            bench("tail -F, same load", loaded_lat, loaded_tail,
-                  " under load (10k rec/s, 20 /ledger pollers, 5 watchers)")
+            bench("tail -F, same load: 10k rec/s, 20 /ledger pollers, 5 watchers", loaded_lat,
+                  loaded_tail, " under load")
             for w in others:
                 w.terminate()
                 w.wait()
