@@ -82,8 +82,8 @@ def line(measure, ours, unit, anchor=None, target="-", met=None, vs=None):
 class Daemon:
     """sloptimized on a project with a state directory of its own, ready
     when its sd_notify READY=1 arrives on a NOTIFY_SOCKET of ours (its
-    log goes beside that socket).  Rate limits and the desktop are off:
-    every meaningful record wakes."""
+    log goes beside that socket).  The desktop is off; args are added
+    (wake.py turns the rate limits off: every meaningful record wakes)."""
 
     def __init__(self, build, project, state, sock_path, args=()):
         self.build, self.project, self.state, self.sock_path = build, project, state, sock_path
@@ -101,8 +101,7 @@ class Daemon:
         self.log = open(os.path.join(os.path.dirname(self.sock_path), "daemon.log"), "ab")
         t0 = time.perf_counter()
         self.proc = subprocess.Popen([os.path.join(self.build, "sloptimized"), "--project",
-                                      self.project, "--listen", "127.0.0.1:0", "--desktop", "0",
-                                      "--per-fp-ms", "0", "--global-max", "0"] + self.args,
+                                      self.project, "--listen", "127.0.0.1:0", "--desktop", "0"] + self.args,
                                      env=env, stderr=self.log, stdout=subprocess.DEVNULL)
         end = time.monotonic() + deadline_s
         try:

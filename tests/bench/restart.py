@@ -100,14 +100,16 @@ def main():
             settle(state)
             d.stop()
             running = None
-            files = sorted(os.path.relpath(p, state) for p in snapshot(state))
-            if not any(f.endswith("cursor") for f in files):
+            files = sorted("%s (%d B)" % (os.path.basename(p), v[0])
+                           for p, v in snapshot(state).items())
+            if not any(f.startswith("cursor ") for f in files):
                 raise RuntimeError("no cursor in the state directory after SIGTERM: %s" % files)
             times, kbs = [], []
             for _ in range(a.restarts):
                 running = d
                 times.append(d.start())
                 kbs.append(benchlib.rss_kb(d.proc.pid))
+                settle(state)
                 d.stop()
                 running = None
             name = size_name(mb)

@@ -113,6 +113,7 @@ def run(name, argv, cwd, env, log, verbose):
                              stderr=subprocess.STDOUT, text=True, bufsize=1)
         for line in p.stdout:
             f.write(line)
+            f.flush()
             if verbose:
                 sys.stdout.write("  %s| %s" % (name, line))
             r = parse(line)
