@@ -65,8 +65,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench bench-fold bench-restart bench-wake bench-idle bench-http bench-sink \
-	bench-recorder install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -240,6 +239,7 @@ soak: deps
 # as Markdown (docs/performance.md carries it).
 BENCH_ONLY	?=
 BENCH_MD	?=
+.PHONY: bench bench-restart bench-idle
 bench: deps
 	@$(MAKE) --no-print-directory all
 	python3 tests/bench/table.py $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
