@@ -65,7 +65,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-server bench-sink bench-recorder install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -231,6 +231,28 @@ soak: deps
 
 # --- benchmarks (figures, never pass/fail timing) ----------------------------
 
+# `make bench` runs every bench-* below, one after the other, and prints one
+# table (measure, anchor, ours, ratio, target, met) from their BENCH lines;
+# each one's output is kept in $(BUILD)/bench/logs/.  BENCH_QUICK=1: small
+# ledgers and short runs (a few minutes), to see that it all works;
+# BENCH_ONLY=fold,restart,… a part; BENCH_MD=FILE also writes the table
+# as Markdown (docs/performance.md carries it).
+BENCH_ONLY	?=
+BENCH_MD	?=
+.PHONY: bench bench-restart bench-idle
+bench: deps
+	@$(MAKE) --no-print-directory all
+	python3 tests/bench/table.py $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
+	    $(if $(BENCH_MD),--markdown $(BENCH_MD))
+
+bench-restart: deps
+	@$(MAKE) --no-print-directory all
+	python3 tests/bench/restart.py $(BUILD)
+
+bench-idle: deps
+	@$(MAKE) --no-print-directory all
+	python3 tests/bench/idle.py $(BUILD)
+
 bench-fold: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/fold.sh $(BUILD)
@@ -250,12 +272,6 @@ bench-sink: deps
 bench-recorder: deps
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
-# The events socket and the HTTP loop (issue 12): append -> wake under
-# load, /ledger and /issues against nginx, /status under /issues load,
-# idle wake-ups; one `measure | anchor | ours | target` line each.
-bench-server: deps
-	@$(MAKE) --no-print-directory all
-	python3 tests/bench/server.py $(BUILD)
 
 # --- install ----------------------------------------------------------------
 

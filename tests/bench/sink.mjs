@@ -27,11 +27,17 @@ const opt = (name, def) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : def;
 };
-const N = opt('records', 1000000);
-const K = opt('copies', 10);
-const LAGN = opt('lag', 200);
+// BENCH_QUICK=1: 20,000 records, 2 copies, 20 appends (checks the machinery)
+const QUICK = !['', '0', undefined].includes(process.env.BENCH_QUICK);
+const N = opt('records', QUICK ? 20000 : 1000000);
+const K = opt('copies', QUICK ? 2 : 10);
+const LAGN = opt('lag', QUICK ? 20 : 200);
+// one machine-readable line for tests/bench/table.py (tests/bench/benchlib.py)
+const num = (v) => (v === null || v === undefined ? '-' : String(Number(v.toPrecision(4))));
+const bench = (measure, anchor, ours, unit, vs) =>
+  console.log(`BENCH measure=${measure} anchor=${num(anchor)} ours=${num(ours)} unit=${unit} target=- met=-${vs ? ` vs=${vs}` : ''}`);
 const DRIVER = path.join(build, 'tests', 'sink_driver');
-const work = path.join(build, 'bench-sink');
+const work = path.join(build, 'bench', 'sink');
 fs.mkdirSync(work, { recursive: true });
 
 function ms(t0) { return Number(process.hrtime.bigint() - t0) / 1e6; }
@@ -92,6 +98,7 @@ init('tput');
   console.log(`\n1. throughput: ${st.sink.rows} rows (${(bytes / 1e6).toFixed(0)} MB of ledger) in ${fmt(t)} s ` +
     `= ${Math.round(st.sink.rows / t).toLocaleString('en')} records/s, ${(bytes / 1e6 / t).toFixed(1)} MB/s; ` +
     `${st.sink.batches} batches of ≤ ${st.sink.batchRows} rows; ${n} rows after FINAL`);
+  bench(`sink throughput, ${N.toLocaleString('en')} records from byte 0`, null, st.sink.rows / t, 'records/s');
 }
 
 // --- 2. lag ------------------------------------------------------------------
@@ -139,6 +146,8 @@ for (const [db, bms, n] of [['lag50', 50, LAGN], ['lagdef', 0, Math.max(10, Math
   const { out: a, anchor } = await lag(db, bms, n);
   if (bms === 50)
     console.log(`   anchor: one SELECT finding a row already there     p50 ${fmt(pct(anchor, 0.5))} ms  p99 ${fmt(pct(anchor, 0.99))} ms`);
+  bench(`sink lag, append -> row queryable, --batch-ms ${bms || '1000 (default)'}, p99`, pct(anchor, 0.99), pct(a, 0.99), 'ms',
+    'a SELECT finding a row already there');
   console.log(`   --batch-ms ${bms || '1000 (default)'}: ${String(n).padStart(4)} appends           ` +
     `p50 ${fmt(pct(a, 0.5))} ms  p99 ${fmt(pct(a, 0.99))} ms  max ${fmt(Math.max(...a))} ms`);
 }
@@ -179,6 +188,8 @@ for (const [db, bms, n] of [['lag50', 50, LAGN], ['lagdef', 0, Math.max(10, Math
   const local = best(['issues', '--json', '--project', union]);
   console.log(`   sloptimize issues --team --json (ClickHouse SQL + the fold's finish)  ${fmt(team.b / 1000)} s  ${team.rows} rows`);
   console.log(`   sloptimize issues --json on the same records (${(bytes * K / 1e9).toFixed(2)} GB, one file)  ${fmt(local.b / 1000)} s  ${local.rows} rows`);
+  bench(`issues --team on ${n.toLocaleString('en')} rows`, local.b / 1000, team.b / 1000, 's',
+    'the local fold of the same records');
 }
 
 await ch.stop();
