@@ -7,9 +7,9 @@
  * only folded — a `sloptimize watch` that outlived a kill -9 and resumes
  * from its last id gets their wakes made again from the file, and the
  * events socket's ring starts after them (daemon/server.h); those it had
- * not said yet (held back when it died) are said now; CATCHUP lines wake when recent
- * and are otherwise summed up; LIVE lines wake subject to the rate
- * limits.  The lines of a file that replaced perf.jsonl while running are
+ * not said yet (held back when it died) are said now; CATCHUP lines wake
+ * when recent and are otherwise summed up; LIVE lines wake subject to the
+ * rate limits.  The lines of a file that replaced perf.jsonl while running are
  * CATCHUP too, so an old history is summed up, not woken again.  This
  * file only feeds the notifier records, wires its channels, and keeps
  * `wakes` — the id of the last wake said — in a slot of the state
