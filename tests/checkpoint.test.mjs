@@ -1,0 +1,323 @@
+// The daemon's checkpoint (docs/checkpoints.md), with the real daemon on a
+// generated ledger: a restart resumes from it and folds only what is new;
+// kill -9 at random points of its writes, a checkpoint from another file,
+// a ledger truncated or replaced while stopped, fixes.jsonl changed while
+// stopped, a torn checkpoint — after each, the daemon's catalogue is the
+// one a fold from byte 0 gives (`sloptimize issues --json
+// --no-checkpoint`), and so is the CLI's when it reads the checkpoint.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  Daemon, comparable, perfPath, tmpdir, top, waitFor, CLI, VALGRIND,
+} from './lib.mjs';
+
+const NOW = '2026-10-01T00:00:00Z';
+// checkpoints often: after 64 KiB of ledger, or 50 ms of quiet
+const ARGS = ['--desktop', '0', '--checkpoint-bytes', '65536', '--checkpoint-idle-ms', '50'];
+
+function genledger(dir, ...args) {
+  const r = spawnSync('python3', [path.join(top, 'tests', 'genledger.py'), dir, ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`genledger: ${r.stderr}`);
+}
+
+// A project with a generated ledger (about 4 MB, 80 causes, fixes).
+function project(seed = 1) {
+  const p = tmpdir('ckpt');
+  genledger(p, '--records', '10000', '--causes', '80', '--fixes', '10', '--seed', String(seed));
+  return p;
+}
+
+// More records of the same shapes, to append: another seed's lines.
+function moreLines(seed = 9) {
+  const p = tmpdir('more');
+  genledger(p, '--records', '6000', '--causes', '80', '--seed', String(seed));
+  return fs.readFileSync(perfPath(p), 'utf8').split('\n').filter((l) => l);
+}
+
+function cli(env, args) {
+  const r = spawnSync(CLI, args, { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`sloptimize ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+// The daemon's catalogue, and the CLI's from its checkpoint, are those of
+// a fold from byte 0.
+async function sameAsFresh(d, what = '') {
+  await d.caughtUp();
+  const p = d.project;
+  const fresh = JSON.parse(cli(d.env, ['issues', '--json', '--no-checkpoint', '--project', p, '--now', NOW]));
+  const live = await d.get('/api/sloptimize/issues');
+  assert.deepEqual(comparable(live), comparable(fresh), `daemon catalogue == fresh fold ${what}`);
+  assert.deepEqual(live.counts, fresh.counts, `counts ${what}`);
+  assert.deepEqual(live.skipped, fresh.skipped, `skipped lines ${what}`);
+  for (const verb of [['issues'], ['history', '--buckets', '12']]) {
+    const a = cli(d.env, [...verb, '--json', '--project', p, '--now', NOW]);
+    const b = cli(d.env, [...verb, '--json', '--no-checkpoint', '--project', p, '--now', NOW]);
+    assert.equal(a, b, `${verb[0]} from the checkpoint == from byte 0 ${what}`);
+  }
+}
+
+async function ckptStatus(d) {
+  return (await d.status()).checkpoint;
+}
+
+// Running, caught up, and the fold as it stands is saved.
+async function saved(d) {
+  await d.caughtUp();
+  await waitFor(async () => {
+    const c = await ckptStatus(d);
+    return c.saves > 0 && !c.pending && c.lastOffset === fs.statSync(perfPath(d.project)).size;
+  }, { what: 'a checkpoint of the whole ledger' });
+}
+
+function ckptFile(d) {
+  return path.join(d.stateDir(), 'checkpoint');
+}
+
+test('a restart resumes from the checkpoint and folds only the bytes after it', async () => {
+  const p = project();
+  const d = new Daemon(p, { args: ARGS });
+  await d.start();
+  try {
+    let c = await ckptStatus(d);
+    assert.equal(c.resumed, false);
+    assert.equal(c.why, 'none yet');
+    await saved(d);
+    await sameAsFresh(d, 'after the first fold');
+    assert.deepEqual(await d.stop(), { code: 0, sig: null });
+    const size = fs.statSync(perfPath(p)).size;
+    // appended while stopped: folded after the checkpoint
+    fs.appendFileSync(perfPath(p), moreLines().slice(0, 500).join('\n') + '\n');
+    await d.start();
+    c = await ckptStatus(d);
+    assert.equal(c.resumed, true, c.why);
+    assert.equal(c.resumedAt, size);
+    assert.match(d.log, /checkpoint: resumed at byte \d+, folded the \d+ bytes after it/);
+    await sameAsFresh(d, 'after a restart with appends');
+    // a clean stop saves the fold as it stands; the next start folds nothing
+    await saved(d);
+    await d.stop();
+    await d.start();
+    c = await ckptStatus(d);
+    assert.equal(c.resumedAt, fs.statSync(perfPath(p)).size);
+    assert.match(d.log, /folded the 0 bytes after it/);
+    await sameAsFresh(d, 'after a restart with nothing new');
+    // live appends after a resume, then saved again
+    fs.appendFileSync(perfPath(p), moreLines(10).slice(0, 300).join('\n') + '\n');
+    await saved(d);
+    await sameAsFresh(d, 'after live appends');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('kill -9 at random points during checkpoint writes: the catalogue is always a fresh fold',
+  { timeout: 300000, skip: VALGRIND && 'not under valgrind' }, async () => {
+  const p = project(2);
+  const more = moreLines(11);
+  let d = new Daemon(p, { args: ARGS });
+  await d.start();
+  await saved(d);
+  const tmp = `${ckptFile(d)}.tmp`;
+  let duringWrite = 0, resumed = 0, next = 0;
+  try {
+    for (let round = 0; round < 12; round++) {
+      // appends that make the daemon save, and a kill at a random moment
+      // — as soon as a save is seen writing in half of the rounds
+      const chunk = more.slice(next, next + 400);
+      next += 400;
+      fs.appendFileSync(perfPath(p), chunk.join('\n') + '\n');
+      const end = Date.now() + 3000;
+      const wantWrite = round % 2 === 0;
+      const wait = Math.random() * 150;
+      const t0 = Date.now();
+      while (Date.now() < end) {
+        if (wantWrite ? fs.existsSync(tmp) : Date.now() - t0 >= wait) break;
+        await new Promise((r) => setImmediate(r));
+      }
+      if (fs.existsSync(tmp)) duringWrite++;
+      await d.stop('SIGKILL');
+      d = new Daemon(p, { state: d.state, args: ARGS });
+      await d.start();
+      if ((await ckptStatus(d)).resumed) resumed++;
+      await sameAsFresh(d, `after kill ${round + 1}`);
+    }
+    assert.ok(duringWrite > 0, 'some kills landed while a checkpoint was being written');
+    assert.ok(resumed > 0, 'restarts resumed from a checkpoint');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a checkpoint from another project is not used', async () => {
+  const a = project(3), b = project(3);	// the same bytes, other files
+  const da = new Daemon(a, { args: ARGS }), db = new Daemon(b, { args: ARGS });
+  try {
+    await da.start();
+    await saved(da);
+    await da.stop();
+    await db.start();
+    await saved(db);
+    await db.stop();
+    fs.copyFileSync(ckptFile(db), ckptFile(da));
+    await da.start();
+    const c = await ckptStatus(da);
+    assert.equal(c.resumed, false);
+    assert.match(c.why, /dev\/inode/);
+    assert.match(da.log, /checkpoint not used: .*dev\/inode.*folding perf.jsonl from byte 0/);
+    await sameAsFresh(da, 'with the other project\'s checkpoint');
+    // and the CLI does not take it either (the bytes before it are the
+    // same, but the file is not)
+  } finally {
+    await da.stop();
+    await db.stop();
+  }
+});
+
+test('a ledger truncated, rewritten or replaced while stopped: the checkpoint is dropped', async () => {
+  const p = project(4);
+  const d = new Daemon(p, { args: ARGS });
+  const lines = fs.readFileSync(perfPath(p), 'utf8').split('\n').filter((l) => l);
+  try {
+    await d.start();
+    await saved(d);
+    await d.stop();
+    // truncated to half
+    fs.writeFileSync(perfPath(p), lines.slice(0, lines.length / 2).join('\n') + '\n');
+    await d.start();
+    let c = await ckptStatus(d);
+    assert.equal(c.resumed, false);
+    assert.match(c.why, /shorter than the checkpoint/);
+    await sameAsFresh(d, 'truncated');
+    await saved(d);
+    await d.stop();
+    // rewritten in place, longer, other bytes before the offset
+    fs.writeFileSync(perfPath(p), lines.slice(1).join('\n') + '\n');
+    await d.start();
+    c = await ckptStatus(d);
+    assert.equal(c.resumed, false);
+    await sameAsFresh(d, 'rewritten');
+    await saved(d);
+    await d.stop();
+    // replaced by a copy: the same bytes, another file
+    const copy = `${perfPath(p)}.new`;
+    fs.copyFileSync(perfPath(p), copy);
+    fs.renameSync(copy, perfPath(p));
+    await d.start();
+    c = await ckptStatus(d);
+    assert.equal(c.resumed, false);
+    assert.match(c.why, /dev\/inode/);
+    await sameAsFresh(d, 'replaced');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('fixes.jsonl changed while stopped: appended fixes are folded after it, anything else drops it', async () => {
+  const p = project(5);
+  const fixes = path.join(p, '.sloptimize', 'fixes.jsonl');
+  const d = new Daemon(p, { args: ARGS });
+  const fix = JSON.stringify({
+    v: 1, type: 'fix', id: '0000beef', at: '2026-09-30T10:00:00Z', status: 'applied',
+    footprints: ['0000beef'], description: 'appended while stopped',
+  });
+  const cycle = async (change, what) => {
+    await saved(d);
+    await d.stop();
+    change();
+    await d.start();
+    const c = await ckptStatus(d);
+    await sameAsFresh(d, what);
+    return c;
+  };
+  try {
+    await d.start();
+    let c = await cycle(() => fs.appendFileSync(fixes, fix + '\n'), 'a fix appended');
+    assert.equal(c.resumed, true, c.why);
+    c = await cycle(() => fs.appendFileSync(fixes, '{"type":"fix", broken\n'), 'a broken line appended');
+    assert.equal(c.resumed, false);
+    assert.match(c.why, /skipped/);
+    c = await cycle(() => {
+      const t = fs.readFileSync(fixes, 'utf8');
+      fs.writeFileSync(fixes, t.replace('"applied"', '"proposed"'));
+    }, 'a fix rewritten');
+    assert.equal(c.resumed, false);
+    assert.match(c.why, /fixes.jsonl (changed|is shorter)/);
+    c = await cycle(() => fs.unlinkSync(fixes), 'fixes.jsonl removed');
+    assert.equal(c.resumed, false);
+    assert.match(c.why, /fixes.jsonl is shorter than the checkpoint, or gone/);
+    // and after all that, a plain restart resumes again
+    c = await cycle(() => {}, 'nothing changed');
+    assert.equal(c.resumed, true, c.why);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a torn, damaged or foreign checkpoint file is not used', async () => {
+  const p = project(6);
+  const d = new Daemon(p, { args: ARGS });
+  try {
+    await d.start();
+    await saved(d);
+    await d.stop();
+    const good = fs.readFileSync(ckptFile(d));
+    const cases = [
+      ['torn', good.subarray(0, good.length / 2), /torn/],
+      ['a header byte flipped', Buffer.concat([good.subarray(0, 30), Buffer.from([good[30] ^ 1]), good.subarray(31)]), /torn or damaged/],
+      ['a byte of the fold flipped', Buffer.concat([good.subarray(0, 5000), Buffer.from([good[5000] ^ 1]), good.subarray(5001)]), /damaged/],
+      ['not a checkpoint', Buffer.from('sloptimize-cursor 1\n'.repeat(10)), /not a checkpoint/],
+    ];
+    for (const [what, bytes, why] of cases) {
+      fs.writeFileSync(ckptFile(d), bytes);
+      await d.start();
+      const c = await ckptStatus(d);
+      assert.equal(c.resumed, false, what);
+      assert.match(c.why, why, what);
+      await sameAsFresh(d, what);
+      await d.stop();
+      fs.writeFileSync(ckptFile(d), good);
+    }
+  } finally {
+    await d.stop();
+  }
+});
+
+// The CLI really reads the checkpoint: bytes rewritten in place before its
+// window are not seen through it (the identity rule is the cursor's,
+// DESIGN §8.4), while a fold from byte 0 sees them; and when the window
+// itself changes, the CLI folds from byte 0 too.
+test('sloptimize issues and history read the daemon\'s checkpoint', async () => {
+  const p = project(7);
+  const d = new Daemon(p, { args: ARGS });
+  try {
+    await d.start();
+    await saved(d);
+    await sameAsFresh(d, 'before');
+    await d.stop();
+    const buf = fs.readFileSync(perfPath(p));
+    const before = cli(d.env, ['issues', '--json', '--project', p, '--now', NOW]);
+    // rewrite a heartbeat's number near the start, same length, same inode
+    const i = buf.indexOf('"p95Ms":');
+    assert.ok(i > 0 && i < buf.length - 8192);
+    const fd = fs.openSync(perfPath(p), 'r+');
+    fs.writeSync(fd, Buffer.from('"p95Mx"'), 0, 7, i);
+    fs.closeSync(fd);
+    const through = cli(d.env, ['history', '--json', '--project', p, '--now', NOW]);
+    const fresh = cli(d.env, ['history', '--json', '--no-checkpoint', '--project', p, '--now', NOW]);
+    assert.notEqual(through, fresh, 'the checkpoint was read, not the bytes under it');
+    assert.equal(cli(d.env, ['issues', '--json', '--project', p, '--now', NOW]), before);
+    // the window before the checkpoint's offset changed: from byte 0
+    fs.appendFileSync(perfPath(p), '\n');
+    const size = fs.statSync(perfPath(p)).size;
+    fs.truncateSync(perfPath(p), size - 2);
+    fs.appendFileSync(perfPath(p), ' \n');
+    assert.equal(cli(d.env, ['history', '--json', '--project', p, '--now', NOW]),
+      cli(d.env, ['history', '--json', '--no-checkpoint', '--project', p, '--now', NOW]));
+  } finally {
+    await d.stop();
+  }
+});
