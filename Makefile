@@ -65,7 +65,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers bench-fold bench-wake bench-http bench-sink bench-recorder install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-server bench-sink bench-recorder install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -150,7 +150,7 @@ APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 	libcjson-dev libnotify-dev libcmocka-dev \
 	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
 	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server \
-	libcurl4-openssl-dev
+	libcurl4-openssl-dev strace
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node curl
 
 deps: .deps-stamp
@@ -221,6 +221,14 @@ fuzz-build: deps
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+# The soak: a bounded run under sustained load that stops itself and
+# passes or fails on what must hold (docs/robustness.md).  Not part of
+# `make test`: it takes a minute of a machine's full attention.
+SOAK_SECONDS	?= 60
+soak: deps
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node soak.mjs $(SOAK_SECONDS)
+
 # --- benchmarks (figures, never pass/fail timing) ----------------------------
 
 bench-fold: deps
@@ -242,6 +250,12 @@ bench-sink: deps
 bench-recorder: deps
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
+# The events socket and the HTTP loop (issue 12): append -> wake under
+# load, /ledger and /issues against nginx, /status under /issues load,
+# idle wake-ups; one `measure | anchor | ours | target` line each.
+bench-server: deps
+	@$(MAKE) --no-print-directory all
+	python3 tests/bench/server.py $(BUILD)
 
 # --- install ----------------------------------------------------------------
 

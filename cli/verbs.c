@@ -23,10 +23,12 @@
 #include "cli/fix.h"
 #include "daemon_get.h"
 #include "ledger/footprint.h"
+#include "ledger/impact.h"
 #include "notifier/desktop.h"
 #include "project/append.h"
 #include "sink.h"
 #include "verbs.h"
+#include "watch.h"
 #include "watchers/fstrust.h"
 #include "project/statedir.h"
 
@@ -235,6 +237,20 @@ static const char issues_usage[] =
 "  --no-checkpoint     fold the whole ledger, not the daemon's checkpoint\n"
 "                      and the bytes after it (the answer is the same)\n";
 
+/* Someone's own words on one line: quoted, '"' and '\\' escaped,
+ * control characters as spaces (a note is not a terminal command). */
+static void
+print_quoted(const char *s)
+{
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+	}
+	putchar('"');
+}
+
 static void
 print_issue_detail(const cJSON *doc)
 {
@@ -291,6 +307,12 @@ print_issue_detail(const cJSON *doc)
 		    jstr(it, "at"), jstr(it, "build"), val,
 		    cJSON_IsObject(v) ? jstr(v, "guess") : "-",
 		    jnum(it, "offset"));
+		/* the player's own words, under the press they explain */
+		if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, "note"))) {
+			printf("%-24s  note: ", "");
+			print_quoted(jstr(it, "note"));
+			printf("\n");
+		}
 	}
 }
 
@@ -378,11 +400,102 @@ verb_issues(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* --- ranking by impact (ledger/impact.h, docs/ranking.md) -------------- */
+
+struct ranked {
+	cJSON		*row;
+	struct impact	 im;
+	double		 count;
+	const char	*id;
+};
+
+static void
+row_impact(const cJSON *row, struct impact *im)
+{
+	const cJSON		*w = cJSON_GetObjectItemCaseSensitive(row, "worst");
+	double			 ago = jnum(row, "lastAgoMs");
+	struct impact_of	 in;
+
+	memset(&in, 0, sizeof(in));
+	in.type = jstr(row, "type");
+	in.status = jstr(row, "status");
+	in.has_worst = cJSON_IsObject(w) && !isnan(jnum(w, "value"));
+	in.worst = in.has_worst ? jnum(w, "value") : 0;
+	in.unit = cJSON_IsObject(w) ? jstr(w, "unit") : NULL;
+	in.count = isnan(jnum(row, "count")) ? 1 : (uint64_t)jnum(row, "count");
+	in.age_ms = isnan(ago) ? IMPACT_NO_AGE : (int64_t)ago;
+	impact_compute(&in, im);
+}
+
+static int
+ranked_cmp(const void *pa, const void *pb)
+{
+	const struct ranked	*a = pa, *b = pb;
+	int			 c = impact_cmp(&a->im, &b->im);
+
+	if (c != 0)
+		return c;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+/*
+ * Sort the rows of `arr` by impact, most first, keep the first `keep`
+ * (0: all) and, with `annotate`, add to each its "impact" {rank, tier,
+ * score, excessMs}.  Rows that cannot be ranked (out of memory) keep the
+ * catalogue's order.
+ */
+static void
+rank_rows(cJSON *arr, int keep, int annotate)
+{
+	struct ranked	*r;
+	cJSON		*row;
+	int		 n = cJSON_GetArraySize(arr), i = 0;
+
+	if (n < 1 || (r = calloc((size_t)n, sizeof(*r))) == NULL)
+		return;
+	cJSON_ArrayForEach(row, arr) {
+		r[i].row = row;
+		row_impact(row, &r[i].im);
+		r[i].count = jnum(row, "count");
+		r[i].id = jstr(row, "id");
+		i++;
+	}
+	qsort(r, (size_t)n, sizeof(*r), ranked_cmp);
+	/* detach all, put back in order; the ids point into the rows */
+	for (i = 0; i < n; i++)
+		cJSON_DetachItemViaPointer(arr, r[i].row);
+	for (i = 0; i < n; i++) {
+		if (keep > 0 && i >= keep) {
+			cJSON_Delete(r[i].row);
+			continue;
+		}
+		if (annotate) {
+			cJSON	*o = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(o, "rank", i + 1);
+			cJSON_AddStringToObject(o, "tier",
+			    impact_tier_name(r[i].im.tier));
+			cJSON_AddNumberToObject(o, "score",
+			    round(r[i].im.score * 10) / 10);
+			cJSON_AddNumberToObject(o, "excessMs",
+			    round(r[i].im.excess_ms * 10) / 10);
+			cJSON_AddItemToObject(r[i].row, "impact", o);
+		}
+		cJSON_AddItemToArray(arr, r[i].row);
+	}
+	free(r);
+}
+
 /* --- report ----------------------------------------------------------- */
 
 static const char report_usage[] =
 "usage: sloptimize report [--json] [--project DIR]\n"
-"The five most frequent issues, each with its verdict and evidence.\n"
+"The five issues that matter most now, each with its verdict, evidence\n"
+"and the command that shows it: regressions first, then a usermark\n"
+"pressed in the last 10 minutes, then by impact — how far past the frame\n"
+"budget, how often, how recently (docs/ranking.md).\n"
 "Exits 1 when any issue has regressed after a fix.\n";
 
 int
@@ -409,11 +522,12 @@ verb_report(int argc, char **argv)
 	    "issues"));
 	cJSON_Delete(reg);
 	q.status = NULL;
-	q.limit = 5;
+	q.limit = 0;
 	if ((out = ledger_issues_json(l, &q, c.now_ms)) == NULL) {
 		ledger_destroy(l);
 		return EXIT_FINDINGS;
 	}
+	rank_rows(cJSON_GetObjectItemCaseSensitive(out, "issues"), 5, 1);
 	if (c.json) {
 		add_source(out, &fi);
 		print_json(out);
@@ -444,6 +558,7 @@ verb_report(int argc, char **argv)
 			if (cJSON_IsObject(v))
 				printf("   %s/%s: %s\n", jstr(v, "guess"),
 				    jstr(v, "confidence"), jstr(v, "evidence"));
+			printf("   sloptimize issues --fp %s\n", jstr(row, "id"));
 		}
 	}
 	cJSON_Delete(out);
@@ -708,7 +823,8 @@ fix_loop_level(const char *project, char *out, size_t cap)
 static const char hook_usage[] =
 "usage: sloptimize hook-status [--json] [--project DIR]\n"
 "At most five lines for an agent's prompt hook: regressions, and issues\n"
-"seen in the last 30 minutes.  Silent, exit 0, when nothing needs\n"
+"seen in the last 30 minutes, ranked by impact (docs/ranking.md), each\n"
+"with the command that shows it.  Silent, exit 0, when nothing needs\n"
 "attention or there is no ledger; exit 4 with the reason on stderr when\n"
 "the ledger cannot be read (e.g. it is not a regular file).\n";
 
@@ -742,23 +858,20 @@ verb_hook_status(int argc, char **argv)
 		ledger_destroy(l);
 		return EXIT_OK;
 	}
-	/* regressions first, then what happened lately */
-	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(out,
-	    "issues"))
-		if (strcmp(jstr(row, "status"), "regressed") == 0) {
-			regressed++;
-			cJSON_AddItemReferenceToArray(pick, row);
-		}
+	/* regressions, and what happened lately, ranked by impact */
 	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(out,
 	    "issues")) {
 		double	ago = jnum(row, "lastAgoMs");
 
-		if (!isnan(ago) && ago <= HOOK_RECENT_MS &&
-		    strcmp(jstr(row, "status"), "regressed") != 0) {
+		if (strcmp(jstr(row, "status"), "regressed") == 0)
+			regressed++;
+		else if (!isnan(ago) && ago <= HOOK_RECENT_MS)
 			recent++;
-			cJSON_AddItemReferenceToArray(pick, row);
-		}
+		else
+			continue;
+		cJSON_AddItemToArray(pick, cJSON_Duplicate(row, 1));
 	}
+	rank_rows(pick, 0, c.json);
 	if (regressed + recent > 0) {
 		if (c.json) {
 			cJSON	*o = cJSON_CreateObject();
@@ -769,7 +882,8 @@ verb_hook_status(int argc, char **argv)
 			cJSON_AddStringToObject(o, "loop", loop);
 			cJSON_AddNumberToObject(o, "regressed", regressed);
 			cJSON_AddNumberToObject(o, "recent", recent);
-			cJSON_AddItemReferenceToObject(o, "issues", pick);
+			cJSON_AddItemToObject(o, "issues", pick);
+			pick = NULL;
 			print_json(o);
 			cJSON_Delete(o);
 		} else {
@@ -790,11 +904,13 @@ verb_hook_status(int argc, char **argv)
 				    "verdict");
 				fmt_worst(row, worst, sizeof(worst));
 				fmt_last(row, last, sizeof(last));
-				printf("  %s %s %s ×%.0f worst %s %s, last %s\n",
+				printf("  %s %s %s ×%.0f worst %s %s, last %s: "
+				    "sloptimize issues --fp %s\n",
 				    jstr(row, "status"), jstr(row, "id"),
 				    jstr(row, "type"), jnum(row, "count"),
 				    worst, cJSON_IsObject(v) ?
-				    jstr(v, "guess") : "-", last);
+				    jstr(v, "guess") : "-", last,
+				    jstr(row, "id"));
 			}
 		}
 	}
@@ -810,8 +926,10 @@ static const char doctor_usage[] =
 "usage: sloptimize doctor [--json] [--project DIR]\n"
 "Checks the environment: the ledger and what the fold skipped, which\n"
 "file-watch backend the daemon will use and why, the notification server,\n"
-"and the limits sloptimize states.  Exits 1 when something needs fixing,\n"
-"4 when there is no ledger.\n";
+"and the limits sloptimize states; with a daemon serving the project, its\n"
+"wakes (said, held back, stored) and desktop notifications (shown, sent,\n"
+"replaced, pending, dropped) from its /status.  Exits 1 when something\n"
+"needs fixing, 4 when there is no ledger.\n";
 
 struct doc {
 	cJSON	*checks;
@@ -819,11 +937,12 @@ struct doc {
 	int	 json;
 };
 
-static void
+static cJSON *
 check(struct doc *d, const char *name, int ok, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void
+/* One check; returns its JSON object (to add data to), owned by d. */
+static cJSON *
 check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 {
 	char	msg[1024];
@@ -843,6 +962,45 @@ check(struct doc *d, const char *name, int ok, const char *fmt, ...)
 	if (!d->json)
 		printf("%-7s %-14s %s\n", ok > 0 ? "ok" : ok == 0 ? "PROBLEM" :
 		    "note", name, msg);
+	return o;
+}
+
+/* What the running daemon says of its wakes and desktop notifications,
+ * from its /status (the counts only it knows). */
+static void
+daemon_wakes(struct doc *d, const cJSON *st)
+{
+	const cJSON		*n, *ds;
+	cJSON			*o;
+
+	n = cJSON_GetObjectItemCaseSensitive(st, "notifier");
+	if (!cJSON_IsObject(n)) {
+		check(d, "daemon status", 0, "the daemon's status has no "
+		    "notifier part");
+		return;
+	}
+	o = check(d, "wakes", 1, "%.0f lines said; %.0f records held back "
+	    "(%.0f not said yet), %.0f waiting for the catch-up line; last "
+	    "said %s, stored %s%s", jnum(n, "wakes"), jnum(n, "heldBack"),
+	    jnum(n, "heldPending"), jnum(n, "catchupPending"),
+	    jstr(n, "lastSaid"), jstr(n, "stored"),
+	    jnum(n, "storeErrors") > 0 ? " (the state's wakes could not always be "
+	    "written)" : "");
+	cJSON_AddItemToObject(o, "data", cJSON_Duplicate(n, 1));
+	ds = cJSON_GetObjectItemCaseSensitive(n, "desktopStats");
+	if (cJSON_IsObject(ds)) {
+		const char	*state = jstr(n, "desktop");
+		int		 ok = strcmp(state, "ok") == 0 ||
+				    strncmp(state, "disabled", 8) == 0;
+
+		o = check(d, "desktop", ok ? 1 : -1, "%s, %s: %.0f wakes — "
+		    "%.0f shown in %.0f bubbles (%.0f replaced in place), "
+		    "%.0f pending, %.0f dropped", jstr(n, "desktopBackend"),
+		    state, jnum(ds, "wakes"), jnum(ds, "shown"),
+		    jnum(ds, "sent"), jnum(ds, "replaced"),
+		    jnum(ds, "pending"), jnum(ds, "dropped"));
+		cJSON_AddItemToObject(o, "data", cJSON_Duplicate(ds, 1));
+	}
 }
 
 /* The daemon's sink, from its /status's `sink` (docs/team.md). */
@@ -881,17 +1039,18 @@ doctor_sink(struct doc *d, const cJSON *s)
 }
 
 /*
- * What only the running daemon knows, from its /status: the watcher it
- * really uses and why, read faults by their cause, cursor saves that
- * fail, the desktop notifier's state.  Each is said here as well as in
- * the daemon's log, because doctor is where a user looks.
+ * What only the running daemon knows, from one GET of its /status: the
+ * watcher it really uses and why, read faults by their cause, cursor
+ * saves that fail, what it said and held back, its desktop notifier's
+ * counts, its sink.  Each is said here as well as in the daemon's log,
+ * because doctor is where a user looks.
  */
 static void
 daemon_checks(struct doc *d, const char *project)
 {
 	static const char *const files[] = { "perf", "fixes" };
 	cJSON		*st = NULL;
-	const cJSON	*f, *n;
+	const cJSON	*f;
 	const char	*v, *why;
 #define SVAL(o, k)	(cJSON_GetStringValue( \
 			    cJSON_GetObjectItemCaseSensitive((o), (k))) ? \
@@ -924,10 +1083,7 @@ daemon_checks(struct doc *d, const char *project)
 			    "file again from the last saved point)", files[i],
 			    jstr(st, "stateDir"), v);
 	}
-	if ((n = cJSON_GetObjectItemCaseSensitive(st, "notifier")) != NULL &&
-	    (v = SVAL(n, "desktop"))[0] != '\0')
-		check(d, "desktop", strcmp(v, "ok") == 0 ? 1 : -1,
-		    "the daemon's desktop notifications: %s", v);
+	daemon_wakes(d, st);
 	doctor_sink(d, cJSON_GetObjectItemCaseSensitive(st, "sink"));
 	cJSON_Delete(st);
 #undef SVAL

@@ -407,6 +407,72 @@ backwards(struct watch_state *st, const cJSON *o, const struct watch_id *id,
 	return a;
 }
 
+/*
+ * The daemon cannot give the wakes after our id any more (perf.jsonl was
+ * replaced or cut short): a line on stdout says so, since the monitor
+ * missed something, and the watch resumes where the daemon says.
+ */
+static enum watch_action
+on_gap(struct watch_state *st, const cJSON *o, FILE *out, FILE *err)
+{
+	const char	*after, *resume, *why;
+	const cJSON	*lost = cJSON_GetObjectItemCaseSensitive(o, "lost");
+	char		 line[WATCH_LINE_MAX + 1], n[32], *copy;
+	struct watch_id	 id;
+	size_t		 len;
+	int		 rc;
+
+	after = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
+	    "after"));
+	resume = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
+	    "resume"));
+	why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
+	    "reason"));
+	if (after == NULL || resume == NULL) {
+		st->bad++;
+		fprintf(err, "sloptimize watch: a gap message without ids, "
+		    "skipped\n");
+		return WATCH_BAD;
+	}
+	if (cJSON_IsNumber(lost) && lost->valuedouble >= 0)
+		snprintf(n, sizeof(n), "%.0f", lost->valuedouble);
+	else
+		snprintf(n, sizeof(n), "an unknown number of");
+	if (st->json) {
+		if ((copy = cJSON_PrintUnformatted(o)) == NULL)
+			return WATCH_OUT_FAILED;
+		rc = fprintf(out, "%s\n", copy);
+		free(copy);
+	} else {
+		snprintf(line, sizeof(line), "sloptimize gap: %s wakes after "
+		    "id=%s cannot be replayed (%s); resuming after id=%s", n,
+		    after, why ? why : "the daemon no longer has them", resume);
+		len = watch_line_clean(line, strlen(line));
+		rc = fprintf(out, "%.*s\n", (int)len, line);
+	}
+	if (rc < 0 || fflush(out) != 0)
+		return WATCH_OUT_FAILED;
+	st->gaps++;
+	/* the daemon carries on after `resume`: "<gen>:-1" (every wake of
+	 * that generation is still to come) or an id */
+	len = strlen(resume);
+	if (len > 3 && len < 30 && strcmp(resume + len - 3, ":-1") == 0) {
+		char	g[32];
+
+		snprintf(g, sizeof(g), "%.*s:0", (int)(len - 3), resume);
+		if (watch_id_parse(g, strlen(g), &id) == 0) {
+			st->resume = id;
+			st->resume_all = st->have_resume = 1;
+		}
+	} else if (watch_id_parse(resume, len, &id) == 0 &&
+	    (!st->have_resume || watch_id_cmp(&id, &st->resume) > 0)) {
+		st->resume = id;
+		st->resume_all = 0;
+		st->have_resume = 1;
+	}
+	return WATCH_PRINTED;
+}
+
 enum watch_action
 watch_consume(struct watch_state *st, const char *msg, size_t len, FILE *out,
     FILE *err)
@@ -431,8 +497,14 @@ watch_consume(struct watch_state *st, const char *msg, size_t len, FILE *out,
 		cnt = cJSON_GetObjectItemCaseSensitive(o, "count");
 		if (cJSON_IsNumber(cnt) && cnt->valuedouble > 0)
 			st->dropped += (uint64_t)cnt->valuedouble;
-		a = WATCH_RESYNC;
-	} else if (strcmp(type, "wake") == 0) {
+		/* a daemon that names what it dropped drops only the panel's
+		 * "record" messages (it paces wakes); an older one dropped
+		 * wakes too, and they are had back by resuming at once */
+		if (cJSON_GetObjectItemCaseSensitive(o, "what") == NULL)
+			a = WATCH_RESYNC;
+	} else if (strcmp(type, "gap") == 0)
+		a = on_gap(st, o, out, err);
+	else if (strcmp(type, "wake") == 0) {
 		idv = cJSON_GetObjectItemCaseSensitive(o, "id");
 		if (idv == NULL || cJSON_IsNull(idv))
 			a = print_wake(st, o, out, err);
@@ -730,14 +802,19 @@ static const struct lws_protocols protocols[] = {
 };
 
 /*
- * Ping an idle connection: a daemon that is stopped (SIGSTOP, a suspended
- * VM) keeps its socket open, and without this the watch would wait on it
- * forever instead of saying so.  lws answers pings on the server side by
+ * Ping an idle connection, rarely.  A daemon that dies closes its socket
+ * and the watch knows at once; only one that is stopped (SIGSTOP, a
+ * suspended VM) keeps it open, and without a ping the watch would wait on
+ * it forever instead of saying so.  Nothing is lost while it waits (a
+ * stopped daemon sends nothing, and what comes after is resumed), so
+ * noticing within a few minutes is enough, and each ping wakes both
+ * processes: after 5 minutes of silence, given up 30 s later without an
+ * answer (docs/cli-watch.md).  lws answers pings on the server side by
  * itself.
  */
 static const lws_retry_bo_t idle_policy = {
-	.secs_since_valid_ping = 30,
-	.secs_since_valid_hangup = 40,
+	.secs_since_valid_ping = 300,
+	.secs_since_valid_hangup = 330,
 };
 
 int

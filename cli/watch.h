@@ -102,8 +102,9 @@ size_t	watch_line_clean(char *line, size_t len);
 /* What the consumer decided about one message. */
 enum watch_action {
 	WATCH_IGNORED,		/* hello, record, a wake already printed */
-	WATCH_PRINTED,		/* a wake went to `out` */
-	WATCH_RESYNC,		/* "dropped": reconnect now from the last id */
+	WATCH_PRINTED,		/* a wake (or a gap) went to `out` */
+	WATCH_RESYNC,		/* an older daemon's "dropped": reconnect now
+				   from the last id */
 	WATCH_BAD,		/* not a message we understand (warned) */
 	WATCH_OUT_FAILED	/* writing to `out` failed: stop */
 };
@@ -125,6 +126,7 @@ struct watch_state {
 	 * WATCH_OUT_FAILED. */
 	int		(*sink)(void *arg, const struct cJSON *wake);
 	void		*sink_arg;
+	uint64_t	gaps;		/* "gap" messages: wakes it cannot have */
 };
 
 /*
@@ -133,7 +135,13 @@ struct watch_state {
  * JSON object per line) and flushed at once; warnings go to `err`.
  *
  * A wake with a null id (a "+N more" or catch-up summary, not a record)
- * is printed whenever it comes: there is nothing to dedupe it by.
+ * is printed whenever it comes: there is nothing to dedupe it by.  A
+ * "gap" (the daemon cannot replay what comes after our id: perf.jsonl was
+ * replaced) is printed as one "sloptimize gap: …" line, and the resume
+ * point moves to where the daemon says it carries on.  "dropped" from a
+ * daemon that says what it dropped ("what": "record") concerns only the
+ * panel's messages and is counted; from an older daemon, which dropped
+ * wakes too, it asks for a reconnect (WATCH_RESYNC).
  *
  * st->resume follows st->last; before anything is printed, the first
  * hello that carries a cursor sets it just before that cursor, so that a

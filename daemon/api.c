@@ -2,8 +2,9 @@
  * api — a request from its headers to its handler (see api.h and
  * docs/api.md).
  *
- * A request goes through, in order: the connection cap (503), the Host
- * check (421: DNS rebinding), the Origin allow-list (403), the route
+ * A request goes through, in order: its raw header block (400: the headers
+ * libwebsockets parsed must be the ones sent), the connection cap (503),
+ * the Host check (421: DNS rebinding), the Origin allow-list (403), the route
  * (404) and its methods (405), then for writes the body rules (411, 413,
  * 415) and the write rule: an allowed Origin or the bearer token (403).
  * Only then is a handler run (daemon/routes.h), and whatever it answers
@@ -92,7 +93,7 @@ refuse(struct api *a, struct http_request *r, unsigned status,
  * body. */
 static void
 request(struct api *a, struct lws *wsi, struct http_request *r,
-    const char *uri)
+    const char *uri, const struct rawhdr_req *raw)
 {
 	const struct route	*rt;
 	struct guard_refusal	 why;
@@ -108,6 +109,10 @@ request(struct api *a, struct lws *wsi, struct http_request *r,
 		return;
 	}
 	snprintf(r->path, sizeof(r->path), "%s", uri);
+	if (guard_raw(wsi, raw, &why) != 0) {
+		refuse(a, r, why.status, why.code, why.message, 1);
+		return;
+	}
 	if (a->conns > a->env.cfg->max_conns) {
 		a->busy++;
 		refuse(a, r, 503, "busy", "too many connections; retry", 1);
@@ -170,7 +175,7 @@ request(struct api *a, struct lws *wsi, struct http_request *r,
 
 int
 api_http(struct api *a, struct lws *wsi, struct http_request *r,
-    const char *uri)
+    const char *uri, const struct rawhdr_req *raw)
 {
 	http_request_begin(r, wsi);
 	r->method = http_method(wsi);
@@ -180,7 +185,7 @@ api_http(struct api *a, struct lws *wsi, struct http_request *r,
 	 * when the socket is writable, after lws has read what it sends.
 	 */
 	r->in_callback = r->method != HTTP_POST && r->method != HTTP_PUT;
-	request(a, wsi, r, uri);
+	request(a, wsi, r, uri, raw);
 	return http_flush(wsi, r);	/* r may be gone after this */
 }
 
@@ -221,7 +226,8 @@ api_http_writeable(struct api *a, struct lws *wsi, struct http_request *r)
 /* --- WebSocket upgrades ------------------------------------------------- */
 
 int
-api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up)
+api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
+    const struct rawhdr_req *raw)
 {
 	struct http_request	 r;
 	struct guard_refusal	 why = { 0, NULL, NULL, 0 };
@@ -232,7 +238,9 @@ api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up)
 
 	memset(&r, 0, sizeof(r));
 	a->requests++;
-	if (strcasecmp(up, "websocket") != 0) {
+	if (guard_raw(wsi, raw, &why) != 0)
+		;	/* its headers were not read as sent */
+	else if (strcasecmp(up, "websocket") != 0) {
 		why.status = 400;
 		why.code = "bad_upgrade";
 		why.message = "only WebSocket upgrades are served";
@@ -340,8 +348,13 @@ api_status_json(const struct api *a)
 	cJSON_AddNumberToObject(n, "maxConnections", cfg->max_conns);
 	cJSON_AddNumberToObject(n, "requests", (double)a->requests);
 	cJSON_AddNumberToObject(n, "refused", (double)a->refused);
-	cJSON_AddNumberToObject(n, "ledgerBuilds", (double)a->cache.builds);
+	cJSON_AddNumberToObject(n, "ledgerBuilds",
+	    (double)a->cache.ledger_builds);
+	cJSON_AddNumberToObject(n, "answerBuilds", (double)a->cache.builds);
+	cJSON_AddNumberToObject(n, "answerHits", (double)a->cache.hits);
+	cJSON_AddNumberToObject(n, "buildsHeldBack", (double)a->cache.held);
 	cJSON_AddNumberToObject(n, "jobs", a->jobs.n);
+	cJSON_AddNumberToObject(n, "foldsWaited", (double)a->jobs.waited);
 	cJSON_AddItemToObject(n, "allowHosts", list_json(&cfg->allow_hosts));
 	cJSON_AddItemToObject(n, "allowOrigins",
 	    list_json(&cfg->allow_origins));
@@ -410,11 +423,16 @@ api_init(struct api *a, const struct api_env *env)
 	memset(a, 0, sizeof(*a));
 	a->env = *env;
 	a->jobs.loop = env->loop;
-	cache_init(&a->cache, &a->jobs, env->changes, env->cfg->project);
 	if ((rc = uv_mutex_init(&a->settings_mu)) != 0)
 		return rc;
 	a->mu_up = 1;
+	if ((rc = cache_init(&a->cache, &a->jobs, env->loop, env->changes,
+	    env->cfg->project)) != 0) {
+		api_free(a);
+		return rc;
+	}
 	if ((rc = token_load(a)) != 0) {
+		cache_close(&a->cache);	/* the loop closes it on its way out */
 		api_free(a);
 		return rc;
 	}
@@ -434,6 +452,13 @@ api_init(struct api *a, const struct api_env *env)
 }
 
 void
+api_close(struct api *a)
+{
+	jobs_stop(&a->jobs);
+	cache_close(&a->cache);
+}
+
+void
 api_free(struct api *a)
 {
 	if (a->jobs.head != NULL) {
@@ -444,6 +469,7 @@ api_free(struct api *a)
 		a->mu_up = 0;
 	}
 	cache_free(&a->cache);
+	jobs_free(&a->jobs);
 	if (a->mu_up)
 		uv_mutex_destroy(&a->settings_mu);
 	a->mu_up = 0;

@@ -8,8 +8,8 @@
  * itself: the configuration (read only), the live catalogue, the change
  * counter of the ledger files, a function that builds /status, and one
  * that applies a new fix-loop level.  It keeps its own state: the token,
- * the fix loop's level from settings.json, the /ledger bodies, the jobs
- * in flight and its counters.
+ * the fix loop's level from settings.json, the answers built from the
+ * ledger files (daemon/cache.h), the jobs in flight and its counters.
  */
 #ifndef DAEMON_API_H
 #define DAEMON_API_H
@@ -25,6 +25,7 @@
 #include "daemon/config.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
+#include "daemon/rawhdr.h"
 #include "project/statedir.h"
 #include "sink/sink.h"
 #include "sink/team.h"
@@ -77,6 +78,9 @@ struct api {
  * passed to env->loop_set), the panel's directory.  env is copied.  0 or
  * -errno, logged; on error nothing needs freeing. */
 int	api_init(struct api *a, const struct api_env *env);
+/* Stopping: folds still waiting for their turn end, the cache's timer
+ * closes; the loop then runs out. */
+void	api_close(struct api *a);
 /* After the loop has run out: free the cached bodies.  Accepts a zeroed
  * struct. */
 void	api_free(struct api *a);
@@ -95,15 +99,18 @@ void	api_conn_open(struct api *a);
 void	api_conn_close(struct api *a);
 int	api_conn_refused(const struct api *a);
 
-/* A WebSocket upgrade: refuse (answering it) unless the path, Host and
- * Origin pass.  Returns what LWS_CALLBACK_HTTP_CONFIRM_UPGRADE returns. */
-int	api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up);
+/* A WebSocket upgrade: refuse (answering it) unless its raw header block,
+ * the path, Host and Origin pass.  Returns what
+ * LWS_CALLBACK_HTTP_CONFIRM_UPGRADE returns. */
+int	api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
+	    const struct rawhdr_req *raw);
 /* The same check, for the FILTER_PROTOCOL_CONNECTION belt: 1 allowed. */
 int	api_ws_allowed(struct api *a, struct lws *wsi);
 
-/* The lws HTTP callbacks, each returning what the callback returns. */
+/* The lws HTTP callbacks, each returning what the callback returns.  raw:
+ * the request's header block as it was sent (daemon/rawhdr.h). */
 int	api_http(struct api *a, struct lws *wsi, struct http_request *r,
-	    const char *uri);
+	    const char *uri, const struct rawhdr_req *raw);
 int	api_http_body(struct api *a, struct lws *wsi, struct http_request *r,
 	    const void *in, size_t len);
 int	api_http_body_done(struct api *a, struct lws *wsi,

@@ -3,12 +3,17 @@
  *
  * The tailer tells each line's phase, and the notifier decides what it
  * means for the wake (notifier/notifier.h): SEED lines (before the saved
- * cursor: delivered by an earlier run) are folded and their wakes only
- * kept in the events socket's replay ring, so a `sloptimize watch` that
- * outlived a kill -9 resumes from its last id and gets what the dead
- * daemon never sent; CATCHUP lines wake when recent and are otherwise
- * summed up; LIVE lines wake subject to the rate limits.  This file only
- * feeds the notifier records and wires its channels.
+ * cursor: delivered by an earlier run) that the earlier run said are
+ * only folded — a `sloptimize watch` that outlived a kill -9 and resumes
+ * from its last id gets their wakes made again from the file, and the
+ * events socket's ring starts after them (daemon/server.h); those it had
+ * not said yet (held back when it died) are said now; CATCHUP lines wake when recent
+ * and are otherwise summed up; LIVE lines wake subject to the rate
+ * limits.  The lines of a file that replaced perf.jsonl while running are
+ * CATCHUP too, so an old history is summed up, not woken again.  This
+ * file only feeds the notifier records, wires its channels, and keeps
+ * `wakes` — the id of the last wake said — in a slot of the state
+ * directory.
  *
  * fixes.jsonl is tailed first, then perf.jsonl, so wake lines carry the
  * status that the fixes decide.  Fix lines are kept in memory (they are
@@ -92,13 +97,14 @@ daemon_fold_fixes(struct daemon *d, struct ledger *l)
 
 /* --- the notifier's channels ----------------------------------------- */
 
-/* The events socket: every wake is kept for replay, live ones are sent. */
+/* The events socket: every wake is kept in its ring and sent; a wake gets
+ * here only once its id is in `wakes` (NOTIFIER_GATED). */
 static void
 chan_socket(void *arg, const struct notifier_wake *w)
 {
 	struct daemon	*d = arg;
 
-	server_wake(&d->server, w->gen, w->off, w->text, w->len, !w->replay);
+	server_wake(&d->server, w->gen, w->off, w->text, w->len);
 }
 
 static void
@@ -122,6 +128,74 @@ chan_exec(void *arg, const struct notifier_wake *w)
 	struct daemon	*d = arg;
 
 	exec_run(&d->exec, w->line, w->json);
+}
+
+/* --- wakes: the id of the last wake said ------------------------------ */
+
+/*
+ * <state>/wakes, a slot of the state directory (project/statedir.h):
+ * "v 1" and "said <gen>:<off>" ("-": nothing said yet; "?": unknown, a
+ * state directory from before the file).  Written before a wake reaches
+ * the events socket (notifier/notifier.h), so after a kill -9 the next
+ * start knows which records watchers may have seen.  One pwrite, on the
+ * loop thread: it is on the path of every wake.
+ */
+static int
+wakes_save(void *arg, uint64_t gen, uint64_t off)
+{
+	struct daemon	*d = arg;
+	char		 text[STATEDIR_SLOT_TEXT_MAX + 1];
+
+	snprintf(text, sizeof(text), "v 1\nsaid %llu:%llu\n",
+	    (unsigned long long)gen, (unsigned long long)off);
+	return statedir_slot_write(d->wakes_fd, text);
+}
+
+/*
+ * At start: tell the notifier what the last run said.  No file and no
+ * cursor: a fresh state directory, nothing said yet.  No file but a
+ * cursor: a state directory from before the file, so the notifier keeps
+ * the old rule (what is before the cursor was said) until a wake is
+ * stored.  A torn or foreign record is the same unknown, said in the log.
+ */
+static int
+wakes_load(struct daemon *d)
+{
+	char		 text[STATEDIR_SLOT_TEXT_MAX + 16], cpath[PATH_MAX + 16];
+	const char	*initial = "v 1\nsaid -\n", *said;
+	struct stat	 st;
+	unsigned long long g, off;
+	int		 rc;
+
+	rc = statedir_slot_read(d->wakes_path, text, sizeof(text));
+	if (rc == -ENOENT) {
+		snprintf(cpath, sizeof(cpath), "%s/cursor", d->state_dir);
+		if (stat(cpath, &st) == 0) {
+			log_info("wakes: none yet (state from an older "
+			    "version): records before the cursor count as "
+			    "said");
+			initial = "v 1\nsaid ?\n";
+		} else
+			notifier_resume(&d->notifier, 0, 0, 0);
+	} else if (rc != 0)
+		log_warnx("%s: %s; records before the cursor count as said",
+		    d->wakes_path, rc == -EBADMSG ? "torn or not a slot "
+		    "(a power cut?)" : strerror(-rc));
+	else if ((said = strstr(text, "said ")) == NULL)
+		log_warnx("%s: no wake id; records before the cursor count "
+		    "as said", d->wakes_path);
+	else if (strncmp(said + 5, "-\n", 2) == 0)
+		notifier_resume(&d->notifier, 0, 0, 0);
+	else if (sscanf(said + 5, "%llu:%llu", &g, &off) == 2)
+		notifier_resume(&d->notifier, 1, g, off);
+	/* "?": unknown, the old rule */
+	if ((rc = statedir_slot_open(d->wakes_path, initial, 0644,
+	    &d->wakes_fd)) != 0) {
+		log_warnx("cannot open %s: %s; wakes go out unstored",
+		    d->wakes_path, strerror(-rc));
+		return rc;
+	}
+	return 0;
 }
 
 /* --- the tailers' callbacks ------------------------------------------- */
@@ -189,9 +263,23 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	}
 	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
 		record_json(d, &ev, off);
-	notifier_record(&d->notifier, &ev, d->generation, off,
+	/* a file that replaced perf.jsonl: what it already held is history */
+	if (d->regen_end > 0 && phase == TAIL_LIVE &&
+	    off + len + 1 <= d->regen_end)
+		phase = TAIL_CATCHUP;
+	/*
+	 * Said by an earlier run: nothing goes out now, and a resuming watch
+	 * that asks for it gets its wake made again from the file
+	 * (server.h), so the ring starts after it.
+	 */
+	if (notifier_record(&d->notifier, &ev, d->generation, off,
 	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
-	    NOTIFIER_CATCHUP : NOTIFIER_LIVE);
+	    NOTIFIER_CATCHUP : NOTIFIER_LIVE) == 1)
+		server_ring_reset(&d->server, d->generation, off + 1);
+	if (d->regen_end > 0 && off + len + 1 >= d->regen_end) {
+		d->regen_end = 0;
+		notifier_ready(&d->notifier);
+	}
 }
 
 static void
@@ -217,10 +305,25 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 
 	log_info("perf.jsonl: generation %llu: %s",
 	    (unsigned long long)generation, why);
+	/*
+	 * What the old generation still held back is said first.  Once
+	 * running, a new generation's content up to its size now was not
+	 * appended live: its old records are summed up (the restart rule),
+	 * its recent ones wake.
+	 */
+	notifier_generation(&d->notifier, d->ready ? "already in the new "
+	    "file" : NULL);
+	d->regen_end = 0;
+	if (d->ready && d->perf_started) {
+		struct tailer_status	st;
+
+		tailer_status(&d->perf, &st);
+		d->regen_end = st.size;
+	}
 	d->generation = generation;
 	d->changes++;
 	sink_note(d, SINK_PERF, &d->perf, generation, 0);
-	server_ring_clear(&d->server);
+	server_ring_reset(&d->server, generation, 0);
 	if ((l = new_ledger()) == NULL) {
 		log_warnx("fold: out of memory starting a new generation; "
 		    "keeping the old catalogue");
@@ -400,6 +503,7 @@ on_fixes_ready(void *arg)
 		tailer_status(&d->perf, &st);
 		d->generation = st.generation;
 	}
+	server_ring_reset(&d->server, d->generation, 0);
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
@@ -484,6 +588,15 @@ sink_start(struct daemon *d)
 	if ((rc = sink_create(&d->sink, d->loop, &o, err, sizeof(err))) != 0)
 		log_warnx("%s", err);
 	return rc;
+}
+
+/* A footprint's count and status now, for wakes re-made from the file. */
+static const char *
+on_row(void *arg, const char *fp, uint64_t *count)
+{
+	struct daemon	*d = arg;
+
+	return ledger_row_state(d->ledger, fp, count);
 }
 
 /* What the events socket's hello says of the ledger. */
@@ -585,6 +698,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
 	d->argc = argc;
 	d->argv = argv;
 	d->lock_fd = -1;
+	d->wakes_fd = -1;
 	d->started_ms = daemon_now_ms();
 	if ((rc = config_load(&d->cfg, argc, argv, err, sizeof(err))) != 0) {
 		if (rc < 0)
@@ -669,6 +783,16 @@ daemon_start(struct daemon *d)
 		return rc;
 	}
 	d->notifier_up = 1;
+	if ((rc = statedir_path(d->state_dir, "wakes", d->wakes_path,
+	    sizeof(d->wakes_path))) != 0) {
+		log_warnx("wakes: %s", strerror(-rc));
+		return rc;
+	}
+	if (wakes_load(d) == 0) {
+		struct notifier_store	st = { wakes_save, d };
+
+		notifier_store_set(&d->notifier, &st);
+	}
 	if ((rc = sink_start(d)) != 0)
 		return rc;
 
@@ -684,7 +808,7 @@ daemon_start(struct daemon *d)
 	d->handles_up = 1;
 
 	/* the channels, in the order a wake reaches them */
-	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_REPLAYS);
+	notifier_channel_add(&d->notifier, chan_socket, d, NOTIFIER_GATED);
 	notifier_channel_add(&d->notifier, chan_log, d, 0);
 	if ((rc = desktop_init(&d->desktop, d->loop, &d->cfg.wake, log_prio,
 	    NULL)) != 0)
@@ -707,8 +831,11 @@ daemon_start(struct daemon *d)
 					    &d->ledger, &d->changes,
 					    daemon_status_json, on_loop_set,
 					    on_team, d };
-		struct server_hooks	hooks = { on_hello, d };
+		struct server_hooks	hooks = { on_hello, on_row, d,
+					    &d->cfg.wake, "" };
 
+		snprintf(hooks.perf, sizeof(hooks.perf),
+		    "%s/.sloptimize/perf.jsonl", d->cfg.project);
 		if ((rc = api_init(&d->api, &env)) != 0)
 			return rc;
 		d->api_up = 1;
@@ -759,17 +886,19 @@ daemon_stop(struct daemon *d, const char *why)
 	if (d->server.ctx != NULL &&
 	    statedir_path(d->state_dir, "daemon.json", path, sizeof(path)) == 0)
 		statedir_remove(path);
+	if (d->notifier_up)
+		notifier_close(&d->notifier);
 	server_stop(&d->server);
 	/* after the server: no route reaches a closing sink; the sink saves
 	 * its cursors and frees itself once its requests are back */
 	sink_close(d->sink, NULL, NULL);
 	d->sink = NULL;
+	if (d->api_up)
+		api_close(&d->api);
 	if (d->desktop_up)
 		desktop_close(&d->desktop, NULL);
 	if (d->exec_on)
 		exec_close(&d->exec, NULL);
-	if (d->notifier_up)
-		notifier_close(&d->notifier);
 	if (!d->handles_up)
 		return;
 	uv_close((uv_handle_t *)&d->sig_term, NULL);
@@ -789,5 +918,6 @@ daemon_free(struct daemon *d)
 	ledger_destroy(d->ledger);
 	ckpt_free(d);
 	notifier_free(&d->notifier);
+	statedir_slot_close(d->wakes_fd);
 	statedir_unlock(d->lock_fd);
 }

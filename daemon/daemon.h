@@ -52,6 +52,11 @@ struct daemon {
 	uint64_t		 generation;
 
 	struct notifier		 notifier;	/* decides, then the channels: */
+	/* <state>/wakes: the id of the last wake said (notifier_store) */
+	char			 wakes_path[PATH_MAX + 16];
+	int			 wakes_fd;	/* a slot, -1 if none */
+	uint64_t		 regen_end;	/* a replaced file's lines up to
+						   here are catch-up */
 	struct desktop		 desktop;
 	struct exec		 exec;
 	int			 exec_on;

@@ -151,6 +151,134 @@ token_ok(const char *token, struct lws *wsi)
 	return diff == 0;
 }
 
+/* --- the raw header block ------------------------------------------------- */
+
+/* The lws token for a header name ("host"), or -1 when lws does not know
+ * it (it then keeps it as a custom header). */
+static int
+token_of(const char *name, size_t n)
+{
+	const unsigned char	*t;
+	int			 k;
+
+	for (k = 0; k < WSI_TOKEN_COUNT; k++) {
+		if ((t = lws_token_to_string((enum lws_token_indexes)k)) ==
+		    NULL)
+			continue;
+		if (strncmp((const char *)t, name, n) == 0 && t[n] == ':' &&
+		    t[n + 1] == '\0')
+			return k == WSI_TOKEN_SWORIGIN ? WSI_TOKEN_ORIGIN : k;
+	}
+	return -1;
+}
+
+/* The headers the guards act on: lws's value and the sent one must be
+ * the same, and lws must not have one the client did not send. */
+static const struct {
+	int		 token;
+	const char	*name;
+} acted_on[] = {
+	{ WSI_TOKEN_HOST, "host" },
+	{ WSI_TOKEN_ORIGIN, "origin" },
+	{ WSI_TOKEN_HTTP_AUTHORIZATION, "authorization" },
+	{ WSI_TOKEN_HTTP_CONTENT_LENGTH, "content-length" },
+	{ WSI_TOKEN_HTTP_CONTENT_TYPE, "content-type" },
+	{ WSI_TOKEN_HTTP_TRANSFER_ENCODING, "transfer-encoding" },
+	{ WSI_TOKEN_UPGRADE, "upgrade" },
+	{ WSI_TOKEN_CONNECTION, "connection" },
+	{ WSI_TOKEN_KEY, "sec-websocket-key" },
+	{ WSI_TOKEN_VERSION, "sec-websocket-version" },
+};
+
+static int
+acted(int token)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(acted_on) / sizeof(acted_on[0]); i++)
+		if (acted_on[i].token == token)
+			return 1;
+	return 0;
+}
+
+/* How many of the fields lws files under `token` (tok: each field's). */
+static int
+raw_count(const int *tok, size_t nf, int token)
+{
+	size_t	i;
+	int	n = 0;
+
+	for (i = 0; i < nf; i++)
+		n += tok[i] == token;
+	return n;
+}
+
+unsigned
+guard_raw(struct lws *wsi, const struct rawhdr_req *q,
+    struct guard_refusal *why)
+{
+	char	 name[256], val[8192];
+	int	 tok[RAWHDR_FIELDS_MAX], t, n;
+	size_t	 i;
+
+	why->fatal = 1;
+	if (q == NULL || q->block == NULL)
+		return (unsigned)refuse(why, 400, "bad_header", q && q->bad ?
+		    q->bad : "the request's header block was not seen whole",
+		    1);
+	if (q->bad != NULL)
+		return (unsigned)refuse(why, 400, "bad_header", q->bad, 1);
+	for (i = 0; i < q->nf; i++)
+		tok[i] = token_of(q->block + q->f[i].name, q->f[i].nlen);
+	for (i = 0; i < q->nf; i++) {
+		const struct rawhdr_field	*f = &q->f[i];
+		const char			*v = q->block + f->value;
+
+		t = tok[i];
+		if (t < 0) {
+			/* lws keeps it by its name and the colon, the value
+			 * without its leading whitespace */
+			if ((size_t)f->nlen + 2 > sizeof(name))
+				goto unseen;
+			memcpy(name, q->block + f->name, f->nlen);
+			name[f->nlen] = ':';
+			name[f->nlen + 1] = '\0';
+			if (lws_hdr_custom_length(wsi, name, f->nlen + 1) !=
+			    (int)f->lead_len)
+				goto unseen;
+			continue;
+		}
+		if (f->vlen == 0)
+			continue;	/* lws cannot say empty from absent */
+		if (!acted(t) || raw_count(tok, q->nf, t) > 1) {
+			if (lws_hdr_total_length(wsi,
+			    (enum lws_token_indexes)t) <= 0)
+				goto unseen;
+			continue;
+		}
+		n = lws_hdr_copy(wsi, val, sizeof(val),
+		    (enum lws_token_indexes)t);
+		while (n > 0 && (val[n - 1] == ' ' || val[n - 1] == '\t'))
+			n--;
+		if (n != f->vlen || memcmp(val, v, (size_t)n) != 0)
+			goto unseen;
+	}
+	/* and nothing the guards act on that the client did not send */
+	for (i = 0; i < sizeof(acted_on) / sizeof(acted_on[0]); i++)
+		if (lws_hdr_total_length(wsi, (enum lws_token_indexes)
+		    acted_on[i].token) > 0 &&
+		    raw_count(tok, q->nf, acted_on[i].token) == 0)
+			return (unsigned)refuse(why, 400, "bad_header", "the "
+			    "headers were not read as they were sent", 1);
+	return 0;
+unseen:
+	return (unsigned)refuse(why, 400, "bad_header", "a header was not "
+	    "read as it was sent (libwebsockets 4.1.6 misreads some header "
+	    "lines; docs/api.md)", 1);
+}
+
+/* --- Host and Origin --------------------------------------------------------- */
+
 unsigned
 guard_peer(const struct config *cfg, struct lws *wsi, struct http_request *r,
     struct guard_refusal *why)

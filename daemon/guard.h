@@ -4,8 +4,9 @@
  * allow-list (cross-origin pages), and for writes the body rules and the
  * write rule — an allowed Origin or the bearer token.
  *
- * Pure functions of the request's headers and the configuration: no state
- * of their own, nothing written.
+ * Pure functions of the request's headers — as libwebsockets parsed them,
+ * and as they were sent — and the configuration: no state of their own,
+ * nothing written.
  */
 #ifndef DAEMON_GUARD_H
 #define DAEMON_GUARD_H
@@ -15,6 +16,7 @@
 
 #include "daemon/config.h"
 #include "daemon/http.h"
+#include "daemon/rawhdr.h"
 
 struct lws;
 
@@ -32,6 +34,19 @@ struct guard_refusal {
 	const char	*message;
 	int		 fatal;
 };
+
+/*
+ * Before anything else: the request's raw header block, as it came off the
+ * socket (daemon/rawhdr.h), must be well-formed and wholly accounted for
+ * by what libwebsockets parsed — every header it holds found by lws, and
+ * the ones the guards act on (Host, Origin, Authorization, Content-Length,
+ * Content-Type, Transfer-Encoding, Upgrade, Connection, the WebSocket
+ * key and version) with the same value, both ways.  `q` NULL, or a block
+ * that was not seen: refused.  0, or 400 bad_header (the connection
+ * closes: its framing cannot be trusted).
+ */
+unsigned guard_raw(struct lws *wsi, const struct rawhdr_req *q,
+	    struct guard_refusal *why);
 
 /*
  * Host, then Origin: shared by HTTP requests and WebSocket upgrades.

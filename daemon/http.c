@@ -17,7 +17,7 @@
 
 #include "daemon/http.h"
 
-#define WRITE_CHUNK	(256 * 1024)
+#define WRITE_CHUNK	(64 * 1024)
 
 #define CSP_PAGE	"default-src 'self'; connect-src 'self' ws: wss:; " \
 			"style-src 'self' 'unsafe-inline'; img-src 'self' data:; " \

@@ -25,11 +25,35 @@
 struct api_job;
 typedef void job_fn(struct api_job *j);
 
+/*
+ * Heavy jobs — folds of the whole ledger — do not run on libuv's thread
+ * pool: they run one at a time on a thread of their own, at a lower CPU
+ * priority than the loop (nice JOBS_HEAVY_NICE), started at the first
+ * one.  The pool has four threads for the whole daemon and the tailer's
+ * reads must never queue behind a fold; and on a machine whose cores are
+ * busy, a fold that takes a core must yield it to the loop, or requests
+ * as small as /status wait behind it in the scheduler's queue.  (The pool
+ * threads cannot be lowered for one job and raised again: raising a
+ * thread's priority takes a privilege the daemon does not have.)
+ */
+#define JOBS_HEAVY_NICE	10
+
 /* The jobs in flight, for one owner (the API). */
 struct jobs {
 	uv_loop_t	*loop;
 	struct api_job	*head;
-	unsigned	 n;		/* in flight */
+	unsigned	 n;		/* in flight, waiting ones included */
+	unsigned	 heavy;		/* heavy jobs queued or running */
+	uint64_t	 waited;	/* heavy jobs that had to wait */
+	int		 stopping;	/* jobs_stop: no more heavy jobs */
+	/* the heavy jobs' thread; its queues under mu */
+	int		 thread_up, async_up, no_thread;
+	uv_thread_t	 tid;
+	uv_mutex_t	 mu;
+	uv_cond_t	 cv;
+	uv_async_t	 async;		/* something is done, or it ended */
+	struct api_job	*todo, *todo_tail, *done_q;
+	int		 busy, quit, ended;
 };
 
 struct api_job {
@@ -39,6 +63,8 @@ struct api_job {
 	void			*owner;	/* the caller's, for done */
 	atomic_int		 gone;	/* r went away: do not write */
 	struct api_job		*next, *prev;
+	struct api_job		*tnext;	/* in the heavy thread's queues */
+	int			 heavy;	/* a fold: the heavy thread's */
 	job_fn			*work;	/* on the pool */
 	job_fn			*done;	/* on the loop; NULL: nothing */
 	/* inputs */
@@ -72,8 +98,12 @@ struct api_job {
  */
 struct api_job *job_new(struct jobs *js, struct http_request *r,
 	    job_fn *work, job_fn *done, void *owner);
-/* Queue it on the pool.  0, or a libuv error (the job is freed then). */
+/* Queue it on the pool (a heavy one on the heavy thread).  0, or a libuv
+ * error (the job is freed then). */
 int	job_start(struct api_job *j);
+/* Copy src's inputs (the fields under "inputs", body excepted) into dst,
+ * a fresh job, pointing its query and options at dst's own strings. */
+void	job_inputs_copy(struct api_job *dst, const struct api_job *src);
 /* Free a job that was never started.  Accepts NULL. */
 void	job_discard(struct api_job *j);
 
@@ -84,6 +114,12 @@ void	job_fail(struct api_job *j, unsigned status, const char *code,
  * blob or its error. */
 void	job_answer(struct api_job *j);
 
+/* Shutting down: heavy jobs still waiting end now, with a 503 for their
+ * `done`; the one running and those on the pool come back as usual, and
+ * the heavy thread ends; the loop then runs out. */
+void	jobs_stop(struct jobs *js);
+/* After the loop has run out: the heavy thread is joined. */
+void	jobs_free(struct jobs *js);
 /* Detach every job in flight: their `done` will not run.  For a broken
  * shutdown only: normally the loop runs until every job is back. */
 void	jobs_orphan(struct jobs *js);

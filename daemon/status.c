@@ -101,6 +101,9 @@ daemon_status_json(void *arg)
 	cJSON_AddStringToObject(n, "desktopBackend", desktop_backend());
 	cJSON_AddStringToObject(n, "desktop", d->desktop_up ?
 	    desktop_state(&d->desktop) : "off");
+	/* every wake handed to the desktop: shown, pending or dropped */
+	cJSON_AddItemToObject(n, "desktopStats", d->desktop_up ?
+	    desktop_stats_json(&d->desktop) : cJSON_CreateNull());
 	if (d->exec_on)
 		cJSON_AddStringToObject(n, "exec", d->cfg.exec_cmd);
 	cJSON_AddStringToObject(n, "loop", api_loop_level(&d->api, NULL));

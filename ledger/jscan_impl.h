@@ -90,7 +90,7 @@ field_of(const char *p, uint32_t n)
 		return IS("ctx") ? F_CTX : -1;
 	case 4:
 		return IS("type") ? F_TYPE : IS("jump") ? F_JUMP :
-		    IS("kind") ? F_KIND : -1;
+		    IS("kind") ? F_KIND : IS("note") ? F_NOTE : -1;
 	case 5:
 		switch (p[0]) {
 		case 'b': return IS("build") ? F_BUILD : -1;

@@ -463,7 +463,7 @@ incident_key(struct ledger *l, const struct jscan_result *r, int how,
 
 static int
 occurrence_add(struct ledger *l, int64_t at, uint32_t b, double value,
-    int has_value, const struct row *row, uint64_t offset)
+    int has_value, const struct row *row, struct jspan note, uint64_t offset)
 {
 	cJSON	*o, *vd;
 	char	 iso[32];
@@ -497,6 +497,11 @@ occurrence_add(struct ledger *l, int64_t at, uint32_t b, double value,
 		    row->evid) : (void)cJSON_AddNullToObject(vd, "evidence");
 	} else
 		cJSON_AddNullToObject(o, "verdict");
+	/* a usermark's note is the player's own words: keep it with the
+	 * occurrence it explains (only when there is one) */
+	if (note.kind == J_STRING && note.n > 0 &&
+	    jscan_str(note, l->s_note, sizeof(l->s_note)) > 0)
+		cJSON_AddStringToObject(o, "note", l->s_note);
 	cJSON_AddNumberToObject(o, "offset", (double)offset);
 	return 0;
 }
@@ -751,7 +756,8 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		    verdict_set(&row->evid, vd[2], VERDICT_EVID))
 			return -ENOMEM;
 		if (l->want_occ && id == l->occ_id &&
-		    occurrence_add(l, at, b, value, has_value, row, offset))
+		    occurrence_add(l, at, b, value, has_value, row,
+		    f[F_NOTE], offset))
 			return -ENOMEM;
 	}
 
@@ -775,6 +781,10 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		ev->key = "";
 		ev->guess = ev->confidence = ev->evidence = "";
 		ev->status = "";
+		l->s_note[0] = '\0';
+		if (f[F_NOTE].kind == J_STRING)
+			jscan_str(f[F_NOTE], l->s_note, sizeof(l->s_note));
+		ev->note = l->s_note;
 		if (row != NULL) {
 			memcpy(ev->id, row->hex, sizeof(ev->id));
 			ev->key = row->key;
@@ -1035,6 +1045,19 @@ ledger_status_of(struct ledger *l, const char *id)
 	if (footprint_parse_hex(id, strlen(id), &v) != 0 ||
 	    (r = row_find(l, v)) == NULL)
 		return NULL;
+	return row_status(l, r);
+}
+
+const char *
+ledger_row_state(struct ledger *l, const char *id, uint64_t *count)
+{
+	uint32_t	 v;
+	struct row	*r;
+
+	if (footprint_parse_hex(id, strlen(id), &v) != 0 ||
+	    (r = row_find(l, v)) == NULL)
+		return NULL;
+	*count = r->count;
 	return row_status(l, r);
 }
 

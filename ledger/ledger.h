@@ -22,6 +22,7 @@
 #define LEDGER_MAX_LINE		(1024 * 1024)	/* longer lines are skipped */
 #define LEDGER_NO_TIME		INT64_MIN
 #define LEDGER_SKIPS_KEPT	32	/* the last N skipped lines are listed */
+#define LEDGER_NOTE_MAX		1024	/* bytes of a note kept, with its NUL */
 
 struct ledger;
 
@@ -57,6 +58,9 @@ struct ledger_event {
 	const char	*guess;		/* top verdict, "" if none */
 	const char	*confidence;
 	const char	*evidence;
+	const char	*note;		/* a usermark's `note`, the player's own
+					   words (cut at LEDGER_NOTE_MAX - 1
+					   bytes); "" if none */
 	uint64_t	 count;		/* the row's count after this record */
 	const char	*status;	/* "open", "pending", "fixed", "regressed" */
 };
@@ -212,6 +216,10 @@ void	ledger_snap_free(struct ledger_snap *s);
 /* The status of a footprint id right now ("open", "pending", "fixed",
  * "regressed"; docs/json.md), or NULL if it has no row. */
 const char *ledger_status_of(struct ledger *l, const char *id);
+/* The same, and the row's count now in *count (untouched when there is no
+ * row): what a wake re-made later from the file says of its issue. */
+const char *ledger_row_state(struct ledger *l, const char *id,
+	    uint64_t *count);
 
 /* Situation string "k=v,k2=v2" to a cJSON object of facets. */
 cJSON	*ledger_situation_json(const char *ctx);

@@ -115,6 +115,7 @@ struct ledger {
 	/* scratch for ledger_event strings */
 	char			 s_key[FOOTPRINT_KEY_MAX];
 	char			 s_type[64], s_phase[128], s_build[128];
+	char			 s_note[LEDGER_NOTE_MAX];
 };
 
 /* ledger.c */

@@ -3,6 +3,9 @@
  *
  * Threads: everything here runs on the loop thread except the libnotify
  * calls in worker_show/worker_cleanup, which run on libuv's thread pool.
+ * Accounting: every wake handed over while enabled is shown (in a bubble
+ * the server took), pending (in the burst or the bubble being shown) or
+ * dropped — wakes == shown + pending + dropped at every return.
  * At most one job is out at a time (d->busy) and it owns d->job and
  * d->backend until its after-work callback runs, so the two threads never
  * touch the same data at once.  The backend (NotifyNotification objects,
@@ -39,17 +42,35 @@
 enum item_kind { ITEM_SHOW, ITEM_PROBE, ITEM_CLEANUP };
 
 struct desktop_item {
-	struct desktop_item	*next;
 	enum item_kind		 kind;
-	char			 fp[9];		/* "" for a summary line */
+	char			 fp[9];		/* the bubble kept for it:
+						   a footprint, "-" for a
+						   summary line, "burst" */
 	char			*summary;
-	char			*text;		/* evidence, or the line */
-	char			*tail;		/* "fp=… ×N status=…" */
-	char			*body;		/* made when its turn comes */
+	char			*body;		/* libnotify's text */
+	char			*text;		/* osascript's text … */
+	char			*subtitle;	/* … and subtitle */
 	int			 critical;
-	uint64_t		 more;		/* updates it stands for */
+	uint64_t		 wakes;		/* how many it stands for */
+	int			 replaced;	/* set by the job: in place */
 	int			 status;	/* set by the job */
 	char			 err[200];
+};
+
+/*
+ * One footprint of the burst: what its bubble would say (the newest
+ * update), and how many wakes of it the burst has seen.
+ */
+struct burst_ent {
+	char		 fp[9];
+	char		*what;		/* "hitch 141.2ms" */
+	char		*guess;		/* "" if none */
+	char		*evidence;	/* cleaned, cut */
+	char		 status[16];
+	uint64_t	 count;		/* the catalogue's ×N */
+	uint64_t	 wakes;		/* in this burst */
+	uint64_t	 seq;		/* first seen, for the order */
+	int		 critical;
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -72,9 +93,9 @@ item_free(struct desktop_item *it)
 	if (it == NULL)
 		return;
 	free(it->summary);
-	free(it->text);
-	free(it->tail);
 	free(it->body);
+	free(it->text);
+	free(it->subtitle);
 	free(it);
 }
 
@@ -253,6 +274,7 @@ worker_show(struct backend *be, struct desktop_item *it)
 		k->n = notify_notification_new(summary, body, NULL);
 	else
 		notify_notification_update(k->n, summary, body, NULL);
+	it->replaced = !fresh;
 	k->used = ++be->tick;
 	notify_notification_set_app_name(k->n, "sloptimize");
 	notify_notification_set_urgency(k->n, it->critical ?
@@ -405,16 +427,7 @@ backend_start(struct desktop *d)
 	}
 	as_quote(text, sizeof(text), it->text);
 	as_quote(title, sizeof(title), it->summary);
-	as_quote(sub, sizeof(sub), it->tail != NULL ? it->tail : "");
-	if (it->more > 0) {
-		char more[64];
-
-		snprintf(more, sizeof(more), " +%" PRIu64 " more", it->more);
-		/* drop the closing quote, add, close again */
-		sub[strlen(sub) - 1] = '\0';
-		strncat(sub, more, sizeof(sub) - strlen(sub) - 2);
-		strcat(sub, "\"");
-	}
+	as_quote(sub, sizeof(sub), it->subtitle != NULL ? it->subtitle : "");
 	snprintf(script, sizeof(script), "display notification %s with "
 	    "title %s subtitle %s", text, title, sub);
 	args[0] = "osascript";
@@ -469,7 +482,19 @@ backend_free(struct desktop *d)
 
 #endif
 
-/* --- the queue, on the loop thread --------------------------------------- */
+/* --- the burst, on the loop thread ---------------------------------------- */
+
+/*
+ * A burst is a run of wakes without a quiet spell of twice desktop_ms
+ * between them.  A wake that comes while the desktop may show one (the rate
+ * limit's wait is over, no bubble is being shown) is shown at once; wakes
+ * that come during the wait are held together, and when the wait ends one
+ * bubble says them: the footprint's own bubble if the burst so far is one
+ * footprint, else the "burst" bubble, listing every footprint the burst
+ * has seen (most severe first), replaced in place as the burst goes on.  So nothing queues behind
+ * the limit: twelve seconds into a burst of six causes, all six have been
+ * on screen since the first wait ended.
+ */
 
 static void desktop_dispatch(struct desktop *d);
 static void desktop_close_step(struct desktop *d);
@@ -478,6 +503,24 @@ static void
 timer_fired(uv_timer_t *t)
 {
 	desktop_dispatch(t->data);
+}
+
+static void
+burst_clear(struct desktop *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nburst; i++) {
+		free(d->burst[i].what);
+		free(d->burst[i].guess);
+		free(d->burst[i].evidence);
+	}
+	d->nburst = 0;
+	d->burst_wakes = 0;
+	d->burst_others = 0;
+	d->burst_notes = 0;
+	free(d->burst_note);
+	d->burst_note = NULL;
 }
 
 /* Hand it to the backend; if it cannot even start, it ends here (the
@@ -492,69 +535,217 @@ desktop_job_start(struct desktop *d, struct desktop_item *it)
 	if ((rc = backend_start(d)) < 0) {
 		d->busy = 0;
 		d->job = NULL;
-		if (it->kind == ITEM_SHOW)
-			d->dropped += 1 + it->more;
+		if (it->kind == ITEM_SHOW) {
+			d->dropped += it->wakes;
+			d->pending -= it->wakes;
+		}
 		item_free(it);
 	}
 }
 
 static int
-make_body(struct desktop_item *it)
+ent_cmp(const void *pa, const void *pb)
 {
-	if (it->tail == NULL)
-		it->body = xprintf("%s", it->text);
-	else if (it->more > 0)
-		it->body = xprintf("%s%s%s +%" PRIu64 " more", it->text,
-		    it->text[0] != '\0' ? "\n" : "", it->tail, it->more);
-	else
-		it->body = xprintf("%s%s%s", it->text,
-		    it->text[0] != '\0' ? "\n" : "", it->tail);
-	return it->body != NULL ? 0 : -ENOMEM;
+	const struct burst_ent *a = *(const struct burst_ent *const *)pa;
+	const struct burst_ent *b = *(const struct burst_ent *const *)pb;
+
+	if (a->critical != b->critical)
+		return a->critical ? -1 : 1;
+	if (a->wakes != b->wakes)
+		return a->wakes > b->wakes ? -1 : 1;
+	return a->seq < b->seq ? -1 : 1;
 }
 
+/* The bubble of one footprint: summary, evidence, fp ×N status. */
+static struct desktop_item *
+item_single(const struct burst_ent *e, uint64_t wakes)
+{
+	struct desktop_item *it;
+	char *tail, *s;
+
+	if ((it = calloc(1, sizeof(*it))) == NULL)
+		return NULL;
+	it->kind = ITEM_SHOW;
+	snprintf(it->fp, sizeof(it->fp), "%s", e->fp);
+	it->critical = e->critical;
+	if (e->guess[0] != '\0')
+		s = xprintf("sloptimize: %s (%s)", e->what, e->guess);
+	else
+		s = xprintf("sloptimize: %s", e->what);
+	it->summary = s != NULL ? clean_copy(s, 200) : NULL;
+	free(s);
+	/* "+N more": the updates this bubble stands for beyond its own */
+	if (wakes > 1)
+		tail = xprintf("fp=%s \xc3\x97%" PRIu64 " status=%s +%" PRIu64
+		    " more", e->fp, e->count, e->status, wakes - 1);
+	else
+		tail = xprintf("fp=%s \xc3\x97%" PRIu64 " status=%s", e->fp,
+		    e->count, e->status);
+	if (tail != NULL) {
+		it->body = xprintf("%s%s%s", e->evidence,
+		    e->evidence[0] != '\0' ? "\n" : "", tail);
+		it->text = xprintf("%s", e->evidence);
+		it->subtitle = tail;
+	}
+	it->wakes = wakes;
+	if (it->summary == NULL || it->body == NULL || it->text == NULL) {
+		item_free(it);
+		return NULL;
+	}
+	return it;
+}
+
+/* A summary line's bubble (a held-back or catch-up line). */
+static struct desktop_item *
+item_note(const char *line, uint64_t notes, uint64_t wakes)
+{
+	struct desktop_item *it;
+
+	if ((it = calloc(1, sizeof(*it))) == NULL)
+		return NULL;
+	it->kind = ITEM_SHOW;
+	strcpy(it->fp, "-");
+	it->summary = xprintf("sloptimize");
+	if (notes > 1)
+		it->body = xprintf("%s (+%" PRIu64 " more)", line, notes - 1);
+	else
+		it->body = xprintf("%s", line);
+	it->text = xprintf("%s", it->body != NULL ? it->body : "");
+	it->subtitle = xprintf("%s", "");
+	it->wakes = wakes;
+	if (it->summary == NULL || it->body == NULL || it->text == NULL ||
+	    it->subtitle == NULL) {
+		item_free(it);
+		return NULL;
+	}
+	return it;
+}
+
+/* The burst bubble: every footprint of the burst, most severe first. */
+static struct desktop_item *
+item_burst(struct desktop *d, uint64_t wakes)
+{
+	struct desktop_item *it;
+	struct burst_ent **order;
+	size_t i, shown;
+	char *body = NULL, *text = NULL, *line, *nb, *nt;
+	int critical = 0;
+
+	if ((it = calloc(1, sizeof(*it))) == NULL)
+		return NULL;
+	if ((order = calloc(d->nburst + 1, sizeof(*order))) == NULL) {
+		free(it);
+		return NULL;
+	}
+	for (i = 0; i < d->nburst; i++) {
+		order[i] = &d->burst[i];
+		critical |= d->burst[i].critical;
+	}
+	qsort(order, d->nburst, sizeof(*order), ent_cmp);
+	it->kind = ITEM_SHOW;
+	strcpy(it->fp, "burst");
+	it->critical = critical;
+	it->summary = xprintf("sloptimize: %" PRIu64 " wake%s from %zu "
+	    "cause%s", d->burst_wakes, d->burst_wakes == 1 ? "" : "s",
+	    d->nburst, d->nburst == 1 ? "" : "s");
+	shown = d->nburst < DESKTOP_BURST_LINES ? d->nburst :
+	    DESKTOP_BURST_LINES;
+	body = xprintf("%s", "");
+	text = xprintf("%s", "");
+	for (i = 0; i < d->nburst + 1 && body != NULL && text != NULL; i++) {
+		const struct burst_ent *e = i < d->nburst ? order[i] : NULL;
+
+		if (e != NULL && i < shown)
+			line = xprintf("%s %s fp=%s \xc3\x97%" PRIu64 " %s",
+			    e->what, e->guess[0] != '\0' ? e->guess :
+			    "unclassified", e->fp, e->count, e->status);
+		else if (e != NULL)
+			continue;
+		else if (d->nburst > shown && d->burst_others > 0)
+			line = xprintf("+%zu more causes, and %" PRIu64 " wakes "
+			    "of others", d->nburst - shown, d->burst_others);
+		else if (d->nburst > shown)
+			line = xprintf("+%zu more cause%s", d->nburst - shown,
+			    d->nburst - shown == 1 ? "" : "s");
+		else
+			break;
+		if (line == NULL)
+			break;
+		if (e != NULL && e->wakes > 1) {
+			char *l2 = xprintf("%s (%" PRIu64 " wakes)", line,
+			    e->wakes);
+
+			free(line);
+			line = l2;
+			if (line == NULL)
+				break;
+		}
+		nb = xprintf("%s%s%s", body, body[0] != '\0' ? "\n" : "", line);
+		nt = xprintf("%s%s%s", text, text[0] != '\0' ? "; " : "", line);
+		free(line);
+		free(body);
+		free(text);
+		body = nb;
+		text = nt;
+	}
+	if (body != NULL && d->burst_notes > 0 && d->burst_note != NULL) {
+		nb = xprintf("%s\n%s", body, d->burst_note);
+		free(body);
+		body = nb;
+	}
+	it->body = body;
+	it->text = text;
+	it->subtitle = xprintf("%s", "");
+	it->wakes = wakes;
+	free(order);
+	if (it->summary == NULL || it->body == NULL || it->text == NULL ||
+	    it->subtitle == NULL) {
+		item_free(it);
+		return NULL;
+	}
+	return it;
+}
+
+/* Show what the burst has that no bubble said yet, if the limit allows. */
 static void
 desktop_dispatch(struct desktop *d)
 {
 	struct desktop_item *it;
-	uint64_t now;
+	uint64_t now, wakes;
 
-	if (d->busy || d->closing || (it = d->pending) == NULL)
+	if (d->busy || d->closing || d->unshown == 0)
 		return;
 	now = uv_now(d->loop);
 	if (now < d->next_ms) {
 		uv_timer_start(&d->timer, timer_fired, d->next_ms - now, 0);
 		return;
 	}
-	if ((d->pending = it->next) == NULL)
-		d->pending_tail = &d->pending;
-	d->npending--;
-	it->next = NULL;
-	it->more += d->overflow;
-	d->overflow = 0;
-	if (make_body(it) < 0) {
-		d->dropped += 1 + it->more;
-		item_free(it);
+	wakes = d->unshown;
+	if (d->nburst == 1 && d->burst_notes == 0)
+		it = item_single(&d->burst[0], wakes);
+	else if (d->nburst == 0)
+		it = item_note(d->burst_note != NULL ? d->burst_note : "",
+		    d->burst_notes, wakes);
+	else
+		it = item_burst(d, wakes);
+	d->unshown = 0;
+	if (it == NULL) {
+		d->dropped += wakes;
+		d->pending -= wakes;
 		return;
 	}
 	d->next_ms = now + d->interval_ms;
 	desktop_job_start(d, it);
 }
 
+/* Every wake not shown yet is dropped (no server, or shutting down). */
 static void
 drop_pending(struct desktop *d)
 {
-	struct desktop_item *it;
-	uint64_t n = d->overflow;
-
-	while ((it = d->pending) != NULL) {
-		d->pending = it->next;
-		n += 1 + it->more;
-		item_free(it);
-	}
-	d->pending_tail = &d->pending;
-	d->npending = 0;
-	d->overflow = 0;
-	d->dropped += n;
+	d->dropped += d->unshown;
+	d->pending -= d->unshown;
+	d->unshown = 0;
+	burst_clear(d);
 }
 
 static void
@@ -571,10 +762,12 @@ desktop_job_done(struct desktop *d)
 		desktop_close_step(d);
 		return;
 	}
+	if (it->kind == ITEM_SHOW)
+		d->pending -= it->wakes;
 	if (status < 0) {
 		if (it->kind == ITEM_SHOW) {
 			d->failed++;
-			d->dropped += 1 + it->more;
+			d->dropped += it->wakes;
 		}
 		/*
 		 * Said once: every later failure while unavailable is only
@@ -596,8 +789,11 @@ desktop_job_done(struct desktop *d)
 			desktop_log(d, LOG_DEBUG, "desktop: notification server "
 			    "%s", it->err);
 		set_state(d, DESKTOP_OK, NULL);
-		if (it->kind == ITEM_SHOW)
-			d->shown++;
+		if (it->kind == ITEM_SHOW) {
+			d->sent++;
+			d->replaced += it->replaced != 0;
+			d->shown += it->wakes;
+		}
 	}
 	if (it->kind == ITEM_SHOW && d->shown_cb != NULL)
 		d->shown_cb(d, status);
@@ -622,7 +818,6 @@ desktop_init(struct desktop *d, uv_loop_t *loop,
 	d->log = log;
 	d->log_arg = log_arg;
 	d->interval_ms = cfg->desktop_ms > 0 ? (uint64_t)cfg->desktop_ms : 0;
-	d->pending_tail = &d->pending;
 	if ((rc = uv_timer_init(loop, &d->timer)) < 0)
 		return rc;
 	d->timer.data = d;
@@ -646,61 +841,84 @@ desktop_init(struct desktop *d, uv_loop_t *loop,
 	return 0;
 }
 
-static struct desktop_item *
-item_make(const struct ledger_event *ev, const char *line)
+/* Find or add the burst entry of fp; NULL on allocation failure. */
+static struct burst_ent *
+burst_ent(struct desktop *d, const char *fp)
 {
-	struct desktop_item *it;
-	char what[128];
+	struct burst_ent *e;
+	size_t i;
 
-	if ((it = calloc(1, sizeof(*it))) == NULL)
+	for (i = 0; i < d->nburst; i++)
+		if (strcmp(d->burst[i].fp, fp) == 0)
+			return &d->burst[i];
+	if (d->nburst >= DESKTOP_BURST_KEEP)
 		return NULL;
-	it->kind = ITEM_SHOW;
-	if (ev == NULL) {
-		it->summary = xprintf("sloptimize");
-		it->text = clean_copy(line != NULL ? line : "", WAKE_LINE_MAX);
-		if (it->summary == NULL || it->text == NULL)
-			goto fail;
-		return it;
-	}
-	snprintf(it->fp, sizeof(it->fp), "%s", ev->id[0] != '\0' ? ev->id :
-	    "-");
-	wake_what_format(what, sizeof(what), ev);
-	if (ev->guess != NULL && ev->guess[0] != '\0')
-		it->summary = xprintf("sloptimize: %s (%s)", what, ev->guess);
-	else
-		it->summary = xprintf("sloptimize: %s", what);
-	it->text = clean_copy(ev->evidence != NULL ? ev->evidence : "",
-	    DESKTOP_EVIDENCE_MAX);
-	it->tail = xprintf("fp=%s \xc3\x97%" PRIu64 " status=%s", it->fp,
-	    ev->count, ev->status != NULL && ev->status[0] != '\0' ?
-	    ev->status : "-");
-	it->critical = ev->status != NULL &&
-	    strcmp(ev->status, "regressed") == 0;
-	if (it->summary == NULL || it->text == NULL || it->tail == NULL)
-		goto fail;
-	/* the summary is user text too */
-	{
-		char *s = clean_copy(it->summary, 200);
+	if (d->nburst == d->capburst) {
+		size_t cap = d->capburst ? d->capburst * 2 : 8;
 
-		if (s == NULL)
-			goto fail;
-		free(it->summary);
-		it->summary = s;
+		if ((e = realloc(d->burst, cap * sizeof(*e))) == NULL)
+			return NULL;
+		d->burst = e;
+		d->capburst = cap;
 	}
-	return it;
-fail:
-	item_free(it);
-	return NULL;
+	e = &d->burst[d->nburst++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->fp, sizeof(e->fp), "%s", fp);
+	e->seq = d->seq++;
+	return e;
+}
+
+/* The newest update of a footprint, into its burst entry. */
+static int
+burst_add(struct desktop *d, const struct ledger_event *ev)
+{
+	struct burst_ent *e;
+	char what[128], *w, *g, *ev_text;
+
+	e = burst_ent(d, ev->id[0] != '\0' ? ev->id : "-");
+	if (e == NULL && d->nburst >= DESKTOP_BURST_KEEP) {
+		d->burst_others++;	/* said as "+N more" in the bubble */
+		return 0;
+	}
+	if (e == NULL)
+		return -ENOMEM;
+	wake_what_format(what, sizeof(what), ev);
+	w = clean_copy(what, 120);
+	g = clean_copy(ev->guess != NULL ? ev->guess : "", 60);
+	ev_text = clean_copy(ev->evidence != NULL ? ev->evidence : "",
+	    DESKTOP_EVIDENCE_MAX);
+	if (w == NULL || g == NULL || ev_text == NULL) {
+		free(w);
+		free(g);
+		free(ev_text);
+		if (e->what == NULL)		/* just added: take it back */
+			d->nburst--;
+		return -ENOMEM;
+	}
+	free(e->what);
+	free(e->guess);
+	free(e->evidence);
+	e->what = w;
+	e->guess = g;
+	e->evidence = ev_text;
+	snprintf(e->status, sizeof(e->status), "%s", ev->status != NULL &&
+	    ev->status[0] != '\0' ? ev->status : "-");
+	e->count = ev->count;
+	e->critical = ev->status != NULL &&
+	    strcmp(ev->status, "regressed") == 0;
+	e->wakes++;
+	return 0;
 }
 
 int
 desktop_notify(struct desktop *d, const struct ledger_event *ev,
     const char *line)
 {
-	struct desktop_item *it, *p;
+	int rc;
 
 	if (d->status == DESKTOP_DISABLED)
 		return 0;
+	d->wakes++;
 	if (d->closing) {
 		d->dropped++;
 		return -ESHUTDOWN;
@@ -709,35 +927,32 @@ desktop_notify(struct desktop *d, const struct ledger_event *ev,
 		d->dropped++;
 		return -ENOTCONN;
 	}
-	if ((it = item_make(ev, line)) == NULL)
-		return -ENOMEM;
+	/* after a quiet spell (twice desktop_ms without a wake) a new burst
+	 * starts, once everything of the last one has been on screen */
+	if (d->unshown == 0 && (d->wakes == 1 ||
+	    uv_now(d->loop) - d->last_wake_ms >= 2 * d->interval_ms))
+		burst_clear(d);
+	d->last_wake_ms = uv_now(d->loop);
+	if (ev != NULL)
+		rc = burst_add(d, ev);
+	else {
+		char *copy = clean_copy(line != NULL ? line : "",
+		    WAKE_LINE_MAX);
 
-	/* the newest update of a footprint replaces its pending one */
-	for (p = d->pending; p != NULL; p = p->next)
-		if (strcmp(p->fp, it->fp) == 0)
-			break;
-	if (p != NULL) {
-		d->coalesced++;
-		p->more++;
-		p->critical = it->critical;
-		free(p->summary);
-		free(p->text);
-		free(p->tail);
-		p->summary = it->summary;
-		p->text = it->text;
-		p->tail = it->tail;
-		it->summary = it->text = it->tail = NULL;
-		item_free(it);
-	} else if (d->npending >= DESKTOP_PENDING_MAX) {
-		/* no slot: said as "+N more" by the next one shown */
-		d->coalesced++;
-		d->overflow++;
-		item_free(it);
-	} else {
-		*d->pending_tail = it;
-		d->pending_tail = &it->next;
-		d->npending++;
+		rc = copy != NULL ? 0 : -ENOMEM;
+		if (copy != NULL) {
+			free(d->burst_note);
+			d->burst_note = copy;
+			d->burst_notes++;
+		}
 	}
+	if (rc < 0) {
+		d->dropped++;
+		return rc;
+	}
+	d->burst_wakes++;
+	d->unshown++;
+	d->pending++;
 	desktop_dispatch(d);
 	return 0;
 }
@@ -757,11 +972,30 @@ desktop_state(const struct desktop *d)
 void
 desktop_stats(const struct desktop *d, struct desktop_stats *st)
 {
+	st->wakes = d->wakes;
 	st->shown = d->shown;
-	st->failed = d->failed;
+	st->sent = d->sent;
+	st->replaced = d->replaced;
+	st->pending = d->pending;
 	st->dropped = d->dropped;
-	st->coalesced = d->coalesced;
-	st->pending = d->npending;
+	st->failed = d->failed;
+}
+
+cJSON *
+desktop_stats_json(const struct desktop *d)
+{
+	struct desktop_stats st;
+	cJSON *o = cJSON_CreateObject();
+
+	desktop_stats(d, &st);
+	cJSON_AddNumberToObject(o, "wakes", (double)st.wakes);
+	cJSON_AddNumberToObject(o, "shown", (double)st.shown);
+	cJSON_AddNumberToObject(o, "sent", (double)st.sent);
+	cJSON_AddNumberToObject(o, "replaced", (double)st.replaced);
+	cJSON_AddNumberToObject(o, "pending", (double)st.pending);
+	cJSON_AddNumberToObject(o, "dropped", (double)st.dropped);
+	cJSON_AddNumberToObject(o, "failed", (double)st.failed);
+	return o;
 }
 
 static void
@@ -770,6 +1004,10 @@ timer_closed(uv_handle_t *h)
 	struct desktop *d = h->data;
 
 	backend_free(d);
+	burst_clear(d);
+	free(d->burst);
+	d->burst = NULL;
+	d->capburst = 0;
 	if (d->close_cb != NULL)
 		d->close_cb(d);
 }

@@ -8,10 +8,15 @@
  *
  * Rate limit: at most one notification shown per desktop_ms (default 5 s)
  * for the whole desktop, because it is one person's screen, whatever the
- * footprint.  What waits is coalesced — one pending update per footprint,
- * the newest, in arrival order, at most DESKTOP_PENDING_MAX footprints —
- * and never lost in silence: the next bubble's body says "+N more" for
- * every update it stands for.
+ * footprint.  Nothing queues behind it: a wake that comes while one may
+ * be shown gets its bubble at once; wakes that come during the wait are
+ * held together, and when the wait ends one bubble says them — the
+ * footprint's own bubble if the burst (a run of wakes with no quiet spell
+ * of twice desktop_ms) is one footprint ("+N more" updates), else one "burst"
+ * bubble naming every footprint the burst has seen, most severe first,
+ * replaced in place while the burst goes on.  Every wake is
+ * accounted for: shown, pending or dropped (desktop_stats), never lost in
+ * silence.
  *
  * D-Bus calls block, so they run off the loop thread (uv_queue_work), one
  * job at a time.  With no notification server (no session bus, nothing
@@ -28,12 +33,15 @@
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "ledger/ledger.h"
 #include "wake.h"
 
-#define DESKTOP_PENDING_MAX	16	/* footprints waiting for their turn */
+#define DESKTOP_BURST_LINES	8	/* footprints named in a burst bubble */
+#define DESKTOP_BURST_KEEP	256	/* footprints a burst tracks; wakes of
+					   others are counted, not listed */
 #define DESKTOP_KEEP		64	/* notifications kept for in-place */
 #define DESKTOP_RETRY_MS	60000	/* after "unavailable" */
 #define DESKTOP_EVIDENCE_MAX	300	/* bytes of evidence in a body */
@@ -54,6 +62,8 @@ enum desktop_status {
 	DESKTOP_UNAVAILABLE,
 };
 
+struct burst_ent;
+
 struct desktop {
 	void			*data;		/* the caller's */
 	desktop_shown_cb	*shown_cb;	/* optional, set after init */
@@ -69,26 +79,35 @@ struct desktop {
 	uint64_t		 interval_ms;
 	enum desktop_status	 status;
 	char			 state[256];	/* what desktop_state says */
-	struct desktop_item	*pending;	/* FIFO, one per footprint */
-	struct desktop_item	**pending_tail;
-	unsigned		 npending;
-	uint64_t		 overflow;	/* updates with no slot left */
+	struct burst_ent	*burst;		/* footprints of the burst */
+	size_t			 nburst, capburst;
+	uint64_t		 seq;
+	uint64_t		 burst_wakes;	/* in the burst, shown or not */
+	uint64_t		 burst_others;	/* of footprints past the KEEP */
+	char			*burst_note;	/* its last summary line */
+	uint64_t		 burst_notes;
+	uint64_t		 unshown;	/* burst wakes no bubble said */
 	struct desktop_item	*job;		/* being shown */
 	int			 busy;
 	int			 closing;
 	uint64_t		 next_ms;	/* uv_now when one may show */
+	uint64_t		 last_wake_ms;	/* uv_now of the last wake */
 	uint64_t		 retry_ms;	/* when unavailable */
 	void			*backend;	/* worker-thread state */
-	uint64_t		 shown, failed, dropped, coalesced;
+	uint64_t		 wakes, shown, sent, replaced, pending;
+	uint64_t		 dropped, failed;
 	desktop_close_cb	*close_cb;
 };
 
+/* wakes == shown + pending + dropped, always. */
 struct desktop_stats {
-	uint64_t	shown;		/* notifications the server took */
+	uint64_t	wakes;		/* handed over while enabled */
+	uint64_t	shown;		/* in a bubble the server took */
+	uint64_t	sent;		/* bubbles (Notify calls) it took */
+	uint64_t	replaced;	/* of those, updated in place */
+	uint64_t	pending;	/* waiting for (or in) the next bubble */
+	uint64_t	dropped;	/* never shown: no server, shutdown */
 	uint64_t	failed;		/* attempts that failed */
-	uint64_t	dropped;	/* while unavailable or shutting down */
-	uint64_t	coalesced;	/* folded into another, said as +N */
-	unsigned	pending;
 };
 
 /*
@@ -121,6 +140,8 @@ const char *desktop_backend(void);
 const char *desktop_state(const struct desktop *d);
 
 void	desktop_stats(const struct desktop *d, struct desktop_stats *st);
+/* {wakes, shown, sent, replaced, pending, dropped, failed}, for /status. */
+cJSON	*desktop_stats_json(const struct desktop *d);
 
 /*
  * Stop: pending notifications are not shown (counted and logged), a job

@@ -474,10 +474,14 @@ export class Fold {
       evidence: typeof c.evidence === 'string' ? c.evidence : null,
     } : null;
     if (this.occurrencesOf === fp.id) {
-      this.occurrences.push({
+      const occ = {
         at: isoOf(at), build: b >= 0 ? this.builds[b].name : null, value,
-        verdict: row.verdict ? { ...row.verdict } : null, offset,
-      });
+        verdict: row.verdict ? { ...row.verdict } : null,
+      };
+      // a usermark's note: the player's own words (ledger/ledger.c)
+      if (typeof rec.note === 'string' && rec.note !== '') occ.note = rec.note;
+      occ.offset = offset;
+      this.occurrences.push(occ);
     }
     return row;
   }

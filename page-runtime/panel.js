@@ -28,6 +28,8 @@
 import { Fold, parseIso } from './history.js';
 
 const API = '/api/sloptimize';
+// Where the Issues tab's catalogue comes from (the Source switch).
+const SOURCES = ['auto', 'daemon', 'tail', 'team'];
 const TABS = [
   { id: 'session', label: 'Current Session' },
   { id: 'issues', label: 'Issues' },
@@ -378,6 +380,7 @@ button.row > .fp { flex-basis: 76px; }
 button.row:hover { background: #1a2029; }
 button.row[aria-expanded="true"] { background: #1a2029; }
 .row .n { font: 600 13px ui-monospace, monospace; color: #e6edf3; }
+button.row > .machines { flex-basis: 92px; color: #8b949e; font-size: 11px; }
 .row .type { color: #9da7b3; }
 .row .guess { color: #e6edf3; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .row .ago { color: #9da7b3; font-size: 12px; }
@@ -415,6 +418,7 @@ ul.incidents li { display: grid; grid-template-columns: 74px 70px 86px minmax(14
 ul.incidents li .evidence { grid-column: 4 / 8; color: #8b949e; font-size: 12px; }
 ul.incidents li .time { font: 12px ui-monospace, monospace; color: #9da7b3; }
 ul.incidents li.note { display: block; color: #d29922; font-size: 12px; }
+q.note { color: #e3b341; font-style: italic; }
 ul.incidents .woke { font-size: 11px; color: #f0883e; }
 button.fp { font: 12px ui-monospace, monospace; color: #79c0ff; background: none; border: 0; padding: 0 2px; text-align: left; }
 .timeline { position: relative; }
@@ -495,7 +499,7 @@ class Panel {
       ep = defaultEndpoint();
     }
     this.endpoint = ep;
-    this.source = ['auto', 'daemon', 'tail'].includes(opts.source) ? opts.source : (store('source') || 'auto');
+    this.source = SOURCES.includes(opts.source) ? opts.source : (store('source') || 'auto');
     this.tab = TABS.some((t) => t.id === opts.tab) ? opts.tab : (store('tab') || 'session');
     if (!TABS.some((t) => t.id === this.tab)) this.tab = 'session';
     // a fixed bucket count when the host asks for one; else sized by the evidence
@@ -863,9 +867,11 @@ class Panel {
     return { status: r.status, doc, etag };
   }
 
-  // The view the catalogue and timeline come from now.
+  // The view the catalogue and timeline come from now.  The team's
+  // catalogue is the daemon's ClickHouse sink (docs/team.md); it has no
+  // timeline of its own, so history stays this machine's, from the daemon.
   view() {
-    if (this.source === 'daemon' || this.source === 'tail') return this.source;
+    if (this.source === 'daemon' || this.source === 'tail' || this.source === 'team') return this.source;
     return this.autoView || 'daemon';
   }
 
@@ -892,6 +898,11 @@ class Panel {
 
   async loadIssues() {
     const want = this.view();
+    if (want === 'team') {
+      const r = await this.request('GET', '/issues?scope=team');
+      this.data.issues = { view: 'team', doc: r.doc, at: Date.now() };
+      return this.data.issues;
+    }
     if (want === 'daemon') {
       try {
         const r = await this.request('GET', '/issues');
@@ -908,7 +919,7 @@ class Panel {
   }
 
   async loadHistory() {
-    if (this.view() === 'daemon') {
+    if (this.view() === 'daemon' || this.view() === 'team') {
       try {
         let n = this.buckets;
         if (!this.fixedBuckets) {
@@ -1023,7 +1034,7 @@ class Panel {
   }
 
   setSource(s) {
-    if (!['auto', 'daemon', 'tail'].includes(s)) return;
+    if (!SOURCES.includes(s)) return;
     this.source = s;
     this.autoView = null;
     store('source', s);
@@ -1111,7 +1122,15 @@ class Panel {
       return;
     }
     if (m.type === 'dropped') {
-      this.session.notes.push({ at: Date.now(), text: `the daemon dropped ${m.count ?? 'some'} queued messages to this page (it was too slow); wakes are replayed on reconnect` });
+      // the page read too slowly: the daemon fed it every wake in order,
+      // but live records are not kept (the ledger has them)
+      this.session.notes.push({ at: Date.now(), text: `this page missed ${m.count ?? 'some'} live records while it was catching up; every wake came through` });
+      this.schedule('session', () => this.renderSession());
+      return;
+    }
+    if (m.type === 'gap') {
+      this.session.notes.push({ at: Date.now(), text: `wakes after ${m.after} cannot be replayed (${m.reason || 'the ledger was replaced'})` });
+      if (typeof m.resume === 'string') this.sock.resume = m.resume;
       this.schedule('session', () => this.renderSession());
       return;
     }
@@ -1260,7 +1279,7 @@ class Panel {
         <button type="button" class="fp" data-action="goto-issue" data-id="${esc(r.fp || '')}" data-fk="fp-${esc(it.id || '')}" title="Open this footprint in Issues">${esc(r.fp || '—')}</button>
         <span class="mono" title="the footprint's count in the whole ledger">×${esc(r.count ?? '?')}</span>
         <span>${statusBadge(r.status)}${it.woke ? ' <span class="woke" title="this record woke the agent">wake</span>' : ''}</span>
-        <span class="evidence">${esc(r.evidence || '')}${r.phase ? ` · phase ${esc(r.phase)}` : ''}${r.build ? ` · build ${esc(r.build)}` : ''}</span>
+        <span class="evidence">${r.note ? `<q class="note" data-note-text>${esc(r.note)}</q> · ` : ''}${esc(r.evidence || '')}${r.phase ? ` · phase ${esc(r.phase)}` : ''}${r.build ? ` · build ${esc(r.build)}` : ''}</span>
       </li>`;
     }
     html += '</ul>';
@@ -1293,7 +1312,7 @@ class Panel {
     lines.push('incidents (oldest first):');
     for (const it of items) {
       const r = it.rec;
-      lines.push(`  ${r.at || '?'} ${r.type || '?'} ${fmtNum(r.value, r.unit)} ${r.guess || '-'}/${r.confidence || '-'} fp=${r.fp || '-'}${r.phase ? ` phase=${r.phase}` : ''}${r.build ? ` build=${r.build}` : ''}${it.id ? ` id=${it.id}` : ''}`);
+      lines.push(`  ${r.at || '?'} ${r.type || '?'} ${fmtNum(r.value, r.unit)} ${r.guess || '-'}/${r.confidence || '-'} fp=${r.fp || '-'}${r.phase ? ` phase=${r.phase}` : ''}${r.build ? ` build=${r.build}` : ''}${it.id ? ` id=${it.id}` : ''}${r.note ? ` note=${JSON.stringify(r.note)}` : ''}`);
     }
     lines.push('details: sloptimize issues --fp <id>; record a fix: sloptimize fix --footprints <id> --title "…"');
     return lines.join('\n');
@@ -1350,8 +1369,12 @@ class Panel {
     const sw = `<span class="switch" role="group" aria-label="Which catalogue">
       <button type="button" data-action="source" data-source="daemon" data-fk="src-daemon" aria-pressed="${cur && cur.view === 'daemon'}">Whole ledger · daemon</button>
       <button type="button" data-action="source" data-source="tail" data-fk="src-tail" aria-pressed="${cur && cur.view === 'tail'}">Last 2 MiB · folded here</button>
+      <button type="button" data-action="source" data-source="team" data-fk="src-team" aria-pressed="${cur && cur.view === 'team'}" title="every machine's records, from the daemon's ClickHouse sink (sloptimized --sink)">Team · every machine</button>
       ${s !== 'auto' ? '<button type="button" data-action="source" data-source="auto" data-fk="src-auto">auto</button>' : ''}</span>`;
     if (!cur) return `<div class="source" data-view="none"><span>Nothing loaded from the daemon yet.</span>${sw}</div>`;
+    if (cur.view === 'team') {
+      return `<div class="source" data-view="team"><span>Showing <strong>the team's catalogue</strong>: every machine that sinks into this daemon's ClickHouse, deduplicated there (<code>GET ${API}/issues?scope=team</code>).</span>${sw}</div>`;
+    }
     if (cur.view === 'daemon') {
       return `<div class="source" data-view="daemon"><span>Showing <strong>the whole ledger</strong>, folded by the daemon (<code>GET ${API}${esc(route)}</code>).</span>${sw}</div>`;
     }
@@ -1406,7 +1429,7 @@ class Panel {
       const last = parseIso(r.last);
       html += `<li data-row="${esc(r.id)}" data-count="${esc(r.count)}" data-status="${esc(r.status)}">
         <button type="button" class="row" data-action="toggle-row" data-id="${esc(r.id)}" data-fk="row-${esc(r.id)}" aria-expanded="${open}" aria-controls="detail-${esc(r.id)}">
-          <span class="n" data-n>×${esc(r.count)}</span>
+          <span class="n" data-n>×${esc(r.count)}</span>${Number.isInteger(r.machines) ? `<span class="machines" data-machines="${esc(r.machines)}" title="machines that saw it">on ${esc(r.machines)} machine${r.machines === 1 ? '' : 's'}</span>` : ''}
           <span class="type">${esc(r.type)}</span>
           <span class="guess" title="${esc(r.key)}">${esc(r.verdict && r.verdict.guess ? r.verdict.guess : '—')}${r.phase ? ` <span class="type">in ${esc(r.phase)}</span>` : ''}</span>
           <span class="st">${statusBadge(r.status)}</span>
@@ -1436,7 +1459,7 @@ class Panel {
     let html = `<dl>
       <dt>key</dt><dd><code>${esc(r.key)}</code></dd>
       <dt>footprint</dt><dd><code>${esc(r.id)}</code> · ${esc(r.type)}${r.phase ? ` · phase ${esc(r.phase)}` : ''}</dd>
-      <dt>count</dt><dd data-detail-count>×${esc(r.count)}</dd>
+      <dt>count</dt><dd data-detail-count>×${esc(r.count)}${Number.isInteger(r.machines) ? ` on ${esc(r.machines)} machine${r.machines === 1 ? '' : 's'}` : ''}</dd>
       <dt>first seen</dt><dd>${esc(fmtTime(r.first))}</dd>
       <dt>last seen</dt><dd>${esc(fmtTime(r.last))}</dd>
       <dt>builds</dt><dd>${(r.builds || []).map((b) => `<span class="chip build">${esc(b)}</span>`).join('') || '—'}</dd>
@@ -1460,7 +1483,7 @@ class Panel {
     const det = this.data.detail.get(r.id);
     if (det && det.occurrences && det.occurrences.length) {
       const occ = det.occurrences.slice(-8).reverse();
-      html += `<h3>Last occurrences (${det.occurrences.length})</h3><ul class="occ">${occ.map((o) => `<li>${esc(fmtTime(o.at))} · ${esc(o.build || 'no build')} · ${esc(fmtNum(o.value, r.worst ? r.worst.unit : 'ms'))}${o.verdict && o.verdict.guess ? ` · ${esc(o.verdict.guess)}` : ''}</li>`).join('')}</ul>`;
+      html += `<h3>Last occurrences (${det.occurrences.length})</h3><ul class="occ">${occ.map((o) => `<li>${esc(fmtTime(o.at))} · ${esc(o.build || 'no build')} · ${esc(fmtNum(o.value, r.worst ? r.worst.unit : 'ms'))}${o.verdict && o.verdict.guess ? ` · ${esc(o.verdict.guess)}` : ''}${o.note ? ` · <q class="note" data-note-text>${esc(o.note)}</q>` : ''}</li>`).join('')}</ul>`;
     }
     return html;
   }

@@ -515,3 +515,115 @@ statedir_settings_write(const char *dir, const char *loop, int64_t now_ms)
 	free(txt);
 	return rc;
 }
+
+/* --- slots ------------------------------------------------------------ */
+
+/*
+ * The record: the caller's text, "sum <fnv1a32 of the text, 8 hex>\n",
+ * then spaces to STATEDIR_SLOT_SIZE - 1 and a final '\n'.  Always the
+ * whole size, so one pwrite(2) at offset 0 replaces it entirely.
+ */
+static int
+slot_format(char rec[STATEDIR_SLOT_SIZE], const char *text)
+{
+	size_t	n = strlen(text);
+	int	k;
+
+	if (n > STATEDIR_SLOT_TEXT_MAX || memchr(text, '\0', n) != NULL)
+		return -EINVAL;
+	memcpy(rec, text, n);
+	k = snprintf(rec + n, STATEDIR_SLOT_SIZE - n, "sum %08x\n",
+	    (unsigned)fnv1a32(text, n));
+	if (k < 0 || n + (size_t)k >= STATEDIR_SLOT_SIZE)
+		return -EINVAL;
+	memset(rec + n + (size_t)k, ' ', STATEDIR_SLOT_SIZE - n - (size_t)k);
+	rec[STATEDIR_SLOT_SIZE - 1] = '\n';
+	return 0;
+}
+
+int
+statedir_slot_open(const char *path, const char *initial, mode_t mode,
+    int *fd_out)
+{
+	char		rec[STATEDIR_SLOT_SIZE];
+	struct stat	st;
+	int		fd, rc;
+
+	*fd_out = -1;
+	if (lstat(path, &st) == -1) {
+		if (errno != ENOENT)
+			return -errno;
+		/* made whole by the one atomic writer, then kept open */
+		if ((rc = slot_format(rec, initial)) != 0 ||
+		    (rc = statedir_write(path, rec, sizeof(rec), mode)) != 0)
+			return rc;
+	} else if (!S_ISREG(st.st_mode))
+		return -ESPIPE;
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) == -1)
+		return errno == ELOOP ? -ESPIPE : -errno;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ESPIPE;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int
+statedir_slot_write(int fd, const char *text)
+{
+	char	rec[STATEDIR_SLOT_SIZE];
+	ssize_t	w;
+	int	rc;
+
+	if ((rc = slot_format(rec, text)) != 0)
+		return rc;
+	do
+		w = pwrite(fd, rec, sizeof(rec), 0);
+	while (w == -1 && errno == EINTR);
+	if (w == -1)
+		return -errno;
+	/* a short write of 128 bytes to a regular file is a full disk */
+	return (size_t)w == sizeof(rec) ? 0 : -ENOSPC;
+}
+
+int
+statedir_slot_read(const char *path, char *text, size_t cap)
+{
+	char		 rec[STATEDIR_SLOT_SIZE + 1], want[16];
+	const char	*sum;
+	size_t		 n, tlen;
+	int		 rc;
+
+	if ((rc = statedir_read(path, rec, sizeof(rec), &n)) != 0)
+		return rc == -EFBIG ? -EBADMSG : rc;
+	if (n != STATEDIR_SLOT_SIZE)
+		return -EBADMSG;
+	rec[n] = '\0';
+	/* the last "sum " line starting a line, before the padding */
+	for (sum = NULL, tlen = 0; tlen + 13 <= n; tlen++)
+		if ((tlen == 0 || rec[tlen - 1] == '\n') &&
+		    memcmp(rec + tlen, "sum ", 4) == 0) {
+			sum = rec + tlen;
+			break;
+		}
+	if (sum == NULL || memchr(rec, '\0', tlen) != NULL)
+		return -EBADMSG;
+	snprintf(want, sizeof(want), "sum %08x\n",
+	    (unsigned)fnv1a32(rec, tlen));
+	if (memcmp(sum, want, 13) != 0)
+		return -EBADMSG;
+	if (tlen + 1 > cap)
+		return -EFBIG;
+	memcpy(text, rec, tlen);
+	text[tlen] = '\0';
+	return 0;
+}
+
+void
+statedir_slot_close(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}

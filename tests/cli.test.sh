@@ -86,6 +86,35 @@ expect_rc 1 "$S" report --project "$tmp/p"
 grep -q "regressed" "$tmp/out" || fail "report does not say regressed"
 expect_rc 2 "$S" fix --project "$tmp/p" --title t --footprints nothex
 
+# report and hook-status rank by impact (docs/ranking.md), not by count:
+# a 33 ms cause seen 40 times must not bury a 164 ms one seen once, nor
+# the usermark just pressed; each line names the command that shows it
+mkdir -p "$tmp/r/.sloptimize"
+node -e '
+  const at = (s) => new Date(Date.parse("2026-09-01T09:00:00.000Z") + s * 1000).toISOString();
+  const out = [];
+  for (let i = 0; i < 40; i++) out.push({ type: "hitch", at: at(i * 10), frameMs: 33, phase: "play",
+    classification: { guess: "long-script", confidence: "low", evidence: "often" } });
+  out.push({ type: "hitch", at: at(100), frameMs: 164, phase: "play",
+    classification: { guess: "shader-compile", confidence: "high", evidence: "once" } });
+  out.push({ type: "usermark", at: at(595), phase: "play", note: "it felt wrong",
+    worst: [{ frameMs: 28, classification: { guess: "gc", confidence: "low", evidence: "mark" } }] });
+  require("fs").writeFileSync(process.argv[1], out.map((r) => JSON.stringify(r)).join("\n") + "\n");
+' "$tmp/r/.sloptimize/perf.jsonl"
+expect_rc 0 "$S" report --json --project "$tmp/r" --now 2026-09-01T09:10:00.000Z
+node -e '
+  const o = JSON.parse(require("fs").readFileSync(process.argv[1]));
+  const order = o.issues.map((r) => r.type + ":" + (r.worst && r.worst.value));
+  if (order.join(" ") !== "usermark:28 hitch:164 hitch:33") throw "report order: " + order.join(" ");
+  if (o.issues[0].impact.tier !== "fresh usermark" || o.issues[0].impact.rank !== 1) throw "impact: " + JSON.stringify(o.issues[0].impact);
+' "$tmp/out"
+expect_rc 0 "$S" report --project "$tmp/r" --now 2026-09-01T09:10:00.000Z
+grep -q "^   sloptimize issues --fp [0-9a-f]\{8\}$" "$tmp/out" || fail "report names no command: $(cat "$tmp/out")"
+expect_rc 0 "$S" hook-status --project "$tmp/r" --now 2026-09-01T09:10:00.000Z
+sed -n 2p "$tmp/out" | grep -q "open .* usermark .*: sloptimize issues --fp " ||
+	fail "hook-status does not put the fresh usermark first: $(cat "$tmp/out")"
+sed -n 3p "$tmp/out" | grep -q "worst 164ms" || fail "hook-status: 164 ms is not second: $(cat "$tmp/out")"
+
 # 20 writers x 50 fixes: 1000 whole lines, every id distinct
 rm -f "$tmp/p/.sloptimize/fixes.jsonl"
 i=0
@@ -131,3 +160,16 @@ expect_rc 4 timeout 10 "$S" fix --project "$tmp/q" --title t
 grep -q "not a regular file" "$tmp/err" || fail "fix into a FIFO: $(cat "$tmp/err")"
 
 echo "cli: all checks passed"
+
+# the man pages name every option the programs take
+man8=$(sed 's/\\-/-/g' "$top/docs/sloptimized.8")
+for f in $("${S%/*}/sloptimized" --help | grep -o '^  --[a-z-]*' | tr -d ' '); do
+	printf '%s\n' "$man8" | grep -q -- "$f" || fail "sloptimized(8) does not document $f"
+done
+man1=$(sed 's/\\-/-/g' "$top/docs/sloptimize.1")
+for v in issues report history fix watch replay hook-status doctor mcp init-agent; do
+	for f in $("$S" "$v" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		printf '%s\n' "$man1" | grep -q -- "$f" || fail "sloptimize(1) does not document $v $f"
+	done
+done
+echo "ok: the man pages name every option"

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Daemon, Watch, appendFromProcess, comparable, hitch, meaningfulOffsets,
+  Daemon, Watch, appendFromProcess, comparable, hitch, meaningful, meaningfulOffsets,
   offlineIssues, perfPath, tmpdir, waitFor, CLI, DAEMON, VALGRIND,
 } from './lib.mjs';
 
@@ -286,8 +286,12 @@ test('perf.jsonl replaced by a directory, a FIFO, an unreadable file: said once,
 
     assert.equal(spawnSync('mkfifo', [f]).status, 0);
     await waitFor(async () => /FIFO/.test(await errorOf()), { what: 'the FIFO in status' });
+    // serving, not blocked: the fold from disk refuses the FIFO with a
+    // clear error at once, and /status still answers
     const t0 = Date.now();
-    await d.get('/api/sloptimize/issues');   // serving, not blocked
+    const r = await fetch(d.base + '/api/sloptimize/issues');
+    assert.equal(r.status, 409);
+    assert.equal((await r.json()).error.code, 'not_regular_file');
     assert.ok(Date.now() - t0 < 5000);
     assert.equal(logged(d, /perf\.jsonl is a FIFO/).length, 1, d.log);
     fs.unlinkSync(f);
@@ -553,6 +557,230 @@ for i in range(20000):
     await sameAsOffline(d);
   } finally {
     writer.kill();
+    await w.stop();
+    await d.stop();
+  }
+});
+
+// --- what matters wakes, and nothing is lost in silence (issue 10, 8) ------
+
+// A record stamped with its own footprint, so a test knows every
+// record's id without folding (a v1 stamp is kept by the reading rule).
+function stamped(type, fp, extra = {}) {
+  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 1, id: fp, key: `${type}|test|${fp}` } };
+  if (type === 'hitch') Object.assign(base, { frameMs: 150, classification: { guess: 'shader-compile', confidence: 'high', evidence: `ev ${fp}` } });
+  if (type === 'usermark') Object.assign(base, { worst: [{ frameMs: 40, classification: { guess: 'gc', confidence: 'low', evidence: 'mark' } }] });
+  if (type === 'jitter') Object.assign(base, { track: 'unit', kind: 'snap', jump: [0.5, 0, 0], units: 0.5, classification: [{ guess: 'snap', confidence: 'high', evidence: 'e' }] });
+  return JSON.stringify({ ...base, ...extra });
+}
+
+// Every meaningful record of the file: its own printed line, or counted
+// (by footprint) in the heldBy of exactly one printed line that names it.
+function accounting(lines, file) {
+  const buf = fs.readFileSync(file);
+  const want = new Map(); // fp -> count
+  const byOff = new Map();
+  let start = 0;
+  for (let i = 0; i < buf.length; i++) {
+    if (buf[i] !== 10) continue;
+    const rec = JSON.parse(buf.subarray(start, i).toString('utf8'));
+    if (meaningful(rec)) {
+      want.set(rec.footprint.id, (want.get(rec.footprint.id) || 0) + 1);
+      byOff.set(start, rec.footprint.id);
+    }
+    start = i + 1;
+  }
+  const got = new Map();
+  const own = new Set();
+  let prev = -1;
+  for (const w of lines) {
+    const off = Number(w.id.split(':')[1]);
+    assert.ok(off > prev, `ids only grow: ${w.id} after ${prev}`);
+    prev = off;
+    if (w.record) {
+      assert.ok(byOff.has(off), `${w.id} is a meaningful record`);
+      assert.ok(!own.has(off), `${w.id} printed once`);
+      own.add(off);
+      got.set(byOff.get(off), (got.get(byOff.get(off)) || 0) + 1);
+    }
+    let named = 0;
+    for (const h of w.heldBy || []) {
+      got.set(h.fp, (got.get(h.fp) || 0) + h.count);
+      if (w.line.includes(h.fp)) named++;
+    }
+    const rest = (w.heldBy || []).length - named;
+    if (rest > 0) assert.match(w.line, new RegExp(`, ${rest} more footprints?( |$)|\\(${rest} footprints?\\)`), `the line says what it could not name: ${w.line}`);
+    assert.equal((w.heldBy || []).reduce((n, h) => n + h.count, 0), w.held, `heldBy adds up: ${w.line}`);
+  }
+  return { want, got, own };
+}
+
+test('a usermark wakes at once with its note; a new footprint and a regression wake; what was held is named', async () => {
+  const p = project();
+  const d = await new Daemon(p, { args: ['--desktop', '0', '--per-fp-ms', '3600000', '--global-max', '2'] }).start();
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    appendFromProcess(perfPath(p), stamped('hitch', 'aaaaaaaa') + '\n' + stamped('hitch', 'bbbbbbbb') + '\n');
+    await waitFor(() => w.lines.length >= 2, { what: 'the two first occurrences' });
+    appendFromProcess(perfPath(p), stamped('hitch', 'aaaaaaaa', { frameMs: 240 }) + '\n' + stamped('hitch', 'bbbbbbbb') + '\n');
+    await waitFor(async () => (await d.status()).notifier.heldPending === 2, { what: 'two repeats held' });
+    const t0 = Date.now();
+    appendFromProcess(perfPath(p), stamped('usermark', 'cccccccc', { note: 'it stutters when I turn' }) + '\n');
+    const mark = await waitFor(() => w.lines.find((x) => x.record && x.record.type === 'usermark'), { what: 'the usermark' });
+    assert.ok(Date.now() - t0 < 2000, 'at once, through full limits');
+    assert.match(mark.line, / note="it stutters when I turn" /);
+    assert.equal(mark.record.note, 'it stutters when I turn');
+    assert.equal(mark.held, 2);
+    assert.match(mark.line, / \+2 more since \d\d:\d\d:\d\d: aaaaaaaa ×1 240ms shader-compile open, bbbbbbbb ×1 150ms shader-compile open → sloptimize issues --fp cccccccc$/);
+    // a new footprint past the full window; the line ends with its command
+    appendFromProcess(perfPath(p), stamped('jitter', 'dddddddd') + '\n');
+    const jit = await waitFor(() => w.lines.find((x) => x.record && x.record.fp === 'dddddddd'), { what: 'the new footprint' });
+    assert.match(jit.line, /→ sloptimize issues --fp dddddddd$/);
+    // a fix, then the cause again in a later build: the regression wakes
+    // through its footprint's window, once
+    fs.writeFileSync(path.join(p, '.sloptimize', 'fixes.jsonl'), JSON.stringify({
+      type: 'fix', id: '0000f1f1', at: new Date().toISOString(), title: 't', footprints: ['aaaaaaaa'], status: 'applied' }) + '\n');
+    await waitFor(async () => (await d.status()).counts.fixes === 1, { what: 'the fix folded' });
+    appendFromProcess(perfPath(p), JSON.stringify({ type: 'heartbeat', at: new Date().toISOString(), build: 'v2' }) + '\n' +
+      stamped('hitch', 'aaaaaaaa', { build: 'v2' }) + '\n' + stamped('hitch', 'aaaaaaaa', { build: 'v2' }) + '\n');
+    const reg = await waitFor(() => w.lines.find((x) => x.record && x.record.status === 'regressed'), { what: 'the regression' });
+    assert.equal(reg.record.fp, 'aaaaaaaa');
+    await waitFor(async () => (await d.status()).notifier.heldPending === 1, { what: 'its repeat held' });
+    assert.equal(w.lines.filter((x) => x.record && x.record.status === 'regressed').length, 1);
+    // and issues --fp shows the player's words under the press
+    const r = spawnSync(CLI, ['issues', '--fp', 'cccccccc', '--project', p], { encoding: 'utf8' });
+    assert.match(r.stdout, /note: "it stutters when I turn"/);
+    const api = await d.get('/api/sloptimize/issues/cccccccc');
+    assert.equal(api.occurrences[0].note, 'it stutters when I turn');
+  } finally {
+    await w.stop();
+    await d.stop();
+  }
+});
+
+test('held back, then kill -9: the next daemon says what was held, in a line that names it, not as replays', async () => {
+  const p = project();
+  const args = ['--desktop', '0'];
+  let d = await new Daemon(p, { args }).start();
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    appendFromProcess(perfPath(p), stamped('hitch', 'aaaaaaaa') + '\n');
+    await waitFor(() => w.lines.length === 1, { what: 'the first occurrence' });
+    appendFromProcess(perfPath(p), stamped('hitch', 'aaaaaaaa', { frameMs: 300 }) + '\n' + stamped('hitch', 'aaaaaaaa') + '\n');
+    await waitFor(async () => (await d.status()).notifier.heldPending === 2, { what: 'two repeats held' });
+    // the cursor is saved past them: the next start reads them as seed
+    const size = fs.statSync(perfPath(p)).size;
+    await waitFor(() => Number((/^offset (\d+)$/m.exec(fs.readFileSync(path.join(d.stateDir(), 'cursor'), 'utf8')) || [])[1]) === size,
+      { what: 'the cursor saved' });
+    assert.match(fs.readFileSync(path.join(d.stateDir(), 'wakes'), 'utf8'), /^v 1\nsaid 1:0\nsum [0-9a-f]{8}\n/);
+    await d.stop('SIGKILL');
+    d = await new Daemon(p, { state: d.state, args }).start();
+    const said = await waitFor(() => w.lines.find((x) => x.held > 0), { what: `the held records said\n${w.err}` });
+    assert.equal(w.lines.filter((x) => x.record).length, 1, 'they were not replayed as wakes of their own');
+    assert.deepEqual(said.heldBy.map((h) => [h.fp, h.count, h.worst]), [['aaaaaaaa', 2, 300]]);
+    assert.match(said.line, /aaaaaaaa ×2 300ms/);
+    assert.match(d.log, /aaaaaaaa ×2 300ms/, 'the log (and every other channel) hears it too');
+  } finally {
+    await w.stop();
+    await d.stop();
+  }
+});
+
+test('kill -9 soak with default limits: every meaningful record is its own line or counted once in one that names it',
+  { timeout: 240000, skip: VALGRIND && 'not under valgrind' }, async () => {
+  const p = project();
+  const conf = path.join(tmpdir('conf'), 'sloptimized.json');
+  fs.writeFileSync(conf, '{}');
+  const args = ['--config', conf, '--desktop', '0'];
+  let d = await new Daemon(p, { args }).start();
+  const w = new Watch(d);
+  await w.connected();
+  const writer = spawn('python3', ['-c', `
+import json, os, sys, time, datetime, random
+rng = random.Random(11)
+fd = os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o644)
+fps = ["%08x" % (0xf00 + i) for i in range(8)]
+for i in range(4000):
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    k = rng.random()
+    fp = rng.choice(fps[:6] if k < 0.9 else fps)
+    foot = {"v": 1, "id": fp, "key": "t|" + fp}
+    if k < 0.6:
+        r = {"type": "heartbeat", "at": now, "build": "v1"}
+    elif k < 0.93:
+        r = {"type": "hitch", "at": now, "build": "v1", "frameMs": rng.choice([40, 120, 180]), "phase": "play", "footprint": foot,
+             "classification": {"guess": "spawn-burst", "confidence": "high", "evidence": "n=%d" % i}}
+    elif k < 0.98:
+        r = {"type": "jitter", "at": now, "build": "v1", "track": "unit", "kind": "snap", "jump": [0.5, 0.1, 0], "units": 0.51,
+             "footprint": foot, "classification": [{"guess": "snap", "confidence": "high", "evidence": "e"}]}
+    else:
+        r = {"type": "usermark", "at": now, "build": "v1", "note": "press %d" % i, "footprint": foot, "worst": [{"frameMs": 60}]}
+    os.write(fd, (json.dumps(r) + "\\n").encode())
+    if i % 40 == 0: time.sleep(0.1)
+`, perfPath(p)]);
+  const writerDone = new Promise((r) => writer.on('exit', r));
+  let kills = 0;
+  try {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 300));
+      if (writer.exitCode !== null) break;
+      await d.stop('SIGKILL');
+      kills++;
+      d = await new Daemon(p, { state: d.state, args }).start({ ready: false });
+    }
+    await writerDone;
+    assert.ok(kills >= 10, `kills: ${kills}`);
+    await d.caughtUp();
+    // the limits off: what the last limiter holds is said at once
+    fs.writeFileSync(conf, JSON.stringify({ 'per-fp-ms': 0, 'global-max': 0 }));
+    d.proc.kill('SIGHUP');
+    await waitFor(async () => { const n = (await d.status()).notifier; return n.heldPending === 0 && n.catchupPending === 0; }, { what: 'nothing left unsaid' });
+    const total = meaningfulOffsets(perfPath(p)).length;
+    const counted = () => {
+      let n = 0;
+      for (const x of w.lines) n += (x.record ? 1 : 0) + x.held;
+      return n;
+    };
+    await waitFor(() => counted() >= total, { timeout: 60000, what: `${total} records accounted (have ${counted()})\n${w.err.slice(-1500)}` });
+    const { want, got, own } = accounting(w.lines, perfPath(p));
+    assert.deepEqual(Object.fromEntries([...got].sort()), Object.fromEntries([...want].sort()), 'per footprint: own lines + counted = meaningful records');
+    assert.ok(own.size < total, `some were held back and counted (${own.size} own of ${total})`);
+    assert.ok(w.lines.some((x) => x.record === null && x.held > 0), 'a summary line');
+    await sameAsOffline(d);
+  } finally {
+    writer.kill();
+    await w.stop();
+    await d.stop();
+  }
+});
+
+test('perf.jsonl replaced by an identical copy: its old history is one catch-up line, not a wake per record', async () => {
+  const p = project();
+  const old = (s) => new Date(Date.now() - 3600 * 1000 + s * 1000).toISOString();
+  let text = '';
+  for (let i = 0; i < 30; i++) text += stamped('hitch', i % 3 ? 'aaaaaaaa' : 'bbbbbbbb', { at: old(i) }) + '\n';
+  fs.writeFileSync(perfPath(p), text);
+  const d = await new Daemon(p, { args: ['--desktop', '0'] }).start();
+  const w = new Watch(d);
+  try {
+    await w.connected();
+    await d.caughtUp();
+    const gen = (await d.status()).generation;
+    const before = w.lines.length;
+    // the same bytes, a new file: a new generation, all of it old
+    fs.writeFileSync(perfPath(p) + '.new', text);
+    fs.renameSync(perfPath(p) + '.new', perfPath(p));
+    await waitFor(async () => (await d.status()).generation > gen, { what: 'the new generation' });
+    const line = await waitFor(() => w.lines.slice(before).find((x) => /catch-up/.test(x.line)), { what: 'the catch-up line' });
+    assert.match(line.line, /^sloptimize catch-up: 30 meaningful records already in the new file \(hitch 30\) from .*: aaaaaaaa ×20 150ms shader-compile open, bbbbbbbb ×10 150ms shader-compile open → sloptimize issues --fp aaaaaaaa$/);
+    assert.equal(line.held, 30);
+    // a record appended now still wakes
+    appendFromProcess(perfPath(p), stamped('hitch', 'cccccccc') + '\n');
+    await waitFor(() => w.lines.some((x) => x.record && x.record.fp === 'cccccccc'), { what: 'a live wake' });
+    assert.equal(w.lines.slice(before).filter((x) => x.record).length, 1, 'no old record woke');
+  } finally {
     await w.stop();
     await d.stop();
   }

@@ -57,7 +57,10 @@ SLOPTIMIZE_DAEMON="http://$addr" node "$top/demo/node_modules/vite/bin/vite.js" 
     --host 127.0.0.1 --port 5173 >"$demo/vite.log" 2>&1 &
 pids="$pids $!"
 i=0
-until url=$(sed -n 's/.*Local:[^h]*\(http:[^ ]*\).*/\1/p' "$demo/vite.log" | head -n 1) && [ -n "$url" ]; do
+# Vite colours its banner when it thinks a terminal or CI wants it (the
+# codes fall between "Local" and its colon), so they go before matching.
+until url=$(sed 's/\x1b\[[0-9;]*m//g' "$demo/vite.log" |
+    sed -n 's/.*Local:[^h]*\(http:[^ ]*\).*/\1/p' | head -n 1) && [ -n "$url" ]; do
 	i=$((i + 1))
 	if [ $i -gt 300 ]; then
 		echo "vite did not start:" >&2
@@ -66,8 +69,6 @@ until url=$(sed -n 's/.*Local:[^h]*\(http:[^ ]*\).*/\1/p' "$demo/vite.log" | hea
 	fi
 	sleep 0.1
 done
-# strip the colour codes vite may print
-url=$(printf '%s' "$url" | sed 's/\x1b\[[0-9;]*m//g')
 
 echo "sloptimized is watching the demo project $demo (http://$addr, log: $demo/daemon.log)"
 echo "the demo game:   $url"

@@ -5,13 +5,16 @@ Writes DIR/.sloptimize/perf.jsonl and DIR/.sloptimize/fixes.jsonl. The same
 arguments always give byte-identical files (one seeded PRNG, no clock).
 
   genledger.py DIR [--records N | --mb MB] [--causes K] [--builds B]
-               [--fixes F] [--seed S] [--start ISO] [--json]
+               [--fixes F] [--seed S] [--start ISO] [--zipf S]
+               [--heartbeats FRACTION] [--json]
 
 What a ledger holds, and why:
 - heartbeats (about 80 % of lines), whose numbers drift down build by
   build, so timelines and fix windows have a trend to show;
 - incidents drawn from K causes with Zipf weights (a heavy head and a long
-  tail, like a real game): hitches of every classification, usermarks
+  tail, like a real game; --zipf 0 draws them evenly, for a catalogue
+  with a great many rows, and --heartbeats sets the heartbeats' share,
+  0.8 by default): hitches of every classification, usermarks
   (with notes and five ranked worst frames) and jitter (snap and
   oscillation, horizontal and vertical) — a cause fixes every field its
   footprint hashes, so a cause is exactly one catalogue row;
@@ -27,9 +30,22 @@ What a ledger holds, and why:
 With --json the summary printed at the end is one JSON object (paths,
 records, bytes, causes, builds, fixes, and the footprint ids of the fixed
 causes), for tests to read; otherwise it is one line of text.
+
+  genledger.py DIR --session SECONDS [--seed S] [--start ISO] [--json]
+
+writes instead one play session of that length, timed like a real one,
+for `sloptimize replay` (tests/session.test.mjs): heartbeats every 2 s;
+about a dozen causes, most of them appearing in the first minutes; a
+background hitch every half minute or so (two in three over the 100 ms
+wake threshold); a storm every six minutes or so (10 to 40 hitches of two
+to four causes within a few seconds, one cause dominating, sometimes a
+jitter in it); a usermark every five minutes or so, with the player's
+note, some of them in the middle of a storm; a reload onto a new build
+every 12 minutes.  The summary then also lists the usermarks' offsets.
 """
 import argparse
 import datetime
+import itertools
 import json
 import os
 import random
@@ -191,6 +207,89 @@ def heartbeat(rng, common, build_index):
     return rec
 
 
+SESSION_NOTES = ("it stutters when I turn", "camera hitched right there", "feels heavy here",
+                 "jerky when the fleet spawns", "\u00e7a saccade ici", "that hitch again")
+
+
+def session(a):
+    """One timed play session (see the module's docstring)."""
+    rng = random.Random(a.seed)
+    objects = ["ship_%d" % i for i in range(10)] + ["raider_%d" % i for i in range(24)]
+    causes = []
+    while len(causes) < 12:
+        c = Cause(rng, objects)
+        c.phase = "play"
+        if c.type == "usermark":
+            continue                # usermarks come from the player, below
+        causes.append(c)
+    weights = [1.0 / (i + 1) ** 0.8 for i in range(len(causes))]
+    marks = [Cause(rng, objects) for _ in range(3)]
+    for m in marks:
+        m.type, m.phase = "usermark", "play"
+    t0 = datetime.datetime.fromisoformat(a.start.replace("Z", "+00:00")).timestamp()
+    events = []                     # (t, kind, cause index or None)
+    for k in range(int(a.session // 2)):
+        events.append((t0 + 2.0 * k, "heartbeat", None))
+    t = t0 + rng.uniform(5, 20)
+    while t < t0 + a.session:       # background hitches
+        events.append((t, "cause", rng.choices(range(len(causes)), weights)[0]))
+        t += rng.expovariate(1 / 30.0)
+    t = t0 + rng.uniform(30, 120)
+    storms = []
+    while t < t0 + a.session - 10:  # storms
+        n = rng.randint(10, 40)
+        picked = rng.sample(range(len(causes)), rng.randint(2, 4))
+        span = rng.uniform(2, 6)
+        for i in range(n):
+            ci = picked[0] if rng.random() < 0.6 else rng.choice(picked)
+            events.append((t + span * i / n, "cause", ci))
+        storms.append((t, span))
+        t += rng.expovariate(1 / 360.0) + span + 20
+    t = t0 + rng.uniform(60, 200)
+    while t < t0 + a.session - 5:   # usermarks, some inside a storm
+        if storms and rng.random() < 0.3:
+            st, span = rng.choice(storms)
+            events.append((st + rng.uniform(0.2, span), "usermark", None))
+        events.append((t, "usermark", None))
+        t += rng.uniform(200, 400)
+    events.sort(key=lambda e: e[0])
+
+    out = os.path.join(a.dir, ".sloptimize")
+    os.makedirs(out, exist_ok=True)
+    encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    frame = 1000
+    written = 0
+    usermarks = []
+    with open(os.path.join(out, "perf.jsonl"), "w", encoding="utf-8", newline="\n") as f:
+        for t, kind, ci in events:
+            bi = int((t - t0) // 720)
+            frame += rng.randint(1, 120)
+            common = {"at": stamp(t), "build": "v%d" % (bi + 1)}
+            if kind == "heartbeat":
+                rec = heartbeat(rng, common, bi)
+            elif kind == "usermark":
+                rec = occurrence(rng, rng.choice(marks), common, frame, objects)
+                rec["note"] = rng.choice(SESSION_NOTES)
+                usermarks.append(written)
+            else:
+                rec = occurrence(rng, causes[ci], common, frame, objects)
+                if rec["type"] == "hitch" and rng.random() < 0.67:
+                    rec["frameMs"] = max(rec["frameMs"], round(rng.uniform(100, 260), 1))
+            if kind != "heartbeat":
+                key = footprint_key(rec)
+                rec["footprint"] = {"v": 1, "id": fnv1a32("v1:" + key), "key": key}
+            line = encode(rec) + "\n"
+            f.write(line)
+            written += len(line.encode("utf-8"))
+    summary = {"dir": out, "records": len(events), "bytes": written, "causes": len(causes),
+               "seconds": a.session, "storms": len(storms), "usermarks": usermarks}
+    if a.json:
+        print(json.dumps(summary))
+    else:
+        print("wrote a %d s session: %d records, %d storms, %d usermarks -> %s"
+              % (a.session, len(events), len(storms), len(usermarks), out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
@@ -202,16 +301,30 @@ def main():
     ap.add_argument("--fixes", type=int, default=6, help="fix records to write (default 6)")
     ap.add_argument("--seed", type=int, default=7567)
     ap.add_argument("--start", default="2026-09-01T09:00:00Z", help="`at` of the first record")
+    ap.add_argument("--zipf", type=float, default=1.1,
+                    help="exponent of the causes' Zipf weights (default 1.1; 0: all causes alike)")
+    ap.add_argument("--heartbeats", type=float, default=0.80,
+                    help="share of lines that are heartbeats (default 0.8)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap.add_argument("--session", type=float, help="write one timed play session of this many seconds instead")
     a = ap.parse_args()
+    if a.session is not None:
+        if a.session < 10:
+            ap.error("--session takes at least 10 seconds")
+        return session(a)
     if a.causes < 1 or a.builds < 1 or a.fixes < 0:
         ap.error("--causes and --builds must be at least 1, --fixes at least 0")
+    if not 0 <= a.heartbeats <= 0.998 or a.zipf < 0:
+        ap.error("--heartbeats is a share from 0 to 0.998, --zipf at least 0")
 
     rng = random.Random(a.seed)
     objects = ["ship_%d" % i for i in range(10)] + ["raider_%d" % i for i in range(24)] + \
               ["auto:%04x" % i for i in range(16)]
     causes = [Cause(rng, objects) for _ in range(a.causes)]
-    weights = [1.0 / (i + 1) ** 1.1 for i in range(a.causes)]
+    # cumulative once: random.choices would sum every weight per draw,
+    # and gives the same draws from the same sums
+    cum = list(itertools.accumulate(1.0 / (i + 1) ** a.zipf for i in range(a.causes)))
+    population = range(a.causes)
     limit = int(a.mb * 1e6) if a.mb is not None else None
     per_build = max(1, a.records // a.builds)
     builds = ["1.%d.%d" % (4 + i // 10, i % 10) for i in range(a.builds)]
@@ -237,12 +350,12 @@ def main():
             frame += rng.randint(15, 135)
             common = {"at": stamp(t), "build": builds[bi]}
             roll = rng.random()
-            if roll < 0.80:
+            if roll < a.heartbeats:
                 rec = heartbeat(rng, common, bi)
-            elif roll < 0.802:
+            elif roll < a.heartbeats + 0.002:
                 rec = dict(common, type="marker", label="level loaded", frame=frame)
             else:
-                ci = rng.choices(range(a.causes), weights)[0]
+                ci = rng.choices(population, cum_weights=cum)[0]
                 rec = occurrence(rng, causes[ci], common, frame, objects)
                 key = footprint_key(rec)
                 fid = fnv1a32("v1:" + key)

@@ -2,7 +2,7 @@
 # layers — the rooms of docs/architecture.md and what each may include.
 # Every `#include "room/…"` in a room's C files must name the room itself
 # or one it may use; within daemon/, the API side (api, http, guard,
-# routes, jobs, cache, snapshot, static) never includes the daemon or the
+# routes, jobs, cache, snapshot, static, rawhdr) never includes the daemon or the
 # server, so there is no include circle.  A violation is printed with its
 # file and line.
 set -u
@@ -44,7 +44,7 @@ done
 # the API side of daemon/ sees the daemon only through its environment
 for f in daemon/api.[ch] daemon/http.[ch] daemon/guard.[ch] \
     daemon/routes.[ch] daemon/jobs.[ch] daemon/cache.[ch] \
-    daemon/snapshot.[ch] daemon/static.[ch]; do
+    daemon/snapshot.[ch] daemon/static.[ch] daemon/rawhdr.[ch]; do
 	[ -f "$f" ] || continue
 	if grep -n '#include "daemon/\(daemon\|server\)\.h"' "$f"; then
 		echo "FAIL: $f includes the daemon or the server"

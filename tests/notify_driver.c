@@ -4,16 +4,22 @@
  * one).  Not a cmocka test: the suite would run it outside any D-Bus
  * session.
  *
- * Sends, each after the previous one was shown:
+ * Sends, each a quiet spell (1.2 s: past twice the 500 ms limit) after
+ * the previous bubble was shown, so each starts a burst of its own:
  *   A1  hitch    fp 81e5eb9b  open       (a new bubble)
  *   A2  hitch    fp 81e5eb9b  open       (must replace A1 in place)
  *   B   jitter   fp d423dcef  regressed  (critical)
- * then C1, C2, C3 (usermark, fp 68faa5c5) in one burst: C1 waits out the
- * rate limit, C2 and C3 coalesce into it, so one bubble says "+2 more".
+ *   C1 C2 C3 at once (usermark, fp 68faa5c5): C1 is shown at once, C2
+ *       and C3 wait and replace it in place, "+1 more"
+ *   D1..D6 at once (six footprints, D4 regressed): D1 is shown at once,
+ *       the rest wait, then one "burst" bubble names all six (critical)
+ * and right after that, during the next wait, D7 and D1 again: the burst
+ * bubble is replaced in place and names seven.  Eight bubbles in all.
  *
- * stdout: "state: <state>" after the server check, "shown <step>
- * <status>" per attempt, then "state: <state>" and
- * "stats: shown=… failed=… dropped=… coalesced=…".  stderr: log lines.
+ * stdout: "state: <state>" after the server check, "shown <n>
+ * <status>" per attempt, then "state: <state>" and "stats: wakes=…
+ * shown=… sent=… replaced=… pending=… dropped=… failed=…".  stderr: log
+ * lines.
  * Exits 0 unless something could not even start; the script judges.
  */
 #include <stdio.h>
@@ -26,7 +32,7 @@
 struct drv {
 	uv_loop_t	 loop;
 	struct desktop	 desk;
-	uv_timer_t	 deadline;
+	uv_timer_t	 deadline, pause;
 	int		 step;
 	int		 closed;
 };
@@ -65,10 +71,23 @@ event(const char *type, const char *fp, double value, const char *unit,
 }
 
 static void
+send_d(struct desktop *d, int i, uint64_t count)
+{
+	struct ledger_event ev;
+	char fp[9];
+
+	snprintf(fp, sizeof(fp), "0000d00%d", i);
+	ev = event("hitch", fp, 150, "ms", "spawn-burst", "D", count,
+	    i == 4 ? "regressed" : "open");
+	desktop_notify(d, &ev, NULL);
+}
+
+static void
 send_step(struct drv *drv)
 {
 	struct ledger_event ev;
 	struct desktop *d = &drv->desk;
+	int i;
 
 	switch (drv->step++) {
 	case 0:
@@ -97,6 +116,18 @@ send_step(struct drv *drv)
 		ev.count = 3;
 		desktop_notify(d, &ev, NULL);
 		break;
+	case 4:
+		break;		/* C1's own bubble: C2 and C3 wait */
+	case 5:
+		for (i = 1; i <= 6; i++)
+			send_d(d, i, 1);
+		break;
+	case 6:
+		break;		/* D1's own bubble: the burst waits */
+	case 7:
+		send_d(d, 7, 1);
+		send_d(d, 1, 2);
+		break;
 	default:
 		break;
 	}
@@ -109,6 +140,14 @@ closed(struct desktop *d)
 
 	drv->closed = 1;
 	uv_close((uv_handle_t *)&drv->deadline, NULL);
+	uv_close((uv_handle_t *)&drv->pause, NULL);
+}
+
+/* The rate limit is over: D1 comes to a free desktop. */
+static void
+paused(uv_timer_t *t)
+{
+	send_step(t->data);
 }
 
 static void
@@ -118,9 +157,12 @@ finish(struct drv *drv)
 
 	desktop_stats(&drv->desk, &st);
 	printf("state: %s\n", desktop_state(&drv->desk));
-	printf("stats: shown=%llu failed=%llu dropped=%llu coalesced=%llu\n",
-	    (unsigned long long)st.shown, (unsigned long long)st.failed,
-	    (unsigned long long)st.dropped, (unsigned long long)st.coalesced);
+	printf("stats: wakes=%llu shown=%llu sent=%llu replaced=%llu "
+	    "pending=%llu dropped=%llu failed=%llu\n",
+	    (unsigned long long)st.wakes, (unsigned long long)st.shown,
+	    (unsigned long long)st.sent, (unsigned long long)st.replaced,
+	    (unsigned long long)st.pending, (unsigned long long)st.dropped,
+	    (unsigned long long)st.failed);
 	fflush(stdout);
 	desktop_close(&drv->desk, closed);
 }
@@ -132,10 +174,16 @@ shown(struct desktop *d, int status)
 
 	printf("shown %d %d\n", drv->step, status);
 	fflush(stdout);
-	if (drv->step < 4)
+	switch (drv->step) {
+	case 1: case 2: case 3: case 5:	/* a quiet spell, then the next */
+		uv_timer_start(&drv->pause, paused, 1200, 0);
+		break;
+	case 4: case 6: case 7:		/* the next right away */
 		send_step(drv);
-	else
+		break;
+	default:			/* 8: the last burst bubble */
 		finish(drv);
+	}
 }
 
 /* No server: the wakes that follow are dropped without another log line. */
@@ -147,7 +195,7 @@ state_changed(struct desktop *d)
 	printf("state: %s\n", desktop_state(d));
 	if (d->status != DESKTOP_UNAVAILABLE || d->closing)
 		return;
-	while (drv->step < 4)
+	while (drv->step < 8)
 		send_step(drv);
 	finish(drv);
 }
@@ -182,6 +230,8 @@ main(int argc, char **argv)
 	/* With no server nothing is ever shown: the deadline ends it. */
 	uv_timer_init(&drv.loop, &drv.deadline);
 	drv.deadline.data = &drv;
+	uv_timer_init(&drv.loop, &drv.pause);
+	drv.pause.data = &drv;
 	uv_timer_start(&drv.deadline, deadline_hit, 15000, 0);
 	send_step(&drv);		/* waits for the server check */
 	uv_run(&drv.loop, UV_RUN_DEFAULT);

@@ -20,8 +20,8 @@ trap 'rm -rf "$work"' EXIT INT TERM
 # shellcheck disable=SC2046
 cc -std=gnu11 -Wall -Wextra -Werror -g ${NOTIFY_CFLAGS:-} -I. \
     -DHAVE_OSASCRIPT=1 $(pkg-config --cflags libuv libcjson) -o "$work/driver" \
-    tests/notify_driver.c notifier/wake.c notifier/desktop.c \
-    ledger/footprint.c ledger/jscan*.c \
+    tests/notify_driver.c notifier/wake*.c notifier/desktop.c \
+    ledger/footprint.c ledger/impact.c ledger/jscan*.c \
     $(pkg-config --libs libuv libcjson) -lm || fail "cannot build the driver"
 
 mkdir "$work/bin"
@@ -43,11 +43,19 @@ display notification "second A" with title "sloptimize: hitch 141.2ms (shader-co
 -e
 display notification "B regressed" with title "sloptimize: jitter 0.67units (snap)" subtitle "fp=d423dcef ×5 status=regressed"
 -e
-display notification "C three" with title "sloptimize: usermark worst 61.0ms (texture-upload)" subtitle "fp=68faa5c5 ×3 status=open +2 more"
+display notification "C one" with title "sloptimize: usermark worst 61.0ms (texture-upload)" subtitle "fp=68faa5c5 ×1 status=open"
+-e
+display notification "C three" with title "sloptimize: usermark worst 61.0ms (texture-upload)" subtitle "fp=68faa5c5 ×3 status=open +1 more"
+-e
+display notification "D" with title "sloptimize: hitch 150.0ms (spawn-burst)" subtitle "fp=0000d001 ×1 status=open"
+-e
+display notification "hitch 150.0ms spawn-burst fp=0000d004 ×1 regressed; hitch 150.0ms spawn-burst fp=0000d001 ×1 open; hitch 150.0ms spawn-burst fp=0000d002 ×1 open; hitch 150.0ms spawn-burst fp=0000d003 ×1 open; hitch 150.0ms spawn-burst fp=0000d005 ×1 open; hitch 150.0ms spawn-burst fp=0000d006 ×1 open" with title "sloptimize: 6 wakes from 6 causes" subtitle ""
+-e
+display notification "hitch 150.0ms spawn-burst fp=0000d004 ×1 regressed; hitch 150.0ms spawn-burst fp=0000d001 ×2 open (2 wakes); hitch 150.0ms spawn-burst fp=0000d002 ×1 open; hitch 150.0ms spawn-burst fp=0000d003 ×1 open; hitch 150.0ms spawn-burst fp=0000d005 ×1 open; hitch 150.0ms spawn-burst fp=0000d006 ×1 open; hitch 150.0ms spawn-burst fp=0000d007 ×1 open" with title "sloptimize: 8 wakes from 7 causes" subtitle ""
 EOF
 diff -u "$work/want" "$work/osa.log" || fail "osascript arguments differ"
-grep -q "stats: shown=4 failed=0 dropped=0 coalesced=2" "$work/out" ||
-    fail "stats"
+grep -q "stats: wakes=14 shown=14 sent=8 replaced=0 pending=0 dropped=0 failed=0" \
+    "$work/out" || fail "stats"
 
 # No osascript anywhere on PATH: unavailable, said once, exit 0.
 PATH=/nonexistent "$work/driver" >"$work/out2" 2>"$work/err2" ||

@@ -552,6 +552,8 @@ test('the events socket reconnects by itself after the daemon restarts, and the 
     await page.click('#tab-session');
     await page.locator(`[data-incident][data-fp="${row.id}"]`).waitFor();
     assert.match(await page.textContent('[data-incidents]'), /events socket closed; reconnecting/);
+    // the player's own words are shown with the press
+    assert.equal(await page.textContent(`[data-incident][data-fp="${row.id}"] [data-note-text]`), 'after the restart');
     assert.deepEqual(page.problems, []);
   } finally {
     await page.close();

@@ -25,7 +25,12 @@ run_one() {	# name, command...
 	else
 		fail=$((fail + 1)); failed="$failed $name"
 		echo "FAIL $name — log follows"
-		tail -n 40 "$logdir/$name.log" | sed 's/^/     /'
+		# a long log's tail is the tally, not the failure: what failed
+		# (node's "not ok" with its error, cmocka's [  FAILED  ]) first
+		grep -n -A 25 -e '^ *not ok' -e 'FAILED \]' -e '^FAIL' \
+		    "$logdir/$name.log" | head -n 80 | sed 's/^/     /'
+		echo "     … the log's end ($logdir/$name.log):"
+		tail -n 15 "$logdir/$name.log" | sed 's/^/     /'
 	fi
 }
 

@@ -17,6 +17,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { build, CLI, top, tmpdir, waitFor, appendFromProcess, Daemon } from './lib.mjs';
 import { startClickHouses } from './clickhouse.mjs';
+import { chromium } from 'playwright-core';
 
 const DRIVER = path.join(build, 'tests', 'sink_driver');
 const GEN = path.join(top, 'tests', 'genledger.py');
@@ -538,6 +539,38 @@ test('truncated while unsent: the lost bytes are counted, the new content is gen
 });
 
 // The same with sloptimized itself: its tailers, its fold, its loop.
+// The panel's Issues tab on the team's catalogue, in a real browser: each
+// row says on how many machines it was seen, as the API does.
+async function panelShowsTeam(base, doc) {
+  const profile = tmpdir('chromium-profile');
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-extensions'],
+  });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(`${base}/?tab=issues&source=team`);
+    await page.waitForSelector('#panel-issues[data-state="ready"][data-view="team"]');
+    const shown = await page.$$eval('[data-row]', (lis) => lis.map((li) => ({
+      id: li.getAttribute('data-row'),
+      count: Number(li.querySelector('[data-n]').textContent.trim().replace('×', '')),
+      machines: li.querySelector('.machines') ? li.querySelector('.machines').textContent.trim() : null,
+    })));
+    assert.ok(shown.length > 0, 'the team view lists rows');
+    for (const row of shown) {
+      const r = doc.issues.find((i) => i.id === row.id);
+      assert.ok(r, `row ${row.id} is in the team catalogue`);
+      assert.equal(row.count, r.count);
+      assert.equal(row.machines, `on ${r.machines} machine${r.machines === 1 ? '' : 's'}`);
+    }
+    assert.ok(shown.some((r) => r.machines === 'on 2 machines'), 'some cause was seen on both machines');
+  } finally {
+    await ctx.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
 test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=team, /status, doctor', async () => {
   const [A] = ch.servers;
   const root = tmpdir('sink-daemon');
@@ -573,6 +606,7 @@ test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=te
     const strip = (doc) => ({ ...doc, generatedAt: null,
       issues: doc.issues.map((r) => ({ ...r, lastAgoMs: null })) });
     assert.deepEqual(strip(viaApi), strip(viaCli));
+    await panelShowsTeam(ps[0].d.base, viaApi);
     const filtered = await ps[0].d.get('/api/sloptimize/issues?scope=team&type=jitter&limit=3');
     assert.ok(filtered.issues.length === 3 && filtered.issues.every((r) => r.type === 'jitter'));
     // /status carries the sink, by its schema

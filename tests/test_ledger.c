@@ -492,6 +492,27 @@ ledger_event_for_wakes(void **state)
 	assert_string_equal(ev.status, "open");
 	assert_int_equal(ev.count, 2);
 	assert_int_equal(strlen(ev.id), 8);
+	assert_string_equal(ev.note, "");
+	ledger_destroy(l);
+}
+
+/* A usermark's note (the player's words) reaches the wake, decoded, and
+ * a note that is not a string is no note. */
+static void
+ledger_event_carries_the_note(void **state)
+{
+	const char		*mark = "{\"type\":\"usermark\",\"note\":"
+	    "\"feels \\\"heavy\\\" \\u00e9\",\"worst\":[{\"frameMs\":61}]}";
+	const char		*num = "{\"type\":\"usermark\",\"note\":12,"
+	    "\"worst\":[{\"frameMs\":61}]}";
+	struct ledger		*l = mk(0);
+	struct ledger_event	 ev;
+
+	(void)state;
+	assert_int_equal(ledger_fold_perf(l, mark, strlen(mark), 0, &ev), 0);
+	assert_string_equal(ev.note, "feels \"heavy\" \xc3\xa9");
+	assert_int_equal(ledger_fold_perf(l, num, strlen(num), 100, &ev), 0);
+	assert_string_equal(ev.note, "");
 	ledger_destroy(l);
 }
 
@@ -510,6 +531,7 @@ main(void)
 		cmocka_unit_test(ledger_automated_and_time_filters),
 		cmocka_unit_test(ledger_windows),
 		cmocka_unit_test(ledger_event_for_wakes),
+		cmocka_unit_test(ledger_event_carries_the_note),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

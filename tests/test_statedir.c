@@ -217,6 +217,67 @@ statedir_write_read_round_trip(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* A slot is made whole when missing, replaced in place, read back only
+ * when its checksum holds; a torn record (a power cut), a wrong size or
+ * something that is not a regular file is refused. */
+static void
+statedir_slot_round_trip(void **state)
+{
+	struct fx	*fx = *state;
+	char		 text[STATEDIR_SLOT_SIZE], rec[STATEDIR_SLOT_SIZE];
+	struct stat	 st;
+	size_t		 n;
+	int		 fd, rd;
+
+	assert_int_equal(statedir_slot_read(fx->file, text, sizeof(text)),
+	    -ENOENT);
+	assert_int_equal(statedir_slot_open(fx->file, "v 1\nsaid -\n", 0644,
+	    &fd), 0);
+	assert_int_equal(stat(fx->file, &st), 0);
+	assert_int_equal(st.st_size, STATEDIR_SLOT_SIZE);
+	assert_int_equal(statedir_slot_read(fx->file, text, sizeof(text)), 0);
+	assert_string_equal(text, "v 1\nsaid -\n");
+	assert_int_equal(statedir_slot_write(fd, "v 1\nsaid 3:1048576\n"), 0);
+	assert_int_equal(statedir_slot_read(fx->file, text, sizeof(text)), 0);
+	assert_string_equal(text, "v 1\nsaid 3:1048576\n");
+	assert_int_equal(stat(fx->file, &st), 0);
+	assert_int_equal(st.st_size, STATEDIR_SLOT_SIZE);
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+	/* too long: refused, the record stays */
+	memset(rec, 'x', 100);
+	rec[100] = '\0';
+	assert_int_equal(statedir_slot_write(fd, rec), -EINVAL);
+	assert_int_equal(statedir_slot_read(fx->file, text, sizeof(text)), 0);
+	assert_string_equal(text, "v 1\nsaid 3:1048576\n");
+	/* an open of an existing slot keeps its record */
+	statedir_slot_close(fd);
+	assert_int_equal(statedir_slot_open(fx->file, "v 1\nsaid -\n", 0644,
+	    &fd), 0);
+	assert_int_equal(statedir_slot_read(fx->file, text, sizeof(text)), 0);
+	assert_string_equal(text, "v 1\nsaid 3:1048576\n");
+	statedir_slot_close(fd);
+	/* torn: one digit of the text changed, the checksum no longer holds */
+	assert_int_equal(statedir_read(fx->file, rec, sizeof(rec), &n), 0);
+	rec[10] = '9';
+	assert_int_equal((rd = open(fx->file, O_WRONLY)) >= 0, 1);
+	assert_int_equal(pwrite(rd, rec, n, 0), (ssize_t)n);
+	assert_int_equal(statedir_slot_read(fx->file, text, sizeof(text)),
+	    -EBADMSG);
+	/* a short file */
+	assert_int_equal(ftruncate(rd, 40), 0);
+	close(rd);
+	assert_int_equal(statedir_slot_read(fx->file, text, sizeof(text)),
+	    -EBADMSG);
+	/* a directory where the slot should be */
+	unlink(fx->file);
+	assert_int_equal(mkdir(fx->file, 0700), 0);
+	assert_int_equal(statedir_slot_open(fx->file, "v 1\n", 0644, &fd),
+	    -ESPIPE);
+	assert_int_equal(fd, -1);
+	rmdir(fx->file);
+	statedir_slot_close(-1);
+}
+
 /* A temp file a kill -9 left behind (even one we may not write, or of
  * another mode) is replaced, not appended to or trusted. */
 static void
@@ -442,6 +503,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(statedir_write_with_streams,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(statedir_open_refuses, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(statedir_slot_round_trip, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(statedir_read_refuses, setup,
 		    teardown),

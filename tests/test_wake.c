@@ -1,6 +1,8 @@
 /*
- * test_wake — notifier/wake: the meaningful rule, the wake line, its
- * JSON, the rate limits (synthetic times) and the catch-up summary.
+ * test_wake — notifier/wake: the meaningful rule, the wake line (note,
+ * held-back footprints, the command), its JSON, the tally, the rate limits
+ * and what skips them (synthetic times), regressions, and the summary
+ * lines.
  * Times print in local time; main() pins TZ=UTC so the strings are exact.
  */
 #include <setjmp.h>
@@ -162,6 +164,30 @@ notifier_id_format(void **state)
 
 /* --- the line ------------------------------------------------------------ */
 
+#define CMD(fp)	" \xe2\x86\x92 sloptimize issues --fp " fp
+
+/* A tally of `n` records of footprint fp (type, value, status), ids from
+ * off0 on, times from T0 + t. */
+static void
+tally_n(struct wake_tally *t, const char *type, const char *fp, double value,
+    const char *status, int n, uint64_t off0, int64_t t0)
+{
+	struct ledger_event ev;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ev = ev_of(type, fp, T0 + t0 + i * 1000);
+		ev.value = value;
+		ev.status = status;
+		if (strcmp(type, "jitter") == 0) {
+			ev.unit = "units";
+			ev.guess = "snap";
+		}
+		assert_int_equal(wake_tally_add(t, &ev, 3, off0 + (uint64_t)i,
+		    T0), 0);
+	}
+}
+
 static void
 notifier_line_hitch(void **state)
 {
@@ -174,12 +200,13 @@ notifier_line_hitch(void **state)
 	assert_string_equal(line, "sloptimize hitch 141.2ms "
 	    "shader-compile/medium \"programs +3 in the hitch frame\" "
 	    "fp=81e5eb9b ×7 status=regressed phase=play build=v1788 "
-	    "id=3:1048576");
+	    "id=3:1048576" CMD("81e5eb9b"));
 	assert_int_equal(n, (int)strlen(line));
 }
 
+/* The player's own words are in the line, before the evidence. */
 static void
-notifier_line_usermark(void **state)
+notifier_line_usermark_note(void **state)
 {
 	struct ledger_event ev = ev_hitch();
 	char line[WAKE_LINE_SIZE];
@@ -190,14 +217,19 @@ notifier_line_usermark(void **state)
 	strcpy(ev.id, "68faa5c5");
 	ev.guess = "texture-upload";
 	ev.evidence = "3 textures uploaded";
+	ev.note = "stutters \"here\"\nwhen I turn";
 	ev.count = 2;
 	ev.status = "open";
 	ev.phase = "match";
 	ev.build = "";
 	wake_format(line, sizeof(line), &ev, "1:220", NULL, NULL);
 	assert_string_equal(line, "sloptimize usermark worst 61.0ms "
-	    "texture-upload/medium \"3 textures uploaded\" fp=68faa5c5 ×2 "
-	    "status=open phase=match id=1:220");
+	    "texture-upload/medium note=\"stutters \\\"here\\\" when I turn\" "
+	    "\"3 textures uploaded\" fp=68faa5c5 ×2 status=open phase=match "
+	    "id=1:220" CMD("68faa5c5"));
+	ev.note = "";
+	wake_format(line, sizeof(line), &ev, "1:220", NULL, NULL);
+	assert_null(strstr(line, "note="));
 }
 
 static void
@@ -221,15 +253,20 @@ notifier_line_jitter(void **state)
 	wake_format(line, sizeof(line), &ev, "2:0", NULL, NULL);
 	assert_string_equal(line, "sloptimize jitter 0.67units snap/high "
 	    "\"unit jumped 0.67 along x\" fp=d423dcef ×12 status=fixed "
-	    "id=2:0");
+	    "id=2:0" CMD("d423dcef"));
 }
 
+/*
+ * What the limiter held rides on the next line: how many, since when, and
+ * which footprints with the worst value, verdict and status of each —
+ * most severe first (a regression before a bigger open one).
+ */
 static void
-notifier_line_optional_tokens(void **state)
+notifier_line_names_what_was_held(void **state)
 {
 	struct ledger_event ev = ev_hitch();
 	struct wake_config cfg;
-	struct wake_held held = { 12, T0 };
+	struct wake_tally *held = wake_tally_create();
 	char line[WAKE_LINE_SIZE];
 
 	(void)state;
@@ -239,16 +276,22 @@ notifier_line_optional_tokens(void **state)
 	ev.confidence = "";
 	ev.evidence = "";
 	ev.build = "v 17";			/* a space in a token */
-	wake_format(line, sizeof(line), &ev, "3:9", &held, &cfg);
+	tally_n(held, "hitch", "16a7255f", 240, "open", 5, 10, 0);
+	tally_n(held, "hitch", "81e5eb9b", 164, "regressed", 7, 20, 100);
+	wake_format(line, sizeof(line), &ev, "3:99", held, &cfg);
 	assert_string_equal(line, "sloptimize hitch 141.2ms unclassified "
-	    "fp=81e5eb9b ×7 status=regressed phase=play build=v_17 id=3:9 "
-	    "loop=propose +12 more since 11:02:03");
+	    "fp=81e5eb9b ×7 status=regressed phase=play build=v_17 id=3:99 "
+	    "loop=propose +12 more since 11:02:03: 81e5eb9b ×7 164ms "
+	    "shader-compile regressed, 16a7255f ×5 240ms shader-compile open"
+	    CMD("81e5eb9b"));
 	cfg.loop = "off";
-	held.count = 0;
+	wake_tally_reset(held);
 	ev.guess = "long-script";
-	wake_format(line, sizeof(line), &ev, "3:9", &held, &cfg);
+	wake_format(line, sizeof(line), &ev, "3:9", held, &cfg);
 	assert_string_equal(line, "sloptimize hitch 141.2ms long-script "
-	    "fp=81e5eb9b ×7 status=regressed phase=play build=v_17 id=3:9");
+	    "fp=81e5eb9b ×7 status=regressed phase=play build=v_17 id=3:9"
+	    CMD("81e5eb9b"));
+	wake_tally_destroy(held);
 }
 
 static void
@@ -263,7 +306,7 @@ notifier_line_escapes_evidence(void **state)
 	assert_string_equal(line, "sloptimize hitch 141.2ms "
 	    "shader-compile/medium \"say \\\"hi\\\" next\\\\line end x\" "
 	    "fp=81e5eb9b ×7 status=regressed phase=play build=v1788 "
-	    "id=3:1");
+	    "id=3:1" CMD("81e5eb9b"));
 	assert_true(clean_utf8(line));
 	/* the same for tokens: a newline in a guess cannot split the line */
 	ev.guess = "a\nb";
@@ -276,10 +319,10 @@ static void
 notifier_line_cut_at_500(void **state)
 {
 	struct ledger_event ev = ev_hitch();
-	struct wake_held held = { 4, T0 };
-	char evidence[4096], line[WAKE_LINE_SIZE], small[64];
+	struct wake_tally *held = wake_tally_create();
+	char evidence[4096], line[WAKE_LINE_SIZE], small[64], fp[9];
+	const char *tail, *p;
 	size_t i, n = 0;
-	const char *tail;
 	int len;
 
 	(void)state;
@@ -290,16 +333,38 @@ notifier_line_cut_at_500(void **state)
 	}
 	evidence[n] = '\0';
 	ev.evidence = evidence;
-	len = wake_format(line, sizeof(line), &ev, "3:1048576", &held, NULL);
+	tally_n(held, "hitch", "aaaaaaaa", 120, "open", 4, 1, 0);
+	len = wake_format(line, sizeof(line), &ev, "3:1048576", held, NULL);
 	assert_int_equal(len, (int)strlen(line));
 	assert_true(len <= WAKE_LINE_MAX);
 	assert_true(len > WAKE_LINE_MAX - 4);	/* it used the room */
 	assert_true(clean_utf8(line));
-	/* the evidence was shortened, not the fp, id or held count */
+	/* the evidence was shortened, not the fp, id, held list or command */
 	tail = "…\" fp=81e5eb9b ×7 status=regressed phase=play build=v1788 "
-	    "id=3:1048576 +4 more since 11:02:03";
+	    "id=3:1048576 +4 more since 11:02:03: aaaaaaaa ×4 120ms "
+	    "shader-compile open" CMD("81e5eb9b");
 	assert_true(strlen(line) > strlen(tail));
 	assert_string_equal(line + strlen(line) - strlen(tail), tail);
+
+	/* forty held footprints: as many as fit, most severe first, then
+	 * how many more; a note and the evidence still get their share */
+	wake_tally_reset(held);
+	for (i = 0; i < 40; i++) {
+		snprintf(fp, sizeof(fp), "%08zx", i);
+		tally_n(held, "hitch", fp, 100 + (double)i, "open", 1, 100 + i,
+		    (int64_t)i);
+	}
+	ev.note = evidence;
+	len = wake_format(line, sizeof(line), &ev, "3:1048576", held, NULL);
+	assert_true(len <= WAKE_LINE_MAX);
+	assert_true(clean_utf8(line));
+	assert_non_null(strstr(line, " note=\""));
+	assert_non_null(p = strstr(line, " +40 more since 11:02:03: 00000027 "
+	    "×1 139ms"));			/* the worst first */
+	assert_non_null(strstr(p, " more footprints" CMD("81e5eb9b")));
+	/* the note kept at least half its share */
+	p = strstr(line, " note=\"");
+	assert_true(strstr(p, "\" \"") - p > WAKE_NOTE_SHARE / 2);
 
 	/* a short buffer cuts at a boundary too */
 	len = wake_format(small, sizeof(small), &ev, "3:1", NULL, NULL);
@@ -312,42 +377,86 @@ notifier_line_cut_at_500(void **state)
 	assert_true(len <= WAKE_LINE_MAX);
 	assert_true(clean_utf8(line));
 	assert_null(strstr(line, "\""));	/* no room left for evidence */
+	wake_tally_destroy(held);
 }
 
 static void
 notifier_line_json(void **state)
 {
 	struct ledger_event ev = ev_hitch();
-	struct wake_held held = { 2, T0 };
+	struct wake_tally *held = wake_tally_create();
 	char line[WAKE_LINE_SIZE], *s;
 	cJSON *o;
 
 	(void)state;
 	ev.build = "";
-	wake_format(line, sizeof(line), &ev, "3:77", &held, NULL);
-	o = wake_json(&ev, "3:77", line, &held);
+	ev.note = "felt it";
+	tally_n(held, "jitter", "d423dcef", 0.5, "open", 2, 40, 0);
+	wake_format(line, sizeof(line), &ev, "3:77", held, NULL);
+	o = wake_json(&ev, "3:77", line, held);
 	assert_non_null(o);
 	s = cJSON_PrintUnformatted(o);
 	assert_string_equal(s, "{\"type\":\"wake\",\"id\":\"3:77\","
 	    "\"line\":\"sloptimize hitch 141.2ms shader-compile/medium "
-	    "\\\"programs +3 in the hitch frame\\\" fp=81e5eb9b ×7 "
-	    "status=regressed phase=play id=3:77 +2 more since 11:02:03\","
+	    "note=\\\"felt it\\\" \\\"programs +3 in the hitch frame\\\" "
+	    "fp=81e5eb9b ×7 status=regressed phase=play id=3:77 +2 more "
+	    "since 11:02:03: d423dcef ×2 0.50units snap open \xe2\x86\x92 "
+	    "sloptimize issues --fp 81e5eb9b\","
 	    "\"record\":{\"type\":\"hitch\",\"at\":\"2026-11-29T11:02:03.000Z\","
 	    "\"value\":141.2,\"unit\":\"ms\",\"fp\":\"81e5eb9b\",\"key\":"
 	    "\"hitch|play|shader-compile|mat_hull@ship_1|ctx:\",\"count\":7,"
 	    "\"status\":\"regressed\",\"phase\":\"play\",\"build\":null,"
 	    "\"guess\":\"shader-compile\",\"confidence\":\"medium\","
-	    "\"evidence\":\"programs +3 in the hitch frame\"},\"held\":2,"
-	    "\"heldSince\":\"2026-11-29T11:02:03.000Z\"}");
+	    "\"evidence\":\"programs +3 in the hitch frame\","
+	    "\"note\":\"felt it\"},\"held\":2,"
+	    "\"heldSince\":\"2026-11-29T11:02:03.000Z\",\"heldFrom\":\"3:40\","
+	    "\"heldBy\":[{\"fp\":\"d423dcef\",\"type\":\"jitter\",\"count\":2,"
+	    "\"worst\":0.5,\"unit\":\"units\",\"guess\":\"snap\","
+	    "\"status\":\"open\"}]}");
 	free(s);
 	cJSON_Delete(o);
+	wake_tally_destroy(held);
+}
 
-	o = wake_note_json("sloptimize held back: +1 more", 1);
-	s = cJSON_PrintUnformatted(o);
-	assert_string_equal(s, "{\"type\":\"wake\",\"id\":null,\"line\":"
-	    "\"sloptimize held back: +1 more\",\"record\":null,\"held\":1}");
-	free(s);
-	cJSON_Delete(o);
+/* --- the tally ----------------------------------------------------------- */
+
+static void
+notifier_tally_merge_and_order(void **state)
+{
+	struct wake_tally *a = wake_tally_create(), *b = wake_tally_create();
+	const struct wake_tally_fp *const *l;
+	uint64_t fg, fo, lg, lo;
+	int64_t first, last;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(wake_tally_list(a, &l), 0);
+	tally_n(a, "hitch", "aaaaaaaa", 120, "open", 3, 50, 5000);
+	tally_n(b, "hitch", "aaaaaaaa", 300, "fixed", 1, 10, 0);
+	tally_n(b, "jitter", "bbbbbbbb", 0.3, "open", 1, 70, 9000);
+	tally_n(b, "hitch", "cccccccc", 110, "regressed", 1, 80, 9500);
+	assert_int_equal(wake_tally_merge(a, b), 0);
+	assert_int_equal(wake_tally_count(b), 0);
+	assert_int_equal(wake_tally_count(a), 6);
+	n = wake_tally_list(a, &l);
+	assert_int_equal(n, 3);
+	/* regressed first; then aaaaaaaa (worst 300 of 4) over the jitter */
+	assert_string_equal(l[0]->fp, "cccccccc");
+	assert_string_equal(l[1]->fp, "aaaaaaaa");
+	assert_int_equal(l[1]->count, 4);
+	assert_true(l[1]->worst == 300);
+	/* the newest record's status wins (id 3:52 over 3:10) */
+	assert_string_equal(l[1]->status, "open");
+	assert_string_equal(l[2]->fp, "bbbbbbbb");
+	wake_tally_ids(a, &fg, &fo, &lg, &lo);
+	assert_int_equal(fo, 10);
+	assert_int_equal(lo, 80);
+	assert_true(wake_tally_since(a) == T0);		/* of the lowest id */
+	wake_tally_span(a, &first, &last);
+	assert_true(first == T0 && last == T0 + 9500);
+	wake_tally_destroy(a);
+	wake_tally_destroy(b);
+	wake_tally_destroy(NULL);
 }
 
 /* --- rate limits --------------------------------------------------------- */
@@ -367,46 +476,53 @@ limiter(int64_t per_fp_ms, unsigned global_max, int64_t window_ms)
 	return wl;
 }
 
-/* Admit a record of fp at T0 + t (its `at` too); returns admit's answer. */
-static int
-admit(struct wake_limiter *wl, const char *fp, int64_t t,
-    struct wake_held *held)
-{
-	struct ledger_event ev = ev_of("hitch", fp, T0 + t);
+static uint64_t next_off;
 
-	memset(held, 0xa5, sizeof(*held));
-	return wake_limiter_admit(wl, &ev, T0 + t, held);
+/* Admit a repeat of fp at T0 + t (its `at` too): admit's answer.  What
+ * was held before a 1 is in *held, then forgotten, as the notifier does. */
+static int
+admit_why(struct wake_limiter *wl, const char *type, const char *fp,
+    int64_t t, enum wake_why why, uint64_t *held)
+{
+	struct ledger_event ev = ev_of(type, fp, T0 + t);
+	int rc = wake_limiter_admit(wl, &ev, why, 3, next_off++, T0 + t);
+
+	if (held != NULL)
+		*held = wake_tally_count(wake_limiter_held(wl));
+	if (rc == 1)
+		wake_tally_reset(wake_limiter_held(wl));
+	return rc;
+}
+
+static int
+admit(struct wake_limiter *wl, const char *fp, int64_t t, uint64_t *held)
+{
+	return admit_why(wl, "hitch", fp, t, WAKE_REPEAT, held);
 }
 
 static void
 notifier_limit_per_fp(void **state)
 {
 	struct wake_limiter *wl = limiter(10000, 0, 0);
-	struct ledger_event ev;
-	struct wake_held h;
 	struct wake_limiter_stats st;
-	char line[WAKE_LINE_SIZE];
+	uint64_t h;
 
 	(void)state;
 	assert_int_equal(admit(wl, "aaaaaaaa", 0, &h), 1);
-	assert_int_equal(h.count, 0);
+	assert_int_equal(h, 0);
 	assert_int_equal(admit(wl, "aaaaaaaa", 1000, &h), 0);
 	assert_int_equal(admit(wl, "aaaaaaaa", 9999, &h), 0);
-	/* another footprint is not held by A's window... */
+	assert_true(wake_tally_since(wake_limiter_held(wl)) == T0 + 1000);
+	/* another footprint is not held by A's window, and its line says
+	 * what A's window held */
 	assert_int_equal(admit(wl, "bbbbbbbb", 10000 - 2, &h), 1);
-	/* ...and its line says what A's window held, from A's first hold */
-	assert_int_equal(h.count, 2);
-	assert_true(h.since_ms == T0 + 1000);
-	ev = ev_of("hitch", "bbbbbbbb", T0 + 9998);
-	wake_format(line, sizeof(line), &ev, "1:2", &h, NULL);
-	assert_non_null(strstr(line, " +2 more since 11:02:04"));
+	assert_int_equal(h, 2);
 	/* A's window reopens exactly per_fp_ms after its last line */
 	assert_int_equal(admit(wl, "aaaaaaaa", 10000, &h), 1);
-	assert_int_equal(h.count, 0);
+	assert_int_equal(h, 0);
 	assert_int_equal(admit(wl, "aaaaaaaa", 19999, &h), 0);
 	assert_int_equal(admit(wl, "aaaaaaaa", 20000, &h), 1);
-	assert_int_equal(h.count, 1);
-	assert_true(h.since_ms == T0 + 19999);
+	assert_int_equal(h, 1);
 	wake_limiter_stats(wl, &st);
 	assert_int_equal(st.sent, 4);
 	assert_int_equal(st.held, 3);
@@ -418,7 +534,7 @@ static void
 notifier_limit_global(void **state)
 {
 	struct wake_limiter *wl = limiter(0, 3, 60000);
-	struct wake_held h;
+	uint64_t h;
 	char fp[9];
 	int i;
 
@@ -434,12 +550,56 @@ notifier_limit_global(void **state)
 	/* sliding: the first slot frees 60 s after the first line */
 	assert_int_equal(admit(wl, "00000009", 59999, &h), 0);
 	assert_int_equal(admit(wl, "00000009", 60000, &h), 1);
-	assert_int_equal(h.count, 6);
-	assert_true(h.since_ms == T0 + 3000);
+	assert_int_equal(h, 6);
 	/* the window is full again (lines at 1 s, 2 s, 60 s) */
 	assert_int_equal(admit(wl, "0000000a", 60500, &h), 0);
 	assert_int_equal(admit(wl, "0000000a", 61000, &h), 1);
-	assert_int_equal(h.count, 1);
+	assert_int_equal(h, 1);
+	wake_limiter_destroy(wl);
+}
+
+/*
+ * The limits are for repeats: a usermark and the first line of a
+ * regression always go out, inside a footprint's window and with the
+ * global window full; a new footprint too, until twice the global limit
+ * is spent in the window.  They count against the window.
+ */
+static void
+notifier_limit_skips_for_what_matters(void **state)
+{
+	struct wake_limiter *wl = limiter(10000, 2, 60000);
+	uint64_t h;
+	char fp[9];
+	int i;
+
+	(void)state;
+	assert_int_equal(admit(wl, "aaaaaaaa", 0, &h), 1);
+	assert_int_equal(admit(wl, "bbbbbbbb", 100, &h), 1);
+	assert_int_equal(admit(wl, "cccccccc", 200, &h), 0);	/* full */
+	assert_int_equal(admit_why(wl, "usermark", "aaaaaaaa", 300,
+	    WAKE_USERMARK, &h), 1);
+	assert_int_equal(h, 1);			/* and it says the held one */
+	assert_int_equal(admit_why(wl, "hitch", "aaaaaaaa", 400,
+	    WAKE_REGRESSED, &h), 1);
+	/* new footprints: past the soft limit (2), up to the hard cap (4) */
+	assert_int_equal(admit_why(wl, "hitch", "dddddddd", 500, WAKE_NEW,
+	    &h), 0);			/* 4 lines in the window already */
+	wake_limiter_destroy(wl);
+
+	wl = limiter(10000, 2, 60000);
+	for (i = 0; i < 4; i++) {
+		snprintf(fp, sizeof(fp), "%08x", (unsigned)i);
+		assert_int_equal(admit_why(wl, "hitch", fp, i, WAKE_NEW, &h),
+		    1);
+	}
+	assert_int_equal(admit_why(wl, "hitch", "00000009", 10, WAKE_NEW, &h),
+	    0);
+	/* a usermark is never held, cap or not */
+	for (i = 0; i < 20; i++)
+		assert_int_equal(admit_why(wl, "usermark", "eeeeeeee", 20 + i,
+		    WAKE_USERMARK, NULL), 1);
+	/* a repeat of a footprint just said is held by its own window */
+	assert_int_equal(admit(wl, "00000000", 5000, &h), 0);
 	wake_limiter_destroy(wl);
 }
 
@@ -447,7 +607,7 @@ static void
 notifier_limit_zero_is_off(void **state)
 {
 	struct wake_limiter *wl;
-	struct wake_held h;
+	uint64_t h;
 	int i;
 
 	(void)state;
@@ -465,58 +625,40 @@ notifier_limit_zero_is_off(void **state)
 	wl = limiter(0, 6, 0);
 	for (i = 0; i < 100; i++)
 		assert_int_equal(admit(wl, "aaaaaaaa", 0, &h), 1);
-	assert_true(wake_limiter_flush_at(wl) == WAKE_NEVER);
+	assert_true(wake_limiter_flush_at(wl, T0) == WAKE_NEVER);
 	wake_limiter_destroy(wl);
 }
 
 static void
-notifier_limit_flush(void **state)
+notifier_limit_flush_at(void **state)
 {
 	struct wake_limiter *wl = limiter(10000, 6, 60000);
-	struct wake_held h;
-	char line[WAKE_LINE_SIZE];
-	uint64_t n;
-	int i, len;
+	uint64_t h;
+	int i;
 
 	(void)state;
-	assert_true(wake_limiter_flush_at(wl) == WAKE_NEVER);
-	assert_int_equal(wake_limiter_flush(wl, T0, line, sizeof(line), &n), 0);
+	assert_true(wake_limiter_flush_at(wl, T0) == WAKE_NEVER);
 	assert_int_equal(admit(wl, "aaaaaaaa", 0, &h), 1);
 	for (i = 1; i <= 3; i++)
 		assert_int_equal(admit(wl, "aaaaaaaa", i * 1000, &h), 0);
-	{
-		struct ledger_event ev = ev_of("jitter", "aaaaaaaa", T0 + 4000);
-		assert_int_equal(wake_limiter_admit(wl, &ev, T0 + 4000, &h), 0);
-	}
 	/* nothing new comes: the summary is due when A's window reopens */
-	assert_true(wake_limiter_flush_at(wl) == T0 + 10000);
-	assert_int_equal(wake_limiter_flush(wl, T0 + 9999, line, sizeof(line),
-	    &n), 0);
-	len = wake_limiter_flush(wl, T0 + 10000, line, sizeof(line), &n);
-	assert_int_equal(len, (int)strlen(line));
-	assert_string_equal(line, "sloptimize held back: +4 more since "
-	    "11:02:04 (hitch 3, jitter 1), last fp=aaaaaaaa");
-	assert_int_equal(n, 4);
-	assert_true(wake_limiter_flush_at(wl) == WAKE_NEVER);
-	/* said once: the next line has nothing to add */
-	assert_int_equal(admit(wl, "bbbbbbbb", 11000, &h), 1);
-	assert_int_equal(h.count, 0);
+	assert_true(wake_limiter_flush_at(wl, T0 + 5000) == T0 + 10000);
+	wake_tally_reset(wake_limiter_held(wl));	/* it was said */
+	assert_true(wake_limiter_flush_at(wl, T0 + 5000) == WAKE_NEVER);
 	wake_limiter_destroy(wl);
 
-	/* held by the global window: due when its oldest line leaves */
+	/* held by the global window: due when its oldest line leaves; a
+	 * summary counts against the window */
 	wl = limiter(0, 2, 60000);
 	assert_int_equal(admit(wl, "aaaaaaaa", 0, &h), 1);
 	assert_int_equal(admit(wl, "bbbbbbbb", 5000, &h), 1);
 	assert_int_equal(admit(wl, "cccccccc", 6000, &h), 0);
-	assert_true(wake_limiter_flush_at(wl) == T0 + 60000);
-	len = wake_limiter_flush(wl, T0 + 60000, line, sizeof(line), &n);
-	assert_int_equal(len, (int)strlen(line));
-	assert_string_equal(line, "sloptimize held back: +1 more since "
-	    "11:02:09 (hitch 1), last fp=cccccccc");
-	/* the summary counts against the window: full again until 65 s */
+	assert_true(wake_limiter_flush_at(wl, T0 + 6000) == T0 + 60000);
+	wake_tally_reset(wake_limiter_held(wl));
+	wake_limiter_sent(wl, T0 + 60000);
 	assert_int_equal(admit(wl, "dddddddd", 64999, &h), 0);
 	assert_int_equal(admit(wl, "dddddddd", 65000, &h), 1);
-	assert_int_equal(h.count, 1);
+	assert_int_equal(h, 1);
 	wake_limiter_destroy(wl);
 }
 
@@ -524,14 +666,14 @@ static void
 notifier_limit_clock_steps_back(void **state)
 {
 	struct wake_limiter *wl = limiter(10000, 0, 0);
-	struct wake_held h;
+	uint64_t h;
 
 	(void)state;
 	assert_int_equal(admit(wl, "aaaaaaaa", 50000, &h), 1);
 	/* an hour back: the limiter stands still rather than lock up */
 	assert_int_equal(admit(wl, "aaaaaaaa", 50000 - 3600000, &h), 0);
 	assert_int_equal(admit(wl, "aaaaaaaa", 60000, &h), 1);
-	assert_int_equal(h.count, 1);
+	assert_int_equal(h, 1);
 	wake_limiter_destroy(wl);
 }
 
@@ -539,7 +681,7 @@ static void
 notifier_limit_many_footprints(void **state)
 {
 	struct wake_limiter *wl = limiter(10000, 0, 0);
-	struct wake_held h;
+	uint64_t h;
 	char fp[9];
 	int i;
 
@@ -562,7 +704,77 @@ notifier_limit_many_footprints(void **state)
 	wake_limiter_destroy(NULL);
 }
 
-/* --- catch-up ------------------------------------------------------------ */
+/* --- regressions --------------------------------------------------------- */
+
+static void
+notifier_memory_regression_once(void **state)
+{
+	struct wake_memory *m = wake_memory_create();
+	struct ledger_event ev = ev_hitch();
+
+	(void)state;
+	ev.status = "open";
+	assert_int_equal(wake_memory_regression(m, &ev), 0);
+	ev.status = "regressed";
+	assert_int_equal(wake_memory_regression(m, &ev), 1);
+	assert_int_equal(wake_memory_regression(m, &ev), 0);	/* a repeat */
+	ev.status = "fixed";					/* fixed again */
+	assert_int_equal(wake_memory_regression(m, &ev), 0);
+	ev.status = "regressed";
+	assert_int_equal(wake_memory_regression(m, &ev), 1);
+	wake_memory_reset(m);
+	assert_int_equal(wake_memory_regression(m, &ev), 1);
+	wake_memory_destroy(m);
+	wake_memory_destroy(NULL);
+}
+
+/* --- summary lines ----------------------------------------------------- */
+
+static void
+notifier_summary_held(void **state)
+{
+	struct wake_tally *held = wake_tally_create();
+	char line[WAKE_LINE_SIZE], fp[9];
+	cJSON *o;
+	char *s;
+	int i, len;
+
+	(void)state;
+	assert_int_equal(wake_summary_format(line, sizeof(line), NULL, NULL,
+	    held, NULL), 0);
+	tally_n(held, "hitch", "aaaaaaaa", 120, "open", 3, 10, 1000);
+	tally_n(held, "jitter", "bbbbbbbb", 0.7, "open", 1, 20, 4000);
+	len = wake_summary_format(line, sizeof(line), NULL, NULL, held, NULL);
+	assert_int_equal(len, (int)strlen(line));
+	assert_string_equal(line, "sloptimize held back: +4 more since "
+	    "11:02:04 (hitch 3, jitter 1): aaaaaaaa ×3 120ms shader-compile "
+	    "open, bbbbbbbb ×1 0.70units snap open" CMD("aaaaaaaa"));
+	o = wake_summary_json("3:20", line, NULL, held);
+	s = cJSON_PrintUnformatted(o);
+	assert_non_null(strstr(s, "\"id\":\"3:20\""));
+	assert_non_null(strstr(s, "\"record\":null,\"held\":4,\"heldSince\":"
+	    "\"2026-11-29T11:02:04.000Z\",\"heldFrom\":\"3:10\",\"heldBy\":"
+	    "[{\"fp\":\"aaaaaaaa\""));
+	assert_non_null(strstr(s, "\"catchup\":0}"));
+	free(s);
+	cJSON_Delete(o);
+
+	/* sixty footprints: never just the last one, as many as fit, the
+	 * rest counted; the JSON lists every one */
+	for (i = 0; i < 60; i++) {
+		snprintf(fp, sizeof(fp), "f%07u", (unsigned)i % 10000000u);
+		tally_n(held, "hitch", fp, 101, "open", 1, 100 + i, 5000 + i);
+	}
+	len = wake_summary_format(line, sizeof(line), NULL, NULL, held, NULL);
+	assert_true(len <= WAKE_LINE_MAX && len > WAKE_LINE_MAX - 60);
+	assert_true(clean_utf8(line));
+	assert_non_null(strstr(line, " more footprints" CMD("aaaaaaaa")));
+	o = wake_summary_json("3:200", line, NULL, held);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "heldBy")),
+	    62);
+	cJSON_Delete(o);
+	wake_tally_destroy(held);
+}
 
 static void
 notifier_catchup_split(void **state)
@@ -584,54 +796,79 @@ notifier_catchup_split(void **state)
 static void
 notifier_catchup_summary(void **state)
 {
-	struct wake_catchup *wc;
+	struct wake_tally *c = wake_tally_create(), *held;
 	struct ledger_event ev;
 	char line[WAKE_LINE_SIZE];
 	/* 2026-11-29T09:12:01Z */
 	const int64_t t1 = INT64_C(1795943521000);
+	uint64_t off = 0;
 	int i;
 
 	(void)state;
-	wc = wake_catchup_create();
-	assert_non_null(wc);
-	assert_int_equal(wake_catchup_format(wc, line, sizeof(line)), 0);
 	for (i = 0; i < 30; i++) {
 		ev = ev_of("hitch", i % 5 < 2 ? "81e5eb9b" : i % 5 == 2 ?
 		    "16a7255f" : "941f2650", t1 + (int64_t)i * 60000);
-		assert_int_equal(wake_catchup_add(wc, &ev), 0);
+		ev.status = "open";
+		assert_int_equal(wake_tally_add(c, &ev, 1, off++, T0), 0);
 	}
 	for (i = 0; i < 4; i++) {
 		ev = ev_of("usermark", "68faa5c5", t1 + 100000);
-		wake_catchup_add(wc, &ev);
+		ev.status = "open";
+		wake_tally_add(c, &ev, 1, off++, T0);
 	}
 	for (i = 0; i < 3; i++) {
 		ev = ev_of("jitter", "d423dcef", LEDGER_NO_TIME);
-		wake_catchup_add(wc, &ev);
+		ev.unit = "units";
+		ev.value = 0.5;
+		ev.status = "open";
+		wake_tally_add(c, &ev, 1, off++, T0);
 	}
 	ev = ev_of("hitch", "81e5eb9b", t1 + 5592000);	/* 10:45:13 */
-	wake_catchup_add(wc, &ev);
+	ev.status = "regressed";
+	wake_tally_add(c, &ev, 1, off++, T0);
 	ev = ev_of("hitch", "81e5eb9b", t1 - 1);		/* out of order */
-	wake_catchup_add(wc, &ev);
-	assert_int_equal(wake_catchup_count(wc), 39);
-	wake_catchup_format(wc, line, sizeof(line));
-	/* 941f2650 has 12; 81e5eb9b has 12 + 2 */
+	wake_tally_add(c, &ev, 1, off++, T0);
+	assert_int_equal(wake_tally_count(c), 39);
+	wake_summary_format(line, sizeof(line), c, "while stopped", NULL,
+	    NULL);
+	/* the regressed footprint first, the usermark next */
 	assert_string_equal(line, "sloptimize catch-up: 39 meaningful "
 	    "records while stopped (hitch 32, usermark 4, jitter 3) from "
-	    "09:12:00 to 10:45:13, top fp=81e5eb9b ×14");
-	wake_catchup_destroy(wc);
+	    "09:12:00 to 10:45:13: 81e5eb9b ×14 141ms shader-compile "
+	    "regressed, 68faa5c5 ×4 141ms shader-compile open, 941f2650 ×12 "
+	    "141ms shader-compile open, 16a7255f ×6 141ms shader-compile "
+	    "open, d423dcef ×3 0.50units shader-compile open"
+	    CMD("81e5eb9b"));
 
-	/* one record, across midnight: dates are said */
-	wc = wake_catchup_create();
+	/* with what the limiter held: one line says both, listed together */
+	held = wake_tally_create();
+	ev = ev_of("hitch", "16a7255f", T0);
+	ev.status = "open";
+	wake_tally_add(held, &ev, 1, off++, T0);
+	wake_summary_format(line, sizeof(line), c, "in the replaced file",
+	    held, NULL);
+	assert_non_null(strstr(line, "sloptimize catch-up: 39 meaningful "
+	    "records in the replaced file (hitch 32, usermark 4, jitter 3) "
+	    "from 09:12:00 to 10:45:13, and +1 held back since 11:02:03: "));
+	assert_non_null(strstr(line, "16a7255f ×7 "));
+	wake_tally_destroy(held);
+	wake_tally_destroy(c);
+
+	/* across midnight: dates are said */
+	c = wake_tally_create();
 	ev = ev_of("jitter", "d423dcef", t1 - 86400000);
-	wake_catchup_add(wc, &ev);
-	ev = ev_of("jitter", "d423dcef", t1);
-	wake_catchup_add(wc, &ev);
-	wake_catchup_format(wc, line, sizeof(line));
+	ev.unit = "units";
+	ev.value = 0.5;
+	ev.status = "open";
+	wake_tally_add(c, &ev, 1, 1, T0);
+	ev.at_ms = t1;
+	wake_tally_add(c, &ev, 1, 2, T0);
+	wake_summary_format(line, sizeof(line), c, NULL, NULL, NULL);
 	assert_string_equal(line, "sloptimize catch-up: 2 meaningful records "
 	    "while stopped (jitter 2) from 2026-11-28 09:12:01 to "
-	    "2026-11-29 09:12:01, top fp=d423dcef ×2");
-	wake_catchup_destroy(wc);
-	wake_catchup_destroy(NULL);
+	    "2026-11-29 09:12:01: d423dcef ×2 0.50units shader-compile open"
+	    CMD("d423dcef"));
+	wake_tally_destroy(c);
 }
 
 int
@@ -642,18 +879,22 @@ main(void)
 		cmocka_unit_test(notifier_config_defaults),
 		cmocka_unit_test(notifier_id_format),
 		cmocka_unit_test(notifier_line_hitch),
-		cmocka_unit_test(notifier_line_usermark),
+		cmocka_unit_test(notifier_line_usermark_note),
 		cmocka_unit_test(notifier_line_jitter),
-		cmocka_unit_test(notifier_line_optional_tokens),
+		cmocka_unit_test(notifier_line_names_what_was_held),
 		cmocka_unit_test(notifier_line_escapes_evidence),
 		cmocka_unit_test(notifier_line_cut_at_500),
 		cmocka_unit_test(notifier_line_json),
+		cmocka_unit_test(notifier_tally_merge_and_order),
 		cmocka_unit_test(notifier_limit_per_fp),
 		cmocka_unit_test(notifier_limit_global),
+		cmocka_unit_test(notifier_limit_skips_for_what_matters),
 		cmocka_unit_test(notifier_limit_zero_is_off),
-		cmocka_unit_test(notifier_limit_flush),
+		cmocka_unit_test(notifier_limit_flush_at),
 		cmocka_unit_test(notifier_limit_clock_steps_back),
 		cmocka_unit_test(notifier_limit_many_footprints),
+		cmocka_unit_test(notifier_memory_regression_once),
+		cmocka_unit_test(notifier_summary_held),
 		cmocka_unit_test(notifier_catchup_split),
 		cmocka_unit_test(notifier_catchup_summary),
 	};

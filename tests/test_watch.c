@@ -425,11 +425,55 @@ watch_consume_dropped_resyncs(void **state)
 
 	(void)state;
 	io_open(&io);
+	/* an older daemon dropped wakes too: resume at once */
 	assert_int_equal(feed(&st, &io, "{\"type\":\"dropped\",\"count\":17}"),
 	    WATCH_RESYNC);
 	assert_int_equal(feed(&st, &io, "{\"type\":\"dropped\"}"),
 	    WATCH_RESYNC);
-	assert_int_equal(st.dropped, 17);
+	/* one that says what: only the panel's records, nothing to do */
+	assert_int_equal(feed(&st, &io, "{\"type\":\"dropped\",\"count\":3,"
+	    "\"what\":\"record\"}"), WATCH_IGNORED);
+	assert_int_equal(st.dropped, 20);
+	fflush(io.fout);
+	assert_int_equal(io.nout, 0);
+	io_close(&io);
+}
+
+static void
+watch_consume_gap_is_said(void **state)
+{
+	struct watch_state	st = { 0 };
+	struct io		io;
+
+	(void)state;
+	io_open(&io);
+	st.last = st.resume = id_of("2:500");
+	st.have_last = st.have_resume = 1;
+	assert_int_equal(feed(&st, &io, "{\"type\":\"gap\",\"after\":\"2:500\","
+	    "\"resume\":\"3:-1\",\"lost\":null,\"reason\":\"replaced\"}"),
+	    WATCH_PRINTED);
+	fflush(io.fout);
+	assert_string_equal(io.out, "sloptimize gap: an unknown number of wakes "
+	    "after id=2:500 cannot be replayed (replaced); resuming after "
+	    "id=3:-1\n");
+	/* a reconnect now asks for the whole new generation */
+	assert_true(st.have_resume && st.resume_all && st.resume.gen == 3);
+	assert_int_equal(st.gaps, 1);
+	/* and its first wake is printed */
+	assert_int_equal(feed(&st, &io, WAKE("3:0", "a")), WATCH_PRINTED);
+	/* a counted gap says its count */
+	assert_int_equal(feed(&st, &io, "{\"type\":\"gap\",\"after\":\"3:0\","
+	    "\"resume\":\"4:-1\",\"lost\":12,\"reason\":\"cut\"}"),
+	    WATCH_PRINTED);
+	fflush(io.fout);
+	assert_non_null(strstr(io.out, "sloptimize gap: 12 wakes after id=3:0"));
+	/* carrying on after an id */
+	assert_int_equal(feed(&st, &io, "{\"type\":\"gap\",\"after\":\"4:-1\","
+	    "\"resume\":\"4:900\",\"lost\":null,\"reason\":\"unreadable\"}"),
+	    WATCH_PRINTED);
+	assert_true(st.resume.gen == 4 && st.resume.off == 900 && !st.resume_all);
+	/* without ids it is not a gap we understand */
+	assert_int_equal(feed(&st, &io, "{\"type\":\"gap\"}"), WATCH_BAD);
 	io_close(&io);
 }
 
@@ -545,6 +589,7 @@ main(void)
 		cmocka_unit_test(watch_consume_notes_without_id),
 		cmocka_unit_test(watch_consume_bad_input),
 		cmocka_unit_test(watch_consume_dropped_resyncs),
+		cmocka_unit_test(watch_consume_gap_is_said),
 		cmocka_unit_test(watch_consume_hello_sets_resume),
 		cmocka_unit_test(watch_consume_generation_reset),
 		cmocka_unit_test(watch_consume_ids_going_back),

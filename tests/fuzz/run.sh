@@ -43,6 +43,17 @@ seed fuzz_config "$tmp/conf"
 printf '{"listen": "[::1]:0", "loop": "propose", "allow-origin": ["http://x.test:*"]}' >"$tmp/conf"
 seed fuzz_config "$tmp/conf"
 
+# requests as a connection sends them: good ones, keep-alive with a body,
+# and the header lines libwebsockets 4.1.6 misreads (docs/api.md)
+printf '\007GET /api/sloptimize/status HTTP/1.1\r\nHost: localhost:7567\r\nOrigin: http://localhost:5173\r\nAccept: */*\r\n\r\n' >"$tmp/r"
+seed fuzz_rawhdr "$tmp/r"
+printf '\003POST /api/sloptimize/fixes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n{"title":"x"}\nGET / HTTP/1.1\r\nHost: [::1]\r\n\r\n' >"$tmp/r"
+seed fuzz_rawhdr "$tmp/r"
+printf '\040GET /api/sloptimize/events HTTP/1.1\r\nHost: localhost\r\nAcc: a\r\nOrigin: http://evil.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n' >"$tmp/r"
+seed fuzz_rawhdr "$tmp/r"
+printf '\001POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\nHost: localhost\000.evil.com\r\n\r\n' >"$tmp/r"
+seed fuzz_rawhdr "$tmp/r"
+
 for h in "$B"/fuzz/fuzz_*; do
 	[ -x "$h" ] || continue
 	name=${h##*/}
