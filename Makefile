@@ -65,7 +65,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-server bench-sink bench-recorder install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-server bench-sink bench-recorder bench-restart install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -256,6 +256,12 @@ bench-recorder: deps
 bench-server: deps
 	@$(MAKE) --no-print-directory all
 	python3 tests/bench/server.py $(BUILD)
+# The daemon's restart to ready from its checkpoint at 50 MB and 1 GB
+# beside its first start, its RSS after the start-up fold of 1 GB, the
+# loop's stall for a checkpoint's begin (docs/performance.md, "Restart").
+bench-restart: deps
+	@$(MAKE) --no-print-directory all
+	python3 tests/bench/restart.py $(BUILD)
 
 # --- install ----------------------------------------------------------------
 

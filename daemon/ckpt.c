@@ -306,6 +306,39 @@ ckpt_fixes_ready(struct daemon *d)
 		drop(d, "fixes.jsonl is shorter than the checkpoint, or gone");
 }
 
+/*
+ * The notifier's regression memory (notifier/wake.h) is taught by every
+ * meaningful record, and the checkpoint's were never fed to it: it learns
+ * from the catalogue instead — the footprints whose rows are "regressed"
+ * now, with the fixes appended while stopped already folded, as they
+ * are before perf.jsonl in a fold from byte 0 (docs/checkpoints.md says
+ * where the two can differ).
+ */
+static void
+seed_memory(struct daemon *d)
+{
+	struct ledger_query	 q = { NULL, "regressed", 0 };
+	cJSON			*o, *rows, *r, *id;
+	size_t			 n = 0;
+
+	if ((o = ledger_issues_json(d->ledger, &q, daemon_now_ms())) == NULL) {
+		log_warnx("checkpoint: out of memory reading the regressed "
+		    "issues; their next records wake as regressions");
+		return;
+	}
+	rows = cJSON_GetObjectItemCaseSensitive(o, "issues");
+	cJSON_ArrayForEach(r, rows) {
+		id = cJSON_GetObjectItemCaseSensitive(r, "id");
+		if (cJSON_IsString(id) &&
+		    notifier_memory_seed(&d->notifier, id->valuestring) == 0)
+			n++;
+	}
+	cJSON_Delete(o);
+	d->ckpt.seeded = 1;
+	log_debug("checkpoint: %zu regressed footprints told to the notifier",
+	    n);
+}
+
 void
 ckpt_perf_start(struct daemon *d)
 {
@@ -322,8 +355,17 @@ ckpt_perf_start(struct daemon *d)
 	c.size_seen = k->mark.offset;
 	c.hash_len = k->mark.hash_len;
 	c.hash = k->mark.hash;
-	if (tailer_start_at(&d->perf, &c) != 0)
+	if (tailer_start_at(&d->perf, &c) != 0) {
 		drop(d, "the tailer cannot start at its offset");
+		return;
+	}
+	seed_memory(d);
+}
+
+uint64_t
+ckpt_resume_offset(const struct daemon *d)
+{
+	return d->ckpt.held ? d->ckpt.mark.offset : 0;
 }
 
 /* A ledger taken out of service: freed, or kept for the job reading it. */
@@ -365,8 +407,11 @@ ckpt_ready(struct daemon *d)
 		tailer_status(&d->perf, &st);
 		/* the file went away before it could be opened: the fold is
 		 * of nothing, as it would be from byte 0 */
-		if (!st.file_exists || st.cursor < k->mark.offset)
+		if (!st.file_exists || st.cursor < k->mark.offset) {
 			drop(d, "perf.jsonl was not there to resume");
+			if (k->seeded)
+				notifier_memory_forget(&d->notifier);
+		}
 	}
 	if (k->held) {
 		k->held = 0;
@@ -402,12 +447,14 @@ ckpt_taint(struct daemon *d)
 	d->ckpt.tainted = 1;
 }
 
-/* Is the live fold one a checkpoint may stand for, and where? */
+/* Is the live fold one a checkpoint may stand for, and where?  1 yes, 0
+ * no, -1 not yet (k->waiting says why). */
 static int
 savable(struct daemon *d, struct checkpoint_mark *m)
 {
 	struct ckpt		*k = &d->ckpt;
 	struct tailer_status	 st;
+	struct notifier_status	 ns;
 	struct cursor		 c;
 
 	if (!k->on || k->tainted || k->held || !d->ready || !d->perf_started ||
@@ -416,6 +463,20 @@ savable(struct daemon *d, struct checkpoint_mark *m)
 	tailer_status(&d->perf, &st);
 	if (!st.file_exists || st.generation == 0)
 		return 0;
+	/*
+	 * A restart never feeds the notifier the records before the offset,
+	 * so the offset may only stand where every meaningful record before
+	 * it was said: nothing held back by a rate limit, nothing waiting
+	 * for the catch-up line (docs/checkpoints.md).
+	 */
+	notifier_status(&d->notifier, &ns);
+	if (ns.pending > 0 || ns.catchup > 0) {
+		snprintf(k->waiting, sizeof(k->waiting), "the notifier has %"
+		    PRIu64 " wakes held back and %" PRIu64 " waiting for the "
+		    "catch-up line", ns.pending, ns.catchup);
+		return -1;
+	}
+	k->waiting[0] = '\0';
 	tailer_position(&d->perf, &c);
 	memset(m, 0, sizeof(*m));
 	m->generation = c.generation;
@@ -494,6 +555,8 @@ save_after(uv_work_t *req, int status)
 		schedule(d);
 }
 
+static void	on_timer(uv_timer_t *);
+
 static void
 begin_save(struct daemon *d)
 {
@@ -506,8 +569,11 @@ begin_save(struct daemon *d)
 		return;
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return;
-	if (!savable(d, &j->mark)) {
+	if ((rc = savable(d, &j->mark)) != 1) {
 		free(j);
+		/* deferred, not dropped: looked at again a while later */
+		if (rc < 0 && k->timer_init)
+			uv_timer_start(&k->timer, on_timer, CKPT_WAIT_MS, 0);
 		return;
 	}
 	t0 = uv_hrtime();
@@ -573,8 +639,13 @@ ckpt_stop(struct daemon *d)
 		uv_close((uv_handle_t *)&k->timer, NULL);
 		k->timer_init = 0;
 	}
-	if (!k->dirty || !savable(d, &m))
+	if (!k->dirty || (rc = savable(d, &m)) == 0)
 		return;
+	if (rc < 0) {
+		/* the last checkpoint stays: its offset was a said one */
+		log_info("checkpoint not saved at stop: %s", k->waiting);
+		return;
+	}
 	if ((rc = ledger_checkpoint_begin(d->ledger, &snap)) == 0) {
 		seq = ++k->seq;
 		size = ledger_snap_size(snap);
@@ -626,5 +697,6 @@ ckpt_status_json(const struct daemon *d)
 	cJSON_AddNumberToObject(o, "lastBeginMs", k->last_begin_ms);
 	cJSON_AddNumberToObject(o, "lastWriteMs", k->last_write_ms);
 	cJSON_AddBoolToObject(o, "pending", k->dirty || k->job != NULL);
+	cJSON_AddStringToObject(o, "waiting", k->dirty ? k->waiting : "");
 	return o;
 }

@@ -35,6 +35,9 @@
 #include "ledger/ledger.h"
 #include "project/checkpoint.h"
 
+/* A save that waits for the notifier is looked at again this often. */
+#define CKPT_WAIT_MS	1000
+
 struct daemon;
 struct ckpt_job;
 
@@ -76,6 +79,8 @@ struct ckpt {
 	uint64_t		 resumed_at;
 	double			 load_ms, ready_ms;
 	char			 why[CHECKPOINT_WHY_MAX + 64];
+	char			 waiting[160];	/* why a save waits, or "" */
+	int			 seeded;	/* the notifier's memory told */
 };
 
 /* The path and the lock; 0 or -errno.  Before ckpt_load. */
@@ -101,6 +106,9 @@ void	ckpt_fix_skipped(struct daemon *d);
 void	ckpt_fixes_ready(struct daemon *d);
 /* perf.jsonl's tailer is made: start it at the checkpoint's offset. */
 void	ckpt_perf_start(struct daemon *d);
+/* Where the start-up fold of perf.jsonl begins: the checkpoint's offset
+ * while it holds, else 0. */
+uint64_t ckpt_resume_offset(const struct daemon *d);
 /* perf.jsonl: a new generation (the checkpoint, if held, is dropped) and
  * the ledger it replaced, which the saver may still be reading. */
 void	ckpt_perf_reset(struct daemon *d, struct ledger *old);
@@ -117,7 +125,8 @@ void	ckpt_stop(struct daemon *d);
 void	ckpt_free(struct daemon *d);
 
 /* {path, resumed, resumedAt, loadMs, why, saves, failures, lastError,
- * lastOffset, lastBytes, lastBeginMs, lastWriteMs} for /status. */
+ * lastOffset, lastBytes, lastBeginMs, lastWriteMs, pending, waiting} for
+ * /status. */
 cJSON	*ckpt_status_json(const struct daemon *d);
 
 #endif

@@ -47,7 +47,7 @@ static const struct setting settings[] = {
 	    "read a rotated-away ledger N ms more for late lines (5000; 0 off)" },
 	{ "checkpoint", K_BOOL, S(ckpt_on), 1,
 	    "keep the fold in a checkpoint, so a restart folds only what is "
-	    "new (1; 0 off)" },
+	    "new (on; --checkpoint=0 off)" },
 	{ "checkpoint-bytes", K_MS, S(ckpt_bytes), 1,
 	    "checkpoint once this many ledger bytes are folded since (16777216)" },
 	{ "checkpoint-idle-ms", K_MS, S(ckpt_idle_ms), 1,

@@ -503,7 +503,9 @@ on_fixes_ready(void *arg)
 		tailer_status(&d->perf, &st);
 		d->generation = st.generation;
 	}
-	server_ring_reset(&d->server, d->generation, 0);
+	/* a fold resumed at a checkpoint's offset: a resuming watch gets the
+	 * wakes before it re-made from the file */
+	server_ring_reset(&d->server, d->generation, ckpt_resume_offset(d));
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */

@@ -11,12 +11,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Daemon, comparable, perfPath, tmpdir, top, waitFor, CLI, VALGRIND,
+  Daemon, Watch, appendFromProcess, comparable, hitch, meaningfulOffsets, perfPath, tmpdir, top, waitFor, CLI, VALGRIND,
 } from './lib.mjs';
 
 const NOW = '2026-10-01T00:00:00Z';
-// checkpoints often: after 64 KiB of ledger, or 50 ms of quiet
-const ARGS = ['--desktop', '0', '--checkpoint-bytes', '65536', '--checkpoint-idle-ms', '50'];
+// checkpoints often: after 64 KiB of ledger, or 50 ms of quiet; no rate
+// limit holds a wake back (a held wake defers a save: tested at the end)
+const ARGS = ['--desktop', '0', '--per-fp-ms', '0', '--global-max', '0',
+  '--checkpoint-bytes', '65536', '--checkpoint-idle-ms', '50'];
 
 function genledger(dir, ...args) {
   const r = spawnSync('python3', [path.join(top, 'tests', 'genledger.py'), dir, ...args], { encoding: 'utf8' });
@@ -317,6 +319,192 @@ test('sloptimize issues and history read the daemon\'s checkpoint', async () => 
     fs.appendFileSync(perfPath(p), ' \n');
     assert.equal(cli(d.env, ['history', '--json', '--project', p, '--now', NOW]),
       cli(d.env, ['history', '--json', '--no-checkpoint', '--project', p, '--now', NOW]));
+  } finally {
+    await d.stop();
+  }
+});
+
+// --- wakes across a restart from a checkpoint ------------------------------
+
+// A record stamped with its own footprint (the reading rule keeps a v1
+// stamp), so a test knows every record's id without folding.
+function stamped(type, fp, extra = {}) {
+  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 1, id: fp, key: `${type}|test|${fp}` } };
+  if (type === 'hitch') Object.assign(base, { frameMs: 150, classification: { guess: 'shader-compile', confidence: 'high', evidence: `ev ${fp}` } });
+  if (type === 'usermark') Object.assign(base, { worst: [{ frameMs: 40, classification: { guess: 'gc', confidence: 'low', evidence: 'mark' } }] });
+  return JSON.stringify({ ...base, ...extra });
+}
+
+function emptyProject() {
+  const p = tmpdir('ckpt');
+  fs.mkdirSync(path.join(p, '.sloptimize'));
+  return p;
+}
+
+test('kill -9 soak with checkpoints: a watch across every restart gets every wake once, in order',
+  { timeout: 240000, skip: VALGRIND && 'not under valgrind' }, async () => {
+  const p = emptyProject();
+  // every meaningful record is its own line; checkpoints after 8 KiB or
+  // 20 ms of quiet, so most restarts resume from one
+  const args = ['--per-fp-ms', '0', '--global-max', '0', '--recent-ms', '86400000', '--desktop', '0',
+    '--checkpoint-bytes', '8192', '--checkpoint-idle-ms', '20'];
+  let d = await new Daemon(p, { args }).start();
+  const w = new Watch(d);
+  await w.connected();
+  const writer = spawn('python3', ['-c', `
+import json, os, sys, time, datetime, random
+rng = random.Random(12)
+fd = os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND|os.O_CREAT, 0o644)
+for i in range(8000):
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    k = rng.random()
+    if k < 0.6:
+        r = {"type": "heartbeat", "at": now, "build": "v1", "frame": {"p95Ms": 14, "medianMs": 8}}
+    else:
+        r = {"type": "hitch", "at": now, "build": "v1", "frameMs": rng.choice([40, 100, 180]),
+             "phase": "play", "minted": ["m%d@o" % (i % 40)],
+             "classification": {"guess": "spawn-burst", "confidence": "high", "evidence": "n=%d" % i}}
+    os.write(fd, (json.dumps(r) + "\\n").encode())
+    if i % 100 == 0: time.sleep(0.08)
+`, perfPath(p)]);
+  const writerDone = new Promise((r) => writer.on('exit', r));
+  let kills = 0, resumed = 0;
+  try {
+    while (kills < 25) {
+      // long enough, now and then, for a save to land before the kill
+      await new Promise((r) => setTimeout(r, 40 + Math.random() * 250));
+      await d.stop('SIGKILL');
+      kills++;
+      d = await new Daemon(p, { state: d.state, args }).start();
+      if ((await ckptStatus(d)).resumed) resumed++;
+    }
+    await writerDone;
+    await d.caughtUp();
+    const want = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
+    assert.ok(want.length > 1500, `meaningful records: ${want.length}`);
+    await waitFor(() => w.ids().length >= want.length, { timeout: 60000,
+      what: `${want.length} wakes (have ${w.ids().length})\n${w.err.slice(-1500)}\n${d.log.slice(-1500)}` });
+    const got = w.ids();
+    assert.equal(new Set(got).size, got.length, 'no wake printed twice');
+    assert.deepEqual(got, want, 'every meaningful record woke, in order');
+    assert.ok(resumed >= 5, `restarts resumed from a checkpoint: ${resumed} of ${kills}`);
+    await sameAsFresh(d, 'after the soak');
+  } finally {
+    writer.kill();
+    await w.stop();
+    await d.stop();
+  }
+});
+
+test('a watch resuming across a restart from a checkpoint gets the wakes before its offset made again from the file', async () => {
+  const p = emptyProject();
+  const args = ['--per-fp-ms', '0', '--global-max', '0', '--desktop', '0', '--checkpoint-idle-ms', '20'];
+  let d = await new Daemon(p, { args }).start();
+  const lines = [];
+  for (let i = 0; i < 300; i++) lines.push(hitch(150));
+  appendFromProcess(perfPath(p), lines.join('\n') + '\n');
+  await saved(d);
+  await d.stop();
+  d = await new Daemon(p, { state: d.state, args }).start();
+  try {
+    const c = await ckptStatus(d);
+    assert.equal(c.resumed, true, c.why);
+    assert.equal(c.resumedAt, fs.statSync(perfPath(p)).size);
+    const st = await d.status();
+    assert.equal(st.events.ringFrom, c.resumedAt, 'the ring starts at the checkpoint');
+    // a watch that saw the first 100 before the restart
+    const want = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
+    const w = new Watch(d, ['--since', want[99]]);
+    try {
+      await waitFor(() => w.ids().length >= 200, { what: `200 wakes (have ${w.ids().length})\n${w.err}` });
+      appendFromProcess(perfPath(p), hitch(333) + '\n');
+      await waitFor(() => w.ids().length >= 201, { what: 'the live wake' });
+      const all = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
+      assert.deepEqual(w.ids(), all.slice(100), 'every wake after its id, once, in order');
+      assert.equal(w.lines[0].replayed, true);
+      assert.equal(w.lines.at(-1).replayed, undefined);
+    } finally {
+      await w.stop();
+    }
+  } finally {
+    await d.stop();
+  }
+});
+
+// The regression memory (notifier/wake.h) is taught by records the
+// checkpoint skips: it is told by the catalogue instead.  A footprint
+// that regressed before the checkpoint is a repeat after it, as it is
+// for a fold from byte 0 — so a full global window holds it back, where
+// a first regression would go through.
+test('a footprint regressed before the checkpoint is a repeat after it, not a new regression', async () => {
+  const p = emptyProject();
+  // build v1, then the fix, then build v2 with the cause again: regressed
+  const t = Date.now(), at = (ms) => new Date(t + ms).toISOString();
+  fs.writeFileSync(path.join(p, '.sloptimize', 'fixes.jsonl'), JSON.stringify({
+    type: 'fix', id: '0000f1f1', at: at(-30000), title: 't', footprints: ['aaaaaaaa'], status: 'applied' }) + '\n');
+  const args = ['--desktop', '0', '--per-fp-ms', '0', '--global-max', '1', '--global-window-ms', '3600000',
+    '--checkpoint-idle-ms', '20'];
+  for (const checkpoint of ['1', '0']) {
+    const st = tmpdir('state');
+    fs.writeFileSync(perfPath(p), '');
+    let d = new Daemon(p, { state: st, args: [...args, `--checkpoint=${checkpoint}`] });
+    await d.start();
+    const w = new Watch(d);
+    try {
+      await w.connected();
+      appendFromProcess(perfPath(p), [
+        JSON.stringify({ type: 'heartbeat', at: at(-60000), build: 'v1' }),
+        stamped('hitch', 'aaaaaaaa', { build: 'v1', at: at(-59000) }),
+        JSON.stringify({ type: 'heartbeat', at: at(-10000), build: 'v2' }),
+        stamped('hitch', 'aaaaaaaa', { build: 'v2', at: at(-9000) }),
+      ].join('\n') + '\n');
+      await waitFor(() => w.lines.some((x) => x.record?.status === 'regressed'), { what: `the regression\n${w.err}` });
+      if (checkpoint === '1') await saved(d);
+      else await d.caughtUp();
+      await d.stop();
+      d = new Daemon(p, { state: st, args: [...args, `--checkpoint=${checkpoint}`] });
+      await d.start();
+      assert.equal((await ckptStatus(d)).resumed, checkpoint === '1');
+      const before = w.lines.length;
+      // the usermark fills the window; the next record of aaaaaaaa is a
+      // repeat (held), not a regression (which a full window lets by)
+      appendFromProcess(perfPath(p), stamped('usermark', 'cccccccc') + '\n' + stamped('hitch', 'aaaaaaaa', { build: 'v2' }) + '\n');
+      await waitFor(() => w.lines.slice(before).some((x) => x.record?.type === 'usermark'), { what: `the usermark\n${w.err}` });
+      await waitFor(async () => (await d.status()).notifier.heldPending === 1,
+        { what: `the repeat held (checkpoint ${checkpoint})\n${d.log}` });
+      assert.deepEqual(w.lines.slice(before).map((x) => x.record?.fp), ['cccccccc'], `checkpoint ${checkpoint}`);
+      // held back: the checkpoint waits, and /status says why
+      if (checkpoint === '1') {
+        await waitFor(async () => /held back/.test((await ckptStatus(d)).waiting), { what: 'the save waits' });
+      }
+    } finally {
+      await w.stop();
+      await d.stop();
+    }
+  }
+});
+
+test('a save waits while the notifier holds a wake back, and is made once it is said', async () => {
+  const p = emptyProject();
+  const args = ['--desktop', '0', '--per-fp-ms', '1500', '--global-max', '0', '--checkpoint-idle-ms', '20'];
+  const d = new Daemon(p, { args });
+  await d.start();
+  try {
+    appendFromProcess(perfPath(p), stamped('hitch', 'bbbbbbbb') + '\n');
+    await saved(d);
+    const first = await ckptStatus(d);
+    appendFromProcess(perfPath(p), stamped('hitch', 'bbbbbbbb') + '\n');
+    await d.caughtUp();
+    const c = await waitFor(async () => {
+      const k = await ckptStatus(d);
+      return /the notifier has 1 wakes held back/.test(k.waiting) ? k : null;
+    }, { what: 'the save waits for the held wake' });
+    assert.equal(c.lastOffset, first.lastOffset, 'no checkpoint past a held wake');
+    assert.equal((await d.status()).notifier.heldPending, 1);
+    // the window reopens, the held wake is said, then the save lands
+    await saved(d);
+    assert.equal((await d.status()).notifier.heldPending, 0);
+    assert.equal((await ckptStatus(d)).waiting, '');
   } finally {
     await d.stop();
   }
