@@ -56,6 +56,7 @@ struct ckpt_job {
 	struct ledger_opts	 opts;
 	struct ledger		*l;
 	struct checkpoint_mark	 mark;
+	uint64_t		 last_line;	/* where the line before it starts */
 	int			 rc;
 	char			 why[CHECKPOINT_WHY_MAX + 64];
 	/* save */
@@ -96,6 +97,39 @@ ckpt_init(struct daemon *d)
 }
 
 /*
+ * Where the line that ends just before `off` starts (0 when off is 0):
+ * the events ring starts after it (ckpt_ring_from).  Read backwards in
+ * blocks; a line is at most as long as the file.  0 or -errno.
+ */
+static int
+last_line_start(int fd, uint64_t off, uint64_t *out)
+{
+	char		 buf[16384];
+	uint64_t	 end = off > 0 ? off - 1 : 0, pos;
+	ssize_t		 n;
+	size_t		 i;
+
+	*out = 0;
+	while (end > 0) {
+		pos = end > sizeof(buf) ? end - sizeof(buf) : 0;
+		if ((n = pread(fd, buf, (size_t)(end - pos), (off_t)pos)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if ((uint64_t)n != end - pos)
+			return -ESTALE;	/* shorter than it was just now */
+		for (i = (size_t)n; i > 0; i--)
+			if (buf[i - 1] == '\n') {
+				*out = pos + i;
+				return 0;
+			}
+		end = pos;
+	}
+	return 0;
+}
+
+/*
  * On the pool: the checkpoint, checked against the cursor and perf.jsonl,
  * and its fold.  fixes.jsonl is checked as its lines arrive (ckpt.h).
  */
@@ -131,6 +165,10 @@ load_work(uv_work_t *req)
 		goto out;
 	}
 	j->rc = checkpoint_verify_perf(&j->mark, fd, j->why, sizeof(j->why));
+	if (j->rc == 0 && (j->rc = last_line_start(fd, j->mark.offset,
+	    &j->last_line)) != 0)
+		snprintf(j->why, sizeof(j->why), "perf.jsonl: %s",
+		    strerror(-j->rc));
 	close(fd);
 	if (j->rc == 0)
 		j->rc = checkpoint_fold(&f, &j->opts, &j->l, j->why,
@@ -167,6 +205,7 @@ load_after(uv_work_t *req, int status)
 		d->ledger = j->l;
 		k->held = 1;
 		k->mark = j->mark;
+		k->last_line = j->last_line;
 		k->fixes_ok = j->mark.fixes_offset == 0;
 		ledger_counts(d->ledger, &c);
 		log_info("checkpoint: %" PRIu64 " records in %" PRIu64 " issues"
@@ -363,9 +402,13 @@ ckpt_perf_start(struct daemon *d)
 }
 
 uint64_t
-ckpt_resume_offset(const struct daemon *d)
+ckpt_ring_from(const struct daemon *d)
 {
-	return d->ckpt.held ? d->ckpt.mark.offset : 0;
+	const struct ckpt	*k = &d->ckpt;
+
+	if (!k->held || k->mark.offset == 0)
+		return 0;
+	return k->last_line + 1;
 }
 
 /* A ledger taken out of service: freed, or kept for the job reading it. */

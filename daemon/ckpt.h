@@ -48,6 +48,7 @@ struct ckpt {
 	/* start-up: the checkpoint's fold is the live one, to be confirmed */
 	int			 held;
 	struct checkpoint_mark	 mark;
+	uint64_t		 last_line;	/* the line before its offset */
 	int			 fixes_ok;	/* its fixes' bytes were seen */
 	void			(*then)(struct daemon *);
 	uint64_t		 load_t0;	/* uv_hrtime at daemon_start */
@@ -106,9 +107,16 @@ void	ckpt_fix_skipped(struct daemon *d);
 void	ckpt_fixes_ready(struct daemon *d);
 /* perf.jsonl's tailer is made: start it at the checkpoint's offset. */
 void	ckpt_perf_start(struct daemon *d);
-/* Where the start-up fold of perf.jsonl begins: the checkpoint's offset
- * while it holds, else 0. */
-uint64_t ckpt_resume_offset(const struct daemon *d);
+/*
+ * Where the events ring starts (server_ring_reset) when the start-up fold
+ * resumes from the checkpoint: just after the start of the last line
+ * before its offset — the ring holds nothing before the offset, and a
+ * watch whose last id is before it gets those wakes re-made from the
+ * file; from that line's offset + 1 rather than from the offset itself,
+ * so that the span the file is asked for always holds a line.  0 when
+ * the checkpoint does not hold (the fold is from byte 0).
+ */
+uint64_t ckpt_ring_from(const struct daemon *d);
 /* perf.jsonl: a new generation (the checkpoint, if held, is dropped) and
  * the ledger it replaced, which the saver may still be reading. */
 void	ckpt_perf_reset(struct daemon *d, struct ledger *old);

@@ -505,7 +505,7 @@ on_fixes_ready(void *arg)
 	}
 	/* a fold resumed at a checkpoint's offset: a resuming watch gets the
 	 * wakes before it re-made from the file */
-	server_ring_reset(&d->server, d->generation, ckpt_resume_offset(d));
+	server_ring_reset(&d->server, d->generation, ckpt_ring_from(d));
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */

@@ -369,12 +369,14 @@ for i in range(8000):
 `, perfPath(p)]);
   const writerDone = new Promise((r) => writer.on('exit', r));
   let kills = 0, resumed = 0;
+  const logs = [];	// of the daemons killed, for a failure's message
   try {
     while (kills < 25) {
       // long enough, now and then, for a save to land before the kill
       await new Promise((r) => setTimeout(r, 40 + Math.random() * 250));
       await d.stop('SIGKILL');
       kills++;
+      logs.push(d.log);
       d = await new Daemon(p, { state: d.state, args }).start();
       if ((await ckptStatus(d)).resumed) resumed++;
     }
@@ -382,8 +384,12 @@ for i in range(8000):
     await d.caughtUp();
     const want = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
     assert.ok(want.length > 1500, `meaningful records: ${want.length}`);
-    await waitFor(() => w.ids().length >= want.length, { timeout: 60000,
-      what: `${want.length} wakes (have ${w.ids().length})\n${w.err.slice(-1500)}\n${d.log.slice(-1500)}` });
+    await waitFor(() => w.ids().length >= want.length, { timeout: 60000 }).catch((e) => {
+      const g = new Set(w.ids());
+      throw new Error(`${e.message}: ${want.length} wakes, have ${w.ids().length}; the first missing: ` +
+        `${want.filter((x) => !g.has(x)).slice(0, 5).join(' ')}\n${w.err.slice(-1500)}\n` +
+        `${logs.slice(-2).join('\n---\n').slice(-3000)}\n---\n${d.log.slice(-1500)}`);
+    });
     const got = w.ids();
     assert.equal(new Set(got).size, got.length, 'no wake printed twice');
     assert.deepEqual(got, want, 'every meaningful record woke, in order');
@@ -411,14 +417,26 @@ test('a watch resuming across a restart from a checkpoint gets the wakes before 
     assert.equal(c.resumed, true, c.why);
     assert.equal(c.resumedAt, fs.statSync(perfPath(p)).size);
     const st = await d.status();
-    assert.equal(st.events.ringFrom, c.resumedAt, 'the ring starts at the checkpoint');
+    // the ring starts just after the last line before the checkpoint
+    const all0 = fs.readFileSync(perfPath(p));
+    const lastLine = all0.lastIndexOf(10, c.resumedAt - 2) + 1;
+    assert.equal(st.events.ringFrom, lastLine + 1, 'the ring starts at the checkpoint');
+    // a watch whose last id is that line's: nothing is owed from the file
+    const w0 = new Watch(d, ['--since', `1:${lastLine}`]);
+    try {
+      appendFromProcess(perfPath(p), hitch(222) + '\n');
+      await waitFor(() => w0.ids().length >= 1, { what: `the live wake after the checkpoint's last line\n${w0.err}` });
+      assert.deepEqual(w0.ids(), [`1:${all0.length}`]);
+    } finally {
+      await w0.stop();
+    }
     // a watch that saw the first 100 before the restart
     const want = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
     const w = new Watch(d, ['--since', want[99]]);
     try {
-      await waitFor(() => w.ids().length >= 200, { what: `200 wakes (have ${w.ids().length})\n${w.err}` });
+      await waitFor(() => w.ids().length >= 201, { what: `201 wakes (have ${w.ids().length})\n${w.err}` });
       appendFromProcess(perfPath(p), hitch(333) + '\n');
-      await waitFor(() => w.ids().length >= 201, { what: 'the live wake' });
+      await waitFor(() => w.ids().length >= 202, { what: 'the live wake' });
       const all = meaningfulOffsets(perfPath(p)).map((o) => `1:${o}`);
       assert.deepEqual(w.ids(), all.slice(100), 'every wake after its id, once, in order');
       assert.equal(w.lines[0].replayed, true);
@@ -472,7 +490,10 @@ test('a footprint regressed before the checkpoint is a repeat after it, not a ne
       await waitFor(() => w.lines.slice(before).some((x) => x.record?.type === 'usermark'), { what: `the usermark\n${w.err}` });
       await waitFor(async () => (await d.status()).notifier.heldPending === 1,
         { what: `the repeat held (checkpoint ${checkpoint})\n${d.log}` });
-      assert.deepEqual(w.lines.slice(before).map((x) => x.record?.fp), ['cccccccc'], `checkpoint ${checkpoint}`);
+      // and no gap: the watch's last id is the last line before the
+      // checkpoint, which the ring starts after
+      assert.deepEqual(w.lines.slice(before).map((x) => x.record?.fp), ['cccccccc'],
+        `checkpoint ${checkpoint}: ${JSON.stringify(w.lines.slice(before))}`);
       // held back: the checkpoint waits, and /status says why
       if (checkpoint === '1') {
         await waitFor(async () => /held back/.test((await ckptStatus(d)).waiting), { what: 'the save waits' });
