@@ -51,7 +51,7 @@ static const struct setting settings[] = {
 	{ "checkpoint-bytes", K_MS, S(ckpt_bytes), 1,
 	    "checkpoint once this many ledger bytes are folded since (16777216)" },
 	{ "checkpoint-idle-ms", K_MS, S(ckpt_idle_ms), 1,
-	    "checkpoint once the ledger is quiet this long (2000)" },
+	    "checkpoint once the ledger is quiet this long (1000)" },
 	{ "checkpoint-max-ms", K_MS, S(ckpt_max_ms), 1,
 	    "checkpoint at most this long after a change (600000)" },
 	{ "verbose", K_BOOL, S(verbose), 1, "debug logging (-v)" },
