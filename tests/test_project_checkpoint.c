@@ -389,6 +389,8 @@ checkpoint_refused_when_perf_changed(void **state)
 	/* truncated and rewritten longer, same inode: other bytes */
 	put_file(fx->perf, perf.p + 100, perf.n - 100, 0);
 	expect_refused(fx, "perf.jsonl was");
+	free(perf.p);
+	free(fixes.p);
 	/* the same bytes, but another file (replaced while stopped) */
 	half_way(fx, &perf, &fixes, &cut);
 	snprintf(copy, sizeof(copy), "%s.new", fx->perf);
