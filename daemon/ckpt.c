@@ -615,10 +615,15 @@ begin_save(struct daemon *d)
 	if ((rc = savable(d, &j->mark)) != 1) {
 		free(j);
 		/* deferred, not dropped: looked at again a while later */
-		if (rc < 0 && k->timer_init)
-			uv_timer_start(&k->timer, on_timer, CKPT_WAIT_MS, 0);
+		if (rc < 0 && k->timer_init) {
+			k->wait_ms = k->wait_ms == 0 ? CKPT_WAIT_MS :
+			    k->wait_ms * 2 > CKPT_WAIT_MAX_MS ?
+			    CKPT_WAIT_MAX_MS : k->wait_ms * 2;
+			uv_timer_start(&k->timer, on_timer, k->wait_ms, 0);
+		}
 		return;
 	}
+	k->wait_ms = 0;
 	t0 = uv_hrtime();
 	if ((rc = ledger_checkpoint_begin(d->ledger, &j->snap)) != 0) {
 		save_result(k, rc, 0, 0);

@@ -35,8 +35,11 @@
 #include "ledger/ledger.h"
 #include "project/checkpoint.h"
 
-/* A save that waits for the notifier is looked at again this often. */
-#define CKPT_WAIT_MS	1000
+/* A save that waits for the notifier is looked at again after 1 s, then
+ * twice as long each time up to 30 s: a wake held back for long (a
+ * footprint's window) does not wake the daemon every second. */
+#define CKPT_WAIT_MS		1000
+#define CKPT_WAIT_MAX_MS	30000
 
 struct daemon;
 struct ckpt_job;
@@ -81,6 +84,7 @@ struct ckpt {
 	double			 load_ms, ready_ms;
 	char			 why[CHECKPOINT_WHY_MAX + 64];
 	char			 waiting[160];	/* why a save waits, or "" */
+	uint64_t		 wait_ms;	/* its next look, 0 if none */
 	int			 seeded;	/* the notifier's memory told */
 };
 
