@@ -42,12 +42,18 @@ static void
 run(struct api *a, struct http_request *r, const struct route *rt)
 {
 	struct http_args	 g;
+	struct route_args	 ra;
+	struct guard_refusal	 why;
 	struct api_job		*j = NULL;
 	enum route_result	 rc;
 
 	if (http_args_parse(r->wsi, &g)) {
 		http_answer_error(r, 400, "bad_parameter",
 		    "too many or too long query parameters");
+		return;
+	}
+	if (routes_args(rt, r->path, r->param, &g, &ra, &why) != 0) {
+		http_answer_error(r, why.status, why.code, why.message);
 		return;
 	}
 	if (rt->pool != NULL) {
@@ -63,7 +69,7 @@ run(struct api *a, struct http_request *r, const struct route *rt)
 		r->body = NULL;
 		r->body_len = 0;
 	}
-	rc = rt->loop != NULL ? rt->loop(a, r, &g, j) : ROUTE_POOL;
+	rc = rt->loop != NULL ? rt->loop(a, r, &ra, j) : ROUTE_POOL;
 	if (rc == ROUTE_POOL && j != NULL) {
 		if (job_start(j) != 0)
 			http_answer_error(r, 500, "internal",

@@ -135,16 +135,14 @@ origin_allowed(const struct config *cfg, const char *origin,
 
 /* Constant time: the comparison's duration says nothing of the token. */
 static int
-token_ok(const char *token, struct lws *wsi)
+token_ok(const char *token, const struct guard_hdrs *h)
 {
-	char		auth[128];
-	unsigned char	diff = 0;
-	size_t		i;
+	const char	*auth = h->auth;
+	unsigned char	 diff = 0;
+	size_t		 i;
 
-	if (http_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth,
-	    sizeof(auth)) <= 0 ||
-	    strncasecmp(auth, "Bearer ", 7) != 0 || strlen(auth + 7) != 64 ||
-	    token[0] == '\0')
+	if (h->auth_n <= 0 || strncasecmp(auth, "Bearer ", 7) != 0 ||
+	    strlen(auth + 7) != 64 || token[0] == '\0')
 		return 0;
 	for (i = 0; i < 64; i++)
 		diff |= (unsigned char)(auth[7 + i] ^ token[i]);
@@ -277,60 +275,72 @@ unseen:
 	    "lines; docs/api.md)", 1);
 }
 
+/* --- the headers the guards read -------------------------------------------- */
+
+void
+guard_hdrs_read(struct lws *wsi, struct guard_hdrs *h)
+{
+	h->host_n = http_hdr(wsi, WSI_TOKEN_HOST, h->host, sizeof(h->host));
+	h->origin_n = http_hdr(wsi, WSI_TOKEN_ORIGIN, h->origin,
+	    sizeof(h->origin));
+	h->auth_n = http_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, h->auth,
+	    sizeof(h->auth));
+	h->clen_n = http_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, h->clen,
+	    sizeof(h->clen));
+	h->ctype_n = http_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, h->ctype,
+	    sizeof(h->ctype));
+	h->chunked = lws_hdr_total_length(wsi,
+	    WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
+}
+
 /* --- Host and Origin --------------------------------------------------------- */
 
 unsigned
-guard_peer(const struct config *cfg, struct lws *wsi, struct http_request *r,
-    struct guard_refusal *why)
+guard_peer_check(const struct config *cfg, const struct guard_hdrs *h,
+    struct http_request *r, struct guard_refusal *why)
 {
-	char	host[256];
-	int	n;
-
 	why->fatal = 0;
-	if ((n = http_hdr(wsi, WSI_TOKEN_HOST, host, sizeof(host))) <= 0)
-		return (unsigned)refuse(why, n == 0 ? 400 : 421,
-		    n == 0 ? "no_host" : "bad_host",
+	r->origin[0] = '\0';
+	r->origin_ok = 0;
+	if (h->host_n <= 0)
+		return (unsigned)refuse(why, h->host_n == 0 ? 400 : 421,
+		    h->host_n == 0 ? "no_host" : "bad_host",
 		    "a Host header naming this machine is required", 0);
-	if (!host_allowed(cfg, host))
+	if (!host_allowed(cfg, h->host))
 		return (unsigned)refuse(why, 421, "bad_host", "this Host is "
 		    "not one this daemon answers to (loopback names, or "
 		    "--allow-host)", 0);
-	n = http_hdr(wsi, WSI_TOKEN_ORIGIN, r->origin, sizeof(r->origin));
-	if (n < 0 || (n > 0 && !origin_allowed(cfg, r->origin, host))) {
-		r->origin[0] = '\0';
+	if (h->origin_n < 0 || (h->origin_n > 0 &&
+	    !origin_allowed(cfg, h->origin, h->host)))
 		return (unsigned)refuse(why, 403, "bad_origin", "this Origin "
 		    "is not allowed (loopback origins, or --allow-origin)", 0);
-	}
-	r->origin_ok = n > 0;
+	snprintf(r->origin, sizeof(r->origin), "%s", h->origin);
+	r->origin_ok = h->origin_n > 0;
 	return 0;
 }
 
 /* Content-Length: 0 when absent (*len 0), -1 when not a number. */
 static int
-content_length(struct lws *wsi, uint64_t *len)
+content_length(const struct guard_hdrs *h, uint64_t *len)
 {
-	char	cl[32];
-	int	n;
-
 	*len = 0;
-	if ((n = http_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, cl,
-	    sizeof(cl))) == 0)
+	if (h->clen_n == 0)
 		return 0;
-	if (n < 0 || http_arg_uint(cl, 0, UINT64_MAX, len))
+	if (h->clen_n < 0 || http_arg_uint(h->clen, 0, UINT64_MAX, len))
 		return -1;
 	return 1;
 }
 
 unsigned
-guard_no_body(struct lws *wsi, struct guard_refusal *why)
+guard_no_body_check(const struct guard_hdrs *h, struct guard_refusal *why)
 {
 	uint64_t	len;
 	int		n;
 
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+	if (h->chunked)
 		return (unsigned)refuse(why, 411, "length_required",
 		    "send the body with a Content-Length, not chunked", 1);
-	if ((n = content_length(wsi, &len)) < 0)
+	if ((n = content_length(h, &len)) < 0)
 		return (unsigned)refuse(why, 400, "bad_length",
 		    "Content-Length is not a number", 1);
 	if (len > 0)
@@ -340,16 +350,17 @@ guard_no_body(struct lws *wsi, struct guard_refusal *why)
 }
 
 unsigned
-guard_write(const char *token, size_t max_body, struct lws *wsi,
-    struct http_request *r, uint64_t *len, struct guard_refusal *why)
+guard_write_check(const char *token, size_t max_body,
+    const struct guard_hdrs *h, const struct http_request *r, uint64_t *len,
+    struct guard_refusal *why)
 {
-	char	ct[128];
 	int	n;
 
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+	*len = 0;
+	if (h->chunked)
 		return (unsigned)refuse(why, 411, "length_required",
 		    "send the body with a Content-Length, not chunked", 1);
-	if ((n = content_length(wsi, len)) < 0)
+	if ((n = content_length(h, len)) < 0)
 		return (unsigned)refuse(why, 400, "bad_length",
 		    "Content-Length is not a number", 1);
 	if (n == 0)
@@ -358,13 +369,41 @@ guard_write(const char *token, size_t max_body, struct lws *wsi,
 	if (*len > max_body)
 		return (unsigned)refuse(why, 413, "body_too_large",
 		    "request bodies are at most 1 MiB", *len > DRAIN_MAX);
-	if (http_hdr(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, ct, sizeof(ct)) <= 0 ||
-	    !http_json_type(ct))
+	if (h->ctype_n <= 0 || !http_json_type(h->ctype))
 		return (unsigned)refuse(why, 415, "unsupported_media_type",
 		    "send Content-Type: application/json", 0);
-	if (!r->origin_ok && !token_ok(token, wsi))
+	if (!r->origin_ok && !token_ok(token, h))
 		return (unsigned)refuse(why, 403, "forbidden", "writes need an "
 		    "allowed Origin or Authorization: Bearer <token> (the "
 		    "token file is in the state directory)", 0);
 	return 0;
+}
+
+unsigned
+guard_peer(const struct config *cfg, struct lws *wsi, struct http_request *r,
+    struct guard_refusal *why)
+{
+	struct guard_hdrs	h;
+
+	guard_hdrs_read(wsi, &h);
+	return guard_peer_check(cfg, &h, r, why);
+}
+
+unsigned
+guard_no_body(struct lws *wsi, struct guard_refusal *why)
+{
+	struct guard_hdrs	h;
+
+	guard_hdrs_read(wsi, &h);
+	return guard_no_body_check(&h, why);
+}
+
+unsigned
+guard_write(const char *token, size_t max_body, struct lws *wsi,
+    struct http_request *r, uint64_t *len, struct guard_refusal *why)
+{
+	struct guard_hdrs	h;
+
+	guard_hdrs_read(wsi, &h);
+	return guard_write_check(token, max_body, &h, r, len, why);
 }

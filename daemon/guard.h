@@ -49,23 +49,50 @@ unsigned guard_raw(struct lws *wsi, const struct rawhdr_req *q,
 	    struct guard_refusal *why);
 
 /*
- * Host, then Origin: shared by HTTP requests and WebSocket upgrades.
- * Fills r->origin and r->origin_ok.  0, or the refusal's status with *why
- * filled in.
+ * The headers the guards read, as libwebsockets parsed them
+ * (guard_hdrs_read) — or as a fuzzer or a test hands them over.  Each
+ * value is NUL-ended; its *_n is its length, 0 when absent (lws cannot
+ * tell empty from absent) and -1 when longer than the buffer (refused, or
+ * for Authorization simply no token).
  */
-unsigned guard_peer(const struct config *cfg, struct lws *wsi,
+struct guard_hdrs {
+	char	host[256], origin[256], auth[128], clen[32], ctype[128];
+	int	host_n, origin_n, auth_n, clen_n, ctype_n;
+	int	chunked;	/* a Transfer-Encoding is present */
+};
+
+void	guard_hdrs_read(struct lws *wsi, struct guard_hdrs *h);
+
+/*
+ * The checks themselves: pure functions of the headers and the
+ * configuration (what the wrappers below run on a live request).
+ *
+ * Host, then Origin: shared by HTTP requests and WebSocket upgrades.
+ * Fills r->origin and r->origin_ok (both cleared on a refusal).  0, or
+ * the refusal's status with *why filled in.
+ */
+unsigned guard_peer_check(const struct config *cfg, const struct guard_hdrs *h,
 	    struct http_request *r, struct guard_refusal *why);
 
 /*
  * The body rules of a write: a Content-Length (no chunked bodies) of at
- * most max_body, Content-Type: application/json, and an allowed Origin or
- * `Authorization: Bearer <token>`.  *len gets the body's length.  0, or
- * the refusal's status.
+ * most max_body, Content-Type: application/json, and an allowed Origin
+ * (r->origin_ok, from guard_peer_check) or `Authorization: Bearer
+ * <token>`.  *len gets the body's length.  0, or the refusal's status.
  */
-unsigned guard_write(const char *token, size_t max_body, struct lws *wsi,
-	    struct http_request *r, uint64_t *len, struct guard_refusal *why);
+unsigned guard_write_check(const char *token, size_t max_body,
+	    const struct guard_hdrs *h, const struct http_request *r,
+	    uint64_t *len, struct guard_refusal *why);
 
 /* A request that is not a write must not carry a body.  0 or status. */
+unsigned guard_no_body_check(const struct guard_hdrs *h,
+	    struct guard_refusal *why);
+
+/* The same three on a live request: guard_hdrs_read, then the check. */
+unsigned guard_peer(const struct config *cfg, struct lws *wsi,
+	    struct http_request *r, struct guard_refusal *why);
+unsigned guard_write(const char *token, size_t max_body, struct lws *wsi,
+	    struct http_request *r, uint64_t *len, struct guard_refusal *why);
 unsigned guard_no_body(struct lws *wsi, struct guard_refusal *why);
 
 #endif

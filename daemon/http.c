@@ -322,17 +322,19 @@ http_hdr(struct lws *wsi, int token, char *buf, size_t cap)
 	return n;
 }
 
+/* Whitespace around the type is RFC 9110's OWS: spaces and tabs (a tab
+ * after the type was once refused with 415; tests/fuzz/fuzz_guard.c). */
 int
 http_json_type(const char *ct)
 {
 	size_t	n = strlen("application/json");
 
-	while (*ct == ' ')
+	while (*ct == ' ' || *ct == '\t')
 		ct++;
 	if (strncasecmp(ct, "application/json", n) != 0)
 		return 0;
 	ct += n;
-	while (*ct == ' ')
+	while (*ct == ' ' || *ct == '\t')
 		ct++;
 	return *ct == '\0' || *ct == ';';
 }
@@ -362,9 +364,35 @@ http_etag_match(const char *inm, const char *etag)
 /* --- query strings ------------------------------------------------------ */
 
 int
+http_args_add(struct http_args *g, const char *frag, size_t n)
+{
+	const char	*eq;
+	size_t		 nn;
+
+	if (n >= HTTP_ARG_MAX || memchr(frag, '\0', n) != NULL)
+		return -1;	/* a NUL would cut the value short unseen */
+	if (n == 0)
+		return 0;
+	if (g->n == HTTP_MAX_ARGS)
+		return -1;
+	eq = memchr(frag, '=', n);
+	nn = eq ? (size_t)(eq - frag) : n;
+	if (nn >= sizeof(g->name[0]) ||
+	    (eq ? n - nn - 1 : 0) >= sizeof(g->value[0]))
+		return -1;
+	memcpy(g->name[g->n], frag, nn);
+	g->name[g->n][nn] = '\0';
+	if (eq)
+		memcpy(g->value[g->n], eq + 1, n - nn - 1);
+	g->value[g->n][eq ? n - nn - 1 : 0] = '\0';
+	g->n++;
+	return 0;
+}
+
+int
 http_args_parse(struct lws *wsi, struct http_args *g)
 {
-	char	buf[192], *eq;
+	char	buf[HTTP_ARG_MAX];
 	int	i, n;
 
 	g->n = 0;
@@ -376,19 +404,8 @@ http_args_parse(struct lws *wsi, struct http_args *g)
 		    WSI_TOKEN_HTTP_URI_ARGS, i);
 		if (n < 0)
 			return 0;
-		if (n == 0)
-			continue;
-		if (g->n == HTTP_MAX_ARGS)
+		if (http_args_add(g, buf, (size_t)n))
 			return -1;
-		eq = strchr(buf, '=');
-		if (eq)
-			*eq++ = '\0';
-		if (strlen(buf) >= sizeof(g->name[0]) ||
-		    strlen(eq ? eq : "") >= sizeof(g->value[0]))
-			return -1;
-		strcpy(g->name[g->n], buf);
-		strcpy(g->value[g->n], eq ? eq : "");
-		g->n++;
 	}
 }
 

@@ -148,8 +148,15 @@ struct http_args {
 	char	value[HTTP_MAX_ARGS][128];
 };
 
-/* 0, or -1 when there are too many or too long parameters. */
+#define HTTP_ARG_MAX	192	/* one name=value, decoded, at most */
+
+/* 0, or -1 when there are too many or too long parameters (or one holds
+ * a NUL).  lws splits the query at '&' and decodes each piece; each goes
+ * through http_args_add. */
 int	http_args_parse(struct lws *wsi, struct http_args *g);
+/* One decoded piece frag[0..n) ("name=value", "name", or empty: skipped)
+ * into g.  0 or -1, as http_args_parse. */
+int	http_args_add(struct http_args *g, const char *frag, size_t n);
 /* The value of `name`, or NULL. */
 const char *http_arg(const struct http_args *g, const char *name);
 /* A name in g that is not in `known` (NULL-terminated), or NULL. */

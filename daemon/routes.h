@@ -10,6 +10,9 @@
 #ifndef DAEMON_ROUTES_H
 #define DAEMON_ROUTES_H
 
+#include <cjson/cJSON.h>
+
+#include "daemon/cache.h"
 #include "daemon/guard.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
@@ -17,6 +20,29 @@
 #define ROUTE_PREFIX	"/api/sloptimize"
 
 struct api;
+
+/*
+ * A request's parameters — the query, and the row's "*" segment — as its
+ * row's checker read them: the handlers act on these and nothing else.
+ */
+struct route_args {
+	uint64_t	 bytes;			/* /ledger ?bytes= */
+	int64_t		 from_ms, to_ms;	/* LEDGER_NO_TIME: none */
+	int		 automated;		/* include-automated */
+	char		 type[64];		/* "" none */
+	char		 status[16];		/* "" none */
+	size_t		 limit;			/* 0: all */
+	int		 team;			/* /issues ?scope=team */
+	char		 id[9];			/* /issues/<id>, lowercase */
+	int		 buckets;		/* /history */
+	char		 key[CACHE_KEY_MAX];	/* the kept answer's, or "" */
+};
+
+/* Check g and param for the row, filling *out: pure (what the fuzzer
+ * calls, tests/fuzz/fuzz_query.c).  0, or 400 bad_parameter / 404
+ * not_found with *why. */
+typedef unsigned route_args_fn(const char *param, const struct http_args *g,
+    struct route_args *out, struct guard_refusal *why);
 
 /* What a loop handler did with its request. */
 enum route_result {
@@ -31,7 +57,7 @@ enum route_result {
  * fills the job's inputs and returns ROUTE_POOL, or answers.
  */
 typedef enum route_result route_fn(struct api *a, struct http_request *r,
-    const struct http_args *g, struct api_job *j);
+    const struct route_args *ra, struct api_job *j);
 
 /*
  * path is matched exactly, except that a last segment "*" stands for one
@@ -41,6 +67,7 @@ struct route {
 	const char	*path;
 	unsigned	 methods;	/* HTTP_* bits */
 	enum guard	 guard;
+	route_args_fn	*args;		/* NULL: the query is ignored */
 	route_fn	*loop;		/* NULL: straight to the pool */
 	job_fn		*pool;		/* NULL: the loop handler answers */
 	job_fn		*done;		/* NULL: job_answer */
@@ -54,5 +81,40 @@ struct route {
  */
 const struct route *routes_match(const char *path, unsigned method,
 	    const char **allow, char *param, size_t cap);
+
+/* A request body, checked: what a write route appends or applies. */
+struct route_body {
+	unsigned	 status;	/* 0: accepted; else the refusal's */
+	const char	*code;
+	char		 why[256];
+	cJSON		*rec;		/* POST /fixes: the record answered */
+	char		*line;		/* POST /fixes: appended, '\n'-ended */
+	size_t		 len;
+	int		 force;		/* POST /fixes: skip project_fix_known */
+	char		 loop[16];	/* PUT /settings: the level */
+};
+
+/*
+ * POST /fixes's and PUT /settings's bodies, checked — pure, nothing
+ * written (tests/fuzz/fuzz_body.c calls them as the routes do).  0 with
+ * *out filled, or the refusal's status (400 invalid_json, invalid_fix,
+ * invalid_settings; 500 internal when out of memory) with out->code and
+ * out->why, and nothing else held.  Free with routes_body_free.
+ */
+unsigned routes_fix_body(const char *body, size_t len, struct route_body *out);
+unsigned routes_settings_body(const char *body, size_t len,
+	    struct route_body *out);
+void	 routes_body_free(struct route_body *b);
+
+/*
+ * The row's parameters for path (the "*" segment from routes_match) and
+ * g: rt->args, and for the rows whose answers are kept (daemon/cache.h)
+ * out->key, the path and the parameters in name order — each name and
+ * value with '%', '&' and '=' escaped, so two different queries never
+ * share a key.  0, or the refusal's status with *why.
+ */
+unsigned routes_args(const struct route *rt, const char *path,
+	    const char *param, const struct http_args *g,
+	    struct route_args *out, struct guard_refusal *why);
 
 #endif

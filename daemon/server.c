@@ -81,28 +81,32 @@ struct pss {
 
 static void	sub_pump(struct server *, struct sub *);
 
-/* "<gen>:<off>", or "<gen>:-1" for the start of a generation (*none). */
+/* A decimal number at s, up to *end; -1 unless digits that fit. */
 static int
-parse_id(const char *s, uint64_t *gen, uint64_t *off, int *none)
+since_number(const char *s, char **end, uint64_t *v)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno == ERANGE ? -1 : 0;	/* not UINT64_MAX, silently */
+}
+
+int
+server_since_parse(const char *s, uint64_t *gen, uint64_t *off, int *none)
 {
 	char	*end;
 
 	*none = 0;
-	if (*s < '0' || *s > '9')
-		return -1;
-	*gen = strtoull(s, &end, 10);
-	if (end == s || *end != ':')
+	*gen = *off = 0;
+	if (since_number(s, &end, gen) || *end != ':')
 		return -1;
 	s = end + 1;
 	if (strcmp(s, "-1") == 0) {
 		*none = 1;
-		*off = 0;
 		return 0;
 	}
-	if (*s < '0' || *s > '9')
-		return -1;
-	*off = strtoull(s, &end, 10);
-	return end == s || *end != '\0' ? -1 : 0;
+	return since_number(s, &end, off) || *end != '\0' ? -1 : 0;
 }
 
 /* Is gen:off after the subscriber's position? */
@@ -584,7 +588,7 @@ sub_welcome(struct server *s, struct sub *u, const char *since)
 		pos_set(u, ring_at(s, s->ring_len - 1)->gen,
 		    ring_at(s, s->ring_len - 1)->off);
 	cJSON_Delete(o);
-	if (since == NULL || parse_id(since, &gen, &off, &none)) {
+	if (since == NULL || server_since_parse(since, &gen, &off, &none)) {
 		u->live = 1;
 		return;
 	}

@@ -130,6 +130,14 @@ void	server_ready(struct server *s);
  * the offset a checkpoint resumes from.
  */
 void	server_ring_reset(struct server *s, uint64_t gen, uint64_t from);
+/*
+ * A resume id, `?since=<generation>:<offset>` or `<generation>:-1` (the
+ * start of a generation: *none).  Pure.  0, or -1 when it is not one —
+ * the subscriber then starts live.
+ */
+int	server_since_parse(const char *s, uint64_t *gen, uint64_t *off,
+	    int *none);
+
 /* Add the server's part of /status (subscribers, events). */
 void	server_status_json(const struct server *s, cJSON *o);
 

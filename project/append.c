@@ -307,10 +307,13 @@ fix_check(const cJSON *rec, char *why, size_t cap)
 
 	if (!cJSON_IsObject(rec))
 		return say(why, cap, -EINVAL, "a fix is a JSON object");
-	st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec,
-	    "status"));
-	if (st == NULL)
-		st = "applied";
+	/* absent is "applied"; present, it is a string (a number once went
+	 * through as it was: tests/fuzz/regress/fuzz_body/) */
+	it = cJSON_GetObjectItemCaseSensitive(rec, "status");
+	if (it != NULL && !cJSON_IsString(it))
+		return say(why, cap, -EINVAL, "status is applied, proposed, "
+		    "merged or rejected");
+	st = it != NULL ? it->valuestring : "applied";
 	if (strcmp(st, "applied") && strcmp(st, "proposed") &&
 	    strcmp(st, "merged") && strcmp(st, "rejected"))
 		return say(why, cap, -EINVAL, "status is applied, proposed, "
@@ -455,8 +458,8 @@ project_footprints_nearest(struct ledger *l, const char *id, char *out,
  * 0, or -EINVAL with why naming the first unknown id and the nearest
  * known ones.
  */
-static int
-footprints_known(const char *project, const cJSON *rec, char *why,
+int
+project_fix_known(const char *project, const cJSON *rec, char *why,
     size_t cap)
 {
 	const cJSON			*fps, *it;
@@ -497,26 +500,27 @@ footprints_known(const char *project, const cJSON *rec, char *why,
 }
 
 int
-project_fix_append(const char *project, cJSON *rec,
-    const struct project_write *w, char *why, size_t cap)
+project_fix_line(cJSON *rec, int *force, char **out, size_t *out_len,
+    char *why, size_t cap)
 {
 	char		 id[9], iso[32], *line, reason[PROJECT_WHY_MAX];
 	struct timespec	 ts;
 	size_t		 len;
-	int		 rc, force = 0;
+	int		 rc;
 	const cJSON	*fo;
 
+	*out = NULL;
+	*out_len = 0;
+	*force = 0;
 	if ((rc = fix_check(rec, why, cap)) != 0)
 		return rc;
 	/* `force` is an instruction to us, not part of the record */
 	if ((fo = cJSON_GetObjectItemCaseSensitive(rec, "force")) != NULL) {
 		if (!cJSON_IsBool(fo))
 			return say(why, cap, -EINVAL, "force is true or false");
-		force = cJSON_IsTrue(fo);
+		*force = cJSON_IsTrue(fo);
 		cJSON_DeleteItemFromObjectCaseSensitive(rec, "force");
 	}
-	if (!force && (rc = footprints_known(project, rec, why, cap)) != 0)
-		return rc;
 	/* fill in what the writer may leave to us */
 	cJSON_DeleteItemFromObjectCaseSensitive(rec, "type");
 	cJSON_AddStringToObject(rec, "type", "fix");
@@ -542,11 +546,35 @@ project_fix_append(const char *project, cJSON *rec,
 		    "1 MiB");
 	else if (project_record_check(line, len, reason, sizeof(reason)) != 0)
 		rc = blame_member(rec, reason, why, cap);
-	if (rc == 0) {
-		line[len] = '\n';	/* replaces the NUL: one write, one line */
-		rc = append_lines(project, "fixes.jsonl", line, len + 1, w, why,
-		    cap);
+	if (rc != 0) {
+		free(line);
+		return rc;
 	}
+	line[len] = '\n';	/* replaces the NUL: one write, one line */
+	*out = line;
+	*out_len = len + 1;
+	return 0;
+}
+
+int
+project_fix_write(const char *project, const char *line, size_t len,
+    const struct project_write *w, char *why, size_t cap)
+{
+	return append_lines(project, "fixes.jsonl", line, len, w, why, cap);
+}
+
+int
+project_fix_append(const char *project, cJSON *rec,
+    const struct project_write *w, char *why, size_t cap)
+{
+	char	*line;
+	size_t	 len;
+	int	 rc, force;
+
+	if ((rc = project_fix_line(rec, &force, &line, &len, why, cap)) != 0)
+		return rc;
+	if (force || (rc = project_fix_known(project, rec, why, cap)) == 0)
+		rc = project_fix_write(project, line, len, w, why, cap);
 	free(line);
 	return rc;
 }
@@ -677,15 +705,16 @@ batch_lines(struct batch_out *o, const char *body, size_t len)
 }
 
 int
-project_records_append(const char *project, const char *body, size_t len,
-    const struct project_write *w, struct project_batch *out, char *why,
-    size_t cap)
+project_records_batch(const char *body, size_t len, struct project_batch *out,
+    char **lines, size_t *lines_len, char *why, size_t cap)
 {
 	struct batch_out	 o;
 	size_t			 i;
 	int			 rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	*lines = NULL;
+	*lines_len = 0;
 	for (i = 0; i < len; i++)
 		if (body[i] != ' ' && body[i] != '\t' && body[i] != '\n' &&
 		    body[i] != '\r')
@@ -701,11 +730,33 @@ project_records_append(const char *project, const char *body, size_t len,
 		rc = batch_array(&o, body + i, len - i, why, cap);
 	else
 		batch_lines(&o, body, len);
-	if (rc == 0 && o.len > 0 && (rc = append_lines(project, "perf.jsonl",
-	    o.buf, o.len, w, why, cap)) == 0)
-		out->bytes = o.len;
+	if (rc != 0) {
+		memset(out, 0, sizeof(*out));
+		free(o.buf);
+		return rc;
+	}
+	*lines = o.buf;
+	*lines_len = o.len;
+	return 0;
+}
+
+int
+project_records_append(const char *project, const char *body, size_t len,
+    const struct project_write *w, struct project_batch *out, char *why,
+    size_t cap)
+{
+	char	*lines;
+	size_t	 n;
+	int	 rc;
+
+	if ((rc = project_records_batch(body, len, out, &lines, &n, why,
+	    cap)) != 0)
+		return rc;
+	if (n > 0 && (rc = append_lines(project, "perf.jsonl", lines, n, w,
+	    why, cap)) == 0)
+		out->bytes = n;
 	if (rc != 0)
 		out->accepted = 0;
-	free(o.buf);
+	free(lines);
 	return rc;
 }

@@ -78,6 +78,25 @@ struct ledger;
 void	project_footprints_nearest(struct ledger *l, const char *id,
 	    char *out, size_t cap);
 
+/*
+ * project_fix_append in three steps.  The pure one (what
+ * tests/fuzz/fuzz_body.c runs): validate the fix, take its `force` out
+ * (*force: 1 to skip the next step), fill in what is missing, and make
+ * the line to append, '\n'-ended, checked with the fold's scanner.  0
+ * with *line (free it) and *len, or -EINVAL / -ENOMEM with why.
+ */
+int	project_fix_line(cJSON *rec, int *force, char **line, size_t *len,
+	    char *why, size_t cap);
+/* Every footprint a checked fix names is one the ledger has seen (a fold
+ * of the project's files): 0, or -EINVAL with why naming the nearest
+ * known ids, or the fold's error. */
+int	project_fix_known(const char *project, const cJSON *rec, char *why,
+	    size_t cap);
+/* Append a line project_fix_line made (the same errors as
+ * project_fix_append). */
+int	project_fix_write(const char *project, const char *line, size_t len,
+	    const struct project_write *w, char *why, size_t cap);
+
 /* What project_records_append did with a batch. */
 #define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */
 struct project_refusal {
@@ -107,5 +126,15 @@ struct project_batch {
 int	project_records_append(const char *project, const char *body,
 	    size_t len, const struct project_write *w,
 	    struct project_batch *out, char *why, size_t cap);
+
+/*
+ * Its pure half: check the batch and make the lines to append (accepted
+ * records, compacted, each '\n'-ended) into *lines (free it; NULL on
+ * error) and *lines_len.  *out as above, bytes 0.  0, or -EINVAL /
+ * -ENOMEM with why, and then *out says nothing was accepted.
+ */
+int	project_records_batch(const char *body, size_t len,
+	    struct project_batch *out, char **lines, size_t *lines_len,
+	    char *why, size_t cap);
 
 #endif

@@ -120,11 +120,15 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   assert.equal(hb.regime, 'software', 'SwiftShader is a software regime');
 
   const hitch = (guess) => of('hitch').find((r) => r.classification[0].guess === guess);
-  const compile = hitch('shader-compile');
-  assert.ok(compile, 'a shader-compile hitch');
-  assert.ok(compile.delta.programs >= 1);
+  // the button's compile: its hitch names the pairs it minted.  On a
+  // loaded machine (seen under make asan) another long frame with a
+  // program count that moved is judged a compile too, with no new pair.
+  const compiles = of('hitch').filter((r) => r.classification[0].guess === 'shader-compile');
+  assert.ok(compiles.length > 0, 'a shader-compile hitch');
+  const compile = compiles.find((r) => r.minted.some((m) => /^mat_glow_\d+@beacon_\d+$/.test(m)));
+  assert.ok(compile, `a compile hitch minting mat_glow_N@beacon_N: ${JSON.stringify(compiles.map((r) => [r.delta.programs, r.minted]))}`);
+  for (const r of compiles) assert.ok(r.delta.programs >= 1);
   assert.match(compile.classification[0].evidence, /programs \+\d+ in the hitch frame/);
-  assert.ok(compile.minted.some((m) => /^mat_glow_\d+@beacon_\d+$/.test(m)), `minted: ${compile.minted}`);
   const upload = hitch('texture-upload');
   assert.ok(upload, 'a texture-upload hitch');
   assert.equal(upload.delta.textures, 1);

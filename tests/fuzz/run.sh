@@ -54,6 +54,89 @@ seed fuzz_rawhdr "$tmp/r"
 printf '\001POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\nHost: localhost\000.evil.com\r\n\r\n' >"$tmp/r"
 seed fuzz_rawhdr "$tmp/r"
 
+# the guards, the router and the write routes, seeded with the requests
+# tests/api.test.mjs and tests/headers.test.mjs send (method byte, then
+# the request, the target or the body; each harness's comment says how)
+tok=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+n=0
+guard() {	# flags byte (octal), the request's header lines
+	n=$((n + 1)); f=$1; shift
+	{ printf "\\$f"; for l in "$@"; do printf '%s\r\n' "$l"; done
+	  printf '\r\n'; } >"$tmp/g$n"
+	seed fuzz_guard "$tmp/g$n"
+}
+guard 000 'GET /api/sloptimize/status HTTP/1.1' 'Host: localhost:7567' \
+    'Origin: http://localhost:5173' 'Accept: */*'
+guard 001 'HEAD /api/sloptimize/status HTTP/1.1' 'Host: 127.0.0.1:7567'
+guard 000 'OPTIONS /api/sloptimize/records HTTP/1.1' 'Host: [::1]:7567' \
+    'Origin: http://localhost:5173' 'Access-Control-Request-Method: POST'
+guard 000 'POST /api/sloptimize/fixes HTTP/1.1' 'Host: localhost:7567' \
+    'Content-Type: application/json' 'Content-Length: 24' \
+    "Authorization: Bearer $tok"
+guard 001 'POST /api/sloptimize/fixes HTTP/1.1' 'Host: localhost' \
+    'Content-Type: application/json; charset=utf-8 ' 'Content-Length: 24' \
+    'Origin: http://localhost:5173'
+guard 000 'PUT /api/sloptimize/settings HTTP/1.1' 'Host: a.test:80' \
+    'Content-Type: application/json' 'Content-Length: 18' \
+    'Origin: http://127.0.0.1:5173'
+guard 000 'GET /api/sloptimize/ledger HTTP/1.1' 'Host: localhost:7567' \
+    'Origin: http://evil.example' 'If-None-Match: "x", W/"f1"'
+guard 000 'GET / HTTP/1.1' 'Host: rebind.evil.example:7567'
+guard 000 'GET /api/sloptimize/events HTTP/1.1' 'Host: my.host' \
+    'Sec-WebSocket-Origin: https://y.test:8443' 'Upgrade: websocket' \
+    'Connection: Upgrade' 'Sec-WebSocket-Version: 13'
+guard 000 'POST /api/sloptimize/records HTTP/1.1' 'Host: localhost' \
+    'Transfer-Encoding: chunked' 'Origin: http://x.test:5173'
+guard 000 'DELETE /api/sloptimize/fixes HTTP/1.1' 'Host: localhost' \
+    'Content-Length: 5'
+
+query() {	# method byte (octal: 0 GET 1 HEAD 2 POST 3 PUT 4 OPTIONS), path, query
+	n=$((n + 1))
+	if [ $# -gt 2 ]; then printf "\\$1%s\n%s" "$2" "$3"
+	else printf "\\$1%s" "$2"; fi >"$tmp/q$n"
+	seed fuzz_query "$tmp/q$n"
+}
+A=/api/sloptimize
+query 000 $A/status
+query 001 $A/status x=1
+query 000 $A/ledger bytes=5000
+query 000 $A/issues 'type=hitch&limit=3'
+query 000 $A/issues 'status=open'
+query 000 $A/issues 'include-automated=1&limit=10'
+query 000 $A/issues 'from=2026-11-29T12:00:00Z&to=2026-11-29T13:00:00.500Z'
+query 000 $A/issues 'type=x%26status%3Dopen'
+query 000 $A/issues/A1B2C3D4 'include-automated=true'
+query 000 $A/history 'buckets=48'
+query 000 $A/history 'include-automated=1&buckets=12'
+query 000 $A/events 'since=3:-1'
+query 000 $A/events 'since=2:18446744073709551615'
+query 002 $A/fixes
+query 002 $A/records
+query 003 $A/settings
+query 004 $A/records
+query 000 /page-runtime/lib/panel.js
+query 000 /index.html
+query 000 /
+
+body() {	# route byte (octal: 0 fixes, 1 records, 2 settings), the body
+	n=$((n + 1)); printf "\\$1%s" "$2" >"$tmp/b$n"
+	seed fuzz_body "$tmp/b$n"
+}
+body 000 '{"title":"kept \u00e9\u4e2d","at":"2026-11-29T12:06:00Z"}'
+body 000 '{"status":"proposed","title":"cache the program","footprints":["a1b2c3d4"]}'
+body 000 '{"status":"merged","ref":"0badf00d"}'
+body 000 '{"title":"Pool the particle buffers","issue":"a1b2c3d4","solution":"reuse","commit":"abc123","files":["src/fx.js"],"id":"deadbeef"}'
+body 001 '[{"type":"hitch","at":"2026-11-29T12:00:00.000Z","ms":120,"frame":7},{"type":"usermark","at":"2026-11-29T12:00:01Z","label":"boss"}]'
+body 001 "$(printf '{"type":"hitch","at":"2026-11-29T12:00:00Z","ms":80}\n\n{"type":"hitch"}\n[1]')"
+body 002 '{"loop":"propose"}'
+body 002 '{"v":1,"loop":"apply","source":"settings"}'
+i=0
+while IFS= read -r line; do	# real records, a few, as ingest batches
+	i=$((i + 1))
+	[ $((i % 40)) -eq 0 ] || continue
+	body 001 "$line"
+done <"$tmp/g/.sloptimize/perf.jsonl"
+
 for h in "$B"/fuzz/fuzz_*; do
 	[ -x "$h" ] || continue
 	name=${h##*/}
@@ -69,8 +152,10 @@ for h in "$B"/fuzz/fuzz_*; do
 			continue
 		fi
 	fi
+	dict=
+	[ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
 	if "$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
-	    -max_len=8192 -print_final_stats=1 \
+	    -max_len=8192 -print_final_stats=1 $dict \
 	    -artifact_prefix="$B/fuzz/crashes/$name/" "$corpus/$name" \
 	    >"$B/fuzz/$name.log" 2>&1; then
 		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' \
