@@ -46,12 +46,30 @@ parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
 	return 0;
 }
 
+static int	state_dir_of(const char *, char *, size_t);
+
+/* How fold_or_explain folds: from byte 0, or from the daemon's checkpoint
+ * when it serves (PROJECT_RESUME_* flags may be added). */
+#define FOLD_FRESH	0
+#define FOLD_RESUME	0x100
+
 /* Fold the project or say why not; returns -1 to go on or an exit code. */
 static int
 fold_or_explain(const char *verb, const struct cli_common *c,
-    const struct ledger_opts *o, struct ledger **l, struct project_fold_info *fi)
+    const struct ledger_opts *o, unsigned how, struct ledger **l,
+    struct project_fold_info *fi)
 {
-	int	rc = project_fold(c->project, o, l, fi);
+	char		 dir[PATH_MAX], ckpt[PATH_MAX + 16];
+	const char	*path = NULL;
+	int		 rc;
+
+	/* the daemon's checkpoint, if it has one: O(new bytes) */
+	if ((how & FOLD_RESUME) && state_dir_of(c->project, dir,
+	    sizeof(dir)) == 0 && statedir_path(dir, "checkpoint", ckpt,
+	    sizeof(ckpt)) == 0)
+		path = ckpt;
+	rc = project_fold_resume(c->project, path, o, how & ~FOLD_RESUME, l,
+	    fi);
 
 	if (rc == 0)
 		return -1;
@@ -208,14 +226,16 @@ print_issue_table(const cJSON *issues, int limit)
 
 static const char issues_usage[] =
 "usage: sloptimize issues [--fp ID] [--type T] [--status S] [--from ISO]\n"
-"                         [--to ISO] [--include-automated] [--json]\n"
-"                         [--project DIR]\n"
+"                         [--to ISO] [--include-automated] [--no-checkpoint]\n"
+"                         [--json] [--project DIR]\n"
 "The issue catalogue: one row per footprint, most frequent first.\n"
 "  --fp ID             one issue with its history and every occurrence\n"
 "  --type T            hitch, usermark, jitter, …\n"
 "  --status S          open, pending, fixed or regressed\n"
 "  --from/--to ISO     count only occurrences in this time range\n"
-"  --include-automated include robots' records (automated: true)\n";
+"  --include-automated include robots' records (automated: true)\n"
+"  --no-checkpoint     fold the whole ledger, not the daemon's checkpoint\n"
+"                      and the bytes after it (the answer is the same)\n";
 
 /* Someone's own words on one line: quoted, '"' and '\\' escaped,
  * control characters as spaces (a note is not a terminal command). */
@@ -302,12 +322,13 @@ verb_issues(int argc, char **argv)
 	struct cli_common		 c;
 	const char		*fp = NULL, *type = NULL, *status = NULL;
 	const char		*from = NULL, *to = NULL;
-	int			 automated = 0, rc;
+	int			 automated = 0, nockpt = 0, rc;
 	struct cli_opt		 opts[] = {
 		{ "fp", OPT_ARG, &fp }, { "type", OPT_ARG, &type },
 		{ "status", OPT_ARG, &status }, { "from", OPT_ARG, &from },
 		{ "to", OPT_ARG, &to },
 		{ "include-automated", OPT_FLAG, &automated },
+		{ "no-checkpoint", OPT_FLAG, &nockpt },
 		{ NULL, 0, NULL }
 	};
 	struct ledger_opts	 lo = { 0 };
@@ -335,7 +356,8 @@ verb_issues(int argc, char **argv)
 	}
 	lo.include_automated = automated;
 	lo.occurrences_of = fp;
-	if ((rc = fold_or_explain("issues", &c, &lo, &l, &fi)) >= 0)
+	if ((rc = fold_or_explain("issues", &c, &lo, nockpt ? FOLD_FRESH :
+	    FOLD_RESUME | PROJECT_RESUME_ANY_TIMELINE, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
 	q.type = type;
@@ -490,7 +512,7 @@ verb_report(int argc, char **argv)
 	if ((rc = cli_parse(argc, argv, NULL, &c, report_usage, NULL, NULL)) >= 0)
 		return rc;
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
-	if ((rc = fold_or_explain("report", &c, &lo, &l, &fi)) >= 0)
+	if ((rc = fold_or_explain("report", &c, &lo, FOLD_FRESH, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
 	q.status = "regressed";
@@ -547,8 +569,8 @@ verb_report(int argc, char **argv)
 /* --- history ---------------------------------------------------------- */
 
 static const char history_usage[] =
-"usage: sloptimize history [--buckets N] [--include-automated] [--json]\n"
-"                          [--project DIR]\n"
+"usage: sloptimize history [--buckets N] [--include-automated]\n"
+"                          [--no-checkpoint] [--json] [--project DIR]\n"
 "The timeline: the ledger's span in N equal buckets (default 24) with the\n"
 "medians of the heartbeats, the hitch count and worst hitch, and one\n"
 "window per build.  '-' marks a bucket without evidence.\n";
@@ -579,10 +601,11 @@ verb_history(int argc, char **argv)
 {
 	struct cli_common		 c;
 	const char		*nb = NULL;
-	int			 automated = 0, rc, buckets = 24;
+	int			 automated = 0, nockpt = 0, rc, buckets = 24;
 	struct cli_opt		 opts[] = {
 		{ "buckets", OPT_ARG, &nb },
 		{ "include-automated", OPT_FLAG, &automated },
+		{ "no-checkpoint", OPT_FLAG, &nockpt },
 		{ NULL, 0, NULL }
 	};
 	struct ledger_opts	 lo = { 0 };
@@ -607,7 +630,8 @@ verb_history(int argc, char **argv)
 	lo.from_ms = lo.to_ms = LEDGER_NO_TIME;
 	lo.include_automated = automated;
 	lo.want_timeline = 1;
-	if ((rc = fold_or_explain("history", &c, &lo, &l, &fi)) >= 0)
+	if ((rc = fold_or_explain("history", &c, &lo, nockpt ? FOLD_FRESH :
+	    FOLD_RESUME, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
 	if (c.json)

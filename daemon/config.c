@@ -45,6 +45,15 @@ static const struct setting settings[] = {
 	{ "poll", K_BOOL, S(poll), 1, "stat-poll the ledger instead of inotify" },
 	{ "rotate-wait", K_MS, S(rotate_wait_ms), 1,
 	    "read a rotated-away ledger N ms more for late lines (5000; 0 off)" },
+	{ "checkpoint", K_BOOL, S(ckpt_on), 1,
+	    "keep the fold in a checkpoint, so a restart folds only what is "
+	    "new (on; --checkpoint=0 off)" },
+	{ "checkpoint-bytes", K_MS, S(ckpt_bytes), 1,
+	    "checkpoint once this many ledger bytes are folded since (16777216)" },
+	{ "checkpoint-idle-ms", K_MS, S(ckpt_idle_ms), 1,
+	    "checkpoint once the ledger is quiet this long (1000)" },
+	{ "checkpoint-max-ms", K_MS, S(ckpt_max_ms), 1,
+	    "checkpoint at most this long after a change (600000)" },
 	{ "verbose", K_BOOL, S(verbose), 1, "debug logging (-v)" },
 	{ "check", K_BOOL, S(check_only), 0, "check the configuration and exit (-n)" },
 	{ "exec", K_STR, S(exec_cmd), 1, "run CMD (sh -c) for every wake" },
@@ -456,6 +465,10 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 	c->max_conns = CONFIG_MAX_CONNS;
 	c->http_timeout = CONFIG_HTTP_TIMEOUT;
 	c->rotate_wait_ms = CONFIG_ROTATE_WAIT_MS;
+	c->ckpt_on = 1;
+	c->ckpt_bytes = CONFIG_CKPT_BYTES;
+	c->ckpt_idle_ms = CONFIG_CKPT_IDLE_MS;
+	c->ckpt_max_ms = CONFIG_CKPT_MAX_MS;
 	c->sink_batch_rows = SINK_BATCH_ROWS;
 	c->sink_batch_bytes = SINK_BATCH_BYTES;
 	c->sink_batch_ms = SINK_BATCH_MS;

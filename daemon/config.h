@@ -20,6 +20,12 @@
 #define CONFIG_MAX_CONNS	256
 #define CONFIG_HTTP_TIMEOUT	10	/* seconds */
 #define CONFIG_ROTATE_WAIT_MS	5000	/* = TAILER_ROTATE_WAIT_MS */
+/* Checkpoints (docs/checkpoints.md): a kill -9 costs at most this many
+ * bytes of refold; a quiet ledger is saved soon, a busy one at least this
+ * often. */
+#define CONFIG_CKPT_BYTES	(16 * 1024 * 1024)
+#define CONFIG_CKPT_IDLE_MS	1000	/* = the cursor's save: one wake-up */
+#define CONFIG_CKPT_MAX_MS	600000
 
 /* A repeatable setting (--allow-host a --allow-host b, or a JSON array). */
 struct config_list {
@@ -35,6 +41,8 @@ struct config {
 	char			config_file[PATH_MAX];	/* "" = none */
 	int			poll;
 	int64_t			rotate_wait_ms;	/* read a rotated file on */
+	int			ckpt_on;	/* checkpoints kept and used */
+	int64_t			ckpt_bytes, ckpt_idle_ms, ckpt_max_ms;
 	int			verbose;
 	int			check_only;		/* -n */
 	char			exec_cmd[4096];		/* "" = none */

@@ -64,13 +64,35 @@ daemon_listen(const struct daemon *d, char *out, size_t cap)
 	    "%s:%d", d->cfg.listen_host, d->server.port);
 }
 
+void
+daemon_fold_opts(struct ledger_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->from_ms = o->to_ms = LEDGER_NO_TIME;
+	o->want_timeline = 1;
+}
+
 static struct ledger *
 new_ledger(void)
 {
-	struct ledger_opts	o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 1,
-				    NULL };
+	struct ledger_opts	o;
 
+	daemon_fold_opts(&o);
 	return ledger_create(&o);
+}
+
+void
+daemon_fold_fixes(struct daemon *d, struct ledger *l)
+{
+	size_t	i;
+
+	for (i = 0; i < d->nfixes; i++)
+		if (d->fixes[i].line == NULL)
+			ledger_skip(l, LEDGER_FIXES, d->fixes[i].off,
+			    d->fixes[i].len, NULL);
+		else
+			ledger_fold_fix(l, d->fixes[i].line, d->fixes[i].len,
+			    d->fixes[i].off);
 }
 
 /* --- the notifier's channels ----------------------------------------- */
@@ -228,8 +250,10 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	if (rc < 0) {
 		log_warnx("fold: out of memory at offset %llu; the line is "
 		    "not counted", (unsigned long long)off);
+		ckpt_taint(d);
 		return;
 	}
+	ckpt_note(d, len + 1);
 	if (rc == 1) {
 		if (phase == TAIL_LIVE && len > 0)
 			log_warnx("perf.jsonl: skipped the line at offset %llu "
@@ -265,6 +289,7 @@ perf_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 
 	d->changes++;
 	ledger_skip(d->ledger, LEDGER_PERF, off, len, NULL);
+	ckpt_note(d, len + 1);
 	sink_note(d, SINK_PERF, &d->perf, d->generation, off + len + 1);
 	if (phase == TAIL_LIVE)
 		log_warnx("perf.jsonl: skipped a %llu-byte line at offset %llu "
@@ -276,8 +301,7 @@ static void
 perf_reset(void *arg, uint64_t generation, const char *why)
 {
 	struct daemon	*d = arg;
-	struct ledger	*l;
-	size_t		 i;
+	struct ledger	*l, *old;
 
 	log_info("perf.jsonl: generation %llu: %s",
 	    (unsigned long long)generation, why);
@@ -305,11 +329,10 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 		    "keeping the old catalogue");
 		return;
 	}
-	ledger_destroy(d->ledger);
+	old = d->ledger;
 	d->ledger = l;
-	for (i = 0; i < d->nfixes; i++)
-		ledger_fold_fix(l, d->fixes[i].line, d->fixes[i].len,
-		    d->fixes[i].off);
+	daemon_fold_fixes(d, l);
+	ckpt_perf_reset(d, old);	/* freed, or kept for a save in flight */
 }
 
 static void
@@ -318,6 +341,10 @@ on_perf_ready(void *arg)
 	struct daemon		*d = arg;
 	struct ledger_counts	 c;
 
+	ckpt_ready(d);
+	if (d->ckpt.resumed)	/* the sink learns what the checkpoint holds */
+		sink_note(d, SINK_PERF, &d->perf, d->generation,
+		    daemon_cursor(d));
 	notifier_ready(&d->notifier);
 	d->ready = 1;
 	server_ready(&d->server);
@@ -329,39 +356,64 @@ on_perf_ready(void *arg)
 	sdnotify_send("READY=1\nSTATUS=watching perf.jsonl");
 }
 
-static void
-fix_line(void *arg, const char *line, size_t len, uint64_t off,
-    enum tail_phase phase)
+/* Keep a fixes.jsonl line (NULL: one over LEDGER_MAX_LINE) to refold a
+ * new generation with; -ENOMEM. */
+static int
+fixline_keep(struct daemon *d, const char *line, size_t len, uint64_t off)
 {
-	struct daemon	*d = arg;
 	struct fixline	*f;
 
-	(void)phase;
-	d->changes++;
 	if (d->nfixes == d->capfixes) {
 		size_t		 n = d->capfixes ? d->capfixes * 2 : 64;
 		struct fixline	*nf = realloc(d->fixes, n * sizeof(*nf));
 
-		if (nf == NULL) {
-			log_warnx("fixes.jsonl: out of memory");
-			sink_note(d, SINK_FIXES, &d->fixes_t,
-			    d->fixes_generation, off + len + 1);
-			return;
-		}
+		if (nf == NULL)
+			return -ENOMEM;
 		d->fixes = nf;
 		d->capfixes = n;
 	}
 	f = &d->fixes[d->nfixes];
-	if ((f->line = malloc(len + 1)) == NULL)
-		return;
-	memcpy(f->line, line, len);
-	f->line[len] = '\0';
+	f->line = NULL;
+	if (line != NULL) {
+		if ((f->line = malloc(len + 1)) == NULL)
+			return -ENOMEM;
+		memcpy(f->line, line, len);
+		f->line[len] = '\0';
+	}
 	f->len = len;
 	f->off = off;
 	d->nfixes++;
-	if (ledger_fold_fix(d->ledger, line, len, off) == 1)
-		log_warnx("fixes.jsonl: skipped the line at offset %llu",
-		    (unsigned long long)off);
+	return 0;
+}
+
+static void
+fix_line(void *arg, const char *line, size_t len, uint64_t off,
+    enum tail_phase phase)
+{
+	struct daemon		*d = arg;
+	struct ledger_counts	 c0, c1;
+
+	(void)phase;
+	d->changes++;
+	if (fixline_keep(d, line, len, off) != 0) {
+		log_warnx("fixes.jsonl: out of memory");
+		ckpt_taint(d);
+		sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
+		    off + len + 1);
+		return;
+	}
+	/* a line the checkpoint's fold holds already is only kept */
+	if (ckpt_fix_line(d, line, len, off) == 0) {
+		ledger_counts(d->ledger, &c0);
+		if (ledger_fold_fix(d->ledger, line, len, off) == 1) {
+			log_warnx("fixes.jsonl: skipped the line at offset "
+			    "%llu", (unsigned long long)off);
+			ledger_counts(d->ledger, &c1);
+			if (c1.skipped != c0.skipped)
+				ckpt_fix_skipped(d);
+		}
+		ckpt_note(d, 0);
+	}
 	sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
 	    off + len + 1);
 }
@@ -373,7 +425,13 @@ fix_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 
 	(void)phase;
 	d->changes++;
-	ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
+	if (fixline_keep(d, NULL, len, off) != 0)
+		ckpt_taint(d);
+	if (ckpt_fix_line(d, NULL, len, off) == 0) {
+		ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
+		ckpt_fix_skipped(d);
+		ckpt_note(d, 0);
+	}
 	sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
 	    off + len + 1);
 }
@@ -399,7 +457,11 @@ fix_reset(void *arg, uint64_t generation, const char *why)
 	d->fixes_generation = generation;
 	sink_note(d, SINK_FIXES, &d->fixes_t, generation, 0);
 	free_fixlines(d);
-	ledger_clear_fixes(d->ledger);
+	/* at start, the checkpoint's fold holds the fixes it stands on */
+	if (!ckpt_fixes_reset(d, generation)) {
+		ledger_clear_fixes(d->ledger);
+		ckpt_note(d, 0);
+	}
 }
 
 static void
@@ -413,6 +475,7 @@ on_fixes_ready(void *arg)
 
 	if (d->fixes_seen++ || d->stopping)
 		return;
+	ckpt_fixes_ready(d);
 	snprintf(path, sizeof(path), "%s/.sloptimize/perf.jsonl",
 	    d->cfg.project);
 	snprintf(cursor, sizeof(cursor), "%s/cursor", d->state_dir);
@@ -426,6 +489,7 @@ on_fixes_ready(void *arg)
 	d->perf.data = d;
 	d->perf.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
 	d->perf_started = 1;
+	ckpt_perf_start(d);	/* from the checkpoint's offset, if it holds */
 	if ((rc = tailer_start(&d->perf)) != 0) {
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));
 		daemon_stop(d, "no ledger to tail");
@@ -439,7 +503,9 @@ on_fixes_ready(void *arg)
 		tailer_status(&d->perf, &st);
 		d->generation = st.generation;
 	}
-	server_ring_reset(&d->server, d->generation, 0);
+	/* a fold resumed at a checkpoint's offset: a resuming watch gets the
+	 * wakes before it re-made from the file */
+	server_ring_reset(&d->server, d->generation, ckpt_ring_from(d));
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
@@ -657,12 +723,38 @@ daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
 	return 0;
 }
 
-int
-daemon_start(struct daemon *d)
+/* The live fold is the checkpoint's, or empty: tail fixes.jsonl, whose
+ * ready starts perf.jsonl. */
+static void
+start_files(struct daemon *d)
 {
 	char			 path[PATH_MAX + 32];
 	struct tailer_cbs	 fcbs = { fix_line, fix_long, fix_reset,
 				    on_fixes_ready, d, log_prio };
+	int			 rc;
+
+	snprintf(path, sizeof(path), "%s/.sloptimize/fixes.jsonl",
+	    d->cfg.project);
+	if ((rc = tailer_init(&d->fixes_t, d->loop, path, NULL, d->cfg.poll,
+	    &fcbs)) != 0) {
+		log_warnx("cannot tail %s: %s", path, strerror(-rc));
+		daemon_stop(d, "no fixes.jsonl to tail");
+		d->exit_code = 1;
+		return;
+	}
+	d->fixes_t.data = d;
+	d->fixes_t.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
+	d->fixes_started = 1;
+	if ((rc = tailer_start(&d->fixes_t)) != 0) {
+		log_warnx("cannot tail %s: %s", path, strerror(-rc));
+		daemon_stop(d, "no fixes.jsonl to tail");
+		d->exit_code = 1;
+	}
+}
+
+int
+daemon_start(struct daemon *d)
+{
 	pid_t			 holder = 0;
 	uint64_t		 usec;
 	int			 rc;
@@ -683,6 +775,10 @@ daemon_start(struct daemon *d)
 	}
 	if ((d->ledger = new_ledger()) == NULL)
 		return -ENOMEM;
+	if ((rc = ckpt_init(d)) != 0) {
+		log_warnx("checkpoint: %s", strerror(-rc));
+		return rc;
+	}
 	if ((rc = notifier_init(&d->notifier, d->loop, &d->cfg.wake, log_prio,
 	    NULL)) != 0) {
 		log_warnx("notifier: %s", strerror(-rc));
@@ -751,19 +847,9 @@ daemon_start(struct daemon *d)
 	}
 	if ((rc = write_daemon_json(d)) != 0)
 		return rc;
-
-	snprintf(path, sizeof(path), "%s/.sloptimize/fixes.jsonl",
-	    d->cfg.project);
-	if ((rc = tailer_init(&d->fixes_t, d->loop, path, NULL, d->cfg.poll,
-	    &fcbs)) != 0) {
-		log_warnx("cannot tail %s: %s", path, strerror(-rc));
-		return rc;
-	}
-	d->fixes_t.data = d;
-	d->fixes_t.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
-	d->fixes_started = 1;
-	if ((rc = tailer_start(&d->fixes_t)) != 0) {
-		log_warnx("cannot tail %s: %s", path, strerror(-rc));
+	/* the checkpoint first (on the pool), then the files */
+	if ((rc = ckpt_load(d, start_files)) != 0) {
+		log_warnx("checkpoint: %s", uv_strerror(rc));
 		return rc;
 	}
 	if (sdnotify_watchdog_usec(&usec) > 0 && usec >= 2000) {
@@ -791,8 +877,12 @@ daemon_stop(struct daemon *d, const char *why)
 		 * past it */
 		if ((rc = tailer_save_sync(&d->perf)) != 0)
 			log_warnx("cannot save the cursor: %s", strerror(-rc));
-		tailer_close(&d->perf, NULL);
 	}
+	/* the fold as it stands, beside the cursor (while the tailer is
+	 * still open: the checkpoint's position is the tailer's) */
+	ckpt_stop(d);
+	if (d->perf_started)
+		tailer_close(&d->perf, NULL);
 	if (d->fixes_started)
 		tailer_close(&d->fixes_t, NULL);
 	if (d->server.ctx != NULL &&
@@ -828,6 +918,7 @@ daemon_free(struct daemon *d)
 	free_fixlines(d);
 	free(d->fixes);
 	ledger_destroy(d->ledger);
+	ckpt_free(d);
 	notifier_free(&d->notifier);
 	statedir_slot_close(d->wakes_fd);
 	statedir_unlock(d->lock_fd);

@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "daemon/api.h"
+#include "daemon/ckpt.h"
 #include "daemon/config.h"
 #include "daemon/server.h"
 #include "ledger/ledger.h"
@@ -24,7 +25,7 @@
 #include "watchers/tailer.h"
 
 struct fixline {
-	char		*line;
+	char		*line;		/* NULL: a line over LEDGER_MAX_LINE */
 	size_t		 len;
 	uint64_t	 off;
 };
@@ -42,6 +43,7 @@ struct daemon {
 	uint64_t		 changes;	/* lines, skips, generations */
 	struct fixline		*fixes;		/* fixes.jsonl lines, to refold */
 	size_t			 nfixes, capfixes;
+	struct ckpt		 ckpt;		/* the fold saved (ckpt.h) */
 
 	struct tailer		 perf, fixes_t;
 	int			 perf_started, fixes_started, fixes_seen;
@@ -77,6 +79,11 @@ struct daemon {
 
 /* now, in ms since the epoch */
 int64_t	daemon_now_ms(void);
+
+/* The options of the daemon's fold: everything, with the timeline. */
+void	daemon_fold_opts(struct ledger_opts *o);
+/* Fold the fixes.jsonl lines kept so far into `l` (a new ledger). */
+void	daemon_fold_fixes(struct daemon *d, struct ledger *l);
 
 /* Just past the last perf.jsonl line folded (0 before the tailer runs). */
 uint64_t daemon_cursor(struct daemon *d);

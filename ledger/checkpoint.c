@@ -135,6 +135,319 @@ crc32_more(uint32_t crc, const void *data, size_t n)
 
 /* --- writing ---------------------------------------------------------- */
 
+/*
+ * A checkpoint is written in two steps (ledger.h): what folding changes is
+ * serialised into memory on the owner's thread (begin), and the sealed
+ * sample blocks — most of the bytes, and immutable once sealed — are only
+ * referred to; the bytes then go out, with the length and the CRC, from
+ * any thread (snap_write).  So an owner on an event loop pays for the
+ * rows, builds and fixes, not for the megabytes of samples.
+ */
+
+/* A growing buffer: the serialised parts of a snapshot. */
+struct mbuf {
+	unsigned char	*p;
+	size_t		 n, cap;
+	int		 err;
+};
+
+static void
+mb_bytes(struct mbuf *m, const void *p, size_t n)
+{
+	if (m->err || n == 0)
+		return;
+	if (m->n + n > m->cap) {
+		size_t		 cap = m->cap ? m->cap : 4096;
+		unsigned char	*np;
+
+		while (cap < m->n + n)
+			cap *= 2;
+		if ((np = realloc(m->p, cap)) == NULL) {
+			m->err = -ENOMEM;
+			return;
+		}
+		m->p = np;
+		m->cap = cap;
+	}
+	memcpy(m->p + m->n, p, n);
+	m->n += n;
+}
+
+static void
+mb_u8(struct mbuf *m, uint8_t v)
+{
+	mb_bytes(m, &v, sizeof(v));
+}
+
+static void
+mb_u32(struct mbuf *m, uint32_t v)
+{
+	mb_bytes(m, &v, sizeof(v));
+}
+
+static void
+mb_u64(struct mbuf *m, uint64_t v)
+{
+	mb_bytes(m, &v, sizeof(v));
+}
+
+static void
+mb_i64(struct mbuf *m, int64_t v)
+{
+	mb_bytes(m, &v, sizeof(v));
+}
+
+static void
+mb_f64(struct mbuf *m, double v)
+{
+	mb_bytes(m, &v, sizeof(v));
+}
+
+/* A string: u32 length, or UINT32_MAX for none. */
+static void
+mb_str(struct mbuf *m, const char *s)
+{
+	if (s == NULL) {
+		mb_u32(m, UINT32_MAX);
+		return;
+	}
+	mb_u32(m, (uint32_t)strlen(s));
+	mb_bytes(m, s, strlen(s));
+}
+
+/* The sealed blocks of one samples, by reference. */
+struct blkref {
+	const void	**p;
+	size_t		 *len;
+	size_t		  n;
+};
+
+/*
+ * A checkpoint in the making: part[0], the blocks of hb, part[1], the
+ * blocks of hp, part[2]; the trailer is added when it is written.
+ */
+struct ledger_snap {
+	struct mbuf	part[3];
+	struct blkref	blk[2];
+	uint64_t	size;
+};
+
+static int
+blk_take(struct blkref *b, const struct samples *s)
+{
+	size_t	i;
+
+	b->n = samples_nblocks(s);
+	if (b->n == 0)
+		return 0;
+	if ((b->p = calloc(b->n, sizeof(*b->p))) == NULL ||
+	    (b->len = calloc(b->n, sizeof(*b->len))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < b->n; i++)
+		samples_block(s, i, &b->p[i], &b->len[i]);
+	return 0;
+}
+
+/* The open block, copied: it changes with the next sample. */
+static void
+mb_open_block(struct mbuf *m, const struct samples *s)
+{
+	size_t	i;
+	int	c;
+
+	mb_u64(m, s->np);
+	for (i = 0; i < s->np; i++) {
+		mb_i64(m, s->pt[i]);
+		mb_u32(m, s->pb[i]);
+		for (c = 0; c < s->ncols; c++)
+			mb_f64(m, s->pv[c][i]);
+	}
+}
+
+/* Everything from the magic to the heartbeats' block count. */
+static int
+mb_state(struct mbuf *w, const struct ledger *l)
+{
+	size_t		 i, n;
+
+	mb_bytes(w, MAGIC, 8);
+	mb_u32(w, LEDGER_CHECKPOINT_VERSION);
+	mb_u32(w, BYTE_ORDER_MARK);
+	mb_i64(w, l->opts.from_ms);
+	mb_i64(w, l->opts.to_ms);
+	mb_u8(w, (uint8_t)(l->opts.include_automated != 0));
+	mb_u8(w, (uint8_t)(l->opts.want_timeline != 0));
+	mb_u8(w, (uint8_t)l->want_occ);
+	mb_u32(w, l->occ_id);
+
+	mb_u32(w, SEC_COUNTS);
+	mb_u64(w, l->c.lines);
+	mb_u64(w, l->c.folded);
+	mb_u64(w, l->c.incidents);
+	mb_u64(w, l->c.fixes);
+	mb_u64(w, l->c.skipped);
+	mb_u64(w, l->c.malformed_footprints);
+	mb_u64(w, l->c.rows);
+	mb_u64(w, l->c.builds);
+
+	mb_u32(w, SEC_SPAN);
+	mb_i64(w, l->tmin);
+	mb_i64(w, l->tmax);
+
+	mb_u32(w, SEC_BUILDS);
+	mb_u64(w, l->nbuilds);
+	for (i = 0; i < l->nbuilds; i++) {
+		const struct build	*b = &l->builds[i];
+
+		mb_str(w, b->name);
+		mb_i64(w, b->first_ms);
+		mb_u64(w, b->heartbeats);
+		mb_u8(w, (uint8_t)(b->watched != 0));
+		mb_u64(w, b->nhb);
+		mb_u64(w, b->nhp);
+		mb_i64(w, b->ts_min);
+		mb_i64(w, b->ts_max);
+		mb_f64(w, b->worst);
+	}
+
+	mb_u32(w, SEC_ROWS);
+	mb_u64(w, l->nrows);
+	for (i = 0; i < l->nrows; i++) {
+		const struct row	*r = l->rows[i];
+
+		mb_u32(w, r->id);
+		mb_str(w, r->key);
+		mb_str(w, r->type);
+		mb_str(w, r->phase);
+		mb_str(w, r->ctx);
+		mb_u64(w, r->count);
+		mb_i64(w, r->first_ms);
+		mb_i64(w, r->last_ms);
+		mb_u32(w, r->nbuilds);
+		mb_bytes(w, r->builds, (size_t)r->nbuilds * sizeof(*r->builds));
+		mb_u32(w, r->max_build);
+		mb_i64(w, r->last_unbuilt_ms);
+		mb_u8(w, (uint8_t)r->has_worst);
+		mb_f64(w, r->worst);
+		mb_i64(w, r->worst_ms);
+		mb_u8(w, (uint8_t)r->has_verdict);
+		mb_str(w, r->guess);
+		mb_str(w, r->conf);
+		mb_str(w, r->evid);
+	}
+
+	mb_u32(w, SEC_FIXES);
+	mb_u64(w, l->nfixes);
+	for (i = 0; i < l->nfixes; i++) {
+		const struct fix	*fx = &l->fixes[i];
+		char			*text = cJSON_PrintUnformatted(fx->rec);
+
+		if (text == NULL)
+			return -ENOMEM;
+		mb_str(w, text);
+		free(text);
+		mb_bytes(w, fx->id, 8);
+		mb_u8(w, (uint8_t)fx->state);
+		mb_i64(w, fx->at_ms);
+		mb_u8(w, (uint8_t)(fx->has_after != 0));
+		mb_str(w, fx->after_build);
+		mb_u64(w, fx->nfps);
+		for (n = 0; n < fx->nfps; n++)
+			mb_u32(w, fx->fps[n]);
+	}
+
+	mb_u32(w, SEC_SKIPS);
+	mb_u64(w, l->nskips);
+	n = l->nskips < LEDGER_SKIPS_KEPT ? l->nskips : LEDGER_SKIPS_KEPT;
+	for (i = 0; i < n; i++) {
+		const struct skip	*s = &l->skips[(l->nskips - n + i) %
+					    LEDGER_SKIPS_KEPT];
+
+		mb_u8(w, (uint8_t)s->stream);
+		mb_u64(w, s->offset);
+		mb_u64(w, s->length);
+		mb_str(w, s->reason);
+	}
+
+	mb_u32(w, SEC_OCC);
+	if (l->want_occ) {
+		char	*text = cJSON_PrintUnformatted(l->occ);
+
+		if (text == NULL)
+			return -ENOMEM;
+		mb_str(w, text);
+		free(text);
+	} else
+		mb_str(w, NULL);
+
+	mb_u32(w, SEC_HB);
+	mb_u64(w, samples_nblocks(&l->hb));
+	return w->err;
+}
+
+void
+ledger_snap_free(struct ledger_snap *s)
+{
+	int	i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < 3; i++)
+		free(s->part[i].p);
+	for (i = 0; i < 2; i++) {
+		free(s->blk[i].p);
+		free(s->blk[i].len);
+	}
+	free(s);
+}
+
+int
+ledger_checkpoint_begin(const struct ledger *l, struct ledger_snap **out)
+{
+	struct ledger_snap	*s;
+	size_t			 i;
+	int			 k, rc;
+
+	*out = NULL;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -ENOMEM;
+	rc = mb_state(&s->part[0], l);
+	if (rc == 0)
+		rc = blk_take(&s->blk[0], &l->hb);
+	if (rc == 0) {
+		mb_open_block(&s->part[1], &l->hb);
+		mb_u32(&s->part[1], SEC_HP);
+		mb_u64(&s->part[1], samples_nblocks(&l->hp));
+		rc = s->part[1].err;
+	}
+	if (rc == 0)
+		rc = blk_take(&s->blk[1], &l->hp);
+	if (rc == 0) {
+		mb_open_block(&s->part[2], &l->hp);
+		mb_u32(&s->part[2], SEC_END);
+		rc = s->part[2].err;
+	}
+	if (rc != 0) {
+		ledger_snap_free(s);
+		return rc;
+	}
+	s->size = TRAILER;
+	for (k = 0; k < 3; k++)
+		s->size += s->part[k].n;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < s->blk[k].n; i++)
+			s->size += sizeof(uint64_t) + s->blk[k].len[i];
+	*out = s;
+	return 0;
+}
+
+uint64_t
+ledger_snap_size(const struct ledger_snap *s)
+{
+	return s->size;
+}
+
+/* The bytes to the sink in pieces of up to 64 KiB, with the CRC. */
 struct wr {
 	int		(*cb)(void *, const void *, size_t);
 	void		 *arg;
@@ -174,234 +487,159 @@ wr_bytes(struct wr *w, const void *p, size_t n)
 	}
 }
 
-static void
-wr_u8(struct wr *w, uint8_t v)
-{
-	wr_bytes(w, &v, sizeof(v));
-}
-
-static void
-wr_u32(struct wr *w, uint32_t v)
-{
-	wr_bytes(w, &v, sizeof(v));
-}
-
-static void
-wr_u64(struct wr *w, uint64_t v)
-{
-	wr_bytes(w, &v, sizeof(v));
-}
-
-static void
-wr_i64(struct wr *w, int64_t v)
-{
-	wr_bytes(w, &v, sizeof(v));
-}
-
-static void
-wr_f64(struct wr *w, double v)
-{
-	wr_bytes(w, &v, sizeof(v));
-}
-
-/* A string: u32 length, or UINT32_MAX for none. */
-static void
-wr_str(struct wr *w, const char *s)
-{
-	if (s == NULL) {
-		wr_u32(w, UINT32_MAX);
-		return;
-	}
-	wr_u32(w, (uint32_t)strlen(s));
-	wr_bytes(w, s, strlen(s));
-}
-
-static void
-wr_samples(struct wr *w, const struct samples *s)
-{
-	size_t	i;
-	int	c;
-
-	wr_u64(w, samples_nblocks(s));
-	for (i = 0; i < samples_nblocks(s); i++) {
-		const void	*p;
-		size_t		 len;
-
-		samples_block(s, i, &p, &len);
-		wr_u64(w, len);
-		wr_bytes(w, p, len);
-	}
-	wr_u64(w, s->np);
-	for (i = 0; i < s->np; i++) {
-		wr_i64(w, s->pt[i]);
-		wr_u32(w, s->pb[i]);
-		for (c = 0; c < s->ncols; c++)
-			wr_f64(w, s->pv[c][i]);
-	}
-}
-
 int
-ledger_checkpoint_write(const struct ledger *l,
+ledger_snap_write(const struct ledger_snap *s,
     int (*cb)(void *arg, const void *data, size_t len), void *arg)
 {
 	struct wr	*w;
-	size_t		 i, n;
-	uint32_t	 k;
-	int		 rc;
+	uint64_t	 v;
+	uint32_t	 crc;
+	size_t		 i;
+	int		 k, rc;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return -ENOMEM;
 	w->cb = cb;
 	w->arg = arg;
-	wr_bytes(w, MAGIC, 8);
-	wr_u32(w, LEDGER_CHECKPOINT_VERSION);
-	wr_u32(w, BYTE_ORDER_MARK);
-	wr_i64(w, l->opts.from_ms);
-	wr_i64(w, l->opts.to_ms);
-	wr_u8(w, (uint8_t)(l->opts.include_automated != 0));
-	wr_u8(w, (uint8_t)(l->opts.want_timeline != 0));
-	wr_u8(w, (uint8_t)l->want_occ);
-	wr_u32(w, l->occ_id);
-
-	wr_u32(w, SEC_COUNTS);
-	wr_u64(w, l->c.lines);
-	wr_u64(w, l->c.folded);
-	wr_u64(w, l->c.incidents);
-	wr_u64(w, l->c.fixes);
-	wr_u64(w, l->c.skipped);
-	wr_u64(w, l->c.malformed_footprints);
-	wr_u64(w, l->c.rows);
-	wr_u64(w, l->c.builds);
-
-	wr_u32(w, SEC_SPAN);
-	wr_i64(w, l->tmin);
-	wr_i64(w, l->tmax);
-
-	wr_u32(w, SEC_BUILDS);
-	wr_u64(w, l->nbuilds);
-	for (i = 0; i < l->nbuilds; i++) {
-		const struct build	*b = &l->builds[i];
-
-		wr_str(w, b->name);
-		wr_i64(w, b->first_ms);
-		wr_u64(w, b->heartbeats);
-		wr_u8(w, (uint8_t)(b->watched != 0));
-		wr_u64(w, b->nhb);
-		wr_u64(w, b->nhp);
-		wr_i64(w, b->ts_min);
-		wr_i64(w, b->ts_max);
-		wr_f64(w, b->worst);
-	}
-
-	wr_u32(w, SEC_ROWS);
-	wr_u64(w, l->nrows);
-	for (i = 0; i < l->nrows; i++) {
-		const struct row	*r = l->rows[i];
-
-		wr_u32(w, r->id);
-		wr_str(w, r->key);
-		wr_str(w, r->type);
-		wr_str(w, r->phase);
-		wr_str(w, r->ctx);
-		wr_u64(w, r->count);
-		wr_i64(w, r->first_ms);
-		wr_i64(w, r->last_ms);
-		wr_u32(w, r->nbuilds);
-		for (k = 0; k < r->nbuilds; k++)
-			wr_u32(w, r->builds[k]);
-		wr_u32(w, r->max_build);
-		wr_i64(w, r->last_unbuilt_ms);
-		wr_u8(w, (uint8_t)r->has_worst);
-		wr_f64(w, r->worst);
-		wr_i64(w, r->worst_ms);
-		wr_u8(w, (uint8_t)r->has_verdict);
-		wr_str(w, r->guess);
-		wr_str(w, r->conf);
-		wr_str(w, r->evid);
-	}
-
-	wr_u32(w, SEC_FIXES);
-	wr_u64(w, l->nfixes);
-	for (i = 0; i < l->nfixes; i++) {
-		const struct fix	*fx = &l->fixes[i];
-		char			*text = cJSON_PrintUnformatted(fx->rec);
-
-		if (text == NULL) {
-			free(w);
-			return -ENOMEM;
+	for (k = 0; k < 3; k++) {
+		wr_bytes(w, s->part[k].p, s->part[k].n);
+		for (i = 0; k < 2 && i < s->blk[k].n; i++) {
+			v = s->blk[k].len[i];
+			wr_bytes(w, &v, sizeof(v));
+			wr_bytes(w, s->blk[k].p[i], s->blk[k].len[i]);
 		}
-		wr_str(w, text);
-		free(text);
-		wr_bytes(w, fx->id, 8);
-		wr_u8(w, (uint8_t)fx->state);
-		wr_i64(w, fx->at_ms);
-		wr_u8(w, (uint8_t)(fx->has_after != 0));
-		wr_str(w, fx->after_build);
-		wr_u64(w, fx->nfps);
-		for (n = 0; n < fx->nfps; n++)
-			wr_u32(w, fx->fps[n]);
 	}
-
-	wr_u32(w, SEC_SKIPS);
-	wr_u64(w, l->nskips);
-	n = l->nskips < LEDGER_SKIPS_KEPT ? l->nskips : LEDGER_SKIPS_KEPT;
-	for (i = 0; i < n; i++) {
-		const struct skip	*s = &l->skips[(l->nskips - n + i) %
-					    LEDGER_SKIPS_KEPT];
-
-		wr_u8(w, (uint8_t)s->stream);
-		wr_u64(w, s->offset);
-		wr_u64(w, s->length);
-		wr_str(w, s->reason);
-	}
-
-	wr_u32(w, SEC_OCC);
-	if (l->want_occ) {
-		char	*text = cJSON_PrintUnformatted(l->occ);
-
-		if (text == NULL) {
-			free(w);
-			return -ENOMEM;
-		}
-		wr_str(w, text);
-		free(text);
-	} else
-		wr_str(w, NULL);
-
-	wr_u32(w, SEC_HB);
-	wr_samples(w, &l->hb);
-	wr_u32(w, SEC_HP);
-	wr_samples(w, &l->hp);
-	wr_u32(w, SEC_END);
-
-	wr_u64(w, w->total + TRAILER);
-	k = w->crc;
-	w->total += sizeof(k);
-	wr_bytes(w, &k, sizeof(k));
+	v = w->total + TRAILER;
+	wr_bytes(w, &v, sizeof(v));
+	crc = w->crc;
+	wr_bytes(w, &crc, sizeof(crc));
 	wr_flush(w);
 	rc = w->err;
 	free(w);
 	return rc;
 }
 
+int
+ledger_checkpoint_write(const struct ledger *l,
+    int (*cb)(void *arg, const void *data, size_t len), void *arg)
+{
+	struct ledger_snap	*s;
+	int			 rc;
+
+	if ((rc = ledger_checkpoint_begin(l, &s)) != 0)
+		return rc;
+	rc = ledger_snap_write(s, cb, arg);
+	ledger_snap_free(s);
+	return rc;
+}
+
 /* --- reading ---------------------------------------------------------- */
 
+/*
+ * The reader works on the bytes in hand, [p, end), and pulls more from
+ * the source when they run out: a checkpoint in memory is all in hand, a
+ * streamed one comes in pieces of RD_PULL (ledger_checkpoint_read_stream),
+ * so a reader never holds the whole file beside the ledger it builds.
+ * `more` counts the content bytes (the trailer aside) not pulled yet, so
+ * every bound below is against what is left of the whole, in hand or not.
+ */
+#define RD_PULL		(64 * 1024)
+
 struct rd {
-	const unsigned char	*p, *end;
+	const unsigned char	*p, *end;	/* in hand */
+	uint64_t		 more;		/* content not pulled yet */
+	int			(*pull)(void *, void *, size_t);
+	void			*arg;
+	unsigned char		*buf;		/* RD_PULL bytes, streamed */
+	unsigned char		*tmp;		/* a span cut by a pull */
+	size_t			 tcap;
+	uint32_t		 crc;		/* of what was pulled */
 	int			 bad;		/* ran short or found nonsense */
+	int			 err;		/* the source failed: -errno */
 };
+
+static uint64_t
+rd_left(const struct rd *r)
+{
+	return (uint64_t)(r->end - r->p) + r->more;
+}
+
+/* Take the next piece from the source once the bytes in hand are gone. */
+static int
+rd_fill(struct rd *r)
+{
+	size_t	n;
+	int	rc;
+
+	if (r->more == 0 || r->pull == NULL) {
+		r->bad = 1;
+		return -1;
+	}
+	n = r->more < RD_PULL ? (size_t)r->more : RD_PULL;
+	if ((rc = r->pull(r->arg, r->buf, n)) != 0) {
+		r->bad = 1;
+		r->err = rc;
+		return -1;
+	}
+	r->crc = crc32_more(r->crc, r->buf, n);
+	r->more -= n;
+	r->p = r->buf;
+	r->end = r->buf + n;
+	return 0;
+}
 
 static int
 rd_bytes(struct rd *r, void *out, size_t n)
 {
-	if (r->bad || (size_t)(r->end - r->p) < n) {
+	unsigned char	*o = out;
+
+	if (r->bad || rd_left(r) < n) {
 		r->bad = 1;
 		memset(out, 0, n);
 		return -1;
 	}
-	memcpy(out, r->p, n);
-	r->p += n;
+	while (n > 0) {
+		size_t	k = (size_t)(r->end - r->p);
+
+		if (k == 0 && rd_fill(r) != 0) {
+			memset(o, 0, n);
+			return -1;
+		}
+		k = (size_t)(r->end - r->p);
+		if (k > n)
+			k = n;
+		memcpy(o, r->p, k);
+		r->p += k;
+		o += k;
+		n -= k;
+	}
 	return 0;
+}
+
+/* n contiguous bytes: in place when they are in hand, else gathered. */
+static const unsigned char *
+rd_span(struct rd *r, size_t n)
+{
+	const unsigned char	*q;
+
+	if (r->bad || rd_left(r) < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	if ((size_t)(r->end - r->p) >= n) {
+		q = r->p;
+		r->p += n;
+		return q;
+	}
+	if (n > r->tcap) {
+		unsigned char	*t = realloc(r->tmp, n);
+
+		if (t == NULL)
+			return NULL;	/* not bad: out of memory */
+		r->tmp = t;
+		r->tcap = n;
+	}
+	return rd_bytes(r, r->tmp, n) == 0 ? r->tmp : NULL;
 }
 
 static uint8_t
@@ -456,7 +694,7 @@ rd_count(struct rd *r, size_t each)
 {
 	uint64_t	n = rd_u64(r);
 
-	if (r->bad || n > (uint64_t)(r->end - r->p) / each) {
+	if (r->bad || n > rd_left(r) / each) {
 		r->bad = 1;
 		return 0;
 	}
@@ -469,23 +707,28 @@ rd_count(struct rd *r, size_t each)
 static int
 rd_str(struct rd *r, char **out, size_t cap)
 {
-	uint32_t	n = rd_u32(r);
+	uint32_t		 n = rd_u32(r);
+	const unsigned char	*q;
 
 	*out = NULL;
 	if (r->bad)
 		return -1;
 	if (n == UINT32_MAX)
 		return 0;
-	if (n > (size_t)(r->end - r->p) || (cap && n >= cap) ||
-	    memchr(r->p, '\0', n) != NULL) {
+	if (n > rd_left(r) || (cap && n >= cap)) {
+		r->bad = 1;
+		return -1;
+	}
+	if ((q = rd_span(r, n)) == NULL)
+		return -1;
+	if (memchr(q, '\0', n) != NULL) {
 		r->bad = 1;
 		return -1;
 	}
 	if ((*out = malloc((size_t)n + 1)) == NULL)
 		return -1;
-	memcpy(*out, r->p, n);
+	memcpy(*out, q, n);
 	(*out)[n] = '\0';
-	r->p += n;
 	return 0;
 }
 
@@ -506,21 +749,24 @@ rd_fixed(struct rd *r, char *dst, size_t cap, int *has)
 static int
 rd_samples(struct rd *r, struct samples *s)
 {
-	size_t	n, i, len;
-	int	c, rc;
+	const unsigned char	*q;
+	size_t			 n, i;
+	uint64_t		 len;
+	int			 c, rc;
 
 	n = rd_count(r, sizeof(uint64_t));
 	for (i = 0; i < n && !r->bad; i++) {
-		len = (size_t)rd_u64(r);
-		if (r->bad || len > (size_t)(r->end - r->p)) {
+		len = rd_u64(r);
+		if (r->bad || len > rd_left(r)) {
 			r->bad = 1;
 			return -1;
 		}
-		if ((rc = samples_block_add(s, r->p, len)) != 0) {
+		if ((q = rd_span(r, (size_t)len)) == NULL)
+			return -1;
+		if ((rc = samples_block_add(s, q, (size_t)len)) != 0) {
 			r->bad = rc == -EINVAL;
 			return -1;
 		}
-		r->p += len;
 	}
 	n = rd_count(r, sizeof(int64_t) + sizeof(uint32_t) +
 	    (size_t)s->ncols * sizeof(double));
@@ -623,7 +869,7 @@ rd_state(struct rd *r, struct ledger *l)
 		row->first_ms = rd_i64(r);
 		row->last_ms = rd_i64(r);
 		nb = rd_u32(r);
-		if (ok && !r->bad && (nb > (size_t)(r->end - r->p) / 4 ||
+		if (ok && !r->bad && (nb > rd_left(r) / 4 ||
 		    (nb > 0 && (row->builds = calloc(nb,
 		    sizeof(*row->builds))) == NULL)))
 			ok = 0;
@@ -745,28 +991,18 @@ rd_state(struct rd *r, struct ledger *l)
 	    rd_section(r, SEC_HP) || rd_samples(r, &l->hp) != 0 ||
 	    rd_section(r, SEC_END))
 		return -1;
-	if (r->p != r->end || c.rows != l->nrows || c.builds != l->nbuilds)
+	if (rd_left(r) != 0 || c.rows != l->nrows || c.builds != l->nbuilds)
 		r->bad = 1;
 	l->c = c;
 	return r->bad ? -1 : 0;
 }
 
-int
-ledger_checkpoint_read(const struct ledger_opts *opts, const void *data,
-    size_t len, struct ledger **out, const char **why)
+/* The magic, the version and the byte order: the first 16 bytes. */
+static int
+rd_magic(const unsigned char *p, size_t len, const char **why)
 {
-	const unsigned char	*p = data;
-	const char		*reason = NULL;
-	struct rd		 r;
-	struct ledger		*l;
-	uint64_t		 total;
-	uint32_t		 crc, u32, occ_id = 0;
-	int64_t			 i64;
-	int			 want_occ = 0, rc;
+	uint32_t	u32;
 
-	*out = NULL;
-	if (why == NULL)
-		why = &reason;
 	if (len < 16 || memcmp(p, MAGIC, 8) != 0) {
 		*why = "not a checkpoint";
 		return -EBADMSG;
@@ -781,6 +1017,85 @@ ledger_checkpoint_read(const struct ledger_opts *opts, const void *data,
 		*why = "a checkpoint from a machine of another byte order";
 		return -EPROTO;
 	}
+	return 0;
+}
+
+/* The options, then the state, into a new ledger in *out. */
+static int
+rd_ledger(struct rd *r, const struct ledger_opts *opts, struct ledger **out,
+    const char **why)
+{
+	struct ledger	*l;
+	uint32_t	 occ_id;
+	int64_t		 i64;
+	int		 want_occ, rc;
+
+	i64 = rd_i64(r);
+	if (i64 != opts->from_ms)
+		goto other;
+	i64 = rd_i64(r);
+	if (i64 != opts->to_ms ||
+	    rd_u8(r) != (opts->include_automated != 0) ||
+	    rd_u8(r) != (opts->want_timeline != 0))
+		goto other;
+	want_occ = rd_u8(r);
+	occ_id = rd_u32(r);
+	{
+		uint32_t	id;
+		int		want = opts->occurrences_of != NULL &&
+				    footprint_parse_hex(opts->occurrences_of,
+				    strlen(opts->occurrences_of), &id) == 0;
+
+		if (want != want_occ || (want && id != occ_id))
+			goto other;
+	}
+	if (r->bad)
+		goto other;
+	if ((l = ledger_create(opts)) == NULL) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	if ((rc = rd_state(r, l)) != 0) {
+		ledger_destroy(l);
+		if (r->err != 0) {
+			*why = "could not be read";
+			return r->err;
+		}
+		if (r->bad) {
+			*why = "damaged: its contents do not hold together";
+			return -EBADMSG;
+		}
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	*out = l;
+	return 0;
+other:
+	if (r->err != 0) {
+		*why = "could not be read";
+		return r->err;
+	}
+	*why = "folded with other options (time range, automated records, "
+	    "timeline or the issue whose occurrences are kept)";
+	return -ESTALE;
+}
+
+int
+ledger_checkpoint_read(const struct ledger_opts *opts, const void *data,
+    size_t len, struct ledger **out, const char **why)
+{
+	const unsigned char	*p = data;
+	const char		*reason = NULL;
+	struct rd		 r;
+	uint64_t		 total;
+	uint32_t		 crc;
+	int			 rc;
+
+	*out = NULL;
+	if (why == NULL)
+		why = &reason;
+	if ((rc = rd_magic(p, len, why)) != 0)
+		return rc;
 	if (len < 16 + TRAILER) {
 		*why = "torn: shorter than a checkpoint can be";
 		return -EBADMSG;
@@ -795,46 +1110,86 @@ ledger_checkpoint_read(const struct ledger_opts *opts, const void *data,
 		*why = "damaged: the checksum does not match";
 		return -EBADMSG;
 	}
+	memset(&r, 0, sizeof(r));
 	r.p = p + 16;
 	r.end = p + len - TRAILER;
-	r.bad = 0;
-	i64 = rd_i64(&r);
-	if (i64 != opts->from_ms)
-		goto other;
-	i64 = rd_i64(&r);
-	if (i64 != opts->to_ms ||
-	    rd_u8(&r) != (opts->include_automated != 0) ||
-	    rd_u8(&r) != (opts->want_timeline != 0))
-		goto other;
-	want_occ = rd_u8(&r);
-	occ_id = rd_u32(&r);
-	{
-		uint32_t	id;
-		int		want = opts->occurrences_of != NULL &&
-				    footprint_parse_hex(opts->occurrences_of,
-				    strlen(opts->occurrences_of), &id) == 0;
+	rc = rd_ledger(&r, opts, out, why);
+	free(r.tmp);
+	if (rc == 0)
+		*why = NULL;
+	return rc;
+}
 
-		if (want != want_occ || (want && id != occ_id))
-			goto other;
+/*
+ * Streamed: the header first, the state as it comes, and the trailer —
+ * the length and the CRC of all that came — last.  The ledger is built
+ * as the bytes arrive and handed back only once the trailer agrees, so a
+ * torn or damaged checkpoint is still never half used; it is only found
+ * out later than in memory, where the CRC is checked first.
+ */
+int
+ledger_checkpoint_read_stream(const struct ledger_opts *opts, uint64_t len,
+    int (*pull)(void *arg, void *buf, size_t n), void *arg,
+    struct ledger **out, const char **why)
+{
+	unsigned char	 head[16], tail[TRAILER];
+	const char	*reason = NULL;
+	struct ledger	*l = NULL;
+	struct rd	 r;
+	uint64_t	 total;
+	uint32_t	 crc;
+	int		 rc;
+
+	*out = NULL;
+	if (why == NULL)
+		why = &reason;
+	if (len < sizeof(head)) {
+		*why = "not a checkpoint";
+		return -EBADMSG;
 	}
-	if ((l = ledger_create(opts)) == NULL) {
+	if ((rc = pull(arg, head, sizeof(head))) != 0) {
+		*why = "could not be read";
+		return rc;
+	}
+	if ((rc = rd_magic(head, sizeof(head), why)) != 0)
+		return rc;
+	if (len < sizeof(head) + TRAILER) {
+		*why = "torn: shorter than a checkpoint can be";
+		return -EBADMSG;
+	}
+	memset(&r, 0, sizeof(r));
+	if ((r.buf = malloc(RD_PULL)) == NULL) {
 		*why = "out of memory";
 		return -ENOMEM;
 	}
-	if ((rc = rd_state(&r, l)) != 0) {
+	r.pull = pull;
+	r.arg = arg;
+	r.more = len - sizeof(head) - TRAILER;
+	r.p = r.end = r.buf;
+	r.crc = crc32_more(0, head, sizeof(head));
+	rc = rd_ledger(&r, opts, &l, why);
+	free(r.buf);
+	free(r.tmp);
+	if (rc != 0)
+		return rc;
+	if ((rc = pull(arg, tail, sizeof(tail))) != 0) {
 		ledger_destroy(l);
-		if (r.bad) {
-			*why = "damaged: its contents do not hold together";
-			return -EBADMSG;
-		}
-		*why = "out of memory";
-		return -ENOMEM;
+		*why = "could not be read";
+		return rc;
+	}
+	memcpy(&total, tail, sizeof(total));
+	memcpy(&crc, tail + sizeof(total), sizeof(crc));
+	if (total != len) {
+		ledger_destroy(l);
+		*why = "torn: its length is not the one it was written with";
+		return -EBADMSG;
+	}
+	if (crc32_more(r.crc, tail, sizeof(total)) != crc) {
+		ledger_destroy(l);
+		*why = "damaged: the checksum does not match";
+		return -EBADMSG;
 	}
 	*out = l;
 	*why = NULL;
 	return 0;
-other:
-	*why = "folded with other options (time range, automated records, "
-	    "timeline or the issue whose occurrences are kept)";
-	return -ESTALE;
 }

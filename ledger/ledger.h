@@ -179,6 +179,40 @@ int	ledger_checkpoint_read(const struct ledger_opts *opts,
 	    const void *data, size_t len, struct ledger **out,
 	    const char **why);
 
+/*
+ * The same read from a source that hands the `len` bytes over in pieces
+ * (a file read as it goes), so the reader never holds the whole
+ * checkpoint beside the ledger it builds.  pull(arg, buf, n) must fill
+ * buf with the next n bytes and return 0, or return -errno (-EBADMSG if
+ * the source ended early); the reader asks for exactly `len` bytes in
+ * all, in order.  Returns as ledger_checkpoint_read, or pull's error
+ * (*why "could not be read").  The trailer is checked last: a torn or
+ * damaged checkpoint costs the reading of it, and is still never used.
+ */
+int	ledger_checkpoint_read_stream(const struct ledger_opts *opts,
+	    uint64_t len, int (*pull)(void *arg, void *buf, size_t n),
+	    void *arg, struct ledger **out, const char **why);
+
+/*
+ * The write in two steps, for an owner that must not stall (the daemon's
+ * loop): ledger_checkpoint_begin() copies, on the owner's thread, what
+ * folding changes — counters, builds, rows, fixes, skipped lines, the
+ * open sample blocks — and only refers to the sealed sample blocks,
+ * which never change once sealed and are most of the bytes.  The
+ * snapshot is then written by ledger_snap_write() on any thread while
+ * the owner folds on: the bytes are those ledger_checkpoint_write() gave
+ * at begin.  The ledger must not be destroyed before the snapshot is
+ * freed (it owns those blocks).  begin: 0 or -ENOMEM.  ledger_snap_size()
+ * is the length snap_write will write; ledger_snap_free accepts NULL.
+ */
+struct ledger_snap;
+int	ledger_checkpoint_begin(const struct ledger *l,
+	    struct ledger_snap **out);
+uint64_t ledger_snap_size(const struct ledger_snap *s);
+int	ledger_snap_write(const struct ledger_snap *s,
+	    int (*cb)(void *arg, const void *data, size_t len), void *arg);
+void	ledger_snap_free(struct ledger_snap *s);
+
 /* The status of a footprint id right now ("open", "pending", "fixed",
  * "regressed"; docs/json.md), or NULL if it has no row. */
 const char *ledger_status_of(struct ledger *l, const char *id);

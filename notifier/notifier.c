@@ -321,6 +321,18 @@ notifier_generation(struct notifier *n, const char *why)
 }
 
 int
+notifier_memory_seed(struct notifier *n, const char *id)
+{
+	return wake_memory_set(n->memory, id, 1);
+}
+
+void
+notifier_memory_forget(struct notifier *n)
+{
+	wake_memory_reset(n->memory);
+}
+
+int
 notifier_reconfigure(struct notifier *n)
 {
 	struct wake_limiter	*wl;

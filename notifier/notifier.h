@@ -175,6 +175,18 @@ void	notifier_store_set(struct notifier *n, const struct notifier_store *st);
 int	notifier_record(struct notifier *n, const struct ledger_event *ev,
 	    uint64_t gen, uint64_t off, enum notifier_phase phase);
 
+/*
+ * Before the first record: the fold starts from a checkpoint (daemon/
+ * ckpt.h), whose records were never fed here, so the regression memory
+ * is told by the catalogue instead — `id` is a footprint whose row is
+ * "regressed" now.  A new generation forgets it like the rest
+ * (notifier_generation); notifier_memory_forget() drops it when the
+ * checkpoint is dropped before the fold.  0 or -ENOMEM (then that
+ * footprint's next regressed record wakes as a regression again).
+ */
+int	notifier_memory_seed(struct notifier *n, const char *id);
+void	notifier_memory_forget(struct notifier *n);
+
 /* The start-up fold (or the catch-up of a replaced file) is done: say the
  * catch-up summary, if any. */
 void	notifier_ready(struct notifier *n);

@@ -262,6 +262,12 @@ void	wake_memory_reset(struct wake_memory *m);
  */
 int	wake_memory_regression(struct wake_memory *m,
 	    const struct ledger_event *ev);
+/*
+ * Say that footprint `id` was last seen regressed (`regressed` 1) or not,
+ * without a record: a fold resumed from a checkpoint skips the records
+ * that would have taught it (daemon/ckpt.h).  0 or -ENOMEM.
+ */
+int	wake_memory_set(struct wake_memory *m, const char *id, int regressed);
 
 /* --- summary lines ----------------------------------------------------- */
 

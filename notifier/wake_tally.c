@@ -882,6 +882,19 @@ wake_memory_regression(struct wake_memory *m, const struct ledger_event *ev)
 	return reg && !was;
 }
 
+int
+wake_memory_set(struct wake_memory *m, const char *id, int regressed)
+{
+	struct fpslot *s;
+	char key[9];
+
+	fp_key(key, id);
+	if ((s = fptab_get(&m->fps, key, NULL, NULL)) == NULL)
+		return -ENOMEM;
+	s->n = regressed != 0;
+	return 0;
+}
+
 /* --- summary lines ----------------------------------------------------- */
 
 static void

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ledger/linesplit.h"
+#include "project/checkpoint.h"
 #include "project/project.h"
 
 #define READ_CHUNK	(1024 * 1024)
@@ -99,23 +100,26 @@ project_strerror(int rc)
 	return strerror(rc < 0 ? -rc : rc);
 }
 
-/* Fold one open file; *bytes and *partial report what was read and left.
- * The descriptor is closed. */
+/* Fold one open file from byte `start` (a line's first byte) to its end;
+ * *bytes and *partial report what was read from there and what was left.
+ * The descriptor stays open. */
 static int
-fold_fd(int fd, struct fold_ctx *c, uint64_t *bytes, uint64_t *partial)
+fold_fd(int fd, uint64_t start, struct fold_ctx *c, uint64_t *bytes,
+    uint64_t *partial)
 {
 	struct linesplit	 ls;
 	char			*buf;
 	ssize_t			 n;
 	int			 rc = 0;
 
-	if ((buf = malloc(READ_CHUNK)) == NULL) {
-		close(fd);
+	*bytes = *partial = 0;
+	if (lseek(fd, (off_t)start, SEEK_SET) == -1)
+		return -errno;
+	if ((buf = malloc(READ_CHUNK)) == NULL)
 		return -ENOMEM;
-	}
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	linesplit_init(&ls, 0, on_line, on_long, c);
-	*bytes = 0;
+	linesplit_reset(&ls, start);
 	for (;;) {
 		n = read(fd, buf, READ_CHUNK);
 		if (n == -1 && errno == EINTR)
@@ -134,54 +138,59 @@ fold_fd(int fd, struct fold_ctx *c, uint64_t *bytes, uint64_t *partial)
 	*partial = linesplit_pending(&ls);
 	linesplit_free(&ls);
 	free(buf);
-	close(fd);
 	return rc;
 }
 
-int
-project_fold(const char *project, const struct ledger_opts *o,
-    struct ledger **out, struct project_fold_info *info)
+/* Both files opened for project_fold: perf.jsonl must be there. */
+static int
+open_both(const char *project, struct project_fold_info *info, int *pfd,
+    int *ffd)
 {
-	struct fold_ctx	 c = { 0 };
-	uint64_t	 fb, fp;
-	int		 rc, pfd = -1, ffd = -1;
+	int	rc;
 
-	*out = NULL;
-	memset(info, 0, sizeof(*info));
+	*pfd = *ffd = -1;
 	if ((rc = project_path(project, "perf.jsonl", info->perf,
 	    sizeof(info->perf))) != 0 ||
 	    (rc = project_path(project, "fixes.jsonl", info->fixes,
 	    sizeof(info->fixes))) != 0)
 		return rc;
 	/* perf.jsonl first: without it there is no ledger to fold */
-	if ((rc = project_open(info->perf, O_RDONLY, 0, &pfd)) != 0) {
+	if ((rc = project_open(info->perf, O_RDONLY, 0, pfd)) != 0) {
 		info->failed = info->perf;
 		return rc;
 	}
-	rc = project_open(info->fixes, O_RDONLY, 0, &ffd);
+	rc = project_open(info->fixes, O_RDONLY, 0, ffd);
 	if (rc != 0 && rc != -ENOENT) {
 		info->failed = info->fixes;
-		close(pfd);
+		close(*pfd);
+		*pfd = -1;
 		return rc;
 	}
-	if ((c.l = ledger_create(o)) == NULL) {
-		close(pfd);
-		if (ffd != -1)
-			close(ffd);
+	return 0;
+}
+
+/* fixes.jsonl then perf.jsonl, from byte 0, into a new ledger. */
+static int
+fold_both(int pfd, int ffd, const struct ledger_opts *o, struct ledger **out,
+    struct project_fold_info *info)
+{
+	struct fold_ctx	 c = { 0 };
+	uint64_t	 fb, fp;
+	int		 rc;
+
+	if ((c.l = ledger_create(o)) == NULL)
 		return -ENOMEM;
-	}
 	/* fixes first: a fix's record is needed to judge every occurrence */
 	if (ffd != -1) {
 		c.stream = LEDGER_FIXES;
-		if ((rc = fold_fd(ffd, &c, &fb, &fp)) != 0) {
+		if ((rc = fold_fd(ffd, 0, &c, &fb, &fp)) != 0) {
 			info->failed = info->fixes;
-			close(pfd);
 			goto fail;
 		}
 		info->have_fixes = 1;
 	}
 	c.stream = LEDGER_PERF;
-	if ((rc = fold_fd(pfd, &c, &info->bytes, &info->partial)) != 0) {
+	if ((rc = fold_fd(pfd, 0, &c, &info->bytes, &info->partial)) != 0) {
 		info->failed = info->perf;
 		goto fail;
 	}
@@ -189,5 +198,110 @@ project_fold(const char *project, const struct ledger_opts *o,
 	return 0;
 fail:
 	ledger_destroy(c.l);
+	return rc;
+}
+
+int
+project_fold(const char *project, const struct ledger_opts *o,
+    struct ledger **out, struct project_fold_info *info)
+{
+	return project_fold_resume(project, NULL, o, 0, out, info);
+}
+
+/*
+ * The checkpoint's fold and the bytes after it, or a refusal (a sentence
+ * in info->resume_why).  Exactness: with the timeline kept, folding perf
+ * does not depend on the fixes folded so far, so the fixes appended after
+ * the checkpoint may be folded after its perf bytes — except that a
+ * skipped fix line would then be listed after the perf lines skipped
+ * before it, unlike in a fold from byte 0; such a fold is refused too.
+ */
+static int
+resume(const char *ckpt, int pfd, int ffd, const struct ledger_opts *o,
+    unsigned flags, struct ledger **out, struct project_fold_info *info)
+{
+	struct checkpoint_file	 f;
+	struct checkpoint_mark	 m;
+	struct ledger_opts	 co = *o;
+	struct ledger_counts	 before, after;
+	struct fold_ctx		 c = { 0 };
+	char			*why = info->resume_why;
+	size_t			 cap = sizeof(info->resume_why);
+	uint64_t		 fb, fp;
+	int			 rc;
+
+	if ((rc = checkpoint_open(ckpt, &f, &m, why, cap)) != 0)
+		return rc;
+	if ((rc = checkpoint_verify_perf(&m, pfd, why, cap)) != 0 ||
+	    (rc = checkpoint_verify_fixes(&m, ffd, why, cap)) != 0) {
+		if (rc != -ESTALE)
+			snprintf(why, cap, "cannot check the files: %s",
+			    strerror(-rc));
+		checkpoint_close(&f);
+		return rc;
+	}
+	if (flags & PROJECT_RESUME_ANY_TIMELINE)
+		co.want_timeline = 1;
+	rc = checkpoint_fold(&f, &co, &c.l, why, cap);
+	checkpoint_close(&f);
+	if (rc != 0)
+		return rc;
+	if (ffd != -1) {
+		ledger_counts(c.l, &before);
+		c.stream = LEDGER_FIXES;
+		if ((rc = fold_fd(ffd, m.fixes_offset, &c, &fb, &fp)) != 0) {
+			snprintf(why, cap, "fixes.jsonl: %s", strerror(-rc));
+			goto fail;
+		}
+		ledger_counts(c.l, &after);
+		if (after.skipped != before.skipped) {
+			snprintf(why, cap, "a line appended to fixes.jsonl "
+			    "since is skipped");
+			rc = -ESTALE;
+			goto fail;
+		}
+		info->have_fixes = 1;
+	}
+	c.stream = LEDGER_PERF;
+	if ((rc = fold_fd(pfd, m.offset, &c, &info->bytes,
+	    &info->partial)) != 0) {
+		snprintf(why, cap, "perf.jsonl: %s", strerror(-rc));
+		goto fail;
+	}
+	info->bytes += m.offset;
+	info->resumed = 1;
+	info->resumed_at = m.offset;
+	*out = c.l;
+	return 0;
+fail:
+	ledger_destroy(c.l);
+	return rc;
+}
+
+int
+project_fold_resume(const char *project, const char *ckpt,
+    const struct ledger_opts *o, unsigned flags, struct ledger **out,
+    struct project_fold_info *info)
+{
+	int	rc, pfd, ffd;
+
+	*out = NULL;
+	memset(info, 0, sizeof(*info));
+	if ((rc = open_both(project, info, &pfd, &ffd)) != 0)
+		return rc;
+	if (ckpt != NULL && o->occurrences_of == NULL &&
+	    resume(ckpt, pfd, ffd, o, flags, out, info) == 0)
+		rc = 0;
+	else {
+		if (ckpt != NULL && o->occurrences_of != NULL)
+			snprintf(info->resume_why, sizeof(info->resume_why),
+			    "one issue's occurrences are asked for");
+		info->bytes = info->partial = 0;
+		info->have_fixes = 0;
+		rc = fold_both(pfd, ffd, o, out, info);
+	}
+	close(pfd);
+	if (ffd != -1)
+		close(ffd);
 	return rc;
 }

@@ -57,6 +57,10 @@ struct project_fold_info {
 	uint64_t	partial;	/* unterminated tail left unfolded */
 	int		have_fixes;
 	const char	*failed;	/* on error: perf or fixes, or NULL */
+	/* project_fold_resume: */
+	int		resumed;	/* the fold came from a checkpoint */
+	uint64_t	resumed_at;	/* its perf.jsonl offset */
+	char		resume_why[320];	/* why not, when one was asked */
 };
 
 /*
@@ -69,5 +73,24 @@ struct project_fold_info {
  */
 int	project_fold(const char *project, const struct ledger_opts *o,
 	    struct ledger **out, struct project_fold_info *info);
+
+/*
+ * The same fold, from a daemon's checkpoint when one serves
+ * (project/checkpoint.h): `ckpt` is its path (NULL: none), and when it
+ * holds a fold of these very files with these options, the fold is read
+ * from it and only the bytes after it are folded — O(new bytes).  When
+ * it does not (no file, torn, another version, other options, a file
+ * replaced, truncated or rewritten since, one issue's occurrences asked
+ * for) the project is folded from byte 0; info->resume_why says why.
+ * Either way the ledger answers the same, byte for byte.
+ *
+ * PROJECT_RESUME_ANY_TIMELINE: `o` does not keep the timeline, but a
+ * checkpoint that does (the daemon's) may serve it: the catalogue does
+ * not depend on it (the daemon's /issues is rendered from such a fold).
+ */
+#define PROJECT_RESUME_ANY_TIMELINE	1
+int	project_fold_resume(const char *project, const char *ckpt,
+	    const struct ledger_opts *o, unsigned flags, struct ledger **out,
+	    struct project_fold_info *info);
 
 #endif

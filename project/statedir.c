@@ -224,27 +224,43 @@ fsync_parent(const char *path)
 	return rc;
 }
 
+/* What put() appends to: the temp file. */
+struct tmp_out {
+	int	fd;
+};
+
+static int
+tmp_put(void *arg, const void *data, size_t len)
+{
+	struct tmp_out	*o = arg;
+
+	return write_all(o->fd, data, len);
+}
+
 /* Fill a fresh temp file: written, mode set, fsynced, closed (once). */
 static int
-tmp_fill(const char *tmp, const void *data, size_t len, mode_t mode)
+tmp_fill(const char *tmp, mode_t mode,
+    int (*fill)(void *, statedir_put_fn *, void *), void *arg)
 {
-	int	fd, rc;
+	struct tmp_out	o;
+	int		rc;
 
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	if ((o.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, mode)) == -1)
 		return -errno;
-	rc = write_all(fd, data, len);
-	if (rc == 0 && fchmod(fd, mode) == -1)	/* whatever the umask */
+	rc = fill(arg, tmp_put, &o);
+	if (rc == 0 && fchmod(o.fd, mode) == -1)	/* whatever the umask */
 		rc = -errno;
-	if (rc == 0 && fsync(fd) == -1)
+	if (rc == 0 && fsync(o.fd) == -1)
 		rc = -errno;
-	if (close(fd) == -1 && rc == 0)
+	if (close(o.fd) == -1 && rc == 0)
 		rc = -errno;
 	return rc;
 }
 
 int
-statedir_write(const char *path, const void *data, size_t len, mode_t mode)
+statedir_write_with(const char *path, mode_t mode,
+    int (*fill)(void *arg, statedir_put_fn *put, void *put_arg), void *arg)
 {
 	char	tmp[PATH_MAX];
 	int	n, rc;
@@ -255,7 +271,7 @@ statedir_write(const char *path, const void *data, size_t len, mode_t mode)
 	/* a temp file left by a kill -9 mid-write: ours to replace */
 	if (unlink(tmp) == -1 && errno != ENOENT)
 		return -errno;
-	if ((rc = tmp_fill(tmp, data, len, mode)) == 0 &&
+	if ((rc = tmp_fill(tmp, mode, fill, arg)) == 0 &&
 	    rename(tmp, path) == -1)
 		rc = -errno;
 	if (rc != 0) {
@@ -263,6 +279,72 @@ statedir_write(const char *path, const void *data, size_t len, mode_t mode)
 		return rc;
 	}
 	return fsync_parent(path);
+}
+
+/* statedir_write's content: one piece. */
+struct whole {
+	const void	*data;
+	size_t		 len;
+};
+
+static int
+whole_fill(void *arg, statedir_put_fn *put, void *put_arg)
+{
+	struct whole	*w = arg;
+
+	return put(put_arg, w->data, w->len);
+}
+
+int
+statedir_write(const char *path, const void *data, size_t len, mode_t mode)
+{
+	struct whole	w = { data, len };
+
+	return statedir_write_with(path, mode, whole_fill, &w);
+}
+
+/* Open a state file for reading by the one rule: no symlink, never a
+ * FIFO's wait, nothing but a regular file. */
+static int
+open_regular(const char *path, int *fd_out, struct stat *st)
+{
+	int	fd, rc = 0;
+
+	*fd_out = -1;
+	/* O_NONBLOCK: a FIFO planted at the path must not hang us */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) == -1)
+		return errno == ELOOP ? -ESPIPE : -errno;
+	if (fstat(fd, st) == -1)
+		rc = -errno;
+	else if (!S_ISREG(st->st_mode))
+		rc = -ESPIPE;
+	if (rc != 0) {
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int
+statedir_open(const char *path, int *fd, uint64_t *size)
+{
+	struct stat	st;
+	int		rc;
+
+	*size = 0;
+	if ((rc = open_regular(path, fd, &st)) != 0)
+		return rc;
+	/* a regular file never blocks; take the flag off all the same */
+	if (fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK) == -1) {
+		rc = -errno;
+		close(*fd);
+		*fd = -1;
+		return rc;
+	}
+	*size = (uint64_t)st.st_size;
+	return 0;
 }
 
 int
@@ -275,14 +357,8 @@ statedir_read(const char *path, void *buf, size_t cap, size_t *len)
 	int		 fd, rc = 0;
 
 	*len = 0;
-	/* O_NONBLOCK: a FIFO planted at the path must not hang us */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NONBLOCK)) == -1)
-		return errno == ELOOP ? -ESPIPE : -errno;
-	if (fstat(fd, &st) == -1)
-		rc = -errno;
-	else if (!S_ISREG(st.st_mode))
-		rc = -ESPIPE;
+	if ((rc = open_regular(path, &fd, &st)) != 0)
+		return rc;
 	while (rc == 0) {
 		/* one byte past cap tells "exactly cap" from "longer" */
 		if (n == cap)

@@ -78,6 +78,19 @@ int	statedir_write(const char *path, const void *data, size_t len,
 	    mode_t mode);
 
 /*
+ * The same writer for content made as it is written, so that a state
+ * file of megabytes (the fold's checkpoint) is never held whole in
+ * memory: fill(arg, put, put_arg) is called once and hands the bytes to
+ * put(put_arg, data, len), in order (put returns 0 or -errno).  A
+ * non-zero return of fill abandons the write: the old file stays and no
+ * temp file is left.  0 or -errno.
+ */
+typedef int	statedir_put_fn(void *put_arg, const void *data, size_t len);
+int	statedir_write_with(const char *path, mode_t mode,
+	    int (*fill)(void *arg, statedir_put_fn *put, void *put_arg),
+	    void *arg);
+
+/*
  * A slot: a small record rewritten in place many times a second —
  * `wakes`, the id of the last wake said, rewritten before every wake the
  * events socket sends (notifier/notifier.h).  The one writer above costs
@@ -119,6 +132,14 @@ void	statedir_slot_close(int fd);
  * (longer than cap), -ESPIPE (not a regular file), or -errno.
  */
 int	statedir_read(const char *path, void *buf, size_t cap, size_t *len);
+
+/*
+ * The reader for a state file read as it goes (the checkpoint): `path`
+ * opened by statedir_read's rules — never a symlink, never a wait on a
+ * FIFO, nothing but a regular file — into *fd (close-on-exec; the
+ * caller closes it), its length in *size.  0, -ENOENT, -ESPIPE, -errno.
+ */
+int	statedir_open(const char *path, int *fd, uint64_t *size);
 
 /* Remove a state file; a missing one is fine.  0 or -errno. */
 int	statedir_remove(const char *path);

@@ -571,6 +571,56 @@ async function panelShowsTeam(base, doc) {
   }
 }
 
+// The daemon's checkpoint skips the bytes before it at start; the sink
+// has its own cursor and re-reads the file, so what it had not sent when
+// the daemon stopped is sent after a restart from the checkpoint.
+test('sloptimized --sink restarted from its checkpoint: the sink still sends from its own offset', async () => {
+  const [A] = ch.servers;
+  const root = tmpdir('sink-ckpt');
+  const url = A.url('ckp');
+  sinkInit(url);
+  const dir = path.join(root, 'game');
+  gen(dir, '--records', '3000', '--seed', '8', '--start', '2026-09-03T09:00:00Z');
+  const state = path.join(root, 'game-home');
+  const args = ['--sink', url, '--sink-batch-rows', '400', '--sink-batch-ms', '50',
+    '--sink-timeout-ms', '2000', '--sink-backoff-max-ms', '300', '--desktop', '0',
+    '--per-fp-ms', '0', '--global-max', '0', '--checkpoint-idle-ms', '20'];
+  let d = new Daemon(dir, { state, args });
+  const p = { dir, m: { home: path.join(state, 'sloptimize') }, get pid() { return path.basename(d.stateDir()); } };
+  const perf = path.join(dir, '.sloptimize', 'perf.jsonl');
+  let up = true;
+  try {
+    await d.start();
+    await waitAllSent(A, 'ckp.records', [p]);
+    await A.stop();
+    up = false;
+    const more = path.join(root, 'more');
+    gen(more, '--records', '2000', '--seed', '9', '--start', '2026-09-04T09:00:00Z');
+    appendFromProcess(perf, fs.readFileSync(path.join(more, '.sloptimize', 'perf.jsonl'), 'utf8'));
+    const size = fs.statSync(perf).size;
+    // folded and checkpointed to the end, while the sink is behind
+    await waitFor(async () => {
+      const st = await d.status();
+      return st.files.perf.cursor === size && st.checkpoint.lastOffset === size &&
+        !st.checkpoint.pending && st.sink.lagBytes > 0;
+    }, { timeout: 20000, what: 'the checkpoint at the end with the sink behind' });
+    assert.equal((await d.stop()).code, 0, d.log.slice(-800));
+    await A.start();
+    up = true;
+    d = new Daemon(dir, { state, args });
+    await d.start();
+    const c = (await d.status()).checkpoint;
+    assert.equal(c.resumed, true, c.why);
+    assert.equal(c.resumedAt, size);
+    await waitAllSent(A, 'ckp.records', [p], 90000);
+    await waitFor(async () => (await d.status()).sink.lagBytes === 0, { what: 'the sink caught up' });
+    await assertExact(A, 'ckp.records', [p]);
+  } finally {
+    if (!up) await A.start();
+    await d.stop();
+  }
+});
+
 test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=team, /status, doctor', async () => {
   const [A] = ch.servers;
   const root = tmpdir('sink-daemon');

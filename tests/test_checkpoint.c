@@ -191,7 +191,42 @@ checkpoint(const struct ledger *l, struct bytes *b)
 	assert_int_equal(ledger_checkpoint_write(l, to_bytes, b), 0);
 }
 
-/* A checkpoint must be refused, and nothing handed back. */
+/* A source for the streamed reader: bytes handed over as a file would
+ * give them, ending where the file ends. */
+struct source {
+	const unsigned char	*p;
+	size_t			 n, at;
+	size_t			 pulls;
+};
+
+static int
+from_source(void *arg, void *buf, size_t n)
+{
+	struct source	*s = arg;
+
+	if (n > s->n - s->at)
+		return -EBADMSG;
+	memcpy(buf, s->p + s->at, n);
+	s->at += n;
+	s->pulls++;
+	return 0;
+}
+
+static int
+read_stream(const struct ledger_opts *o, const void *p, size_t n,
+    struct ledger **l, const char **why)
+{
+	struct source	s = { p, n, 0, 0 };
+	int		rc;
+
+	rc = ledger_checkpoint_read_stream(o, n, from_source, &s, l, why);
+	if (rc == 0 && s.at != n)
+		fail_msg("the streamed read took %zu of %zu bytes", s.at, n);
+	return rc;
+}
+
+/* A checkpoint must be refused, and nothing handed back: in memory and
+ * streamed. */
 static void
 refused(const struct ledger_opts *o, const void *p, size_t n, const char *what,
     size_t at)
@@ -202,6 +237,12 @@ refused(const struct ledger_opts *o, const void *p, size_t n, const char *what,
 
 	if (rc >= 0 || l != NULL || why == NULL)
 		fail_msg("%s at %zu: accepted (rc %d)", what, at, rc);
+	l = (struct ledger *)1;
+	why = NULL;
+	rc = read_stream(o, p, n, &l, &why);
+	if (rc >= 0 || l != NULL || why == NULL)
+		fail_msg("%s at %zu: accepted when streamed (rc %d)", what, at,
+		    rc);
 }
 
 /* --- the cases -------------------------------------------------------- */
@@ -257,7 +298,9 @@ resume_at(const struct case_ *c, const struct ledger_opts *o, size_t split,
 	checkpoint(l, &b);
 	ledger_destroy(l);
 	l = NULL;
-	if (ledger_checkpoint_read(o, b.p, b.n, &l, &why) != 0)
+	/* every other split reads it streamed, as from a file */
+	if ((split % 2 ? read_stream(o, b.p, b.n, &l, &why) :
+	    ledger_checkpoint_read(o, b.p, b.n, &l, &why)) != 0)
 		fail_msg("%s split %zu: refused: %s", c->name, split, why);
 	fold(l, &c->perf, LEDGER_PERF, split, c->perf.n);
 	got = answers(l, o);
@@ -518,6 +561,112 @@ checkpoint_crc_is_crc32c(void **state)
 	case_free(&c);
 }
 
+/*
+ * The two-step write: a snapshot taken half way, written after the rest
+ * of the ledger was folded (more blocks sealed, the tables grown), gives
+ * the bytes a checkpoint taken at the same point gives, and its size is
+ * said in advance.  Reading it back and folding the rest answers as a
+ * fresh fold.
+ */
+static void
+checkpoint_snapshot_is_the_ledger_at_begin(void **state)
+{
+	struct ledger_opts	 opts[2] = {
+		{ LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 1, NULL },
+		{ LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 0, NULL },
+	};
+	struct ledger		*l, *r;
+	struct ledger_snap	*snap;
+	struct bytes		 at, later;
+	struct case_		 c;
+	const char		*why;
+	char			*fresh, *got;
+	size_t			 k, split;
+
+	(void)state;
+	gen_case(&c);
+	for (k = 0; k < 2; k++) {
+		assert_non_null(l = ledger_create(&opts[k]));
+		fold(l, &c.fixes, LEDGER_FIXES, 0, c.fixes.n);
+		fold(l, &c.perf, LEDGER_PERF, 0, c.perf.n);
+		fresh = answers(l, &opts[k]);
+		ledger_destroy(l);
+		for (split = 0; split <= c.perf.n; split += c.perf.n / 4) {
+			assert_non_null(l = ledger_create(&opts[k]));
+			fold(l, &c.fixes, LEDGER_FIXES, 0, c.fixes.n);
+			fold(l, &c.perf, LEDGER_PERF, 0, split);
+			checkpoint(l, &at);
+			assert_int_equal(ledger_checkpoint_begin(l, &snap), 0);
+			assert_int_equal(ledger_snap_size(snap), at.n);
+			fold(l, &c.perf, LEDGER_PERF, split, c.perf.n);
+			memset(&later, 0, sizeof(later));
+			assert_int_equal(ledger_snap_write(snap, to_bytes,
+			    &later), 0);
+			ledger_snap_free(snap);
+			ledger_destroy(l);
+			assert_int_equal(later.n, at.n);
+			if (memcmp(later.p, at.p, at.n) != 0)
+				fail_msg("split %zu: the snapshot's bytes "
+				    "differ", split);
+			assert_int_equal(read_stream(&opts[k], later.p,
+			    later.n, &r, &why), 0);
+			fold(r, &c.perf, LEDGER_PERF, split, c.perf.n);
+			got = answers(r, &opts[k]);
+			assert_string_equal(got, fresh);
+			free(got);
+			ledger_destroy(r);
+			free(at.p);
+			free(later.p);
+		}
+		free(fresh);
+	}
+	ledger_snap_free(NULL);
+	case_free(&c);
+}
+
+/* The streamed reader pulls in bounded pieces: it never asks for the
+ * whole checkpoint at once. */
+static void
+checkpoint_stream_pulls_in_pieces(void **state)
+{
+	struct ledger_opts	 o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 1,
+				    NULL };
+	struct ledger		*l;
+	struct bytes		 b;
+	struct case_		 c;
+	struct source		 s;
+	const char		*why;
+
+	(void)state;
+	gen_case(&c);
+	assert_non_null(l = ledger_create(&o));
+	/* the lines three times over: a checkpoint of a few pieces */
+	fold(l, &c.perf, LEDGER_PERF, 0, c.perf.n);
+	fold(l, &c.perf, LEDGER_PERF, 0, c.perf.n);
+	fold(l, &c.perf, LEDGER_PERF, 0, c.perf.n);
+	checkpoint(l, &b);
+	ledger_destroy(l);
+	assert_true(b.n > 2 * 65536);
+	s.p = b.p;
+	s.n = b.n;
+	s.at = s.pulls = 0;
+	assert_int_equal(ledger_checkpoint_read_stream(&o, b.n, from_source,
+	    &s, &l, &why), 0);
+	assert_int_equal(s.at, b.n);
+	assert_true(s.pulls >= b.n / 65536);
+	ledger_destroy(l);
+	/* a source that fails: its error, and no ledger */
+	s.at = 0;
+	s.n = b.n / 2;
+	l = (struct ledger *)1;
+	assert_int_equal(ledger_checkpoint_read_stream(&o, b.n, from_source,
+	    &s, &l, &why), -EBADMSG);
+	assert_null(l);
+	assert_string_equal(why, "could not be read");
+	free(b.p);
+	case_free(&c);
+}
+
 /* A sink that fails stops the write with its error. */
 static void
 checkpoint_write_reports_the_sink_error(void **state)
@@ -545,6 +694,8 @@ main(void)
 		cmocka_unit_test(checkpoint_resumes_every_fixture),
 		cmocka_unit_test(checkpoint_resumes_a_generated_ledger),
 		cmocka_unit_test(checkpoint_refuses_damage),
+		cmocka_unit_test(checkpoint_snapshot_is_the_ledger_at_begin),
+		cmocka_unit_test(checkpoint_stream_pulls_in_pieces),
 		cmocka_unit_test(checkpoint_write_reports_the_sink_error),
 		cmocka_unit_test(checkpoint_crc_is_crc32c),
 	};

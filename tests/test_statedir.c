@@ -348,6 +348,80 @@ statedir_read_refuses(void **state)
 	assert_int_equal(statedir_remove(link), 0);	/* already gone */
 }
 
+/* The streamed writer: pieces in order make the file; a fill that fails
+ * part way leaves the old content and no temp file. */
+struct pieces {
+	int	n, fail_at;
+};
+
+static int
+fill_pieces(void *arg, statedir_put_fn *put_fn, void *put_arg)
+{
+	struct pieces	*p = arg;
+	char		 piece[16];
+	int		 i, rc;
+
+	for (i = 0; i < p->n; i++) {
+		if (i == p->fail_at)
+			return -ENOSPC;
+		snprintf(piece, sizeof(piece), "%d,", i);
+		if ((rc = put_fn(put_arg, piece, strlen(piece))) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+statedir_write_with_streams(void **state)
+{
+	struct fx	*fx = *state;
+	struct pieces	 p = { 5, -1 };
+	char		 buf[64];
+	size_t		 n;
+	struct stat	 st;
+
+	assert_int_equal(statedir_write_with(fx->file, 0600, fill_pieces, &p),
+	    0);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 10);
+	assert_memory_equal(buf, "0,1,2,3,4,", 10);
+	assert_int_equal(stat(fx->file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	p.n = 9;
+	p.fail_at = 7;
+	assert_int_equal(statedir_write_with(fx->file, 0600, fill_pieces, &p),
+	    -ENOSPC);
+	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 10);
+	assert_int_equal(access(fx->tmp, F_OK), -1);
+}
+
+/* The opener for files read as they go: the reader's rules, and the
+ * length. */
+static void
+statedir_open_refuses(void **state)
+{
+	struct fx	*fx = *state;
+	char		 link[PATH_MAX + 32], buf[4];
+	uint64_t	 size = 99;
+	int		 fd = 7;
+
+	assert_int_equal(statedir_open(fx->file, &fd, &size), -ENOENT);
+	assert_int_equal(fd, -1);
+	put(fx->file, "abc");
+	assert_int_equal(statedir_open(fx->file, &fd, &size), 0);
+	assert_int_equal(size, 3);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 3);
+	close(fd);
+	snprintf(link, sizeof(link), "%s/link", fx->root);
+	assert_int_equal(symlink(fx->file, link), 0);
+	assert_int_equal(statedir_open(link, &fd, &size), -ESPIPE);
+	assert_int_equal(unlink(fx->file), 0);
+	assert_int_equal(mkfifo(fx->file, 0600), 0);
+	assert_int_equal(statedir_open(fx->file, &fd, &size), -ESPIPE);
+	assert_int_equal(fd, -1);
+}
+
 /* --- the files ---------------------------------------------------------- */
 
 static void
@@ -426,6 +500,10 @@ main(void)
 		    statedir_write_replaces_stale_temp, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    statedir_write_failure_keeps_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(statedir_write_with_streams,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(statedir_open_refuses, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(statedir_slot_round_trip, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(statedir_read_refuses, setup,

@@ -64,6 +64,160 @@ tailer_restart_phases(void **state)
 	close(fd);
 }
 
+/* Start with a consumer's own position (tailer_start_at), as the daemon
+ * does with its checkpoint: lines start there. */
+static void
+tail_start_at(struct fx *fx, const struct cursor *at)
+{
+	struct tailer_cbs	cbs = cbs_template;
+
+	cbs.arg = fx;
+	fx->readies = 0;
+	assert_int_equal(tailer_init(&fx->t, &fx->loop, fx->path, fx->cursor,
+	    fx->poll, &cbs), 0);
+	fx->t.data = fx;
+	fx->t.poll_ms = TEST_POLL_MS;
+	fx->t.save_interval_ms = 0;
+	fx->t.rotate_wait_ms = TEST_ROTATE_MS;
+	assert_int_equal(tailer_start_at(&fx->t, at), 0);
+	fx->live = 1;
+	fx->closed = 0;
+	fx->expect_off = at->offset;
+	assert_int_equal(tailer_start(&fx->t), 0);
+}
+
+/* The saved cursor put back to just after "a\nbb\nccc\n". */
+static void
+cursor_at_9(struct fx *fx)
+{
+	struct cursor	c;
+
+	assert_int_equal(cursor_load(fx->cursor, &c, NULL, 0), 0);
+	assert_true(c.offset >= 9);
+	c.offset = 9;
+	c.hash_len = 9;
+	c.hash = cursor_hash("a\nbb\nccc\n", 9);
+	assert_int_equal(cursor_save(fx->cursor, &c), 0);
+}
+
+/*
+ * A start from the consumer's position: nothing before it is read; what
+ * lies between it and the cursor is SEED, what came after CATCHUP — and
+ * a position past the cursor (a checkpoint saved after the cursor's last
+ * save) skips the cursor's lines too.  The cursor is saved from there on.
+ */
+static void
+tailer_start_at_resumes(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 at_b, at_d;
+	int		 fd;
+
+	put(fx->path, "a\nbb\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	tailer_position(&fx->t, &at_b);		/* after bb */
+	assert_int_equal(at_b.offset, 5);
+	assert_int_equal(at_b.generation, 1);
+	fd = wopen(fx->path);
+	wr(fd, "ccc\n");
+	WAIT(fx, fx->lines == 3);
+	assert_int_equal(tailer_save_sync(&fx->t), 0);	/* cursor at 9 */
+	wr(fd, "dddd\n");
+	WAIT(fx, fx->lines == 4);
+	tailer_position(&fx->t, &at_d);		/* after dddd: past it */
+	assert_int_equal(at_d.offset, 14);
+	WAIT(fx, !fx->t.save_inflight);
+	tail_stop(fx);
+	cursor_at_9(fx);	/* as if killed after the save at 9 */
+	wr(fd, "e\n");
+
+	log_clear(fx);
+	tail_start_at(fx, &at_b);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "S:ccc C:dddd C:e Y ");
+	assert_int_equal(status(fx).generation, 1);
+	assert_int_equal(status(fx).cursor, 16);
+	wr(fd, "f\n");
+	WAIT(fx, fx->lines == 8);
+	LOG_IS(fx, "S:ccc C:dddd C:e Y L:f ");
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+
+	/* past the cursor: the lines before it are the consumer's */
+	at_d.generation = 1;
+	log_clear(fx);
+	cursor_at_9(fx);
+	tail_start_at(fx, &at_d);
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "C:e C:f Y ");
+	assert_int_equal(status(fx).generation, 1);
+	close(fd);
+}
+
+/*
+ * A position the file does not hold — its bytes changed, another
+ * generation's, no cursor to agree with — is never used: a new
+ * generation from byte 0, which tells the consumer to drop what it has.
+ */
+static void
+tailer_start_at_refused(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 at, bad;
+
+	put(fx->path, "a\nbb\nccc\n");
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	tailer_position(&fx->t, &at);
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+
+	/* bytes that are not the file's */
+	bad = at;
+	bad.hash ^= 1;
+	log_clear(fx);
+	tail_start_at(fx, &bad);
+	fx->expect_off = 0;
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "R2 C:a C:bb C:ccc Y ");
+	assert_non_null(strstr(fx->why, "checkpoint does not match"));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+
+	/* another generation's */
+	tailer_position(&fx->t, &at);
+	bad = at;
+	bad.generation = 1;
+	log_clear(fx);
+	tail_start_at(fx, &bad);
+	fx->expect_off = 0;
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "R3 C:a C:bb C:ccc Y ");
+	assert_non_null(strstr(fx->why, "generation 1, the cursor of 2"));
+	tail_stop(fx);
+
+	/* no cursor: a first start, generation 1 again */
+	assert_int_equal(unlink(fx->cursor), 0);
+	fx->resets = fx->gen = 0;
+	log_clear(fx);
+	tail_start_at(fx, &at);
+	fx->expect_off = 0;
+	WAIT(fx, fx->readies == 1);
+	LOG_IS(fx, "R1 C:a C:bb C:ccc Y ");
+
+	/* not a position */
+	tail_stop(fx);
+	bad = at;
+	bad.hash_len = 1;
+	assert_int_equal(tailer_init(&fx->t, &fx->loop, fx->path, fx->cursor,
+	    0, &cbs_template), 0);
+	assert_int_equal(tailer_start_at(&fx->t, &bad), UV_EINVAL);
+	fx->live = 1;
+	fx->closed = 0;
+	fx->t.data = fx;
+}
+
 /* Stop; truncate and rewrite the file longer than before; start: the
  * cursor's hash does not match, so a new generation from byte 0. */
 static void
@@ -468,6 +622,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(tailer_restart_phases),
+		T(tailer_start_at_resumes),
+		T(tailer_start_at_refused),
 		T(tailer_regrow_while_stopped),
 		T(tailer_truncated_while_stopped),
 		T(tailer_replaced_while_stopped),

@@ -245,6 +245,32 @@ window_hash(const struct tailer *t, uint64_t at, uint64_t *hash,
 	*len = n;
 }
 
+/*
+ * Resume the stream at a position the consumer already folded to (the
+ * probe read the window before it and checked it): the same state
+ * chunk_done() leaves behind at that offset, so the overlap check and
+ * the cursor's hash go on from there.
+ */
+static void
+stream_resume_at(struct tailer *t, const struct cursor *at, const char *win,
+    uint32_t win_len)
+{
+	stream_restart(t);
+	linesplit_reset(&t->ls, at->offset);
+	t->read_pos = t->chunk_start = at->offset;
+	memcpy(t->win, win, win_len);
+	t->win_len = win_len;
+	t->delivered = t->hash_at = at->offset;
+	t->hash = at->hash;
+	t->hash_len = at->hash_len;
+}
+
+void
+tailer_position(const struct tailer *t, struct cursor *c)
+{
+	tailer_snapshot(t, c);
+}
+
 void
 tailer_snapshot(const struct tailer *t, struct cursor *c)
 {
@@ -331,7 +357,7 @@ probe_work(uv_work_t *req)
 	int			 fd;
 
 	p->new_fd = -1;
-	p->open_rc = p->verify_rc = 0;
+	p->open_rc = p->verify_rc = p->at_rc = 0;
 	p->why[0] = '\0';
 	memset(&p->fd_st, 0, sizeof(p->fd_st));
 	memset(&p->new_st, 0, sizeof(p->new_st));
@@ -395,6 +421,18 @@ probe_work(uv_work_t *req)
 	if (p->verify)
 		p->verify_rc = cursor_verify(&t->start_cursor, p->new_fd,
 		    p->why, sizeof(p->why));
+	/* the consumer's own start (tailer_start_at), against the same file */
+	if (p->verify && p->verify_rc == 0 && t->start_at_set &&
+	    t->start_at.generation != t->start_cursor.generation) {
+		snprintf(p->why, sizeof(p->why), "it is of generation %" PRIu64
+		    ", the cursor of %" PRIu64, t->start_at.generation,
+		    t->start_cursor.generation);
+		p->at_rc = -ESTALE;
+	} else if (p->verify && p->verify_rc == 0 && t->start_at_set &&
+	    (p->at_rc = cursor_verify(&t->start_at, p->new_fd, p->why,
+	    sizeof(p->why))) == 0)
+		p->at_rc = cursor_window_read(p->new_fd, t->start_at.offset,
+		    p->at_win, &p->at_win_len);
 }
 
 static void	probe_after(uv_work_t *, int);
@@ -442,10 +480,31 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->draining = 0;
 	t->error = 0;
 	tailer_file_watch_set(t);
-	if (p->verify && p->verify_rc == 0) {
-		/* The file of the last run: all before the cursor is seed. */
+	if (p->verify && p->verify_rc == 0 && t->start_at_set &&
+	    p->at_rc != 0) {
+		/* The file of the last run, but not what the consumer holds:
+		 * a new generation tells it to forget that. */
+		t->start_verify = t->start_at_set = 0;
+		snprintf(t->pending_why, sizeof(t->pending_why),
+		    p->at_rc == -ESTALE ? "the checkpoint does not match the "
+		    "file: %s" NEW_GEN : "the checkpoint could not be checked "
+		    "(%s)" NEW_GEN, p->at_rc == -ESTALE ? p->why :
+		    strerror(-p->at_rc));
+		generation_new(t, NULL);
+		if (t->closing) {
+			t->op = OP_NONE;
+			return;
+		}
+	} else if (p->verify && p->verify_rc == 0) {
+		/* The file of the last run: all before the cursor is seed;
+		 * with a start, what is before it is not read at all. */
 		t->start_verify = 0;
-		stream_restart(t);
+		if (t->start_at_set)
+			stream_resume_at(t, &t->start_at, p->at_win,
+			    p->at_win_len);
+		else
+			stream_restart(t);
+		t->start_at_set = 0;
 		t->seed_end = t->start_cursor.offset;
 	} else {
 		if (p->verify) {
@@ -457,6 +516,7 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 			    p->verify_rc == -ESTALE ? p->why :
 			    strerror(-p->verify_rc));
 		}
+		t->start_at_set = 0;
 		generation_new(t, NULL);
 		if (t->closing) {
 			t->op = OP_NONE;
@@ -694,7 +754,7 @@ probe_after(uv_work_t *req, int status)
 	}
 	if (t->fd < 0) {
 		if (p->verify) {
-			t->start_verify = 0;
+			t->start_verify = t->start_at_set = 0;
 			snprintf(t->pending_why, sizeof(t->pending_why),
 			    "the file was missing at start (deleted while "
 			    "stopped?), reading it from byte 0 as it appears"
@@ -985,6 +1045,21 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 }
 
 int
+tailer_start_at(struct tailer *t, const struct cursor *at)
+{
+	uint32_t	n;
+
+	if (t->started || t->closing || !t->has_cursor || at == NULL)
+		return UV_EINVAL;
+	n = at->offset < CURSOR_WINDOW ? (uint32_t)at->offset : CURSOR_WINDOW;
+	if (at->hash_len != n)
+		return UV_EINVAL;
+	t->start_at = *at;
+	t->start_at_set = 1;
+	return 0;
+}
+
+int
 tailer_start(struct tailer *t)
 {
 	char		 why[CURSOR_WHY_MAX], bwhy[sizeof(t->backend_why)];
@@ -1036,6 +1111,11 @@ tailer_start(struct tailer *t)
 		snprintf(t->pending_why, sizeof(t->pending_why), "%s" NEW_GEN,
 		    why);
 	}
+
+	/* no cursor to agree with: the first open starts a new generation,
+	 * whose reset() tells the consumer to drop what it holds */
+	if (!t->start_verify)
+		t->start_at_set = 0;
 
 	tailer_stat_path(t->dir, &dir);
 	if (t->force_poll)

@@ -149,6 +149,9 @@ struct tailer_probe {
 	int			 new_fd;	/* out: opened, or -1 */
 	int			 open_rc;	/* out */
 	int			 verify_rc;	/* out */
+	int			 at_rc;		/* out: start_at checked */
+	char			 at_win[CURSOR_WINDOW];	/* out: before it */
+	uint32_t		 at_win_len;
 	char			 why[CURSOR_WHY_MAX];
 };
 
@@ -223,6 +226,8 @@ struct tailer {
 	uint64_t	 lines, long_lines, late_lines;
 	int		 start_verify, ready_sent;
 	struct cursor	 start_cursor;
+	int		 start_at_set;		/* tailer_start_at() */
+	struct cursor	 start_at;
 	char		 pending_why[CURSOR_WHY_MAX + 128];
 
 	/* Cursor saves: seq orders them, the mutex serialises the writes. */
@@ -252,6 +257,28 @@ int	tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
  * close it as usual).  A missing file is not an error.
  */
 int	tailer_start(struct tailer *t);
+
+/*
+ * Start reading at `at` instead of byte 0: the consumer already holds a
+ * fold of every line before it (the daemon's checkpoint).  Between
+ * tailer_init and tailer_start, with a cursor path.  `at` is honoured
+ * only together with the saved cursor: it must be of the cursor's
+ * generation, file (dev, inode) and, once opened, the file must match
+ * both (cursor_verify); lines from `at` to the cursor are then SEED and
+ * the rest CATCHUP, as usual, and `at` may also lie past the cursor (a
+ * checkpoint saved after the cursor's last save).  When it cannot be
+ * honoured — no cursor, another generation, a file that does not match
+ * — the tailer starts a new generation: reset() is how the consumer
+ * learns that what it holds does not apply, and lines follow from byte
+ * 0.  0, or UV_EINVAL (started already, no cursor path, or an `at` that
+ * is not a position: offset 0 or after a '\n', window as the cursor's).
+ */
+int	tailer_start_at(struct tailer *t, const struct cursor *at);
+
+/* Where the lines delivered so far end, as a cursor (generation, offset
+ * just past the last one, the file's dev and inode, the hash of the
+ * window before it): what a fold of them stands on.  Cannot fail. */
+void	tailer_position(const struct tailer *t, struct cursor *c);
 
 /* Backpressure: while paused, no line callback runs and nothing is read;
    the chunk in hand waits (memory stays bounded by one chunk). */
