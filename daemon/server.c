@@ -472,7 +472,12 @@ job_done(struct replay_job *j)
 			u->lost_known = 0;
 			sub_gap(s, u, 1, "perf.jsonl is shorter than its wake "
 			    "ids");
-		}
+		} else if (!j->consumed && j->limit > 0)
+			/* no line starts between the position and the ring
+			 * (it was the last line before where the ring starts):
+			 * go on from the ring, or this job is asked for again
+			 * and again */
+			pos_set(u, j->gen, j->limit - 1);
 	}
 	replay_free(j);
 	jobq_run(s);
