@@ -81,6 +81,23 @@ export function meaningfulOffsets(file) {
   return out;
 }
 
+// A daemon run as another user (the test is root) must be able to reach
+// its binary: a checkout under a private directory (CI's `mktemp -d` is
+// 0700) is out of that user's reach, so it runs a copy kept in a directory
+// anyone may enter.
+let sharedDaemon = null;
+function daemonFor(ids) {
+  if (ids.uid === undefined) return DAEMON;
+  if (sharedDaemon === null) {
+    const dir = tmpdir('daemon-bin');
+    fs.chmodSync(dir, 0o755);
+    sharedDaemon = path.join(dir, 'sloptimized');
+    fs.copyFileSync(DAEMON, sharedDaemon);
+    fs.chmodSync(sharedDaemon, 0o755);
+  }
+  return sharedDaemon;
+}
+
 export class Daemon {
   // uid/gid: run the daemon as that user (the test is root); wrap: argv
   // put before the daemon's, e.g. unshare(1) to lower a limit for it alone.
@@ -104,7 +121,7 @@ export class Daemon {
 
   async start({ ready = true } = {}) {
     this.log = '';
-    const argv = [...this.wrap, DAEMON, '--project', this.project, '--listen', '127.0.0.1:0', ...this.args];
+    const argv = [...this.wrap, daemonFor(this.ids), '--project', this.project, '--listen', '127.0.0.1:0', ...this.args];
     if (VALGRIND)
       argv.unshift('valgrind', '--quiet', '--error-exitcode=99', '--leak-check=full',
         '--errors-for-leak-kinds=definite', '--show-leak-kinds=definite');
