@@ -60,10 +60,11 @@ echo "ok: no D-Bus session"
 
 # --- 2. a real server ---------------------------------------------------------
 
-cat >"$work/inner.sh" <<'EOF'
-# Runs inside dbus-run-session.  Every background process is killed by the
-# pid it was given here.
-work=$1
+# What both sessions below start with: their children killed by pid at
+# exit, a poll with a deadline, and a notification server of its own — Xvfb
+# and dunst with default settings, not the user's (an empty config dir) —
+# whose files are named with TAG.
+cat >"$work/session.sh" <<'EOF'
 pids=
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
@@ -78,23 +79,34 @@ deadline_loop() {	# tries, command...: poll every 0.1 s
 	return 1
 }
 
-Xvfb -displayfd 3 -screen 0 800x600x24 -nolisten tcp 3>"$work/display" \
-    2>"$work/xvfb.log" &
-pids="$pids $!"
-deadline_loop 100 test -s "$work/display" || { echo "Xvfb did not start"; exit 1; }
-DISPLAY=:$(cat "$work/display"); export DISPLAY
-
-# Default settings, not the user's: an empty config dir.
-mkdir -p "$work/xdg"
-XDG_CONFIG_HOME=$work/xdg dunst >"$work/dunst.log" 2>&1 &
-pids="$pids $!"
 owned() {
 	dbus-send --session --dest=org.freedesktop.DBus --print-reply \
 	    /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner \
 	    string:org.freedesktop.Notifications 2>/dev/null |
 	    grep -q "boolean true"
 }
-deadline_loop 100 owned || { echo "dunst did not own the name"; cat "$work/dunst.log"; exit 1; }
+
+start_server() {	# TAG
+	Xvfb -displayfd 3 -screen 0 800x600x24 -nolisten tcp \
+	    3>"$work/display$1" 2>"$work/xvfb$1.log" &
+	pids="$pids $!"
+	deadline_loop 100 test -s "$work/display$1" ||
+	    { echo "Xvfb did not start"; exit 1; }
+	DISPLAY=:$(cat "$work/display$1"); export DISPLAY
+	mkdir -p "$work/xdg$1"
+	XDG_CONFIG_HOME=$work/xdg$1 dunst >"$work/dunst$1.log" 2>&1 &
+	pids="$pids $!"
+	deadline_loop 100 owned || { echo "dunst did not own the name";
+	    cat "$work/dunst$1.log"; exit 1; }
+}
+EOF
+
+cat >"$work/inner.sh" <<'EOF'
+# Runs inside dbus-run-session.  Every background process is killed by the
+# pid it was given here.
+work=$1
+. "$work/session.sh"
+start_server ""
 
 dbus-monitor --session \
     "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
@@ -227,33 +239,8 @@ bin=$(cd "${SLOPTIMIZE_BUILD:-build}" && pwd)
 [ -x "$bin/sloptimized" ] || fail "no daemon at $bin (make all)"
 cat >"$work/daemon.sh" <<'EOF'
 work=$1 bin=$2
-pids=
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-deadline_loop() {	# tries, command...: poll every 0.1 s
-	tries=$1; shift
-	while [ "$tries" -gt 0 ]; do
-		"$@" && return 0
-		tries=$((tries - 1))
-		sleep 0.1
-	done
-	return 1
-}
-Xvfb -displayfd 3 -screen 0 800x600x24 -nolisten tcp 3>"$work/display2" \
-    2>"$work/xvfb2.log" &
-pids="$pids $!"
-deadline_loop 100 test -s "$work/display2" || { echo "Xvfb did not start"; exit 1; }
-DISPLAY=:$(cat "$work/display2"); export DISPLAY
-mkdir -p "$work/xdg2"
-XDG_CONFIG_HOME=$work/xdg2 dunst >"$work/dunst2.log" 2>&1 &
-pids="$pids $!"
-owned() {
-	dbus-send --session --dest=org.freedesktop.DBus --print-reply \
-	    /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner \
-	    string:org.freedesktop.Notifications 2>/dev/null |
-	    grep -q "boolean true"
-}
-deadline_loop 100 owned || { echo "dunst did not own the name"; exit 1; }
+. "$work/session.sh"
+start_server 2
 export XDG_STATE_HOME=$work/state
 mkdir -p "$work/proj/.sloptimize"
 "$bin/sloptimized" --project "$work/proj" --listen 127.0.0.1:0 \
