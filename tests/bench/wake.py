@@ -15,7 +15,7 @@ load.  --idle 0 skips the idle count (tests/bench/idle.py has it).
 BENCH_QUICK=1: 100 appends, no idle count.  Prints BENCH lines for
 tests/bench/table.py.
 """
-import argparse, glob, json, os, select, shutil, signal, subprocess, sys, tempfile, time
+import argparse, glob, json, os, shutil, signal, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -64,33 +64,6 @@ Promise.all(Array.from({ length: Number(pollers) }, poller)).then(() => {
 """
 
 
-def percentile(xs, q):
-    """Nearest rank, like the rest of the project."""
-    s = sorted(xs)
-    return s[max(0, -(-len(s) * q // 100) - 1)]
-
-
-_pending = {}
-
-
-def read_line(stream, deadline):
-    """One line from a pipe, read in whole chunks (the harness must not
-    cost more than what it measures)."""
-    fd = stream.fileno()
-    buf = _pending.get(fd, b"")
-    while b"\n" not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise TimeoutError("no line before the deadline")
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            raise EOFError("stream closed")
-        buf += chunk
-    line, _, rest = buf.partition(b"\n")
-    _pending[fd] = rest
-    return line
-
-
 def measure(path, reader, n, record):
     """Append n lines to path; time each until reader prints a line."""
     lat = []
@@ -99,7 +72,7 @@ def measure(path, reader, n, record):
         line = (json.dumps(record(i)) + "\n").encode()
         t0 = time.perf_counter_ns()
         os.write(fd, line)
-        read_line(reader, time.monotonic() + 10)
+        benchlib.read_line(reader, time.monotonic() + 10)
         lat.append((time.perf_counter_ns() - t0) / 1e6)
         time.sleep(0.002)   # one append at a time, like a game's hitches
     os.close(fd)
@@ -119,16 +92,16 @@ def wakeups(pid):
 
 def report(name, lat):
     print("%-38s p50 %7.3f ms   p99 %7.3f ms   max %7.3f ms   (n=%d)" % (
-        name, percentile(lat, 50), percentile(lat, 99), max(lat), len(lat)))
+        name, benchlib.percentile(lat, 50), benchlib.percentile(lat, 99), max(lat), len(lat)))
 
 
 def bench(name, ours, anchor, suffix=""):
     """The BENCH lines of one measurement: p50 and p99 beside tail -F."""
-    benchlib.line("append -> wake at watch%s, p50" % suffix, percentile(ours, 50), "ms",
-                  anchor=percentile(anchor, 50), vs=name)
-    p99 = percentile(ours, 99)
+    benchlib.line("append -> wake at watch%s, p50" % suffix, benchlib.percentile(ours, 50), "ms",
+                  anchor=benchlib.percentile(anchor, 50), vs=name)
+    p99 = benchlib.percentile(ours, 99)
     benchlib.line("append -> wake at watch%s, p99" % suffix, p99, "ms",
-                  anchor=percentile(anchor, 99), target="<= 1 ms", met=p99 <= 1, vs=name)
+                  anchor=benchlib.percentile(anchor, 99), target="<= 1 ms", met=p99 <= 1, vs=name)
 
 
 def daemon_base(state):
@@ -163,7 +136,7 @@ def main():
                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(watch)
         deadline = time.monotonic() + 20
-        while b"connected to" not in read_line(watch.stderr, deadline):
+        while b"connected to" not in benchlib.read_line(watch.stderr, deadline):
             pass
         perf = os.path.join(proj, ".sloptimize", "perf.jsonl")
 
@@ -199,12 +172,12 @@ def main():
                 others.append(w)
             for w in others:
                 dl = time.monotonic() + 20
-                while b"connected to" not in read_line(w.stderr, dl):
+                while b"connected to" not in benchlib.read_line(w.stderr, dl):
                     pass
             load = subprocess.Popen(["node", "-e", LOAD, perf, base, "10000", "20", str(a.load)],
                                     stdout=subprocess.PIPE)
             procs.append(load)
-            read_line(load.stdout, time.monotonic() + 20)
+            benchlib.read_line(load.stdout, time.monotonic() + 20)
             time.sleep(1)   # the pollers have their first 2 MiB and the tailer is in step
             print("under load: 10,000 heartbeats/s appended, 20 /ledger pollers every 100 ms, "
                   "5 watchers; load %s" % open("/proc/loadavg").read().split()[0])
@@ -213,7 +186,7 @@ def main():
             loaded_tail = measure(anchor, tail.stdout, a.appends, hitch)
             took = time.monotonic() - t0
             load.send_signal(signal.SIGTERM)
-            summary = json.loads(read_line(load.stdout, time.monotonic() + 30))
+            summary = json.loads(benchlib.read_line(load.stdout, time.monotonic() + 30))
             load.wait()
             report("under load: sloptimized -> watch", loaded_lat)
             report("under load: anchor tail -F", loaded_tail)
