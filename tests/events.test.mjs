@@ -258,9 +258,19 @@ test('idle with no client: no wake-up, and no timer armed to cause one', { skip:
       const st = await getOnce(base, '/api/sloptimize/status');
       return st.ready && st.cursor === size;
     }, { what: 'ready, the line folded' });
-    // the last client has gone; the tailer saves its cursor at most 1 s
-    // after the last line (one wake-up that belongs to the activity)
-    await new Promise((r) => setTimeout(r, 1500));
+    // the last client has gone; what the activity still owes is done: the
+    // cursor saved past the line and the checkpoint written (each at most
+    // 1 s after the last line), and the daemon back in epoll_wait for a
+    // moment (strace has written nothing more)
+    const sd = d.stateDir();
+    let seen = -1;
+    await waitFor(() => {
+      const cur = /^offset (\d+)$/m.exec(fs.readFileSync(path.join(sd, 'cursor'), 'utf8'));
+      const n = fs.statSync(out).size;
+      const quiet = n === seen;
+      seen = n;
+      return cur && Number(cur[1]) === size && fs.existsSync(path.join(sd, 'checkpoint')) && quiet;
+    }, { interval: 250, what: 'the cursor and the checkpoint saved, and the daemon asleep' });
     const from = Date.now() / 1000;
     await new Promise((r) => setTimeout(r, 3000));
     const to = Date.now() / 1000;
