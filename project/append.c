@@ -298,15 +298,63 @@ valid_ids(const cJSON *arr)
 	return 1;
 }
 
-/* The fields of a fix, before anything is filled in.  0 or -EINVAL. */
+static int
+name_order(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The first member a name names, when the object names it more than once;
+ * NULL when none is repeated (or out of memory: *nomem).  A fix with two
+ * `type`s or `status`es means what its reader picks: cJSON reads the
+ * first, and the writer replaces only the first (tests/fuzz/regress/
+ * fuzz_body/).  Sorted names: a body of a megabyte of members costs
+ * n log n, not n².
+ */
+static const char *
+repeated_member(const cJSON *o, int *nomem)
+{
+	const cJSON	 *it;
+	const char	**names, *dup = NULL;
+	size_t		  n = 0, i;
+
+	*nomem = 0;
+	cJSON_ArrayForEach(it, o)
+		n++;
+	if (n < 2)
+		return NULL;
+	if ((names = malloc(n * sizeof(*names))) == NULL) {
+		*nomem = 1;
+		return NULL;
+	}
+	n = 0;
+	cJSON_ArrayForEach(it, o)
+		names[n++] = it->string;
+	qsort(names, n, sizeof(*names), name_order);
+	for (i = 1; i < n && dup == NULL; i++)
+		if (strcmp(names[i - 1], names[i]) == 0)
+			dup = names[i];
+	free(names);
+	return dup;
+}
+
+/* The fields of a fix, before anything is filled in.  0, -EINVAL or
+ * -ENOMEM. */
 static int
 fix_check(const cJSON *rec, char *why, size_t cap)
 {
-	const char	*st;
+	const char	*st, *dup;
 	const cJSON	*it, *f;
+	int		 nomem;
 
 	if (!cJSON_IsObject(rec))
 		return say(why, cap, -EINVAL, "a fix is a JSON object");
+	if ((dup = repeated_member(rec, &nomem)) != NULL)
+		return say(why, cap, -EINVAL, "a fix names each member once "
+		    "(\"%.64s\" is there twice)", dup);
+	if (nomem)
+		return say(why, cap, -ENOMEM, "out of memory");
 	/* absent is "applied"; present, it is a string (a number once went
 	 * through as it was: tests/fuzz/regress/fuzz_body/) */
 	it = cJSON_GetObjectItemCaseSensitive(rec, "status");
