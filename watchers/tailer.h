@@ -63,7 +63,7 @@
 #include "ledger/linesplit.h"
 #include "watchers/cursor.h"
 
-#define TAILER_CHUNK		(1024 * 1024)	/* bytes per read */
+#define TAILER_CHUNK		(256 * 1024)	/* bytes per read */
 #define TAILER_POLL_MS		250
 #define TAILER_SAVE_INTERVAL_MS	1000
 #define TAILER_ROTATE_WAIT_MS	5000	/* Fluent Bit's rotate_wait */
