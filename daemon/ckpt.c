@@ -632,8 +632,13 @@ begin_save(struct daemon *d)
 	 */
 	t0 = uv_hrtime();
 	rc = ledger_checkpoint_prepare(d->ledger, CKPT_PREPARE_ROWS, &left);
+	if (k->prepare_turns == 0 || left < k->prepare_least) {
+		k->prepare_least = left;
+		k->prepare_stuck = 0;
+	} else
+		k->prepare_stuck++;
 	if (rc == 0 && left > CKPT_PREPARE_ROWS &&
-	    k->prepare_turns < CKPT_PREPARE_TURNS) {
+	    k->prepare_stuck < CKPT_PREPARE_STUCK) {
 		if (ms_since(t0) > k->last_prepare_ms)
 			k->last_prepare_ms = ms_since(t0);
 		k->prepare_turns++;

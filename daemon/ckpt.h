@@ -45,13 +45,14 @@
 /*
  * The loop's share of a save, bounded: the rows the fold changed since
  * the last save are serialised again (ledger_checkpoint_prepare) at most
- * CKPT_PREPARE_ROWS a loop turn — 0.2–0.4 ms on the development machine — until at
- * most that many are left, which the begin itself serialises.  A fold
- * that changes rows faster than that (a storm of new footprints) is let
- * begin after CKPT_PREPARE_TURNS turns all the same: the save must come.
+ * CKPT_PREPARE_ROWS a loop turn (0.2-0.4 ms on the development machine)
+ * until at most that many are left, which the begin itself serialises.
+ * A fold that changes rows as fast as they are serialised (a storm of
+ * new footprints) is let begin once CKPT_PREPARE_STUCK turns in a row
+ * left no fewer rows: the save must come.
  */
 #define CKPT_PREPARE_ROWS	512
-#define CKPT_PREPARE_TURNS	64
+#define CKPT_PREPARE_STUCK	8
 
 struct daemon;
 struct ckpt_job;
@@ -93,6 +94,8 @@ struct ckpt {
 	double			 last_begin_ms, last_write_ms;
 	double			 last_prepare_ms;	/* the longest turn */
 	unsigned		 prepare_turns;	/* of the save being begun */
+	unsigned		 prepare_stuck;	/* turns without progress */
+	size_t			 prepare_least;	/* fewest rows left so far */
 	unsigned		 last_prepare_turns;
 	int			 resumed;
 	uint64_t		 resumed_at;
