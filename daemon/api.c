@@ -192,7 +192,7 @@ api_http(struct api *a, struct lws *wsi, struct http_request *r,
 	 */
 	r->in_callback = r->method != HTTP_POST && r->method != HTTP_PUT;
 	request(a, wsi, r, uri, raw);
-	return http_flush(wsi, r, &a->turn);	/* r may be gone after this */
+	return http_flush(wsi, r);	/* r may be gone after this */
 }
 
 int
@@ -225,16 +225,8 @@ api_http_body_done(struct api *a, struct lws *wsi, struct http_request *r)
 int
 api_http_writeable(struct api *a, struct lws *wsi, struct http_request *r)
 {
-	return http_pump(wsi, r, &a->turn);
-}
-
-/* Once a loop turn, after its I/O: the next turn's bytes (http.h). */
-static void
-on_turn(uv_check_t *h)
-{
-	struct api	*a = h->data;
-
-	a->turn.left = HTTP_TURN_BYTES;
+	(void)a;
+	return http_pump(wsi, r);
 }
 
 /* --- WebSocket upgrades ------------------------------------------------- */
@@ -367,8 +359,6 @@ api_status_json(const struct api *a)
 	cJSON_AddNumberToObject(n, "answerBuilds", (double)a->cache.builds);
 	cJSON_AddNumberToObject(n, "answerHits", (double)a->cache.hits);
 	cJSON_AddNumberToObject(n, "buildsHeldBack", (double)a->cache.held);
-	cJSON_AddNumberToObject(n, "piecesDeferred",
-	    (double)a->turn.deferred);
 	cJSON_AddNumberToObject(n, "jobs", a->jobs.n);
 	cJSON_AddNumberToObject(n, "foldsWaited", (double)a->jobs.waited);
 	cJSON_AddItemToObject(n, "allowHosts", list_json(&cfg->allow_hosts));
@@ -439,7 +429,6 @@ api_init(struct api *a, const struct api_env *env)
 	memset(a, 0, sizeof(*a));
 	a->env = *env;
 	a->jobs.loop = env->loop;
-	a->turn.left = HTTP_TURN_BYTES;
 	if ((rc = uv_mutex_init(&a->settings_mu)) != 0)
 		return rc;
 	a->mu_up = 1;
@@ -453,17 +442,6 @@ api_init(struct api *a, const struct api_env *env)
 		api_free(a);
 		return rc;
 	}
-	/* it never keeps the loop alive, nor wakes it: it runs only in
-	 * turns something else began */
-	if ((rc = uv_check_init(env->loop, &a->turn_check)) != 0) {
-		cache_close(&a->cache);
-		api_free(a);
-		return rc;
-	}
-	a->turn_check.data = a;
-	a->check_up = 1;
-	uv_unref((uv_handle_t *)&a->turn_check);
-	(void)uv_check_start(&a->turn_check, on_turn);
 	settings_load(a);
 	static_find_root(env->cfg->page_dir, a->page_root,
 	    sizeof(a->page_root), &a->page_why);
@@ -484,10 +462,6 @@ api_close(struct api *a)
 {
 	jobs_stop(&a->jobs);
 	cache_close(&a->cache);
-	if (a->check_up) {
-		a->check_up = 0;
-		uv_close((uv_handle_t *)&a->turn_check, NULL);
-	}
 }
 
 void

@@ -72,9 +72,6 @@ struct api {
 	uint64_t	 requests, refused, busy;
 	struct jobs	 jobs;
 	struct cache	 cache;			/* /ledger bodies */
-	struct http_turn turn;			/* body bytes this turn */
-	uv_check_t	 turn_check;		/* resets it */
-	int		 check_up;
 };
 
 /* Set up: the token (made at first start), settings.json (its level is

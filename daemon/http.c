@@ -250,7 +250,7 @@ finish(struct lws *wsi, struct http_request *r)
  * the order.
  */
 int
-http_pump(struct lws *wsi, struct http_request *r, struct http_turn *turn)
+http_pump(struct lws *wsi, struct http_request *r)
 {
 	unsigned char	 hdr[LWS_PRE + 2048], *start = hdr + LWS_PRE, *p = start;
 	unsigned char	*end = hdr + sizeof(hdr) - 1;
@@ -268,16 +268,9 @@ http_pump(struct lws *wsi, struct http_request *r, struct http_turn *turn)
 		    r->status == 204 || r->status == 304)
 			return finish(wsi, r);
 	}
-	if (turn != NULL && turn->left == 0) {
-		turn->deferred++;
-		lws_callback_on_writable(wsi);
-		return 0;
-	}
 	n = r->out->len - r->out_pos;
 	if (n > WRITE_CHUNK)
 		n = WRITE_CHUNK;
-	if (turn != NULL)
-		turn->left = turn->left > n ? turn->left - n : 0;
 	final = r->out_pos + n == r->out->len;
 	if (lws_write(wsi, r->out->data + LWS_PRE + r->out_pos, n,
 	    final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)n)
@@ -290,12 +283,12 @@ http_pump(struct lws *wsi, struct http_request *r, struct http_turn *turn)
 }
 
 int
-http_flush(struct lws *wsi, struct http_request *r, struct http_turn *turn)
+http_flush(struct lws *wsi, struct http_request *r)
 {
 	int	sync = r->in_callback;
 
 	r->in_callback = 0;
-	return sync && r->answered ? http_pump(wsi, r, turn) : 0;
+	return sync && r->answered ? http_pump(wsi, r) : 0;
 }
 
 /* --- reading the request ------------------------------------------------ */

@@ -118,31 +118,13 @@ void	http_answer_cached(struct http_request *r, struct http_blob *b,
 cJSON	*http_error_json(const char *code, const char *message);
 
 /*
- * The body bytes the loop writes in one turn, every connection together.
- * Once they are spent, the next piece of any body waits for the next turn
- * (the socket is asked for writable again and is, at once), so that an
- * append's wake, ready in between, is not queued behind a megabyte of
- * /ledger bodies for twenty pollers: that was the loop's own share of a
- * late wake under load (docs/performance.md, "Wake under load").  The
- * owner sets `left` to HTTP_TURN_BYTES once a turn.
+ * Write what is queued: headers, then the body one 256 KiB piece per
+ * call.  Returns what the lws callback returns; the request may be gone
+ * afterwards.  http_flush ends a callback that set in_callback: it writes
+ * the answer the handler queued, if any (0 when none).
  */
-#define HTTP_TURN_BYTES	(256 * 1024)
-struct http_turn {
-	size_t		 left;
-	uint64_t	 deferred;	/* pieces put off to the next turn */
-};
-
-/*
- * Write what is queued: headers, then the body one 64 KiB piece per
- * call, while `turn` has bytes left (NULL: no bound).  Returns what the
- * lws callback returns; the request may be gone afterwards.  http_flush
- * ends a callback that set in_callback: it writes the answer the handler
- * queued, if any (0 when none).
- */
-int	http_pump(struct lws *wsi, struct http_request *r,
-	    struct http_turn *turn);
-int	http_flush(struct lws *wsi, struct http_request *r,
-	    struct http_turn *turn);
+int	http_pump(struct lws *wsi, struct http_request *r);
+int	http_flush(struct lws *wsi, struct http_request *r);
 /* Status, type, length and the headers every answer carries. */
 int	http_headers(struct lws *wsi, struct http_request *r, unsigned char **p,
 	    unsigned char *end);
