@@ -34,8 +34,9 @@ row "history --json, 20 MB: peak RSS" "MB"
 row "restart to ready, 5 MB, cursor present" "ms"
 row "restart to ready, 20 MB, cursor present" "ms"
 row "daemon RSS after the start-up fold, 20 MB" "MB"
+row "daemon RSS once its first checkpoint is written, 20 MB" "MB"
 grep -q "^  fold      done, [0-9]* rows" "$tmp/out" || fail "fold not reported done"
-grep -q "^  restart   done, 4 rows" "$tmp/out" || fail "restart not reported done with 4 rows"
+grep -q "^  restart   done, 5 rows" "$tmp/out" || fail "restart not reported done with 5 rows"
 n=$(grep -c '^BENCH ' "$tmp/logs/fold.log" "$tmp/logs/restart.log" | awk -F: '{ s += $2 } END { print s }')
 md=$(grep -c '^| [a-z]' "$tmp/table.md")
 [ "$md" -eq $((n + 1)) ] || fail "the Markdown table has $md lines for $n BENCH lines (and its head)"
