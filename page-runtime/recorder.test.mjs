@@ -290,7 +290,14 @@ function server(handler) {
     const s = http.createServer((req, res) => {
       let body = '';
       req.on('data', (d) => { body += d; });
-      req.on('end', () => handler(req, res, body, got));
+      req.on('end', () => {
+        // an assertion that fails in here must fail the test, not leave
+        // the outbox waiting for an answer
+        try { handler(req, res, body, got); } catch (e) {
+          if (!res.headersSent) { res.statusCode = 400; res.end('{}'); }
+          setImmediate(() => { throw e; });
+        }
+      });
     });
     s.listen(0, '127.0.0.1', () => resolve({ s, got, url: `http://127.0.0.1:${s.address().port}` }));
   });
@@ -298,9 +305,12 @@ function server(handler) {
 
 test('outbox: batches in order as a JSON array; retries with backoff while the daemon is down; bounded, drops said', async () => {
   let up = false;
-  const srv = await server((req, res, body, got) => {
+  let srv = null;
+  srv = await server((req, res, body, got) => {
     if (!up) { res.statusCode = 503; res.end('{}'); return; }
-    assert.equal(req.url, '/api/sloptimize/records');
+    const u = new URL(req.url, srv.url);
+    assert.equal(u.pathname, '/api/sloptimize/records');
+    assert.match(u.searchParams.get('page'), /^[0-9a-z]{16}$/);
     assert.equal(req.headers['content-type'], 'application/json');
     const recs = JSON.parse(body);
     assert.ok(Array.isArray(recs));
@@ -382,6 +392,123 @@ test('outbox: a batch the daemon refuses is counted and not sent again', async (
     assert.equal(st.queued, 0);
     await ob.flush();
     assert.equal(calls, 1);
+    ob.stop();
+  } finally { srv.s.close(); }
+});
+
+// Waits on a condition with a deadline (no sleep-and-hope).
+async function until(cond, what, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+const batchOf = (req) => {
+  const u = new URL(req.url, 'http://x');
+  return { page: u.searchParams.get('page'), seq: Number(u.searchParams.get('seq')), first: Number(u.searchParams.get('first')) };
+};
+const okAnswer = (res, recs) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length, refused: 0, refusals: [], bytes: 1 }));
+};
+
+test('outbox: a second batch goes while the first is under way, numbered, saying the oldest unanswered; never a third', { timeout: 20000 }, async () => {
+  const waiting = [];      // requests not answered yet: {b, recs, res}
+  let most = 0;
+  const srv = await server((req, res, body, got) => {
+    const recs = JSON.parse(body);
+    got.push({ ...batchOf(req), n: recs.map((r) => r.n) });
+    waiting.push({ recs, res });
+    most = Math.max(most, waiting.length);
+  });
+  try {
+    const ob = new Outbox({ endpoint: srv.url, pageId: 'page-1' });
+    ob.push({ n: 1 }); ob.kick(0);
+    await until(() => srv.got.length === 1, 'the first batch');
+    // a stutter's record while the first is under way: it goes now
+    ob.push({ n: 2 }); ob.kick(0);
+    await until(() => srv.got.length === 2, 'the second batch, the first still unanswered');
+    assert.deepEqual(srv.got, [{ page: 'page-1', seq: 1, first: 1, n: [1] }, { page: 'page-1', seq: 2, first: 1, n: [2] }]);
+    assert.equal(ob.status().inFlight, 2);
+    // two under way: a third waits for an answer
+    ob.push({ n: 3 }); ob.push({ n: 4 }); ob.kick(0);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(srv.got.length, 2, 'never more than two requests under way');
+    // the second's answer first: the next batch still says 1 is unanswered
+    const w2 = waiting.splice(1, 1)[0];
+    okAnswer(w2.res, w2.recs);
+    await until(() => srv.got.length === 3, 'the third batch');
+    assert.deepEqual(srv.got[2], { page: 'page-1', seq: 3, first: 1, n: [3, 4] });
+    for (const w of waiting.splice(0)) okAnswer(w.res, w.recs);
+    await until(() => ob.queued() === 0, 'the first and third answered');
+    ob.push({ n: 5 }); ob.kick(0);
+    await until(() => srv.got.length === 4, 'the fourth batch');
+    for (const w of waiting.splice(0)) okAnswer(w.res, w.recs);
+    await until(() => ob.queued() === 0, 'everything answered');
+    const st = ob.status();
+    assert.deepEqual(srv.got.at(-1), { page: 'page-1', seq: 4, first: 4, n: [5] }, 'nothing unanswered before it');
+    assert.equal(ob.status().sent, 5);
+    assert.equal(most, 2);
+    assert.equal(st.maxFlying, 2);
+    ob.stop();
+  } finally { srv.s.close(); }
+});
+
+test('outbox: a batch whose answer was lost goes again as it was — same number, same records — and the daemon\'s duplicate counts as sent', { timeout: 20000 }, async () => {
+  const appended = [];
+  const seen = new Set();
+  let lose = true;
+  const srv = await server((req, res, body, got) => {
+    const b = batchOf(req);
+    const recs = JSON.parse(body);
+    got.push({ ...b, n: recs.map((r) => r.n) });
+    // a daemon that keeps order and knows what it appended
+    if (seen.has(b.seq)) { res.setHeader('content-type', 'application/json'); res.end('{"v":1,"records":0,"accepted":0,"refused":0,"refusals":[],"bytes":0,"duplicate":true}'); return; }
+    seen.add(b.seq);
+    appended.push(...recs.map((r) => r.n));
+    if (lose) { lose = false; res.socket.destroy(); return; }     // appended, but the answer never arrives
+    okAnswer(res, recs);
+  });
+  try {
+    const ob = new Outbox({ endpoint: srv.url, pageId: 'p', backoffMinMs: 20 });
+    ob.push({ n: 1 }); ob.push({ n: 2 });
+    let st = await ob.flush();
+    assert.equal(st.reachable, false, 'the lost answer is a failure');
+    assert.equal(st.queued, 2, 'kept for the retry');
+    ob.push({ n: 3 });       // made meanwhile: a batch of its own, not glued onto the retry
+    await until(() => ob.queued() === 0, 'the retry and the new batch answered');
+    st = ob.status();
+    assert.deepEqual(srv.got.slice(0, 2), [{ page: 'p', seq: 1, first: 1, n: [1, 2] }, { page: 'p', seq: 1, first: 1, n: [1, 2] }]);
+    assert.deepEqual(srv.got.find((g) => g.seq === 2), { page: 'p', seq: 2, first: 1, n: [3] });
+    assert.deepEqual(appended, [1, 2, 3], 'nothing twice');
+    assert.equal(st.sent, 3);
+    assert.equal(st.duplicates, 1);
+    ob.stop();
+  } finally { srv.s.close(); }
+});
+
+test('outbox: on page hide, what is left goes with its batch numbers (a failed batch as it was, the rest a new one)', { timeout: 20000 }, async () => {
+  let down = true;
+  const srv = await server((req, res, body, got) => {
+    if (down) { res.statusCode = 503; res.end('{}'); return; }
+    const recs = JSON.parse(body);
+    got.push({ ...batchOf(req), n: recs.map((r) => r.n), keepalive: true });
+    okAnswer(res, recs);
+  });
+  try {
+    const ob = new Outbox({ endpoint: srv.url, pageId: 'p', backoffMinMs: 60000 });
+    ob.push({ n: 1 });
+    await ob.flush();
+    ob.push({ n: 2 }, { ready: false });
+    ob.push({ n: 3 });
+    down = false;
+    assert.equal(ob.beacon(), 3);
+    assert.equal(ob.queued(), 0);
+    await until(() => srv.got.length === 2, 'both beacons');
+    srv.got.sort((a, b) => a.seq - b.seq);
+    assert.deepEqual(srv.got.map(({ seq, first, n }) => ({ seq, first, n })),
+      [{ seq: 1, first: 1, n: [1] }, { seq: 2, first: 1, n: [2, 3] }]);
     ob.stop();
   } finally { srv.s.close(); }
 });
