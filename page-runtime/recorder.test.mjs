@@ -227,6 +227,36 @@ test('motion: an oscillation is a burst of reversed jumps, one record', () => {
   assert.equal(footprintKey({ ...out[0], ctx: '' }).split('|')[5], 'vertical');
 });
 
+test('motion: a snap beside a render that ended late and then early (a loaded machine) is still a snap, not an oscillation', () => {
+  // The demo's unit on its orbit (radius 10, 0.45 rad/s, stepped on the
+  // animation frame's own clock), sampled at the render ends of a loaded
+  // machine: frame 2 ends 27 ms after frame 1's 6.7 ms, frame 3 6.4 ms
+  // after it — the prediction overshoots, then undershoots: a 0.06-unit
+  // reversed residual, an event.  The 2.5-unit snap lands two frames
+  // later, within the burst gap.  [render delta ms, x, z] per frame, as
+  // the game test's run had them when it said "oscillation".
+  const seq = [[20.39, 0.9022, 9.9592], [6.7, 0.8273, 9.9657], [27.47, 0.7524, 9.9717], [6.39, 0.6774, 9.977],
+    [15.31, 3.1024, 9.9818], [18.61, 3.0274, 9.9861], [15.89, 2.9524, 9.9898], [18.1, 2.8773, 9.9929],
+    [16.18, 2.8022, 9.9954], [15.29, 2.727, 9.9974], [16.54, 2.6519, 9.9988], [17.61, 2.5768, 9.9997],
+    [18.16, 2.5016, 10], [15.02, 2.4265, 9.9997], [17.03, 2.3513, 9.9989], [17.43, 2.2762, 9.9975],
+    [14.82, 2.2011, 9.9955], [15.9, 2.126, 9.993], [18.17, 2.0509, 9.9899], [16.52, 1.9758, 9.9863]];
+  const run = (opts) => drive({ unit: (i) => [seq[Math.min(i, seq.length - 1)][1], 0.7, seq[Math.min(i, seq.length - 1)][2]] },
+    { frames: seq.length, dt: (i) => seq[i][0], opts }).out;
+  const out = run({});
+  assert.equal(out.length, 1, JSON.stringify(out));
+  assert.equal(out[0].kind, 'snap');
+  assert.equal(out[0].frame, 4);
+  assert.ok(Math.abs(out[0].units - 2.6) < 0.05, `units ${out[0].units}`);
+  assert.equal(out[0].classification[0].guess, 'snap');
+  // the rule that was: every reversed event of the burst counted
+  assert.equal(run({ comparable: 0 })[0].kind, 'oscillation', 'the sequence is the one that misclassified');
+  // and a real oscillation that decays (a spring settling) is still one
+  const spring = (i, t) => [t * V, i >= 50 && i < 58 && i % 2 === 0 ? 0.8 * 0.7 ** ((i - 50) / 2) : 0, 0];
+  const osc = drive({ unit: spring }).out;
+  assert.equal(osc.length, 1, JSON.stringify(osc));
+  assert.equal(osc[0].kind, 'oscillation');
+});
+
 test('motion: a jump that lands in a long frame is the stall catching up, said first', () => {
   // the host clamps its step at 100 ms: in the 400 ms frame it moves 100 ms worth
   const dts = (i) => (i === 60 ? 400 : 16.7);
