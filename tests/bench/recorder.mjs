@@ -320,12 +320,16 @@ try {
       const B = window.bench;
       // when each POST carrying a hitch left the page and was answered
       B.posts = [];
+      B.flying = 0;
       const f = window.fetch;
       window.fetch = function (url, opts) {
         const hitches = opts && typeof opts.body === 'string' ? [...opts.body.matchAll(/"type":"hitch".*?"at":"([^"]+)"/g)].map((m) => m[1]) : [];
-        const sent = Date.now();
+        const sent = Date.now(), beside = B.flying++;       // requests already under way
+        const seq = /[?&]seq=(\d+)/.exec(String(url))?.[1] ?? null;
         const p = f.apply(this, arguments);
-        if (hitches.length) p.then(() => B.posts.push({ hitches, sent, answered: Date.now() }), () => {});
+        const done = () => { B.flying--; };
+        p.then(done, done);
+        if (hitches.length) p.then(() => B.posts.push({ hitches, sent, answered: Date.now(), beside, seq }), () => {});
         return p;
       };
       B.install(true, false);      // after the wrap: the outbox takes fetch when it is made
@@ -355,7 +359,7 @@ try {
     // ms, and that frame's hitch is the wake.  Its `at` is the end of the
     // first render after the stall — the first moment page script runs
     // again, so the first moment the stutter is observable to it.
-    const lat = [], guesses = new Map(), compileMs = [], stallMs = [], atVsEnd = [], byOffset = { own: [], after: [] }, taskWait = [], nextStart = [], woken = [];
+    const wokenAll = [], lat = [], guesses = new Map(), compileMs = [], stallMs = [], atVsEnd = [], byOffset = { own: [], after: [] }, taskWait = [], nextStart = [], woken = [];
     for (let i = 0; i < WAKES; i++) {
       const before = watch.lines.length;
       const t0 = await page.evaluate(() => { window.bench.calls.length = 0; window.bench.afterRuns.length = 0; window.demo.stutter('compile'); return performance.timeOrigin + performance.now(); });
@@ -369,6 +373,7 @@ try {
       if (k >= 0) {
         const w = watch.lines[k].record;
         lat.push(watch.arrivals[k] - Date.parse(w.at));
+        wokenAll.push({ at: w.at, guess: w.guess, off: null });
         guesses.set(w.guess, (guesses.get(w.guess) || 0) + 1);
         const calls = await page.evaluate(() => window.bench.calls.map(([a, b, p]) => [performance.timeOrigin + a, performance.timeOrigin + b, p]));
         const c = calls.findIndex(([, , p]) => p > 0);
@@ -379,6 +384,7 @@ try {
           const near = calls.reduce((b, x) => (Math.abs(x[1] - Date.parse(w.at)) < Math.abs(b - Date.parse(w.at)) ? x[1] : b), Infinity);
           const off = calls.findIndex((x) => x[1] === near) - c;
           atVsEnd.push(off);
+          wokenAll[wokenAll.length - 1].off = off;
           woken.push({ off, at: w.at, line: watch.arrivals[k] });
           if (off === 0 || off === 1) {
             byOffset[off === 0 ? 'own' : 'after'].push(lat[lat.length - 1]);
@@ -415,6 +421,12 @@ try {
       const a2s = ws.map((x) => byAt.get(x.at).sent - Date.parse(x.at)), s2l = ws.map((x) => x.line - byAt.get(x.at).sent);
       console.log(`  the compile's frame +${key}: its frame end → its POST sent p50 ${f3(pct(a2s, 0.5))} max ${f3(Math.max(...a2s))}; POST sent → line p50 ${f3(pct(s2l, 0.5))} max ${f3(Math.max(...s2l))} (${ws.length})`);
     }
+    // the slowest stutters, each: where its time went
+    const slow = lat.map((l, i) => ({ l, w: wokenAll[i] })).filter((x) => x.w).sort((a, b) => b.l - a.l).slice(0, 5);
+    console.log(`  the slowest: ${slow.map(({ l, w }) => {
+      const p = byAt.get(w.at);
+      return `${l} ms (${w.guess}, frame +${w.off ?? '?'}${p ? `: at → POST ${p.sent - Date.parse(w.at)}, POST → answer ${p.answered - p.sent}, ${p.beside} under way beside it, seq ${p.seq}` : ''})`;
+    }).join('; ')}`);
     console.log(`  woken by the compile's own frame (≥ 100 ms itself): ${byOffset.own.length}, p50 ${f3(pct(byOffset.own, 0.5))} p99 ${f3(pct(byOffset.own, 0.99))}; by the frame after it, held back: ${byOffset.after.length}, p50 ${f3(pct(byOffset.after, 0.5))} p99 ${f3(pct(byOffset.after, 0.99))}`);
     console.log(`  the woken frame's end → its after-frame task (a 0 ms timer) p50 ${f3(pct(taskWait, 0.5))} p99 ${f3(pct(taskWait, 0.99))}; → the next render call's start p50 ${f3(pct(nextStart, 0.5))} p99 ${f3(pct(nextStart, 0.99))}`);
     console.log(`  the woken hitch: ${[...guesses].map(([g, n]) => `${g} ×${n}`).join(', ')}; its frame, counted from the compile's: ${[...new Set(atVsEnd)].sort().map((d) => `+${d} ×${atVsEnd.filter((x) => x === d).length}`).join(', ')}`);
