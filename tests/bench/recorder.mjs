@@ -421,6 +421,15 @@ try {
       const a2s = ws.map((x) => byAt.get(x.at).sent - Date.parse(x.at)), s2l = ws.map((x) => x.line - byAt.get(x.at).sent);
       console.log(`  the compile's frame +${key}: its frame end → its POST sent p50 ${f3(pct(a2s, 0.5))} max ${f3(Math.max(...a2s))}; POST sent → line p50 ${f3(pct(s2l, 0.5))} max ${f3(Math.max(...s2l))} (${ws.length})`);
     }
+    // the wakes that were the compile's own (its frame or the stall's
+    // next few), apart from those where the first meaningful hitch after
+    // the stutter was some other frame (an ordinary slow frame of a
+    // loaded machine: a long-script hitch, which waits up to 250 ms for
+    // its script by design)
+    const own = lat.filter((l, i) => wokenAll[i] && wokenAll[i].off !== null && wokenAll[i].off >= 0 && wokenAll[i].off <= 3);
+    const other = lat.filter((l, i) => wokenAll[i] && !(wokenAll[i].off !== null && wokenAll[i].off >= 0 && wokenAll[i].off <= 3));
+    const beside = posts.filter((p) => p.beside > 0).length;
+    console.log(`  woken by the compile's own frames (+0…+3): ${own.length}, p50 ${f3(pct(own, 0.5))} p99 ${f3(pct(own, 0.99))} max ${f3(Math.max(...own))}; by another frame: ${other.length}, p50 ${f3(pct(other, 0.5))} max ${f3(Math.max(...other))}; hitch POSTs sent beside another under way: ${beside} of ${posts.length}`);
     // the slowest stutters, each: where its time went
     const slow = lat.map((l, i) => ({ l, w: wokenAll[i] })).filter((x) => x.w).sort((a, b) => b.l - a.l).slice(0, 5);
     console.log(`  the slowest: ${slow.map(({ l, w }) => {
