@@ -11,6 +11,12 @@ CC	?= cc
 
 UNAME		:= $(shell uname -s)
 PKGS		:= libuv libwebsockets libcjson libcurl
+# What the programs link.  libcurl (the sink) and libnotify (desktop
+# bubbles) are not linked but dlopen()ed the first time they are used
+# (sink/lazycurl.h, notifier/lazynotify.h): they bring ~7 MB of TLS stack,
+# glib and image libraries into every process otherwise.  Their headers
+# still come from pkg-config --cflags, and `make deps` installs them.
+LINK_PKGS	:= libuv libwebsockets libcjson
 
 # The desktop-notification backend is chosen here, once, and compiled in
 # (doctor and /status name it).  Linux needs libnotify: a build that lacks
@@ -34,7 +40,8 @@ endif
 PKG_MISSING	:= $(shell for p in $(PKGS); do \
 		       pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 PKG_CFLAGS	:= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS	:= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS	:= $(shell pkg-config --libs $(LINK_PKGS) 2>/dev/null) \
+		   $(if $(filter Linux,$(UNAME)),-ldl -lpthread)
 CMOCKA_CFLAGS	:= $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS	:= $(shell pkg-config --libs cmocka 2>/dev/null)
 

@@ -25,12 +25,14 @@
 #include "ledger/footprint.h"
 #include "ledger/impact.h"
 #include "notifier/desktop.h"
+#include "notifier/lazynotify.h"
 #include "project/append.h"
 #include "sink.h"
 #include "verbs.h"
 #include "watch.h"
 #include "watchers/fstrust.h"
 #include "project/statedir.h"
+#include "sink/lazycurl.h"
 
 static int
 parse_time_opt(const char *verb, const char *name, const char *v, int64_t *ms)
@@ -1025,7 +1027,7 @@ doctor_sink(struct doc *d, const cJSON *s)
 	    "lastOkAt"));
 	err_at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s,
 	    "lastErrorAt"));
-	if (strcmp(state, "refused") == 0)
+	if (strcmp(state, "refused") == 0 || strcmp(state, "unavailable") == 0)
 		check(d, "sink", 0, "%s: %s", jstr(s, "url"), last);
 	else if (err_at != NULL && (ok_at == NULL || strcmp(err_at, ok_at) > 0))
 		check(d, "sink", 0, "%s: failing since %s (%s); %.0f bytes "
@@ -1087,6 +1089,22 @@ daemon_checks(struct doc *d, const char *project)
 	doctor_sink(d, cJSON_GetObjectItemCaseSensitive(st, "sink"));
 	cJSON_Delete(st);
 #undef SVAL
+}
+
+/* Can the daemon load libnotify (notifier/lazynotify.h)?  0, or -errno
+ * with the reason in err.  Loaded in this process as the daemon would. */
+static int
+doctor_libnotify(char *err, size_t cap)
+{
+#ifdef HAVE_LIBNOTIFY
+	const struct lazynotify	*nf;
+
+	return lazynotify_load(&nf, err, cap);
+#else
+	(void)err;
+	(void)cap;
+	return 0;
+#endif
 }
 
 int
@@ -1178,6 +1196,9 @@ verb_doctor(int argc, char **argv)
 		    "desktop notifications");
 	else if (strcmp(backend, "libnotify") != 0)
 		check(&d, "notifications", 1, "%s", backend);
+	else if (doctor_libnotify(why, sizeof(why)) != 0)
+		check(&d, "notifications", 0, "%s; the daemon logs wakes but "
+		    "shows no desktop notifications", why);
 	else if (bus == NULL || *bus == '\0')
 		check(&d, "notifications", -1, "libnotify, but no D-Bus session "
 		    "(DBUS_SESSION_BUS_ADDRESS unset): the daemon logs wakes "
@@ -1185,6 +1206,17 @@ verb_doctor(int argc, char **argv)
 	else
 		check(&d, "notifications", 1, "libnotify, D-Bus session at %s",
 		    bus);
+	/* loaded here as the sink loads it (sink/lazycurl.h) */
+	{
+		const struct lazycurl	*cu;
+
+		if (lazycurl_load(&cu, why, sizeof(why)) != 0)
+			check(&d, "libcurl", -1, "%s; --sink, `sink init` and "
+			    "`issues --team` cannot work", why);
+		else
+			check(&d, "libcurl", 1, "%s loads (for --sink and "
+			    "--team)", LAZYCURL_SONAME);
+	}
 	{
 		cJSON		*dj = state_file(real, "daemon.json");
 		const cJSON	*pid = cJSON_GetObjectItemCaseSensitive(dj, "pid");

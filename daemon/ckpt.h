@@ -16,8 +16,9 @@
  * Saving: after `checkpoint-bytes` folded, or once the ledger has been
  *         quiet `checkpoint-idle-ms`, or at the latest `checkpoint-max-ms`
  *         after a change; and at SIGTERM.  The loop only copies what
- *         folding changes (ledger_checkpoint_begin: rows, builds, fixes —
- *         about a millisecond for 4,000 rows); the sample blocks, the
+ *         folding changes (ledger_checkpoint_begin: builds, fixes and the
+ *         rows changed since the last save, the first save's rows spread
+ *         over loop turns by CKPT_PREPARE_ROWS); the sample blocks, the
  *         megabytes, are written from the thread pool through the state
  *         directory's one writer.  No timer runs while nothing changes.
  *
@@ -40,6 +41,18 @@
  * footprint's window) does not wake the daemon every second. */
 #define CKPT_WAIT_MS		1000
 #define CKPT_WAIT_MAX_MS	30000
+
+/*
+ * The loop's share of a save, bounded: the rows the fold changed since
+ * the last save are serialised again (ledger_checkpoint_prepare) at most
+ * CKPT_PREPARE_ROWS a loop turn (0.2-0.4 ms on the development machine)
+ * until at most that many are left, which the begin itself serialises.
+ * A fold that changes rows as fast as they are serialised (a storm of
+ * new footprints) is let begin once CKPT_PREPARE_STUCK turns in a row
+ * left no fewer rows: the save must come.
+ */
+#define CKPT_PREPARE_ROWS	512
+#define CKPT_PREPARE_STUCK	8
 
 struct daemon;
 struct ckpt_job;
@@ -79,6 +92,11 @@ struct ckpt {
 	int			 last_error;
 	uint64_t		 last_offset, last_size;
 	double			 last_begin_ms, last_write_ms;
+	double			 last_prepare_ms;	/* the longest turn */
+	unsigned		 prepare_turns;	/* of the save being begun */
+	unsigned		 prepare_stuck;	/* turns without progress */
+	size_t			 prepare_least;	/* fewest rows left so far */
+	unsigned		 last_prepare_turns;
 	int			 resumed;
 	uint64_t		 resumed_at;
 	double			 load_ms, ready_ms;

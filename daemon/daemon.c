@@ -587,9 +587,22 @@ sink_start(struct daemon *d)
 	o.timeout_ms = d->cfg.sink_timeout_ms;
 	o.backoff_max_ms = d->cfg.sink_backoff_max_ms;
 	o.log = log_prio;
-	if ((rc = sink_create(&d->sink, d->loop, &o, err, sizeof(err))) != 0)
+	if ((rc = sink_create(&d->sink, d->loop, &o, err, sizeof(err))) == 0)
+		return 0;
+	if (rc != -ELIBACC) {
 		log_warnx("%s", err);
-	return rc;
+		return rc;
+	}
+	/*
+	 * No libcurl (sink/lazycurl.h): the daemon still folds, wakes and
+	 * serves; only the sink is off.  Its cursor stays where it was, so
+	 * a start with libcurl sends everything since — nothing is lost.
+	 */
+	log_warnx("sink off: %s; the ledger stays on this machine until a "
+	    "start that can load it", err);
+	snprintf(d->sink_error, sizeof(d->sink_error), "%s", err);
+	d->sink_error_ms = daemon_now_ms();
+	return 0;
 }
 
 /* A footprint's count and status now, for wakes re-made from the file. */

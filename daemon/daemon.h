@@ -63,7 +63,10 @@ struct daemon {
 
 	char			 loop_settings[16];	/* settings.json's */
 
-	struct sink		*sink;		/* NULL: no --sink (docs/team.md) */
+	struct sink		*sink;		/* NULL: no --sink (docs/team.md),
+						   or it could not start: */
+	char			 sink_error[512];	/* why, for /status */
+	int64_t			 sink_error_ms;
 	uint64_t		 fixes_generation;
 
 	struct api		 api;		/* HTTP routes */

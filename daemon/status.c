@@ -110,8 +110,11 @@ daemon_status_json(void *arg)
 	cJSON_AddItemToObject(o, "notifier", n);
 	server_status_json(&d->server, o);
 	cJSON_AddItemToObject(o, "http", api_status_json(&d->api));
-	/* null: no --sink, nothing leaves the machine (docs/team.md) */
+	/* null: no --sink, nothing leaves the machine (docs/team.md);
+	 * "unavailable": asked for but it could not start (no libcurl) */
 	cJSON_AddItemToObject(o, "sink", d->sink != NULL ?
-	    sink_status_json(d->sink) : cJSON_CreateNull());
+	    sink_status_json(d->sink) : d->sink_error[0] != '\0' ?
+	    sink_status_off_json(d->cfg.sink_url, d->sink_error,
+	    d->sink_error_ms) : cJSON_CreateNull());
 	return o;
 }

@@ -223,13 +223,30 @@ struct blkref {
 };
 
 /*
- * A checkpoint in the making: part[0], the blocks of hb, part[1], the
- * blocks of hp, part[2]; the trailer is added when it is written.
+ * A run of CKPT_RUN_ROWS rows as the rows section holds them.  Shared by
+ * the ledger's cache and every snapshot that refers to it, so a run made
+ * again while a snapshot is being written stays alive until that write is
+ * done; the count is atomic because a snapshot may be freed on another
+ * thread than the ledger's.
+ */
+struct rows_run {
+	unsigned	 refs;
+	size_t		 nrows;		/* the rows it holds */
+	unsigned char	*p;
+	size_t		 len;
+};
+
+/*
+ * A checkpoint in the making: part[0], the rows' runs, part[1], the
+ * blocks of hb, part[2], the blocks of hp, part[3]; the trailer is added
+ * when it is written.
  */
 struct ledger_snap {
-	struct mbuf	part[3];
-	struct blkref	blk[2];
-	uint64_t	size;
+	struct mbuf	  part[4];
+	struct rows_run	**runs;
+	size_t		  nruns;
+	struct blkref	  blk[2];
+	uint64_t	  size;
 };
 
 static int
@@ -264,11 +281,11 @@ mb_open_block(struct mbuf *m, const struct samples *s)
 	}
 }
 
-/* Everything from the magic to the heartbeats' block count. */
+/* Everything from the magic to the rows' count. */
 static int
-mb_state(struct mbuf *w, const struct ledger *l)
+mb_head(struct mbuf *w, const struct ledger *l)
 {
-	size_t		 i, n;
+	size_t		 i;
 
 	mb_bytes(w, MAGIC, 8);
 	mb_u32(w, LEDGER_CHECKPOINT_VERSION);
@@ -312,29 +329,38 @@ mb_state(struct mbuf *w, const struct ledger *l)
 
 	mb_u32(w, SEC_ROWS);
 	mb_u64(w, l->nrows);
-	for (i = 0; i < l->nrows; i++) {
-		const struct row	*r = l->rows[i];
+	return w->err;
+}
 
-		mb_u32(w, r->id);
-		mb_str(w, r->key);
-		mb_str(w, r->type);
-		mb_str(w, r->phase);
-		mb_str(w, r->ctx);
-		mb_u64(w, r->count);
-		mb_i64(w, r->first_ms);
-		mb_i64(w, r->last_ms);
-		mb_u32(w, r->nbuilds);
-		mb_bytes(w, r->builds, (size_t)r->nbuilds * sizeof(*r->builds));
-		mb_u32(w, r->max_build);
-		mb_i64(w, r->last_unbuilt_ms);
-		mb_u8(w, (uint8_t)r->has_worst);
-		mb_f64(w, r->worst);
-		mb_i64(w, r->worst_ms);
-		mb_u8(w, (uint8_t)r->has_verdict);
-		mb_str(w, r->guess);
-		mb_str(w, r->conf);
-		mb_str(w, r->evid);
-	}
+static void
+mb_row(struct mbuf *w, const struct row *r)
+{
+	mb_u32(w, r->id);
+	mb_str(w, r->key);
+	mb_str(w, r->type);
+	mb_str(w, r->phase);
+	mb_str(w, r->ctx);
+	mb_u64(w, r->count);
+	mb_i64(w, r->first_ms);
+	mb_i64(w, r->last_ms);
+	mb_u32(w, r->nbuilds);
+	mb_bytes(w, r->builds, (size_t)r->nbuilds * sizeof(*r->builds));
+	mb_u32(w, r->max_build);
+	mb_i64(w, r->last_unbuilt_ms);
+	mb_u8(w, (uint8_t)r->has_worst);
+	mb_f64(w, r->worst);
+	mb_i64(w, r->worst_ms);
+	mb_u8(w, (uint8_t)r->has_verdict);
+	mb_str(w, r->guess);
+	mb_str(w, r->conf);
+	mb_str(w, r->evid);
+}
+
+/* Everything after the rows to the heartbeats' block count. */
+static int
+mb_tail(struct mbuf *w, const struct ledger *l)
+{
+	size_t		 i, n;
 
 	mb_u32(w, SEC_FIXES);
 	mb_u64(w, l->nfixes);
@@ -385,15 +411,128 @@ mb_state(struct mbuf *w, const struct ledger *l)
 	return w->err;
 }
 
+/* --- the rows' runs ------------------------------------------------------ */
+
+static void
+run_unref(struct rows_run *r)
+{
+	if (r == NULL || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	free(r->p);
+	free(r);
+}
+
+/* Run k of l's rows, serialised now. */
+static struct rows_run *
+run_make(const struct ledger *l, size_t k)
+{
+	struct rows_run	*run;
+	struct mbuf	 m = { 0 };
+	size_t		 i, first = k * CKPT_RUN_ROWS, n = l->nrows - first;
+
+	if (n > CKPT_RUN_ROWS)
+		n = CKPT_RUN_ROWS;
+	for (i = first; i < first + n; i++)
+		mb_row(&m, l->rows[i]);
+	if (m.err || (run = calloc(1, sizeof(*run))) == NULL) {
+		free(m.p);
+		return NULL;
+	}
+	run->refs = 1;
+	run->nrows = n;
+	run->p = m.p;
+	run->len = m.n;
+	return run;
+}
+
+static size_t
+runs_needed(const struct ledger *l)
+{
+	return (l->nrows + CKPT_RUN_ROWS - 1) / CKPT_RUN_ROWS;
+}
+
+/* Is run k missing, short of rows or changed since it was made? */
+static int
+run_stale(const struct ledger *l, size_t k)
+{
+	size_t	want = l->nrows - k * CKPT_RUN_ROWS;
+
+	if (want > CKPT_RUN_ROWS)
+		want = CKPT_RUN_ROWS;
+	return k >= l->nruns || l->run_stale[k] || l->runs[k]->nrows != want;
+}
+
+void
+ckpt_runs_free(struct ledger *l)
+{
+	size_t	k;
+
+	for (k = 0; k < l->nruns; k++)
+		run_unref(l->runs[k]);
+	free(l->runs);
+	free(l->run_stale);
+	l->runs = NULL;
+	l->run_stale = NULL;
+	l->nruns = l->capruns = 0;
+}
+
+int
+ledger_checkpoint_prepare(struct ledger *l, size_t budget, size_t *left)
+{
+	size_t		 need = runs_needed(l), k, made = 0, stale = 0;
+	struct rows_run	*run;
+
+	if (need > l->capruns) {
+		size_t		 cap = l->capruns ? l->capruns : 64;
+		struct rows_run	**nr;
+		uint8_t		*ns;
+
+		while (cap < need)
+			cap *= 2;
+		if ((nr = realloc(l->runs, cap * sizeof(*nr))) == NULL)
+			return -ENOMEM;
+		l->runs = nr;
+		if ((ns = realloc(l->run_stale, cap)) == NULL)
+			return -ENOMEM;
+		l->run_stale = ns;
+		l->capruns = cap;
+	}
+	for (k = 0; k < need; k++) {
+		if (!run_stale(l, k))
+			continue;
+		if (made * CKPT_RUN_ROWS >= budget ||
+		    (k >= l->nruns && k != l->nruns)) {
+			stale++;	/* the runs are made in order */
+			continue;
+		}
+		if ((run = run_make(l, k)) == NULL)
+			return -ENOMEM;
+		if (k < l->nruns)
+			run_unref(l->runs[k]);
+		else
+			l->nruns++;
+		l->runs[k] = run;
+		l->run_stale[k] = 0;
+		made++;
+	}
+	if (left != NULL)
+		*left = stale * CKPT_RUN_ROWS;
+	return 0;
+}
+
 void
 ledger_snap_free(struct ledger_snap *s)
 {
+	size_t	k;
 	int	i;
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		free(s->part[i].p);
+	for (k = 0; k < s->nruns; k++)
+		run_unref(s->runs[k]);
+	free(s->runs);
 	for (i = 0; i < 2; i++) {
 		free(s->blk[i].p);
 		free(s->blk[i].len);
@@ -401,44 +540,73 @@ ledger_snap_free(struct ledger_snap *s)
 	free(s);
 }
 
-int
-ledger_checkpoint_begin(const struct ledger *l, struct ledger_snap **out)
+/*
+ * The snapshot of l.  With `cache` (l itself, writable) the rows are the
+ * cache's runs, made again only where stale and kept for the next save;
+ * without, they are made for this snapshot alone.
+ */
+static int
+snap_begin(const struct ledger *l, struct ledger *cache,
+    struct ledger_snap **out)
 {
 	struct ledger_snap	*s;
-	size_t			 i;
-	int			 k, rc;
+	size_t			 i, k;
+	int			 rc;
 
 	*out = NULL;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
-	rc = mb_state(&s->part[0], l);
+	rc = mb_head(&s->part[0], l);
+	if (rc == 0 && cache != NULL)
+		rc = ledger_checkpoint_prepare(cache, SIZE_MAX, NULL);
+	if (rc == 0 && (s->nruns = runs_needed(l)) > 0 &&
+	    (s->runs = calloc(s->nruns, sizeof(*s->runs))) == NULL)
+		rc = -ENOMEM;
+	for (k = 0; rc == 0 && k < s->nruns; k++) {
+		if (cache != NULL) {
+			s->runs[k] = cache->runs[k];
+			__atomic_add_fetch(&s->runs[k]->refs, 1,
+			    __ATOMIC_RELAXED);
+		} else if ((s->runs[k] = run_make(l, k)) == NULL)
+			rc = -ENOMEM;
+	}
+	if (rc == 0)
+		rc = mb_tail(&s->part[1], l);
 	if (rc == 0)
 		rc = blk_take(&s->blk[0], &l->hb);
 	if (rc == 0) {
-		mb_open_block(&s->part[1], &l->hb);
-		mb_u32(&s->part[1], SEC_HP);
-		mb_u64(&s->part[1], samples_nblocks(&l->hp));
-		rc = s->part[1].err;
+		mb_open_block(&s->part[2], &l->hb);
+		mb_u32(&s->part[2], SEC_HP);
+		mb_u64(&s->part[2], samples_nblocks(&l->hp));
+		rc = s->part[2].err;
 	}
 	if (rc == 0)
 		rc = blk_take(&s->blk[1], &l->hp);
 	if (rc == 0) {
-		mb_open_block(&s->part[2], &l->hp);
-		mb_u32(&s->part[2], SEC_END);
-		rc = s->part[2].err;
+		mb_open_block(&s->part[3], &l->hp);
+		mb_u32(&s->part[3], SEC_END);
+		rc = s->part[3].err;
 	}
 	if (rc != 0) {
 		ledger_snap_free(s);
 		return rc;
 	}
 	s->size = TRAILER;
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 4; k++)
 		s->size += s->part[k].n;
+	for (k = 0; k < s->nruns; k++)
+		s->size += s->runs[k]->len;
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < s->blk[k].n; i++)
 			s->size += sizeof(uint64_t) + s->blk[k].len[i];
 	*out = s;
 	return 0;
+}
+
+int
+ledger_checkpoint_begin(struct ledger *l, struct ledger_snap **out)
+{
+	return snap_begin(l, l, out);
 }
 
 uint64_t
@@ -501,12 +669,15 @@ ledger_snap_write(const struct ledger_snap *s,
 		return -ENOMEM;
 	w->cb = cb;
 	w->arg = arg;
-	for (k = 0; k < 3; k++) {
+	wr_bytes(w, s->part[0].p, s->part[0].n);
+	for (i = 0; i < s->nruns; i++)
+		wr_bytes(w, s->runs[i]->p, s->runs[i]->len);
+	for (k = 1; k < 4; k++) {
 		wr_bytes(w, s->part[k].p, s->part[k].n);
-		for (i = 0; k < 2 && i < s->blk[k].n; i++) {
-			v = s->blk[k].len[i];
+		for (i = 0; k < 3 && i < s->blk[k - 1].n; i++) {
+			v = s->blk[k - 1].len[i];
 			wr_bytes(w, &v, sizeof(v));
-			wr_bytes(w, s->blk[k].p[i], s->blk[k].len[i]);
+			wr_bytes(w, s->blk[k - 1].p[i], s->blk[k - 1].len[i]);
 		}
 	}
 	v = w->total + TRAILER;
@@ -526,7 +697,7 @@ ledger_checkpoint_write(const struct ledger *l,
 	struct ledger_snap	*s;
 	int			 rc;
 
-	if ((rc = ledger_checkpoint_begin(l, &s)) != 0)
+	if ((rc = snap_begin(l, NULL, &s)) != 0)
 		return rc;
 	rc = ledger_snap_write(s, cb, arg);
 	ledger_snap_free(s);

@@ -101,6 +101,7 @@ ledger_destroy(struct ledger *l)
 	}
 	for (i = 0; i < l->nbuilds; i++)
 		free(l->builds[i].name);
+	ckpt_runs_free(l);
 	ledger_clear_fixes(l);
 	cJSON_Delete(l->occ);
 	free(l->rows);
@@ -198,6 +199,7 @@ row_insert(struct ledger *l, struct row *r)
 	    i = (i + 1) & mask)
 		;
 	l->slots[i] = r;
+	r->idx = (uint32_t)l->nrows;
 	l->rows[l->nrows++] = r;
 	l->c.rows = l->nrows;
 	return r;
@@ -729,6 +731,7 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		    (row = row_add(l, id, incident_key(l, &r, key_how,
 		    kspan))) == NULL)
 			return -ENOMEM;
+		row_touch(l, row);
 		if (row_set_str(&row->ctx, f[F_CTX], 1) ||
 		    row_set_str(&row->type, f[F_TYPE], 1) ||
 		    row_set_str(&row->phase, f[F_PHASE], 0) ||

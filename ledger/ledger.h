@@ -196,18 +196,30 @@ int	ledger_checkpoint_read_stream(const struct ledger_opts *opts,
 /*
  * The write in two steps, for an owner that must not stall (the daemon's
  * loop): ledger_checkpoint_begin() copies, on the owner's thread, what
- * folding changes — counters, builds, rows, fixes, skipped lines, the
- * open sample blocks — and only refers to the sealed sample blocks,
- * which never change once sealed and are most of the bytes.  The
- * snapshot is then written by ledger_snap_write() on any thread while
- * the owner folds on: the bytes are those ledger_checkpoint_write() gave
- * at begin.  The ledger must not be destroyed before the snapshot is
- * freed (it owns those blocks).  begin: 0 or -ENOMEM.  ledger_snap_size()
- * is the length snap_write will write; ledger_snap_free accepts NULL.
+ * folding changes — counters, builds, fixes, skipped lines, the open
+ * sample blocks — and only refers to the sealed sample blocks, which
+ * never change once sealed and are most of the bytes.  The rows are kept
+ * serialised in the ledger between saves, by runs of a few rows: begin
+ * serialises again only the runs whose rows the fold changed since the
+ * last begin (or prepare), and refers to the others.  The snapshot is
+ * then written by ledger_snap_write() on any thread while the owner
+ * folds on: the bytes are those ledger_checkpoint_write() gave at begin.
+ * The ledger must not be destroyed before the snapshot is freed (it owns
+ * the sample blocks).  begin: 0 or -ENOMEM.  ledger_snap_size() is the
+ * length snap_write will write; ledger_snap_free accepts NULL (on any
+ * thread).
+ *
+ * ledger_checkpoint_prepare() does begin's row work ahead, at most
+ * `budget` rows of it, so an owner can spread the first save (every row
+ * to serialise) or a save after many changed rows over several turns of
+ * its loop; *left (if not NULL) is how many rows begin would still
+ * serialise now.  0 or -ENOMEM.  Rows changed after a prepare are made
+ * again at begin: the snapshot is always of the ledger at begin.
  */
 struct ledger_snap;
-int	ledger_checkpoint_begin(const struct ledger *l,
-	    struct ledger_snap **out);
+int	ledger_checkpoint_prepare(struct ledger *l, size_t budget,
+	    size_t *left);
+int	ledger_checkpoint_begin(struct ledger *l, struct ledger_snap **out);
 uint64_t ledger_snap_size(const struct ledger_snap *s);
 int	ledger_snap_write(const struct ledger_snap *s,
 	    int (*cb)(void *arg, const void *data, size_t len), void *arg);

@@ -25,6 +25,7 @@
 
 struct row {
 	uint32_t	 id;
+	uint32_t	 idx;		/* its place in ledger.rows */
 	char		 hex[9];
 	char		*key;
 	char		*type;
@@ -107,6 +108,17 @@ struct ledger {
 
 	struct ledger_counts	 c;
 
+	/*
+	 * The checkpoint's rows section, serialised by runs of CKPT_RUN_ROWS
+	 * rows and kept between saves (checkpoint.c), so a save serialises
+	 * only the runs whose rows the fold changed since the last one: the
+	 * fold marks a run stale when it changes one of its rows
+	 * (row_touch), a run short of rows is stale too.
+	 */
+	struct rows_run		**runs;
+	uint8_t			 *run_stale;
+	size_t			  nruns, capruns;
+
 	/* caches */
 	struct jscan_shapes	*shapes;
 	char			 at_day[10];	/* date of at_base, or "" */
@@ -117,6 +129,21 @@ struct ledger {
 	char			 s_type[64], s_phase[128], s_build[128];
 	char			 s_note[LEDGER_NOTE_MAX];
 };
+
+#define CKPT_RUN_ROWS	16
+
+/* The fold changed r: its run of the checkpoint is made again. */
+static inline void
+row_touch(struct ledger *l, const struct row *r)
+{
+	size_t	k = r->idx / CKPT_RUN_ROWS;
+
+	if (k < l->nruns)
+		l->run_stale[k] = 1;
+}
+
+/* checkpoint.c: the runs, let go (ledger_destroy) */
+void		 ckpt_runs_free(struct ledger *l);
 
 /* ledger.c */
 struct row	*row_find(const struct ledger *l, uint32_t id);

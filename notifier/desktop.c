@@ -15,6 +15,14 @@
  * GDBus delivers libnotify's signals (NotificationClosed) through GLib's
  * default main context, which nobody iterates here; every job drains it,
  * or those events would pile up for the life of the daemon.
+ *
+ * libnotify is not linked: the first job (the probe desktop_init starts)
+ * loads it on the pool (lazynotify.h), and every libnotify and glib call
+ * goes through the table it gives.  A library that cannot be loaded is one
+ * more way for the desktop to be unavailable: said once in the log with
+ * dlerror()'s reason, in /status's `desktop`, and tried again as a missing
+ * notification server is.  A daemon with desktop notifications off never
+ * maps it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,11 +32,8 @@
 #include <string.h>
 #include <syslog.h>
 
-#ifdef HAVE_LIBNOTIFY
-#include <libnotify/notify.h>
-#endif
-
 #include "desktop.h"
+#include "notifier/lazynotify.h"
 
 /* The Makefile chooses the backend (NOTIFY=0 gives none). */
 #if defined(HAVE_LIBNOTIFY)
@@ -54,7 +59,7 @@ struct desktop_item {
 	uint64_t		 wakes;		/* how many it stands for */
 	int			 replaced;	/* set by the job: in place */
 	int			 status;	/* set by the job */
-	char			 err[200];
+	char			 err[400];
 };
 
 /*
@@ -76,7 +81,7 @@ struct burst_ent {
 static void __attribute__((format(printf, 3, 4)))
 desktop_log(struct desktop *d, int prio, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[640];
 	va_list ap;
 
 	if (d->log == NULL)
@@ -184,44 +189,46 @@ struct kept {
 };
 
 struct backend {
-	struct kept	kept[DESKTOP_KEEP];
-	uint64_t	tick;
+	const struct lazynotify	*nf;	/* NULL until a job loaded it */
+	struct kept		 kept[DESKTOP_KEEP];
+	uint64_t		 tick;
 };
 
 static void
-glib_drain(void)
+glib_drain(const struct lazynotify *nf)
 {
-	while (g_main_context_iteration(NULL, FALSE))
+	while (nf->g_main_context_iteration(NULL, FALSE))
 		;
 }
 
 static int
-worker_probe(struct desktop_item *it)
+worker_probe(const struct lazynotify *nf, struct desktop_item *it)
 {
 	GDBusConnection *bus;
 	GError *err = NULL;
 	char *name = NULL, *version = NULL;
 
 	/* Ask GIO first: its error says why there is no bus. */
-	if ((bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &err)) == NULL) {
+	if ((bus = nf->g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &err)) ==
+	    NULL) {
 		snprintf(it->err, sizeof(it->err), "no D-Bus session bus: %s",
 		    err != NULL ? err->message : "unknown error");
-		g_clear_error(&err);
+		nf->g_clear_error(&err);
 		return -ENOTCONN;
 	}
-	g_object_unref(bus);
-	if (!notify_init("sloptimize")) {
+	nf->g_object_unref(bus);
+	if (!nf->init("sloptimize")) {
 		snprintf(it->err, sizeof(it->err), "notify_init failed");
 		return -ENOTCONN;
 	}
-	if (!notify_get_server_info(&name, NULL, &version, NULL)) {
+	if (!nf->get_server_info(&name, NULL, &version, NULL)) {
 		snprintf(it->err, sizeof(it->err), "nothing owns "
 		    "org.freedesktop.Notifications on the session bus");
 		return -ENOTCONN;
 	}
 	snprintf(it->err, sizeof(it->err), "%s %s", name, version);
-	g_free(name);
-	g_free(version);
+	nf->g_free(name);
+	nf->g_free(version);
 	return 0;
 }
 
@@ -241,7 +248,7 @@ kept_slot(struct backend *be, const char *fp, int *fresh)
 	}
 	/* Forgetting one only means its next wake opens a new bubble. */
 	if (lru->n != NULL)
-		g_object_unref(lru->n);
+		be->nf->g_object_unref(lru->n);
 	lru->n = NULL;
 	snprintf(lru->fp, sizeof(lru->fp), "%s", fp);
 	*fresh = 1;
@@ -251,44 +258,45 @@ kept_slot(struct backend *be, const char *fp, int *fresh)
 static int
 worker_show(struct backend *be, struct desktop_item *it)
 {
+	const struct lazynotify *nf = be->nf;
 	struct kept *k;
 	GError *err = NULL;
 	char *summary, *body;
 	int fresh, rc = 0;
 
-	if (!notify_is_initted() && !notify_init("sloptimize")) {
+	if (!nf->is_initted() && !nf->init("sloptimize")) {
 		snprintf(it->err, sizeof(it->err), "notify_init failed");
 		return -ENOTCONN;
 	}
 	/* D-Bus strings must be UTF-8; bodies may carry markup. */
-	summary = g_utf8_make_valid(it->summary, -1);
-	body = g_utf8_make_valid(it->body, -1);
+	summary = nf->g_utf8_make_valid(it->summary, -1);
+	body = nf->g_utf8_make_valid(it->body, -1);
 	{
-		char *esc = g_markup_escape_text(body, -1);
+		char *esc = nf->g_markup_escape_text(body, -1);
 
-		g_free(body);
+		nf->g_free(body);
 		body = esc;
 	}
 	k = kept_slot(be, it->fp, &fresh);
 	if (fresh)
-		k->n = notify_notification_new(summary, body, NULL);
+		k->n = nf->notification_new(summary, body, NULL);
 	else
-		notify_notification_update(k->n, summary, body, NULL);
+		nf->notification_update(k->n, summary, body, NULL);
 	it->replaced = !fresh;
 	k->used = ++be->tick;
-	notify_notification_set_app_name(k->n, "sloptimize");
-	notify_notification_set_urgency(k->n, it->critical ?
+	nf->notification_set_app_name(k->n, "sloptimize");
+	nf->notification_set_urgency(k->n, it->critical ?
 	    NOTIFY_URGENCY_CRITICAL : NOTIFY_URGENCY_NORMAL);
-	if (!notify_notification_show(k->n, &err)) {
+	if (!nf->notification_show(k->n, &err)) {
 		snprintf(it->err, sizeof(it->err), "%s",
 		    err != NULL ? err->message : "show failed");
-		g_clear_error(&err);
-		g_object_unref(k->n);	/* its id means nothing now */
+		nf->g_clear_error(&err);
+		nf->g_object_unref(k->n);	/* its id means nothing now */
 		k->n = NULL;
 		rc = -ENOTCONN;
 	}
-	g_free(summary);
-	g_free(body);
+	nf->g_free(summary);
+	nf->g_free(body);
 	return rc;
 }
 
@@ -299,9 +307,9 @@ worker_cleanup(struct backend *be)
 
 	for (i = 0; i < DESKTOP_KEEP; i++)
 		if (be->kept[i].n != NULL)
-			g_object_unref(be->kept[i].n);
-	if (notify_is_initted())
-		notify_uninit();
+			be->nf->g_object_unref(be->kept[i].n);
+	if (be->nf->is_initted())
+		be->nf->uninit();
 }
 
 static void
@@ -311,10 +319,19 @@ worker(uv_work_t *w)
 	struct desktop_item *it = d->job;
 	struct backend *be = d->backend;
 
-	glib_drain();
+	if (be->nf == NULL) {
+		/* nothing was ever shown: nothing to release, and no reason
+		 * to load libnotify for it */
+		if (it->kind == ITEM_CLEANUP)
+			return;
+		if ((it->status = lazynotify_load(&be->nf, it->err,
+		    sizeof(it->err))) != 0)
+			return;
+	}
+	glib_drain(be->nf);
 	switch (it->kind) {
 	case ITEM_PROBE:
-		it->status = worker_probe(it);
+		it->status = worker_probe(be->nf, it);
 		break;
 	case ITEM_SHOW:
 		it->status = worker_show(be, it);
@@ -323,7 +340,7 @@ worker(uv_work_t *w)
 		worker_cleanup(be);
 		break;
 	}
-	glib_drain();
+	glib_drain(be->nf);
 }
 
 static void
@@ -774,7 +791,11 @@ desktop_job_done(struct desktop *d)
 		 * counted, or a desktop without a notification server would
 		 * get one log line per wake.
 		 */
-		if (d->status != DESKTOP_UNAVAILABLE)
+		if (d->status != DESKTOP_UNAVAILABLE && status == -ELIBACC)
+			desktop_log(d, LOG_WARNING, "desktop notifications off: "
+			    "%s; tried again at most every %d s", it->err,
+			    DESKTOP_RETRY_MS / 1000);
+		else if (d->status != DESKTOP_UNAVAILABLE)
 			desktop_log(d, LOG_WARNING, "desktop: no notification "
 			    "server (%s); notifications off, retried at most "
 			    "every %d s", it->err, DESKTOP_RETRY_MS / 1000);

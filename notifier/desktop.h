@@ -78,7 +78,7 @@ struct desktop {
 	void			*log_arg;
 	uint64_t		 interval_ms;
 	enum desktop_status	 status;
-	char			 state[256];	/* what desktop_state says */
+	char			 state[448];	/* what desktop_state says */
 	struct burst_ent	*burst;		/* footprints of the burst */
 	size_t			 nburst, capburst;
 	uint64_t		 seq;

@@ -413,6 +413,9 @@ wake_tally_list(struct wake_tally *t, const struct wake_tally_fp *const **out)
 /*
  * The footprints of two tallies as one list, most severe first: a copy
  * (merged where both have a footprint) in *out, to be freed.  -ENOMEM.
+ * When only one tally has any (a catch-up line at start: nothing held by
+ * a limiter yet), *out is NULL and the list points into that tally, which
+ * is already in this order: no copy of 5,000 entries at the daemon's peak.
  */
 static int
 list_both(struct wake_tally *a, struct wake_tally *b,
@@ -429,6 +432,15 @@ list_both(struct wake_tally *a, struct wake_tally *b,
 	*out = NULL;
 	*sorted = NULL;
 	*n = 0;
+	if (na == 0 || nb == 0) {
+		if ((ptr = calloc(na + nb + 1, sizeof(*ptr))) == NULL)
+			return -ENOMEM;
+		if (na + nb > 0)
+			memcpy(ptr, na > 0 ? la : lb, (na + nb) * sizeof(*ptr));
+		*sorted = ptr;
+		*n = na + nb;
+		return 0;
+	}
 	if ((all = calloc(na + nb + 1, sizeof(*all))) == NULL ||
 	    (ptr = calloc(na + nb + 1, sizeof(*ptr))) == NULL) {
 		free(all);
@@ -561,11 +573,22 @@ wake_list_fit(const struct wake_tally_fp *const *l, size_t n, size_t room)
 	return best;
 }
 
+/*
+ * heldBy, one footprint an element.  Each element is built as a cJSON
+ * object, printed by cJSON, and kept in the array as that text (a raw
+ * item), its tree freed at once: a catch-up line over 5,000 footprints is
+ * built at the end of the start-up fold, when the daemon's memory is at
+ * its highest, and a tree of eight nodes and their strings per footprint
+ * (~4 MB there) put the daemon over its 32 MB (docs/performance.md).  The
+ * line prints to the same bytes; nothing reads the elements back (every
+ * channel takes the printed line).
+ */
 static void
 json_tally_list(cJSON *arr, const struct wake_tally_fp *const *l, size_t n)
 {
 	size_t i;
-	cJSON *e;
+	cJSON *e, *raw;
+	char *txt;
 
 	for (i = 0; i < n; i++) {
 		if ((e = cJSON_CreateObject()) == NULL)
@@ -580,7 +603,14 @@ json_tally_list(cJSON *arr, const struct wake_tally_fp *const *l, size_t n)
 		wake_json_str_or_null(e, "unit", l[i]->unit);
 		wake_json_str_or_null(e, "guess", l[i]->guess);
 		wake_json_str_or_null(e, "status", l[i]->status);
-		cJSON_AddItemToArray(arr, e);
+		txt = cJSON_GetArraySize(e) == 7 ? cJSON_PrintUnformatted(e) :
+		    NULL;
+		cJSON_Delete(e);
+		raw = txt != NULL ? cJSON_CreateRaw(txt) : NULL;
+		cJSON_free(txt);
+		if (raw == NULL)
+			return;		/* the caller sees the short array */
+		cJSON_AddItemToArray(arr, raw);
 	}
 }
 

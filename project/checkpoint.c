@@ -29,6 +29,7 @@
 
 #include "ledger/footprint.h"
 #include "project/checkpoint.h"
+#include "project/filemark.h"
 #include "project/statedir.h"
 
 #define MAGIC		"SLOPTDCK"
@@ -270,74 +271,17 @@ checkpoint_close(struct checkpoint_file *f)
 
 /* --- the files it stands on --------------------------------------------- */
 
-/* pread(2) exactly n bytes at off; -ESTALE if the file ends first. */
-static int
-pread_exact(int fd, void *buf, size_t n, uint64_t off)
-{
-	char	*p = buf;
-	ssize_t	 r;
-
-	while (n > 0) {
-		if ((r = pread(fd, p, n, (off_t)off)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -ESTALE;
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-/* The same rule as watchers/cursor.c's cursor_verify, said of the
- * checkpoint. */
 int
 checkpoint_verify_perf(const struct checkpoint_mark *m, int fd, char *why,
     size_t cap)
 {
-	char		buf[CHECKPOINT_WINDOW];
-	struct stat	st;
-	int		rc;
+	static const struct filemark_words w = { "perf.jsonl",
+	    "the checkpoint" };
+	struct filemark	fm = { .offset = m->offset, .dev = m->dev,
+			    .ino = m->ino, .hash_len = m->hash_len,
+			    .hash = m->hash };
 
-	if (fstat(fd, &st) == -1)
-		return -errno;
-	if ((uint64_t)st.st_dev != m->dev || (uint64_t)st.st_ino != m->ino) {
-		say(why, cap, "perf.jsonl is another file (dev/inode %" PRIu64
-		    "/%" PRIu64 ", the checkpoint is of %" PRIu64 "/%" PRIu64
-		    ")", (uint64_t)st.st_dev, (uint64_t)st.st_ino, m->dev,
-		    m->ino);
-		return -ESTALE;
-	}
-	if ((uint64_t)st.st_size < m->offset) {
-		say(why, cap, "perf.jsonl is shorter than the checkpoint "
-		    "(size %" PRIu64 " < %" PRIu64 "): truncated", (uint64_t)
-		    st.st_size, m->offset);
-		return -ESTALE;
-	}
-	if (m->offset == 0)
-		return 0;
-	if ((rc = pread_exact(fd, buf, m->hash_len, m->offset -
-	    m->hash_len)) != 0) {
-		if (rc == -ESTALE)
-			say(why, cap, "perf.jsonl shrank under the checkpoint");
-		return rc;
-	}
-	if (buf[m->hash_len - 1] != '\n') {
-		say(why, cap, "the byte before the checkpoint's offset (%"
-		    PRIu64 ") is not a newline: perf.jsonl was rewritten",
-		    m->offset);
-		return -ESTALE;
-	}
-	if (fnv1a64(buf, m->hash_len) != m->hash) {
-		say(why, cap, "the bytes before the checkpoint's offset (%"
-		    PRIu64 ") changed: perf.jsonl was truncated and rewritten, "
-		    "or its inode reused", m->offset);
-		return -ESTALE;
-	}
-	return 0;
+	return filemark_verify(&fm, fd, &w, why, cap);
 }
 
 int
@@ -371,7 +315,7 @@ checkpoint_verify_fixes(const struct checkpoint_mark *m, int fd, char *why,
 		size_t	n = m->fixes_offset - at < sizeof(buf) ?
 			    (size_t)(m->fixes_offset - at) : sizeof(buf);
 
-		if ((rc = pread_exact(fd, buf, n, at)) != 0) {
+		if ((rc = filemark_pread(fd, buf, n, at)) != 0) {
 			if (rc == -ESTALE)
 				say(why, cap, "fixes.jsonl shrank under the "
 				    "checkpoint");

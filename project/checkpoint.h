@@ -33,9 +33,10 @@
 #include <stdint.h>
 
 #include "ledger/ledger.h"
+#include "project/filemark.h"
 
 #define CHECKPOINT_VERSION	1
-#define CHECKPOINT_WINDOW	4096	/* = CURSOR_WINDOW */
+#define CHECKPOINT_WINDOW	FILEMARK_WINDOW
 #define CHECKPOINT_WHY_MAX	320	/* room for a reason */
 /* fixes_offset when the fixes' bytes are not known (a line over
  * LEDGER_MAX_LINE was never seen whole): no reader can use it. */

@@ -9,23 +9,19 @@
  * Nothing here blocks: name resolution is curl's threaded resolver, and
  * the only timer armed is the one curl asks for while a transfer runs, so
  * an idle client costs no wake-ups.
+ *
+ * libcurl itself is loaded on first use (lazycurl.h says why): every curl
+ * call goes through the table lazycurl_load() gives, and each entry point
+ * that needs one loads it and turns a failure into its error sentence.
+ * Building a URL needs no curl at all.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "sink/clickhouse.h"
-
-/*
- * curl_global_init must run once per process before any other curl call,
- * and before threads start on old libcurls: a uv_once guard is the one
- * piece of process-wide state here.
- */
-static uv_once_t	ch_once = UV_ONCE_INIT;
-static void		ch_global(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+#include "sink/lazycurl.h"
 
 /* --- URLs ------------------------------------------------------------- */
 
@@ -136,14 +132,44 @@ ch_url_parse(const char *url, struct ch_url *u, char *err, size_t cap)
 	return 0;
 }
 
+/*
+ * Percent-encoding as curl_easy_escape does it (RFC 3986: everything but
+ * the unreserved characters, as %XX in capitals), so that composing a URL
+ * does not need libcurl loaded.
+ */
+static char *
+url_escape(const char *s)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	size_t			 n = strlen(s), k = 0, i;
+	char			*out;
+
+	if ((out = malloc(3 * n + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		unsigned char	c = (unsigned char)s[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~')
+			out[k++] = (char)c;
+		else {
+			out[k++] = '%';
+			out[k++] = hex[c >> 4];
+			out[k++] = hex[c & 15];
+		}
+	}
+	out[k] = '\0';
+	return out;
+}
+
 char *
 ch_request_url(const struct ch_url *u, const char *stmt, const char *settings)
 {
 	char	*esc = NULL, *out;
 	size_t	 n;
 
-	uv_once(&ch_once, ch_global);
-	if (stmt != NULL && (esc = curl_easy_escape(NULL, stmt, 0)) == NULL)
+	if (stmt != NULL && (esc = url_escape(stmt)) == NULL)
 		return NULL;
 	n = strlen(u->base) + strlen(u->params) + (esc ? strlen(esc) : 0) +
 	    (settings ? strlen(settings) : 0) + 16;
@@ -154,7 +180,7 @@ ch_request_url(const struct ch_url *u, const char *stmt, const char *settings)
 		    esc && settings && *settings ? "&" : "",
 		    settings ? settings : "");
 	}
-	curl_free(esc);
+	free(esc);
 	return out;
 }
 
@@ -221,7 +247,7 @@ reason_line(char *err, size_t cap, long status, const struct ch_buf *b)
 }
 
 static int
-curl_errno(CURLcode c)
+ch_errno(CURLcode c)
 {
 	switch (c) {
 	case CURLE_OK:				return 0;
@@ -240,40 +266,41 @@ curl_errno(CURLcode c)
 
 /* The options every request shares. */
 static void
-easy_setup(CURL *e, const char *url, const char *body, size_t len,
-    long timeout_ms, struct ch_buf *out, char *errbuf)
+easy_setup(const struct lazycurl *cu, CURL *e, const char *url,
+    const char *body, size_t len, long timeout_ms, struct ch_buf *out,
+    char *errbuf)
 {
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, body ? body : "");
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	cu->easy_setopt(e, CURLOPT_URL, url);
+	cu->easy_setopt(e, CURLOPT_POST, 1L);
+	cu->easy_setopt(e, CURLOPT_POSTFIELDS, body ? body : "");
+	cu->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	cu->easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+	cu->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 	    timeout_ms < 5000 ? timeout_ms : 5000L);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "sloptimize/" SLOPTIMIZE_VERSION);
+	cu->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	cu->easy_setopt(e, CURLOPT_WRITEDATA, out);
+	cu->easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	cu->easy_setopt(e, CURLOPT_USERAGENT, "sloptimize/" SLOPTIMIZE_VERSION);
 	/* no "Expect: 100-continue" round trip before large bodies */
-	curl_easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu->easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+	cu->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 }
 
 static int
-easy_result(CURL *e, CURLcode cc, const char *errbuf, const struct ch_buf *b,
-    char *err, size_t cap)
+easy_result(const struct lazycurl *cu, CURL *e, CURLcode cc,
+    const char *errbuf, const struct ch_buf *b, char *err, size_t cap)
 {
 	long	status = 0;
 	int	rc;
 
 	if (cc != CURLE_OK) {
-		rc = curl_errno(cc);
+		rc = ch_errno(cc);
 		snprintf(err, cap, "%s", errbuf[0] ? errbuf :
-		    curl_easy_strerror(cc));
+		    cu->easy_strerror(cc));
 		return rc;
 	}
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	cu->easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
 		reason_line(err, cap, status, b);
 		return -EPROTO;
@@ -287,22 +314,24 @@ int
 ch_query(const struct ch_url *u, const char *sql, const char *settings,
     long timeout_ms, struct ch_buf *out, char *err, size_t cap)
 {
-	char		 errbuf[CURL_ERROR_SIZE] = "", *url;
-	CURL		*e;
-	CURLcode	 cc;
-	int		 rc;
+	const struct lazycurl	*cu;
+	char			 errbuf[CURL_ERROR_SIZE] = "", *url;
+	CURL			*e;
+	CURLcode		 cc;
+	int			 rc;
 
-	uv_once(&ch_once, ch_global);
+	if ((rc = lazycurl_load(&cu, err, cap)) != 0)
+		return rc;
 	if ((url = ch_request_url(u, NULL, settings)) == NULL ||
-	    (e = curl_easy_init()) == NULL) {
+	    (e = cu->easy_init()) == NULL) {
 		free(url);
 		snprintf(err, cap, "out of memory");
 		return -ENOMEM;
 	}
-	easy_setup(e, url, sql, strlen(sql), timeout_ms, out, errbuf);
-	cc = curl_easy_perform(e);
-	rc = easy_result(e, cc, errbuf, out, err, cap);
-	curl_easy_cleanup(e);
+	easy_setup(cu, e, url, sql, strlen(sql), timeout_ms, out, errbuf);
+	cc = cu->easy_perform(e);
+	rc = easy_result(cu, e, cc, errbuf, out, err, cap);
+	cu->easy_cleanup(e);
 	free(url);
 	return rc;
 }
@@ -312,57 +341,59 @@ ch_query_all(const struct ch_url *u, const char *const *sql, int n,
     const char *settings, long timeout_ms, struct ch_buf *outs, char *err,
     size_t cap)
 {
-	CURLM		*m;
-	CURL		*e[8] = { NULL };
-	char		 errbuf[8][CURL_ERROR_SIZE], *url;
-	int		 i, running, rc = 0;
+	const struct lazycurl	*cu;
+	CURLM			*m;
+	CURL			*e[8] = { NULL };
+	char			 errbuf[8][CURL_ERROR_SIZE], *url;
+	int			 i, running, rc = 0;
 
 	if (n > 8)
 		return -EINVAL;
-	uv_once(&ch_once, ch_global);
+	if ((rc = lazycurl_load(&cu, err, cap)) != 0)
+		return rc;
 	if ((url = ch_request_url(u, NULL, settings)) == NULL ||
-	    (m = curl_multi_init()) == NULL) {
+	    (m = cu->multi_init()) == NULL) {
 		free(url);
 		snprintf(err, cap, "out of memory");
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
 		errbuf[i][0] = '\0';
-		if ((e[i] = curl_easy_init()) == NULL) {
+		if ((e[i] = cu->easy_init()) == NULL) {
 			rc = -ENOMEM;
 			snprintf(err, cap, "out of memory");
 			goto out;
 		}
-		easy_setup(e[i], url, sql[i], strlen(sql[i]), timeout_ms,
+		easy_setup(cu, e[i], url, sql[i], strlen(sql[i]), timeout_ms,
 		    &outs[i], errbuf[i]);
-		curl_multi_add_handle(m, e[i]);
+		cu->multi_add_handle(m, e[i]);
 	}
 	do {
-		if (curl_multi_perform(m, &running) != CURLM_OK)
+		if (cu->multi_perform(m, &running) != CURLM_OK)
 			break;
 		if (running)
-			curl_multi_poll(m, NULL, 0, 1000, NULL);
+			cu->multi_poll(m, NULL, 0, 1000, NULL);
 	} while (running);
 	for (;;) {
 		CURLMsg	*msg;
 		int	 left;
 
-		if ((msg = curl_multi_info_read(m, &left)) == NULL)
+		if ((msg = cu->multi_info_read(m, &left)) == NULL)
 			break;
 		if (msg->msg != CURLMSG_DONE || rc != 0)
 			continue;
 		for (i = 0; i < n; i++)
 			if (e[i] == msg->easy_handle)
-				rc = easy_result(e[i], msg->data.result,
+				rc = easy_result(cu, e[i], msg->data.result,
 				    errbuf[i], &outs[i], err, cap);
 	}
 out:
 	for (i = 0; i < n; i++)
 		if (e[i] != NULL) {
-			curl_multi_remove_handle(m, e[i]);
-			curl_easy_cleanup(e[i]);
+			cu->multi_remove_handle(m, e[i]);
+			cu->easy_cleanup(e[i]);
 		}
-	curl_multi_cleanup(m);
+	cu->multi_cleanup(m);
 	free(url);
 	return rc;
 }
@@ -388,6 +419,7 @@ struct ch_sock {		/* one socket curl wants watched */
 };
 
 struct ch_client {
+	const struct lazycurl *cu;
 	uv_loop_t	*loop;
 	CURLM		*multi;
 	uv_timer_t	 timer;
@@ -415,8 +447,8 @@ req_finish(struct ch_req *r, int rc, const char *err)
 			break;
 		}
 	c->busy--;
-	curl_multi_remove_handle(c->multi, r->easy);
-	curl_easy_cleanup(r->easy);
+	c->cu->multi_remove_handle(c->multi, r->easy);
+	c->cu->easy_cleanup(r->easy);
 	r->done(r->arg, rc, err, r->resp.p ? r->resp.p : "", r->resp.len);
 	ch_buf_free(&r->resp);
 	free(r->url);
@@ -429,16 +461,16 @@ client_check(struct ch_client *c)
 	CURLMsg	*m;
 	int	 left;
 
-	while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
+	while ((m = c->cu->multi_info_read(c->multi, &left)) != NULL) {
 		struct ch_req	*r = NULL;
 		char		 err[CH_ERR_MAX];
 		int		 rc;
 
 		if (m->msg != CURLMSG_DONE)
 			continue;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+		c->cu->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
 		    (char **)&r);
-		rc = easy_result(r->easy, m->data.result, r->errbuf, &r->resp,
+		rc = easy_result(c->cu, r->easy, m->data.result, r->errbuf, &r->resp,
 		    err, sizeof(err));
 		req_finish(r, rc, err);
 	}
@@ -450,7 +482,8 @@ on_timer(uv_timer_t *t)
 	struct ch_client	*c = t->data;
 	int			 running;
 
-	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	c->cu->multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0,
+	    &running);
 	client_check(c);
 }
 
@@ -480,7 +513,7 @@ on_poll(uv_poll_t *p, int status, int events)
 		flags |= CURL_CSELECT_IN;
 	if (events & UV_WRITABLE)
 		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(c->multi, s->fd, flags, &running);
+	c->cu->multi_socket_action(c->multi, s->fd, flags, &running);
 	client_check(c);
 }
 
@@ -521,7 +554,7 @@ curl_socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *sockp)
 		if (s != NULL) {
 			sock_close(s);
 			if (!c->closing)
-				curl_multi_assign(c->multi, fd, NULL);
+				c->cu->multi_assign(c->multi, fd, NULL);
 		}
 		return 0;
 	}
@@ -542,7 +575,7 @@ curl_socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *sockp)
 			s->next->prevp = &s->next;
 		s->prevp = &c->socks;
 		c->socks = s;
-		curl_multi_assign(c->multi, fd, s);
+		c->cu->multi_assign(c->multi, fd, s);
 	}
 	if (what & CURL_POLL_IN)
 		ev |= UV_READABLE;
@@ -553,23 +586,28 @@ curl_socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *sockp)
 }
 
 int
-ch_client_create(struct ch_client **out, uv_loop_t *loop)
+ch_client_create(struct ch_client **out, uv_loop_t *loop, char *err,
+    size_t cap)
 {
+	const struct lazycurl	*cu;
 	struct ch_client	*c;
+	int			 rc;
 
-	uv_once(&ch_once, ch_global);
 	*out = NULL;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return -ENOMEM;
-	c->loop = loop;
-	if ((c->multi = curl_multi_init()) == NULL) {
+	if ((rc = lazycurl_load(&cu, err, cap)) != 0)
+		return rc;
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->multi = cu->multi_init()) == NULL) {
 		free(c);
+		snprintf(err, cap, "out of memory");
 		return -ENOMEM;
 	}
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+	c->cu = cu;
+	c->loop = loop;
+	cu->multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
+	cu->multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+	cu->multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
+	cu->multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
 	uv_timer_init(loop, &c->timer);
 	c->timer.data = c;
 	c->open_handles = 1;
@@ -586,8 +624,8 @@ ch_client_post(struct ch_client *c, const char *url, const char *body,
 	if (c->closing)
 		return -ECANCELED;
 	if ((r = calloc(1, sizeof(*r))) == NULL ||
-	    (r->url = strdup(url)) == NULL || (r->easy = curl_easy_init()) ==
-	    NULL) {
+	    (r->url = strdup(url)) == NULL ||
+	    (r->easy = c->cu->easy_init()) == NULL) {
 		if (r != NULL)
 			free(r->url);
 		free(r);
@@ -597,11 +635,11 @@ ch_client_post(struct ch_client *c, const char *url, const char *body,
 	r->done = done;
 	r->arg = arg;
 	r->resp.max = 64u << 20;
-	easy_setup(r->easy, r->url, body, len, timeout_ms, &r->resp,
+	easy_setup(c->cu, r->easy, r->url, body, len, timeout_ms, &r->resp,
 	    r->errbuf);
-	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
-	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
-		curl_easy_cleanup(r->easy);
+	c->cu->easy_setopt(r->easy, CURLOPT_PRIVATE, r);
+	if (c->cu->multi_add_handle(c->multi, r->easy) != CURLM_OK) {
+		c->cu->easy_cleanup(r->easy);
 		free(r->url);
 		free(r);
 		return -ENOMEM;
@@ -650,7 +688,7 @@ ch_client_close(struct ch_client *c, void (*closed)(void *), void *arg)
 		    "closing");
 	/* Kept-alive connections go with the multi handle; whatever socket
 	 * curl did not tell us to forget is closed here. */
-	curl_multi_cleanup(c->multi);
+	c->cu->multi_cleanup(c->multi);
 	c->multi = NULL;
 	while (c->socks != NULL)
 		sock_close(c->socks);

@@ -65,7 +65,8 @@ char	*ch_request_url(const struct ch_url *u, const char *stmt_in_url,
 
 /*
  * Blocking: run `sql` (as the body) and collect the answer.  0, or a
- * negative errno with a sentence in err: -ECONNREFUSED and friends from
+ * negative errno with a sentence in err: -ELIBACC when libcurl cannot be
+ * loaded (lazycurl.h), -ECONNREFUSED and friends from
  * the transport, -ETIMEDOUT, -EPROTO for an answer other than 200 (err
  * holds ClickHouse's reason), -EIO for another transport failure.  *out
  * holds the body on 0 and on -EPROTO.
@@ -96,8 +97,13 @@ struct ch_req;
 typedef void ch_done_fn(void *arg, int rc, const char *err,
 	    const char *body, size_t len);
 
-/* 0 or -errno.  Everything on the loop thread. */
-int	ch_client_create(struct ch_client **out, uv_loop_t *loop);
+/*
+ * 0, or -errno with a sentence in err: -ELIBACC when libcurl cannot be
+ * loaded (lazycurl.h; the first call loads it, so call this at start-up,
+ * not from a loop callback), -ENOMEM.  Everything on the loop thread.
+ */
+int	ch_client_create(struct ch_client **out, uv_loop_t *loop, char *err,
+	    size_t cap);
 
 /*
  * POST `body` (len bytes, borrowed: it must stay valid until `done`) to

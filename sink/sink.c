@@ -781,7 +781,7 @@ sink_create(struct sink **out, uv_loop_t *loop, const struct sink_opts *o,
 {
 	struct sink	*s;
 	const char	*base;
-	char		 target[CH_URL_MAX + CH_DB_MAX];
+	char		 target[CH_URL_MAX + CH_DB_MAX], why[CH_ERR_MAX];
 	int		 rc, i;
 
 	*out = NULL;
@@ -836,9 +836,9 @@ sink_create(struct sink **out, uv_loop_t *loop, const struct sink_opts *o,
 		rc = -ENOMEM;
 		goto fail;
 	}
-	if ((rc = ch_client_create(&s->http, loop)) != 0) {
-		snprintf(err, cap, "sink: cannot start the HTTP client: %s",
-		    strerror(-rc));
+	if ((rc = ch_client_create(&s->http, loop, why, sizeof(why))) != 0) {
+		/* lazycurl's sentence names the sink already */
+		snprintf(err, cap, "%s%s", rc == -ELIBACC ? "" : "sink: ", why);
 		goto fail;
 	}
 	uv_timer_init(loop, &s->timer);
@@ -943,6 +943,26 @@ sink_status_json(const struct sink *s)
 	add_u64(o, "batchRows", s->batch_rows);
 	add_u64(o, "batchMs", s->batch_ms);
 	add_u64(o, "timeoutMs", s->timeout_ms);
+	return o;
+}
+
+cJSON *
+sink_status_off_json(const char *url, const char *why, int64_t at_ms)
+{
+	struct ch_url	 u;
+	char		 perr[CH_ERR_MAX];
+	cJSON		*o = cJSON_CreateObject();
+
+	if (o == NULL)
+		return NULL;
+	if (ch_url_parse(url, &u, perr, sizeof(perr)) != 0)
+		snprintf(u.shown, sizeof(u.shown), "(not a sink URL)");
+	cJSON_AddStringToObject(o, "url", u.shown);
+	cJSON_AddStringToObject(o, "database", u.db);
+	cJSON_AddStringToObject(o, "state", "unavailable");
+	cJSON_AddStringToObject(o, "lastError", why);
+	add_time(o, "lastErrorAt", at_ms);
+	cJSON_AddNullToObject(o, "lastOkAt");
 	return o;
 }
 

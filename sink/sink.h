@@ -34,12 +34,17 @@
 #ifndef SINK_SINK_H
 #define SINK_SINK_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "sink/batch.h"
+
+#ifndef ELIBACC
+#define ELIBACC	ENOENT		/* as sink/lazycurl.h: macOS has none */
+#endif
 
 #define SINK_BATCH_ROWS		10000
 #define SINK_BATCH_BYTES	(8u << 20)	/* a batch's body at most */
@@ -69,7 +74,9 @@ struct sink;
 /*
  * Check the options, read or make the machine id, load the cursors
  * (synchronously: start-up, a few hundred bytes).  Nothing is sent until
- * the loop runs.  0 or -errno, with a sentence in err.
+ * the loop runs.  0 or -errno, with a sentence in err; -ELIBACC when
+ * libcurl cannot be loaded (sink/lazycurl.h: loaded here, the first time
+ * a sink is made, and not before).
  */
 int	sink_create(struct sink **out, uv_loop_t *loop,
 	    const struct sink_opts *o, char *err, size_t cap);
@@ -86,6 +93,16 @@ void	sink_advance(struct sink *s, enum sink_stream st, uint64_t gen,
 
 /* The sink's state for /status and doctor, as a JSON object. */
 cJSON	*sink_status_json(const struct sink *s);
+
+/*
+ * The same object for a sink that was asked for (`url`) but could not be
+ * made (`why`: sink_create's sentence, e.g. libcurl not loadable at
+ * `at_ms`): state "unavailable", the URL without its password, lastError.
+ * So /status and doctor say the sink is off and why, instead of a null
+ * that reads "no --sink".
+ */
+cJSON	*sink_status_off_json(const char *url, const char *why,
+	    int64_t at_ms);
 
 /* Sent, acknowledged, up to date: for tests and benchmarks.  1 when
  * every byte announced is acknowledged and nothing is in flight. */

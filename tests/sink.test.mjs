@@ -662,6 +662,8 @@ test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=te
     // /status carries the sink, by its schema
     const st = await ps[0].d.status();
     assert.equal(st.sink.state, 'idle');
+    // libcurl is loaded by the sink, not linked (sink/lazycurl.h)
+    assert.match(fs.readFileSync(`/proc/${ps[0].d.proc.pid}/maps`, 'utf8'), /\/libcurl\.so\.4/);
     assert.equal(st.sink.machine, machineId(ps[0].m));
     const v = spawnSync('node', [path.join(top, 'tests', 'validate.mjs'),
       path.join(top, 'schemas', 'status.json'), '-'], { input: JSON.stringify(st), encoding: 'utf8' });
@@ -680,6 +682,8 @@ test('sloptimized --sink: two daemons as two machines, kill -9 of one, ?scope=te
   const d = await new Daemon(lone, { args: ['--desktop', '0'] }).start();
   try {
     assert.equal((await d.status()).sink, null);
+    assert.doesNotMatch(fs.readFileSync(`/proc/${d.proc.pid}/maps`, 'utf8'), /\/lib(curl|notify|glib-2\.0)[.-]/,
+      'without --sink or bubbles, neither libcurl nor libnotify is mapped');
     const r = await fetch(`${d.base}/api/sloptimize/issues?scope=team`);
     assert.equal(r.status, 404);
     assert.equal((await r.json()).error.code, 'no_sink');

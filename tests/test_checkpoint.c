@@ -624,6 +624,87 @@ checkpoint_snapshot_is_the_ledger_at_begin(void **state)
 	case_free(&c);
 }
 
+/*
+ * Saves kept incremental (the rows serialised by runs, kept between
+ * saves, made again only where the fold changed them): at every one of
+ * many saves — after a few lines or after many, with rows serialised
+ * ahead by prepare in slices of every size, and lines folded between the
+ * prepare and the begin — the snapshot's bytes are exactly those of a
+ * full write at that instant; and a snapshot still being written while
+ * the fold goes on and the next begin makes its runs again keeps its own
+ * bytes.
+ */
+static void
+checkpoint_incremental_begin_is_a_full_write(void **state)
+{
+	struct ledger_opts	 o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 1,
+				    NULL };
+	static const size_t	 budgets[] = { 0, 1, 16, 17, 40, SIZE_MAX };
+	struct ledger		*l;
+	struct ledger_snap	*snap, *prev = NULL;
+	struct bytes		 at, prev_at = { 0 }, got;
+	struct case_		 c;
+	struct ledger_counts	 n;
+	size_t			 pos = 0, step = 1, round = 0, left, rows;
+
+	(void)state;
+	gen_case(&c);
+	assert_non_null(l = ledger_create(&o));
+	fold(l, &c.fixes, LEDGER_FIXES, 0, c.fixes.n);
+	while (pos < c.perf.n) {
+		size_t	to = pos + step > c.perf.n ? c.perf.n : pos + step;
+
+		fold(l, &c.perf, LEDGER_PERF, pos, to);
+		pos = to;
+		step = step * 3 % 397 + 1;
+		assert_int_equal(ledger_checkpoint_prepare(l,
+		    budgets[round % 6], &left), 0);
+		ledger_counts(l, &n);
+		rows = (size_t)n.rows;
+		assert_true(left <= rows + 16);
+		if (budgets[round % 6] == SIZE_MAX)
+			assert_int_equal(left, 0);
+		if (round % 3 == 1 && pos < c.perf.n) {
+			/* rows changed after the prepare: begin sees them */
+			fold(l, &c.perf, LEDGER_PERF, pos, pos + 1);
+			pos++;
+		}
+		checkpoint(l, &at);
+		assert_int_equal(ledger_checkpoint_begin(l, &snap), 0);
+		assert_int_equal(ledger_snap_size(snap), at.n);
+		if (prev != NULL) {
+			/* written after its runs were made again */
+			memset(&got, 0, sizeof(got));
+			assert_int_equal(ledger_snap_write(prev, to_bytes,
+			    &got), 0);
+			assert_int_equal(got.n, prev_at.n);
+			if (memcmp(got.p, prev_at.p, got.n) != 0)
+				fail_msg("round %zu: an earlier snapshot "
+				    "changed under its write", round);
+			free(got.p);
+			ledger_snap_free(prev);
+			free(prev_at.p);
+		}
+		memset(&got, 0, sizeof(got));
+		assert_int_equal(ledger_snap_write(snap, to_bytes, &got), 0);
+		assert_int_equal(got.n, at.n);
+		if (memcmp(got.p, at.p, at.n) != 0)
+			fail_msg("round %zu (line %zu): the incremental "
+			    "snapshot differs from a full write", round, pos);
+		free(got.p);
+		prev = snap;
+		prev_at = at;
+		round++;
+	}
+	assert_true(round > 20);
+	/* the ledger goes first: freeing the snapshot is still safe, its
+	 * runs are its own too */
+	ledger_destroy(l);
+	ledger_snap_free(prev);
+	free(prev_at.p);
+	case_free(&c);
+}
+
 /* The streamed reader pulls in bounded pieces: it never asks for the
  * whole checkpoint at once. */
 static void
@@ -695,6 +776,7 @@ main(void)
 		cmocka_unit_test(checkpoint_resumes_a_generated_ledger),
 		cmocka_unit_test(checkpoint_refuses_damage),
 		cmocka_unit_test(checkpoint_snapshot_is_the_ledger_at_begin),
+		cmocka_unit_test(checkpoint_incremental_begin_is_a_full_write),
 		cmocka_unit_test(checkpoint_stream_pulls_in_pieces),
 		cmocka_unit_test(checkpoint_write_reports_the_sink_error),
 		cmocka_unit_test(checkpoint_crc_is_crc32c),

@@ -385,7 +385,7 @@ checkpoint_refused_when_perf_changed(void **state)
 	/* truncated below the checkpoint */
 	half_way(fx, &perf, &fixes, &cut);
 	assert_int_equal(truncate(fx->perf, (off_t)cut - 10), 0);
-	expect_refused(fx, "shorter");
+	expect_refused(fx, "perf.jsonl was truncated while stopped");
 	/* truncated and rewritten longer, same inode: other bytes */
 	put_file(fx->perf, perf.p + 100, perf.n - 100, 0);
 	expect_refused(fx, "perf.jsonl was");
@@ -396,7 +396,7 @@ checkpoint_refused_when_perf_changed(void **state)
 	snprintf(copy, sizeof(copy), "%s.new", fx->perf);
 	put_file(copy, perf.p, perf.n, 0);
 	assert_int_equal(rename(copy, fx->perf), 0);
-	expect_refused(fx, "another file");
+	expect_refused(fx, "perf.jsonl was replaced while stopped");
 	free(perf.p);
 	free(fixes.p);
 }
@@ -425,7 +425,7 @@ checkpoint_refused_from_another_file(void **state)
 	save_now(&other, other.ckpt);
 	ck = slurp(other.ckpt);
 	put_file(fx->ckpt, ck.p, ck.n, 0);
-	expect_refused(fx, "another file");
+	expect_refused(fx, "perf.jsonl was replaced while stopped");
 	free(ck.p);
 	free(perf.p);
 	free(fixes.p);

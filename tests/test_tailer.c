@@ -306,6 +306,49 @@ long_line(struct fx *fx)
 }
 
 /*
+ * Where the bytes are read: an append the kernel told us of is read on
+ * the loop (a few bytes from the page cache), anything that fills the
+ * loop's chunk goes on on the thread pool, and polling (a filesystem
+ * whose events are not trusted) reads only on the pool.  Every line
+ * comes once, in order, whichever side read it.
+ */
+static void
+read_where(struct fx *fx)
+{
+	struct tailer_status	st0, st1;
+	size_t			n = 9000, i, big;
+	char			*buf, line[32];
+	int			fd;
+
+	put(fx->path, "a\n");
+	tail_start(fx, 0);
+	WAIT(fx, CAUGHT_UP(fx) && fx->readies == 1);
+	st0 = status(fx);
+	fd = wopen(fx->path);
+	wr(fd, "b\n");
+	WAIT(fx, fx->lines == 2);
+	st1 = status(fx);
+	if (fx->poll)
+		assert_int_equal(st1.reads_loop, 0);
+	else {
+		assert_true(st1.reads_loop > st0.reads_loop);
+		assert_int_equal(st1.reads_pool, st0.reads_pool);
+	}
+	/* one write of ~100 KiB: more than the loop reads at once */
+	assert_non_null(buf = malloc(n * sizeof(line)));
+	for (i = 0, big = 0; i < n; i++)
+		big += (size_t)snprintf(buf + big, sizeof(line), "l%07zu\n", i);
+	assert_true(big > TAILER_LOOP_READ);
+	assert_int_equal(write(fd, buf, big), (ssize_t)big);
+	close(fd);
+	WAIT(fx, fx->lines == 2 + n);
+	assert_true(status(fx).reads_pool > st1.reads_pool);
+	assert_int_equal(status(fx).cursor, 4 + big);
+	assert_int_equal(status(fx).lag, 0);
+	free(buf);
+}
+
+/*
  * A writer in another process appends 3000 lines in random pieces, lines
  * split across writes at random points: every line exactly once, in
  * order (the quiet recorder checks the sequence numbers).
@@ -843,6 +886,7 @@ BOTH(delete_recreate)
 BOTH(dir_created_later)
 BOTH(dir_recreated_repeatedly)
 BOTH(long_line)
+BOTH(read_where)
 BOTH(concurrent_writer)
 BOTH(fault_directory)
 BOTH(fault_fifo)
@@ -868,6 +912,7 @@ main(void)
 		T(dir_recreated_repeatedly_events),
 		T(dir_recreated_repeatedly_poll),
 		T(long_line_events), T(long_line_poll),
+		T(read_where_events), T(read_where_poll),
 		T(concurrent_writer_events), T(concurrent_writer_poll),
 		T(fault_directory_events), T(fault_directory_poll),
 		T(fault_fifo_events), T(fault_fifo_poll),

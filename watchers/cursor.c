@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ledger/footprint.h"
+#include "project/filemark.h"
 #include "project/statedir.h"
 #include "watchers/cursor.h"
 
@@ -209,27 +210,6 @@ cursor_load(const char *path, struct cursor *c, char *why, size_t cap)
 	return rc;
 }
 
-/* pread(2) exactly n bytes; -ESTALE if the file ends first. */
-static int
-pread_all(int fd, char *buf, size_t n, uint64_t off)
-{
-	ssize_t	r;
-
-	while (n > 0) {
-		if ((r = pread(fd, buf, n, (off_t)off)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -ESTALE;
-		buf += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
 int
 cursor_window_read(int fd, uint64_t offset, char *buf, uint32_t *len)
 {
@@ -237,50 +217,16 @@ cursor_window_read(int fd, uint64_t offset, char *buf, uint32_t *len)
 			    CURSOR_WINDOW;
 
 	*len = n;
-	return pread_all(fd, buf, n, offset - n);
+	return filemark_pread(fd, buf, n, offset - n);
 }
 
 int
 cursor_verify(const struct cursor *c, int fd, char *why, size_t cap)
 {
-	char		buf[CURSOR_WINDOW];
-	struct stat	st;
-	uint32_t	n;
-	int		rc;
+	static const struct filemark_words w = { "the file", "the cursor" };
+	struct filemark	fm = { .offset = c->offset, .dev = c->dev,
+			    .ino = c->ino, .hash_len = c->hash_len,
+			    .hash = c->hash };
 
-	if (fstat(fd, &st) == -1)
-		return -errno;
-	if ((uint64_t)st.st_dev != c->dev || (uint64_t)st.st_ino != c->ino) {
-		say(why, cap, "the file was replaced while stopped "
-		    "(dev/inode %" PRIu64 "/%" PRIu64 ", cursor was for %"
-		    PRIu64 "/%" PRIu64 ")", (uint64_t)st.st_dev,
-		    (uint64_t)st.st_ino, c->dev, c->ino);
-		return -ESTALE;
-	}
-	if ((uint64_t)st.st_size < c->offset) {
-		say(why, cap, "the file was truncated while stopped (size %"
-		    PRIu64 " < cursor %" PRIu64 ")", (uint64_t)st.st_size,
-		    c->offset);
-		return -ESTALE;
-	}
-	if (c->offset == 0)
-		return 0;
-	if ((rc = cursor_window_read(fd, c->offset, buf, &n)) < 0) {
-		if (rc == -ESTALE)
-			say(why, cap, "the file shrank under the cursor");
-		return rc;
-	}
-	if (buf[n - 1] != '\n') {
-		say(why, cap, "the byte before the cursor (%" PRIu64 ") is not "
-		    "a newline: the file was rewritten while stopped",
-		    c->offset);
-		return -ESTALE;
-	}
-	if (n != c->hash_len || cursor_hash(buf, n) != c->hash) {
-		say(why, cap, "the bytes before the cursor (%" PRIu64 ") "
-		    "changed (hash mismatch): the file was truncated and "
-		    "rewritten, or its inode reused, while stopped", c->offset);
-		return -ESTALE;
-	}
-	return 0;
+	return filemark_verify(&fm, fd, &w, why, cap);
 }

@@ -27,8 +27,9 @@
 #include <stdint.h>
 
 #include "ledger/footprint.h"
+#include "project/filemark.h"
 
-#define CURSOR_WINDOW	4096	/* bytes hashed just before the offset */
+#define CURSOR_WINDOW	FILEMARK_WINDOW	/* bytes hashed just before the offset */
 #define CURSOR_WHY_MAX	256	/* room for a reason string */
 
 struct cursor {

@@ -839,13 +839,25 @@ static void	on_read(uv_fs_t *);
 /*
  * Read the next chunk, starting win_len bytes early: those bytes must be
  * what we read there before (the overlap check).
+ *
+ * Where: an append we were told of (read_small) or the few bytes a probe
+ * found, on a filesystem whose change events we trust (local: the bytes
+ * were just written and are in the page cache), is read on the loop, at
+ * most TAILER_LOOP_READ of it — a pread of a few kilobytes from the page
+ * cache costs microseconds, the pool's round trip two context switches,
+ * which on a loaded 2-core machine were measured at up to 4 ms each way
+ * (docs/performance.md, "Wake under load").  A read that fills its chunk
+ * is followed by the next on the pool, so a catch-up, a big append or a
+ * file on another filesystem is always read there.
  */
 void
 tailer_read_next(struct tailer *t)
 {
 	uv_buf_t	buf;
-	int		rc;
+	size_t		chunk = t->rbuf_chunk;
+	int		rc, on_loop = 0, small = t->read_small;
 
+	t->read_small = 0;
 	if (t->closing) {
 		t->op = OP_NONE;
 		return;
@@ -855,9 +867,26 @@ tailer_read_next(struct tailer *t)
 		t->op = OP_NONE;
 		return;
 	}
-	buf = uv_buf_init(t->rbuf, (unsigned)(t->win_len + t->rbuf_chunk));
+	if (strcmp(t->backend, BACKEND_EVENTS) == 0 && (small ||
+	    (t->size > t->read_pos && t->size - t->read_pos <=
+	    TAILER_LOOP_READ))) {
+		on_loop = 1;
+		if (chunk > TAILER_LOOP_READ)
+			chunk = TAILER_LOOP_READ;
+	}
+	t->read_cap = chunk;
+	buf = uv_buf_init(t->rbuf, (unsigned)(t->win_len + chunk));
 	t->rreq.data = t;
 	t->op = OP_READ;
+	if (on_loop) {
+		t->reads_loop++;
+		/* no callback: done when it returns, result in the request */
+		(void)uv_fs_read(t->loop, &t->rreq, t->fd, &buf, 1,
+		    (int64_t)(t->read_pos - t->win_len), NULL);
+		on_read(&t->rreq);
+		return;
+	}
+	t->reads_pool++;
 	rc = uv_fs_read(t->loop, &t->rreq, t->fd, &buf, 1,
 	    (int64_t)(t->read_pos - t->win_len), on_read);
 	if (rc < 0) {
@@ -951,7 +980,7 @@ feed(struct tailer *t)
 	t->op = OP_DECIDE;
 	if (t->hash_at != before)
 		tailer_save_request(t);
-	if (got > 0 && (t->read_pos < t->size || got == t->rbuf_chunk))
+	if (got > 0 && (t->read_pos < t->size || got == t->read_cap))
 		tailer_read_next(t);
 	else if (t->dirty || t->draining)
 		tailer_cycle_probe(t);		/* draining: decide the switch */
@@ -1216,6 +1245,8 @@ tailer_status(const struct tailer *t, struct tailer_status *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->backend = t->backend;
+	st->reads_loop = t->reads_loop;
+	st->reads_pool = t->reads_pool;
 	st->backend_why = t->backend_why;
 	st->generation = t->generation;
 	st->cursor = t->delivered;

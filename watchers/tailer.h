@@ -63,7 +63,8 @@
 #include "ledger/linesplit.h"
 #include "watchers/cursor.h"
 
-#define TAILER_CHUNK		(1024 * 1024)	/* bytes per read */
+#define TAILER_CHUNK		(256 * 1024)	/* bytes per read */
+#define TAILER_LOOP_READ	(64 * 1024)	/* at most, read on the loop */
 #define TAILER_POLL_MS		250
 #define TAILER_SAVE_INTERVAL_MS	1000
 #define TAILER_ROTATE_WAIT_MS	5000	/* Fluent Bit's rotate_wait */
@@ -113,6 +114,8 @@ struct tailer_status {
 	uint64_t	 late_lines;	/* of them: written to a rotated file
 					   after the new one had content */
 	uint64_t	 saves;		/* background cursor saves finished */
+	uint64_t	 reads_loop;	/* reads made on the loop (small) */
+	uint64_t	 reads_pool;	/* reads made on the thread pool */
 	int		 save_error;	/* last cursor save: 0 or -errno */
 	int		 error;		/* what keeps the path from being read,
 					   or the last failed request: 0 or
@@ -214,6 +217,10 @@ struct tailer {
 	struct linesplit ls;
 	char		*rbuf;			/* CURSOR_WINDOW + rbuf_chunk */
 	size_t		 rbuf_chunk;
+	size_t		 read_cap;		/* the last read's chunk */
+	int		 read_small;		/* next read: an append we were
+						   told of (tailer_read_next) */
+	uint64_t	 reads_loop, reads_pool;
 	char		 win[CURSOR_WINDOW];	/* bytes before chunk_start */
 	uint32_t	 win_len;
 	uint64_t	 read_pos;		/* = chunk_start + chunk_len */

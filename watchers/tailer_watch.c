@@ -96,6 +96,7 @@ on_file_event(uv_fs_event_t *h, const char *name, int events, int status)
 	    t->started && t->ready_sent && !t->closing && !t->paused &&
 	    !t->draining) {
 		t->dirty = 1;
+		t->read_small = 1;
 		tailer_read_next(t);
 		return;
 	}

@@ -59,6 +59,17 @@ def settle(d, quiet_s=1.0, deadline_s=60):
     return last
 
 
+def wait_checkpoint(d, deadline_s=120):
+    """Wait until the daemon's first checkpoint is in d (it is begun after
+    a second of quiet, which settle() alone could mistake for the end)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if any(os.path.basename(p) == "checkpoint" for p in snapshot(d)):
+            return
+        time.sleep(0.1)
+    raise RuntimeError("no checkpoint in %s after %d s" % (d, deadline_s))
+
+
 def main():
     q = benchlib.quick()
     ap = argparse.ArgumentParser()
@@ -97,7 +108,12 @@ def main():
             running = d
             first = d.start()
             first_kb = benchlib.rss_kb(d.proc.pid)
+            wait_checkpoint(state)
             settle(state)
+            # the peak so far, its first checkpoint written: what the
+            # daemon holds between saves (the rows' serialised runs) and
+            # the save's own transient are in it
+            saved_kb = benchlib.rss_kb(d.proc.pid)
             d.stop()
             running = None
             files = sorted("%s (%d B)" % (os.path.basename(p), v[0])
@@ -113,21 +129,25 @@ def main():
                 d.stop()
                 running = None
             name = size_name(mb)
-            print("%s ledger (%d bytes): first start %.1f ms (VmHWM %.1f MB); restarts %s ms "
+            print("%s ledger (%d bytes): first start %.1f ms (VmHWM %.1f MB at ready, %.1f MB "
+                  "once its checkpoint is written); restarts %s ms "
                   "(VmHWM %s MB); state: %s" % (
-                      name, os.path.getsize(perf), first * 1000, first_kb / 1024,
+                      name, os.path.getsize(perf), first * 1000, first_kb / 1024, saved_kb / 1024,
                       " ".join("%.1f" % (t * 1000) for t in times),
                       " ".join("%.1f" % (k / 1024) for k in kbs), " ".join(files)), flush=True)
             r = benchlib.median(times) * 1000
             benchlib.line("restart to ready, %s, cursor present" % name, r, "ms",
                           anchor=first * 1000, target="<= 100 ms", met=r <= 100,
                           vs="first start, full fold")
-            largest = (name, first_kb, benchlib.median(kbs))
+            largest = (name, first_kb, saved_kb, benchlib.median(kbs))
         if largest:
-            name, first_kb, again_kb = largest
+            name, first_kb, saved_kb, again_kb = largest
             benchlib.line("daemon RSS after the start-up fold, %s" % name, first_kb / 1024, "MB",
                           anchor=empty_kb / 1024, target="<= 32 MB", met=first_kb / 1024 <= 32,
                           vs="the daemon on an empty ledger")
+            benchlib.line("daemon RSS once its first checkpoint is written, %s" % name,
+                          saved_kb / 1024, "MB", anchor=empty_kb / 1024, target="<= 32 MB",
+                          met=saved_kb / 1024 <= 32, vs="the daemon on an empty ledger")
             benchlib.line("daemon RSS after a restart, %s" % name, again_kb / 1024, "MB",
                           anchor=empty_kb / 1024, target="<= 32 MB", met=again_kb / 1024 <= 32,
                           vs="the daemon on an empty ledger")
