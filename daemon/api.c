@@ -76,6 +76,8 @@ run(struct api *a, struct http_request *r, const struct route *rt)
 			    "cannot start the work");
 		return;
 	}
+	if (rc == ROUTE_KEPT)
+		return;
 	job_discard(j);
 	if (rc != ROUTE_WAITS && !r->answered) {
 		log_warnx("http: %s left unanswered; a bug", r->path);
@@ -291,6 +293,55 @@ api_ws_allowed(struct api *a, struct lws *wsi)
 	return guard_peer(a->env.cfg, wsi, &r, &why) == 0;
 }
 
+/* --- the order of the recorder's batches --------------------------------- */
+
+/* A batch's turn (daemon/order.h): its append goes to the pool. */
+static void
+order_dispatch(void *arg, void *item)
+{
+	struct api_job		*j = item;
+	struct http_request	*r = j->r;
+	char			 page[ORDER_ID_MAX + 1];
+	uint64_t		 seq = j->page_seq;
+
+	(void)arg;
+	snprintf(page, sizeof(page), "%s", j->page);
+	if (r != NULL && r->cancel_arg == j) {
+		r->cancel = NULL;
+		r->cancel_arg = NULL;
+	}
+	if (job_start(j) != 0) {	/* j is freed */
+		if (r != NULL)
+			http_answer_error(r, 500, "internal",
+			    "cannot start the work");
+		order_done(&((struct api *)arg)->order, page, seq, 0);
+	}
+}
+
+/* Stopping with batches still held: nobody is left to answer. */
+static void
+order_release(void *arg, void *item)
+{
+	(void)arg;
+	job_discard(item);
+}
+
+static cJSON *
+order_json(const struct order *o)
+{
+	cJSON	*n = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(n, "taken", (double)o->batches);
+	cJSON_AddNumberToObject(n, "held", (double)o->held_total);
+	cJSON_AddNumberToObject(n, "heldNow", o->nheld);
+	cJSON_AddNumberToObject(n, "duplicates", (double)o->duplicates);
+	cJSON_AddNumberToObject(n, "missing", (double)o->missing);
+	cJSON_AddNumberToObject(n, "late", (double)o->late);
+	cJSON_AddNumberToObject(n, "full", (double)o->full);
+	cJSON_AddNumberToObject(n, "evicted", (double)o->evicted);
+	return n;
+}
+
 /* --- connections, limits, status ---------------------------------------- */
 
 void
@@ -367,6 +418,8 @@ api_status_json(const struct api *a)
 	cJSON_AddStringToObject(n, "tokenFile", a->token_path);
 	cJSON_AddStringToObject(n, "pageDir", a->page_root);
 	cJSON_AddStringToObject(n, "pageDirWhy", a->page_why);
+	if (a->order_up)
+		cJSON_AddItemToObject(n, "batches", order_json(&a->order));
 	return n;
 }
 
@@ -442,6 +495,15 @@ api_init(struct api *a, const struct api_env *env)
 		api_free(a);
 		return rc;
 	}
+	if ((rc = order_init(&a->order, env->loop, NULL, order_dispatch,
+	    order_release, a)) != 0) {
+		log_warnx("%s: the batch order table: %s", __func__,
+		    uv_strerror(rc));
+		cache_close(&a->cache);
+		api_free(a);
+		return rc;
+	}
+	a->order_up = 1;
 	settings_load(a);
 	static_find_root(env->cfg->page_dir, a->page_root,
 	    sizeof(a->page_root), &a->page_why);
@@ -462,6 +524,8 @@ api_close(struct api *a)
 {
 	jobs_stop(&a->jobs);
 	cache_close(&a->cache);
+	if (a->order_up)
+		order_close(&a->order);
 }
 
 void
@@ -476,6 +540,8 @@ api_free(struct api *a)
 	}
 	cache_free(&a->cache);
 	jobs_free(&a->jobs);
+	order_free(&a->order);
+	a->order_up = 0;
 	if (a->mu_up)
 		uv_mutex_destroy(&a->settings_mu);
 	a->mu_up = 0;

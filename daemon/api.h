@@ -9,7 +9,8 @@
  * counter of the ledger files, a function that builds /status, and one
  * that applies a new fix-loop level.  It keeps its own state: the token,
  * the fix loop's level from settings.json, the answers built from the
- * ledger files (daemon/cache.h), the jobs in flight and its counters.
+ * ledger files (daemon/cache.h), the order of the recorder's batches
+ * (daemon/order.h), the jobs in flight and its counters.
  */
 #ifndef DAEMON_API_H
 #define DAEMON_API_H
@@ -25,6 +26,7 @@
 #include "daemon/config.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
+#include "daemon/order.h"
 #include "daemon/rawhdr.h"
 #include "project/statedir.h"
 #include "sink/sink.h"
@@ -72,6 +74,8 @@ struct api {
 	uint64_t	 requests, refused, busy;
 	struct jobs	 jobs;
 	struct cache	 cache;			/* /ledger bodies */
+	struct order	 order;			/* POST /records batches */
+	int		 order_up;
 };
 
 /* Set up: the token (made at first start), settings.json (its level is

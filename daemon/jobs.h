@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "daemon/http.h"
+#include "daemon/order.h"
 #include "ledger/ledger.h"
 
 struct api_job;
@@ -83,6 +84,9 @@ struct api_job {
 	char			 loop[16];
 	uv_mutex_t		*mu;
 	uint64_t		*written;
+	char			 page[ORDER_ID_MAX + 1];	/* POST /records: the batch's
+						   page id, "" none */
+	uint64_t		 page_seq;	/* and its seq; 0: not tracked */
 	/* outputs */
 	unsigned		 status;
 	struct http_blob	*out;	/* unreferenced with the job */

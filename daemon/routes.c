@@ -65,6 +65,39 @@ ledger_args(const char *param, const struct http_args *g,
 	return 0;
 }
 
+/*
+ * POST /records: a batch's delivery identity (docs/api.md) — page, seq and
+ * first come together or not at all.  Without them the batch is appended
+ * as it comes, as any writer's.
+ */
+static unsigned
+records_args(const char *param, const struct http_args *g,
+    struct route_args *out, struct guard_refusal *why)
+{
+	static const char *const known[] = { "page", "seq", "first", NULL };
+	const char	*page = http_arg(g, "page"), *seq = http_arg(g, "seq");
+	const char	*first = http_arg(g, "first");
+
+	(void)param;
+	if (http_args_unknown(g, known) != NULL)
+		return bad_parameter(why, "/records takes page, seq and first");
+	if (page == NULL && seq == NULL && first == NULL)
+		return 0;
+	if (page == NULL || seq == NULL || first == NULL)
+		return bad_parameter(why, "page, seq and first come together");
+	if (!order_id_valid(page))
+		return bad_parameter(why, "page is 1 to 32 of A-Z, a-z, 0-9, "
+		    "'-' and '_'");
+	if (http_arg_uint(seq, 1, ORDER_SEQ_MAX, &out->seq))
+		return bad_parameter(why, "seq is a whole number from 1 to "
+		    "2^53-1");
+	if (http_arg_uint(first, 1, out->seq, &out->first))
+		return bad_parameter(why, "first is a whole number from 1 to "
+		    "seq");
+	strcpy(out->page, page);
+	return 0;
+}
+
 /* from, to, include-automated: shared by /issues and /issues/<id> */
 static unsigned
 fold_filters(const struct http_args *g, struct route_args *out,
@@ -586,6 +619,86 @@ fix_work(struct api_job *j)
 
 /* --- POST /records ----------------------------------------------------- */
 
+/* A held batch's client hung up: the table lets it go (its successors
+ * then wait for their own deadline, or a retry of it). */
+static void
+records_held_cancel(struct http_request *r, void *arg)
+{
+	struct api_job	*j = arg;
+	struct api	*a = j->owner;
+
+	(void)r;
+	if (order_forget(&a->order, j))
+		job_discard(j);
+}
+
+/*
+ * A batch with its page's delivery identity goes through the order table
+ * (daemon/order.h): appended now, held for its predecessor, or answered
+ * as a duplicate; one without is appended as it comes.
+ */
+static enum route_result
+records_loop(struct api *a, struct http_request *r, const struct route_args *ra,
+    struct api_job *j)
+{
+	cJSON	*o;
+
+	if (ra->page[0] == '\0' || !a->order_up)
+		return ROUTE_POOL;
+	snprintf(j->page, sizeof(j->page), "%s", ra->page);
+	j->page_seq = ra->seq;
+	/* held until its turn; job_start replaces the hook when it goes */
+	r->cancel = records_held_cancel;
+	r->cancel_arg = j;
+	switch (order_offer(&a->order, ra->page, ra->seq, ra->first, j,
+	    j->body_len)) {
+	case ORDER_TAKEN:
+		return ROUTE_KEPT;
+	case ORDER_UNTRACKED:
+		r->cancel = NULL;
+		r->cancel_arg = NULL;
+		j->page_seq = 0;
+		return ROUTE_POOL;
+	case ORDER_DUPLICATE:
+		r->cancel = NULL;
+		r->cancel_arg = NULL;
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "v", 1);
+		cJSON_AddNumberToObject(o, "records", 0);
+		cJSON_AddNumberToObject(o, "accepted", 0);
+		cJSON_AddNumberToObject(o, "refused", 0);
+		cJSON_AddArrayToObject(o, "refusals");
+		cJSON_AddNumberToObject(o, "bytes", 0);
+		cJSON_AddTrueToObject(o, "duplicate");
+		http_answer_json(r, 200, o);
+		return ROUTE_ANSWERED;
+	case ORDER_UNDER_WAY:
+		r->cancel = NULL;
+		r->cancel_arg = NULL;
+		http_answer_error(r, 503, "busy", "this batch is already being "
+		    "appended; retry");
+		return ROUTE_ANSWERED;
+	case ORDER_FULL:
+	default:
+		r->cancel = NULL;
+		r->cancel_arg = NULL;
+		http_answer_error(r, 503, "busy", "too many batches wait for "
+		    "their predecessors; retry");
+		return ROUTE_ANSWERED;
+	}
+}
+
+/* The answer, then the batch's page may append its next one. */
+static void
+records_done(struct api_job *j)
+{
+	struct api	*a = j->owner;
+
+	job_answer(j);
+	if (j->page_seq != 0)
+		order_done(&a->order, j->page, j->page_seq, j->code == NULL);
+}
+
 /* The recorder's ingest: the batch goes through the same writer and the
  * same validator as every other record (project/append.h); the daemon
  * then folds it through its tailer, like any other writer's lines. */
@@ -824,8 +937,8 @@ static const struct route routes[] = {
 	    fold_work, NULL },
 	{ ROUTE_PREFIX "/fixes", HTTP_POST, GUARD_WRITE, NULL, NULL, fix_work,
 	    NULL },
-	{ ROUTE_PREFIX "/records", HTTP_POST, GUARD_WRITE, NULL, NULL,
-	    records_work, NULL },
+	{ ROUTE_PREFIX "/records", HTTP_POST, GUARD_WRITE, records_args,
+	    records_loop, records_work, records_done },
 	{ ROUTE_PREFIX "/settings", GH, GUARD_READ, NULL, settings_get, NULL,
 	    NULL },
 	{ ROUTE_PREFIX "/settings", HTTP_PUT, GUARD_WRITE, NULL, settings_put,

@@ -16,6 +16,7 @@
 #include "daemon/guard.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
+#include "daemon/order.h"
 
 #define ROUTE_PREFIX	"/api/sloptimize"
 
@@ -36,6 +37,8 @@ struct route_args {
 	char		 id[9];			/* /issues/<id>, lowercase */
 	int		 buckets;		/* /history */
 	char		 key[CACHE_KEY_MAX];	/* the kept answer's, or "" */
+	char		 page[ORDER_ID_MAX + 1];		/* POST /records ?page=, "" */
+	uint64_t	 seq, first;		/* ?seq=, ?first= */
 };
 
 /* Check g and param for the row, filling *out: pure (what the fuzzer
@@ -48,6 +51,7 @@ typedef unsigned route_args_fn(const char *param, const struct http_args *g,
 enum route_result {
 	ROUTE_ANSWERED,	/* an answer is queued */
 	ROUTE_WAITS,	/* something else answers it later */
+	ROUTE_KEPT,	/* the handler kept the job; it answers later */
 	ROUTE_POOL	/* run the row's pool work with the job, then done */
 };
 

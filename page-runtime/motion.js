@@ -30,7 +30,17 @@
 // the record — strings, arrays, the classification — is built by
 // `flush()`, which the recorder calls from a task after the frame.
 //
-// Beyond the seed: a candidate must also stand `noise` times above the
+// Beyond the seed: a burst is an oscillation only when at least two of its
+// events are COMPARABLE — at least `comparable` (a quarter) of its largest.
+// On a loaded machine one render ends late and the next early while the
+// host's simulation steps on its own regular clock: the prediction
+// overshoots and then undershoots, a small reversed residual — an event of
+// a tenth of a unit.  One of those within `burstGapFrames` of a real
+// 2.5-unit snap used to join its burst and make the snap an
+// "oscillation"; a real oscillation (a spring fighting, a tug of war)
+// reverses by amounts of one size, decaying slowly if at all.
+//
+// Beyond the seed too: a candidate must also stand `noise` times above the
 // track's running residual level (an average over the frames that were
 // not candidates).  A host whose simulation steps on its own clock leaves
 // a small residual on every frame of a loaded machine, and that residual
@@ -40,6 +50,7 @@
 export const JITTER_GUESSES = Object.freeze(['long-frame-catch-up', 'follows-track', 'reach-change', 'snap', 'oscillation']);
 
 const HISTORY = 8;            // recent event frames kept per track, for coincidence
+const EV_MAX = 16;            // event sizes kept per open burst (beyond: all counted comparable)
 
 // per-track doubles (t.f): the running residual level; the candidate of
 // the previous frame (residual, anomaly, from, to, time, delta, travel,
@@ -65,11 +76,12 @@ const r1 = (v) => Math.round(v * 10) / 10;
 function vec(a, i) { return [r3(a[i]), r3(a[i + 1]), r3(a[i + 2])]; }
 
 export class MotionMonitor {
-  constructor({ floor = 0.05, ratio = 0.5, noise = 8, longFrameMs = 100, burstGapFrames = 3, burstMaxMs = 2000,
+  constructor({ floor = 0.05, ratio = 0.5, noise = 8, comparable = 0.25, longFrameMs = 100, burstGapFrames = 3, burstMaxMs = 2000,
     intervalMs = 1000, sessionCap = 200, onRecord = () => {}, deferred = false, onPending = () => {} } = {}) {
     this.floor = floor;
     this.ratio = ratio;
     this.noise = noise;
+    this.comparable = comparable;
     this.longFrameMs = longFrameMs;
     this.burstGapFrames = burstGapFrames;
     this.burstMaxMs = burstMaxMs;
@@ -96,6 +108,7 @@ export class MotionMonitor {
       p: new Float64Array(9), dt: new Float64Array(3), reach: new Float64Array(3),
       f: new Float64Array(F_LEN), n: new Int32Array(N_LEN),
       recent: new Int32Array(HISTORY).fill(-1000),
+      ev: new Float64Array(EV_MAX),     // the open burst's event sizes
     };
     t.f[L_SENT] = -Infinity;
     this.tracks.push(t);
@@ -218,6 +231,7 @@ export class MotionMonitor {
     if (n[EVENTS] === 0) {
       n[BFIRST] = n[CFRAME]; f[B_START] = f[C_T]; f[B_MAX] = 0;
     }
+    if (n[EVENTS] < EV_MAX) t.ev[n[EVENTS]] = units;
     n[EVENTS]++;
     n[BLAST] = n[CFRAME];
     if (units > f[B_MAX]) {       // the burst is told by its largest event
@@ -239,7 +253,10 @@ export class MotionMonitor {
   // burst closed because a new one began (no median said).
   close(t, withMedian) {
     const f = t.f, n = t.n;
-    const events = n[EVENTS];
+    // the events that count: those comparable to the largest (above)
+    let events = n[EVENTS] > EV_MAX ? n[EVENTS] - EV_MAX : 0;
+    const bar = this.comparable * f[B_MAX];
+    for (let i = 0; i < n[EVENTS] && i < EV_MAX; i++) if (t.ev[i] >= bar) events++;
     n[EVENTS] = 0;
     const now = f[B_START];
     // one a second per track; but a jump at least twice the one that took

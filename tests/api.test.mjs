@@ -594,6 +594,109 @@ test('POST /records is a write: the body limit, the content type, the Origin or 
   }
 });
 
+// --- POST /records?page=&seq=&first=: a page's batches in the order it made them ---
+
+const batchPost = (d, q, recs) => req(d, `${API}/records?${q}`, {
+  method: 'POST', headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' }, body: JSON.stringify(recs),
+});
+const batches = async (d) => (await d.status()).http.batches;
+
+test('POST /records with a page id: a batch ahead of its predecessor waits for it, a duplicate is not appended twice, a gap is passed over after the deadline', { timeout: 60000 }, async () => {
+  const p = project();
+  const d = await start(p);
+  const recs = (k, n) => Array.from({ length: n }, (_, i) => ({ type: 'heartbeat', at: at(k * 10 + i), k, i }));
+  try {
+    // two concurrent requests, the second batch first on the wire
+    const second = batchPost(d, 'page=tab-1&seq=2&first=1', recs(2, 2));
+    await waitFor(async () => (await batches(d)).heldNow === 1, { what: 'batch 2 held for batch 1' });
+    assert.equal(perfLines(p).length, 0, 'nothing appended ahead of its predecessor');
+    const first = await batchPost(d, 'page=tab-1&seq=1&first=1', recs(1, 3));
+    const r2 = await second;
+    assert.equal(first.status, 200, first.text);
+    assert.equal(r2.status, 200, r2.text);
+    valid('records-output.json', first.json);
+    valid('records-output.json', r2.json);
+    assert.equal(first.json.accepted, 3);
+    assert.equal(r2.json.accepted, 2);
+    assert.deepEqual(perfLines(p).map((l) => JSON.parse(l).k), [1, 1, 1, 2, 2], 'in the order the page made them');
+
+    // a retry after a lost answer: answered, not appended again
+    const dup = await batchPost(d, 'page=tab-1&seq=1&first=1', recs(1, 3));
+    assert.equal(dup.status, 200, dup.text);
+    valid('records-output.json', dup.json);
+    assert.equal(dup.json.duplicate, true);
+    assert.equal(dup.json.accepted, 0);
+    assert.equal(perfLines(p).length, 5, 'a duplicate appends nothing');
+
+    // batch 3 never comes: 4 is appended after the deadline, and said
+    const t0 = Date.now();
+    const r4 = await batchPost(d, 'page=tab-1&seq=4&first=3', recs(4, 1));
+    assert.equal(r4.status, 200, r4.text);
+    assert.ok(Date.now() - t0 >= 600, `held for its predecessor first (${Date.now() - t0} ms)`);
+    let b = await batches(d);
+    assert.equal(b.missing, 1);
+    assert.equal(b.heldNow, 0);
+    // 3 turns up late: appended (not lost), after 4
+    const r3 = await batchPost(d, 'page=tab-1&seq=3&first=3', recs(3, 1));
+    assert.equal(r3.json.accepted, 1);
+    assert.deepEqual(perfLines(p).map((l) => JSON.parse(l).k), [1, 1, 1, 2, 2, 4, 3]);
+    b = await batches(d);
+    assert.equal(b.late, 1);
+    assert.equal(b.duplicates, 1);
+    valid('status.json', await d.status());
+
+    // another page is another sequence; a batch without an id is appended as it comes
+    assert.equal((await batchPost(d, 'page=tab-2&seq=7&first=7', recs(7, 1))).json.accepted, 1);
+    assert.equal((await ingest(d, JSON.stringify(recs(8, 1)))).json.accepted, 1);
+    assert.deepEqual(perfLines(p).slice(-2).map((l) => JSON.parse(l).k), [7, 8]);
+
+    // the identity is checked like any parameter: all three, well formed, or a 400
+    for (const q of ['page=x', 'page=x&seq=1', 'seq=1&first=1', 'page=x&seq=0&first=0', 'page=x&seq=2&first=3',
+      'page=a%2Fb&seq=1&first=1', `page=${'x'.repeat(33)}&seq=1&first=1`, 'page=x&seq=1&first=1&extra=1',
+      'page=x&seq=9007199254740992&first=1'])
+      await error(d, `${API}/records?${q}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:5173' },
+        body: JSON.stringify(recs(9, 1)) }, 400, 'bad_parameter');
+    assert.equal(perfLines(p).length, 9, 'nothing appended for a refused identity');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('the recorder\'s Outbox against the daemon: two requests under way, the ledger in the order the records were made', { timeout: 60000 }, async () => {
+  const { Outbox } = await import('../page-runtime/delivery.js');
+  const p = project();
+  const d = await start(p);
+  try {
+    let under = 0, most = 0;
+    // the page's fetch, with the Origin a browser would send
+    const pageFetch = async (url, init) => {
+      under++; most = Math.max(most, under);
+      try { return await fetch(url, { ...init, headers: { ...init.headers, Origin: 'http://localhost:5173' } }); }
+      finally { under--; }
+    };
+    const ob = new Outbox({ endpoint: d.base, fetch: pageFetch, maxBatch: 7 });
+    let n = 0;
+    for (let burst = 0; burst < 20; burst++) {
+      for (let i = 0; i < 5; i++) { ob.push({ type: 'heartbeat', at: at(n), n }); n++; }
+      ob.kick(0);
+      await new Promise((r) => setImmediate(r));
+    }
+    await waitFor(() => ob.queued() === 0, { what: 'every record answered' });
+    const st = ob.status();
+    assert.equal(st.sent, n);
+    assert.equal(st.refused, 0);
+    assert.ok(most <= 2, 'never more than two requests');
+    assert.equal(st.maxFlying, 2, 'and two were under way at once');
+    assert.deepEqual(perfLines(p).map((l) => JSON.parse(l).n), Array.from({ length: n }, (_, i) => i), 'in order, nothing twice');
+    const b = (await d.status()).http.batches;
+    assert.equal(b.taken, st.batches);
+    assert.equal(b.missing, 0);
+    ob.stop();
+  } finally {
+    await d.stop();
+  }
+});
+
 test('concurrent POST /records and `sloptimize fix` writers never interleave; a posted hitch wakes `sloptimize watch`', { timeout: 120000 }, async () => {
   const p = project();
   const d = await start(p);

@@ -3,7 +3,8 @@
  * through the route table (daemon/routes.h), the query's pieces through
  * http_args_add (daemon/http.h) and the matched row's parameter checks
  * (routes_args: bytes, type, status, limit, from/to, include-automated,
- * buckets, the footprint id of /issues/<id>), and every `since` value
+ * buckets, the footprint id of /issues/<id>, the batch identity of POST
+ * /records: page, seq, first), and every `since` value
  * through the events socket's resume-id parser (server_since_parse).
  *
  * The input is a method byte, then "<path>\n<query>".  libwebsockets
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "daemon/http.h"
+#include "daemon/order.h"
 #include "daemon/routes.h"
 #include "daemon/server.h"
 #include "ledger/footprint.h"
@@ -151,6 +153,40 @@ ref_args(char pieces[][256], const size_t *len, size_t np,
 	return 0;
 }
 
+/* POST /records: page, seq and first together or not at all (docs/api.md). */
+static unsigned
+ref_records(const struct http_args *g, struct route_args *want)
+{
+	const char	*v[3] = { NULL, NULL, NULL };
+	static const char *const name[3] = { "page", "seq", "first" };
+	size_t		 i, k;
+	uint64_t	 seq, first;
+
+	for (i = 0; i < g->n; i++) {
+		for (k = 0; k < 3 && strcmp(g->name[i], name[k]); k++)
+			;
+		if (k == 3)
+			return 400;
+		if (v[k] == NULL)
+			v[k] = g->value[i];	/* the first of a name counts */
+	}
+	if (!v[0] && !v[1] && !v[2])
+		return 0;
+	if (!v[0] || !v[1] || !v[2])
+		return 400;
+	if (strlen(v[0]) < 1 || strlen(v[0]) > 32 ||
+	    strspn(v[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789-_") != strlen(v[0]))
+		return 400;
+	if (ref_uint(v[1], 1, (1ull << 53) - 1, &seq) ||
+	    ref_uint(v[2], 1, seq, &first))
+		return 400;
+	snprintf(want->page, sizeof(want->page), "%s", v[0]);
+	want->seq = seq;
+	want->first = first;
+	return 0;
+}
+
 /* Every parameter's name must be in known; then check each known one. */
 static unsigned
 ref_verdict(const char *pat, const char *param, const struct http_args *g,
@@ -175,6 +211,8 @@ ref_verdict(const char *pat, const char *param, const struct http_args *g,
 	want->from_ms = want->to_ms = LEDGER_NO_TIME;
 	want->bytes = 2u << 20;
 	want->buckets = 24;
+	if (strcmp(pat, P "/records") == 0)
+		return ref_records(g, want);
 	for (k = 0; k < sizeof(takes) / sizeof(takes[0]); k++)
 		if (strcmp(pat, takes[k].pat) == 0)
 			known = takes[k].known;
@@ -483,6 +521,11 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		fail("a parameter's value read wrong");
 	if (strcmp(pat, P "/history") == 0 && got.buckets != want.buckets)
 		fail("buckets read wrong");
+	if (strcmp(pat, P "/records") == 0 && (strcmp(got.page, want.page) ||
+	    got.seq != want.seq || got.first != want.first))
+		fail("the batch identity read wrong");
+	if (got.page[0] != '\0' && !order_id_valid(got.page))
+		fail("a page id the order table refuses");
 	kept = !strcmp(pat, P "/issues") || !strcmp(pat, P "/issues/*") ||
 	    !strcmp(pat, P "/history");
 	if (!kept) {

@@ -112,6 +112,10 @@ query 000 $A/events 'since=3:-1'
 query 000 $A/events 'since=2:18446744073709551615'
 query 002 $A/fixes
 query 002 $A/records
+query 002 $A/records 'page=k3v9q2x8m1c7b4za&seq=12&first=11'
+query 002 $A/records 'page=tab-1&seq=9007199254740991&first=1'
+query 002 $A/records 'page=a_b&seq=2&first=3'
+query 002 $A/records 'seq=1&first=1&page=x&page=y'
 query 003 $A/settings
 query 004 $A/records
 query 000 /page-runtime/lib/panel.js
