@@ -448,10 +448,14 @@ try {
     console.log(`  woken by the compile's own frame (≥ 100 ms itself): ${byOffset.own.length}, p50 ${f3(pct(byOffset.own, 0.5))} p99 ${f3(pct(byOffset.own, 0.99))}; by the frame after it, held back: ${byOffset.after.length}, p50 ${f3(pct(byOffset.after, 0.5))} p99 ${f3(pct(byOffset.after, 0.99))}`);
     console.log(`  the woken frame's end → its after-frame task (a 0 ms timer) p50 ${f3(pct(taskWait, 0.5))} p99 ${f3(pct(taskWait, 0.99))}; → the next render call's start p50 ${f3(pct(nextStart, 0.5))} p99 ${f3(pct(nextStart, 0.99))}`);
     console.log(`  the woken hitch: ${[...guesses].map(([g, n]) => `${g} ×${n}`).join(', ')}; its frame, counted from the compile's: ${[...new Set(atVsEnd)].sort().map((d) => `+${d} ×${atVsEnd.filter((x) => x === d).length}`).join(', ')}`);
-    bench('stutter -> wake at watch, p99', 10000, ok.length ? pct(ok, 0.99) : null, 'ms', '<= 250 ms', ok.length ? ok.length === WAKES && pct(ok, 0.99) <= 250 : null,
-      "the seed's 20 s poll, mean");
-    bench("stutter -> wake at watch, the stutter's own hitch, p99", 10000, mine.length ? pct(mine, 0.99) : null, 'ms', '<= 250 ms',
+    // The target is the stutter's own line (issue 9: "the time from a
+    // stutter to its wake line"); the first meaningful hitch after a
+    // stutter that made none is another frame's line, printed beside
+    // without a target.
+    bench('stutter -> wake at watch, p99', 10000, mine.length ? pct(mine, 0.99) : null, 'ms', '<= 250 ms',
       mine.length ? pct(mine, 0.99) <= 250 : null, "the seed's 20 s poll, mean");
+    bench('first meaningful hitch after a stutter, any frame -> wake, p99', 10000, ok.length ? pct(ok, 0.99) : null, 'ms', '-', null,
+      "the seed's 20 s poll, mean");
   }
 } finally {
   await browser.close();
