@@ -208,6 +208,10 @@ class Recorder {
       // would run only then — hundreds of milliseconds later.  A frame
       // already ≥ 100 ms long hardly notices the millisecond.
       if (self.nWork > 0) self.runWork();
+      // a long-script hitch waiting for its script: look each frame at
+      // what the browser has made since (takeRecords), not only when the
+      // observer's own task gets to run
+      if (self.pending.length > 0) self.resolvePending(false);
     };
     this.afterFrame = function afterFrame() { self.runWork(); };
 
@@ -243,10 +247,7 @@ class Recorder {
 
     if (this.loafSupported) {
       this.observer = new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) {
-          this.loafs.push(e);
-          if (this.loafs.length > 16) this.loafs.shift();
-        }
+        this.keepLoafs(list.getEntries());
         this.resolvePending(false);
       });
       try { this.observer.observe({ type: 'long-animation-frame', buffered: false }); } catch { this.loafSupported = false; }
@@ -668,6 +669,13 @@ class Recorder {
     return this.ring.count > 1 ? this.ring.calls[p] : 0;
   }
 
+  keepLoafs(entries) {
+    for (const e of entries) {
+      this.loafs.push(e);
+      if (this.loafs.length > 16) this.loafs.shift();
+    }
+  }
+
   // Attach the Long Animation Frames script to waiting long-script
   // hitches and send them.  One stops waiting when its script is found,
   // when the browser has reported a frame that began after it (entries
@@ -679,6 +687,9 @@ class Recorder {
   // (classifyFrame: the frame before's counters).
   resolvePending(force) {
     if (this.pending.length === 0) return;
+    // entries the browser has made but whose observer callback has not
+    // run yet (it is a task of its own, behind whatever the page does)
+    if (this.observer) this.keepLoafs(this.observer.takeRecords());
     const t = now();
     const keep = [];
     let latest = -Infinity;
