@@ -142,6 +142,15 @@ const r1 = (v) => Math.round(v * 10) / 10;
  * while the split between inside and outside render is an inference.
  * Every guess carries the evidence it rests on.
  */
+// Has the browser said all it will of a frame that ended at `to`?  Long
+// Animation Frames entries come in order and do not overlap, so once one
+// has arrived that ends at or after `to`, no later entry can hold a script
+// of that frame: a hitch waiting for its script stops waiting, found or not.
+export function loafSettled(entries, to) {
+  for (const e of entries) if (e.startTime + e.duration >= to) return true;
+  return false;
+}
+
 export function classifyFrame(f, { spawnBurst = 50 } = {}) {
   const out = [];
   const d = f.delta || {};

@@ -29,7 +29,7 @@
 // What it does not do (seed §3.4): no JS stack sampling, no heap
 // snapshots, no network waterfall.  docs/recorder.md says what is measured.
 import { canonicalContext, footprintKey, footprintId, FOOTPRINT_VERSION } from './history.js';
-import { FrameRing, FLAG_PAUSED, RING_FRAMES, classifyFrame, RateLimit } from './frames.js';
+import { FrameRing, FLAG_PAUSED, RING_FRAMES, classifyFrame, RateLimit, loafSettled } from './frames.js';
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
 
@@ -678,8 +678,9 @@ class Recorder {
 
   // Attach the Long Animation Frames script to waiting long-script
   // hitches and send them.  One stops waiting when its script is found,
-  // when the browser has reported a frame that began after it (entries
-  // come in order: its own would have come first), at its deadline, or
+  // when the browser has reported a frame that ends at or after it (its
+  // own entry, naming no script, or a later one: loafSettled), at its
+  // deadline, or
   // when `force`d (flush, stop).  Chromium reports an entry some 85–160 ms
   // after its frame ends (measured on this machine), whatever frames
   // follow, so the wait is on time, not frames; a stall the main thread
@@ -692,11 +693,9 @@ class Recorder {
     if (this.observer) this.keepLoafs(this.observer.takeRecords());
     const t = now();
     const keep = [];
-    let latest = -Infinity;
-    for (const e of this.loafs) if (e.startTime > latest) latest = e.startTime;
     for (const p of this.pending) {
       const script = this.findScript(p.from, p.to);
-      if (!script && !force && t < p.deadline && !(latest > p.to)) { keep.push(p); continue; }
+      if (!script && !force && t < p.deadline && !loafSettled(this.loafs, p.to)) { keep.push(p); continue; }
       if (script) { p.f.script = script; p.f.loaf = 'found'; }
       const cls = classifyFrame(p.f, { spawnBurst: this.spawnBurst });
       if (script) p.rec.script = script;

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select } from './frames.js';
+import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select, loafSettled } from './frames.js';
 import { MotionMonitor, JITTER_GUESSES } from './motion.js';
 import { Outbox } from './delivery.js';
 import { canonicalContext, createRecorder } from './recorder.js';
@@ -586,4 +586,15 @@ test('createRecorder: refuses a renderer without render(), and exposes exactly t
     delete globalThis.cancelAnimationFrame;
   }
   assert.equal(renderer.render, original, 'stop() puts render back');
+});
+
+test('a long-script hitch stops waiting once an entry ending at or after its frame has come', () => {
+  // a frame [1000, 1120]: entries of frames before it settle nothing
+  assert.equal(loafSettled([], 1120), false);
+  assert.equal(loafSettled([{ startTime: 900, duration: 60 }], 1120), false);
+  // its own entry (scripts or none), or one of a later frame, settles it
+  assert.equal(loafSettled([{ startTime: 900, duration: 60 }, { startTime: 1000, duration: 125 }], 1120), true);
+  assert.equal(loafSettled([{ startTime: 1130, duration: 55 }], 1120), true);
+  // an entry that ends inside the frame: a later one may still hold its script
+  assert.equal(loafSettled([{ startTime: 990, duration: 60 }], 1120), false);
 });
