@@ -135,7 +135,8 @@ const r1 = (v) => Math.round(v * 10) / 10;
  * delta {programs, textures, geometries, calls}, spawned (objects first
  * seen in the frame), and optionally script (the Long Animation Frames
  * attribution: {name, sourceURL, charPosition, invoker, durationMs}),
- * loaf ('unsupported' | 'none' | 'found') and before ({programs,
+ * loaf ('unsupported' | 'short' | 'none' | 'found' | 'absent': the
+ * browser made no entry for the frame at all) and before ({programs,
  * textures}: the counters of the frame before it).
  *
  * Counter evidence ranks first, because a counter that moved is a fact,
@@ -148,6 +149,14 @@ const r1 = (v) => Math.round(v * 10) / 10;
 // of that frame: a hitch waiting for its script stops waiting, found or not.
 export function loafSettled(entries, to) {
   for (const e of entries) if (e.startTime + e.duration >= to) return true;
+  return false;
+}
+
+// Has the browser made an entry for any part of the frame (from, to]?
+// Once it has had time to (recorder.js: LOAF_FRAMES), none means nothing
+// held the main thread for 50 ms of the frame.
+export function loafOverlaps(entries, from, to) {
+  for (const e of entries) if (e.startTime < to && e.startTime + e.duration > from) return true;
   return false;
 }
 
@@ -204,13 +213,23 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
   }
 
   if (out.length === 0) {
+    const idle = insideShare < 0.5 && f.loaf === 'absent';
     if (insideShare >= 0.5) {
       out.push({ guess: 'long-render', confidence: 'medium',
         evidence: `${inRender}${geometries ? `, geometries ${geometries > 0 ? '+' : ''}${geometries}` : ', no counter moved'}` });
+    } else if (idle) {
+      // The browser reports every frame of 50 ms or more in which script,
+      // a collection or its own work held the main thread; none came for
+      // this one, so the main thread waited: on the GPU process, the
+      // compositor or the machine.  Not a script.
+      out.push({ guess: 'gc-or-upload-by-elimination', confidence: moved ? 'low' : 'medium',
+        evidence: `${r1(outside)} of ${r1(f.frameMs)} ms outside render, and the browser made no Long Animation Frames entry ` +
+          `for the frame: nothing held the main thread for 50 ms of it, so the wait was outside the page ` +
+          `(the GPU process, the compositor or the machine)${moved ? `; geometries ${geometries > 0 ? '+' : ''}${geometries}` : '; no counter moved'}` });
     } else {
       out.push({ guess: 'long-script', confidence: f.loaf === 'found' && f.script ? 'high' : 'medium', evidence: scriptEvidence() });
     }
-    if (!moved) {
+    if (!moved && !idle) {
       out.push({ guess: 'gc-or-upload-by-elimination', confidence: 'low',
         evidence: `no counter moved (programs, textures, geometries +0)${f.heapDropMb > 0 ? `; JS heap fell ${r1(f.heapDropMb)} MB` : ''}` });
     }

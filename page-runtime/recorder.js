@@ -29,19 +29,20 @@
 // What it does not do (seed §3.4): no JS stack sampling, no heap
 // snapshots, no network waterfall.  docs/recorder.md says what is measured.
 import { canonicalContext, footprintKey, footprintId, FOOTPRINT_VERSION } from './history.js';
-import { FrameRing, FLAG_PAUSED, RING_FRAMES, classifyFrame, RateLimit, loafSettled } from './frames.js';
+import { FrameRing, FLAG_PAUSED, RING_FRAMES, classifyFrame, RateLimit, loafSettled, loafOverlaps } from './frames.js';
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
 
 export { canonicalContext };
 
 const REGISTRY = Symbol.for('sloptimize.recorder');
-const MEDIAN_EVERY = 30;          // frames between two recomputations of the rolling median
+const MEDIAN_YOUNG = 60;          // below this many frames in the ring, the rolling median is remade each frame
 const MAX_SCENES = 4;             // distinct scenes rendered in one frame, kept for the census
 const MAX_NAMES = 32;             // names listed in world.spawned / removed
 const MAX_MINTED = 16;
 const LOAF_WAIT_MS = 250;         // how long a long-script hitch waits for its LoAF entry
 const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
+const LOAF_FRAMES = 3;            // frames after a hitch's by which the browser has made its entry, if any
 const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
 const CONFIRM_MS = 2500;
 const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
@@ -79,7 +80,7 @@ const TEXTURE_SLOTS = ['map', 'normalMap', 'roughnessMap', 'metalnessMap', 'emis
 class Recorder {
   constructor(opts = {}) {
     const { renderer, endpoint = '', build, budgetFrameMs = 16.7, context, usermarkKey = 'Control+F11',
-      heartbeatMs = 2000, spawnBurst = 50, confirm = true, motion = {}, fetch: fetchFn } = opts;
+      heartbeatMs = 2000, spawnBurst = 50, confirm = true, motion = {}, fetch: fetchFn, loafWaitMs = LOAF_WAIT_MS } = opts;
     if (!renderer || typeof renderer.render !== 'function')
       throw new TypeError('createRecorder: `renderer` must be a THREE.WebGLRenderer (it has no render())');
     this.renderer = renderer;
@@ -88,6 +89,7 @@ class Recorder {
     this.context = typeof context === 'function' ? context : null;
     this.chord = parseChord(usermarkKey);
     this.heartbeatMs = heartbeatMs;
+    this.loafWaitMs = loafWaitMs;
     this.spawnBurst = spawnBurst;
     this.confirmOn = confirm;
     this.endpoint = String(endpoint || '').replace(/\/+$/, '');
@@ -102,7 +104,6 @@ class Recorder {
     this.fr = new Float64Array(5);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN, FR_ABS
     this.fr[FR_END] = NaN; this.fr[FR_PREV_END] = NaN; this.fr[FR_MEDIAN] = NaN;
     this.fr[FR_ABS] = 1.5 * this.budgetFrameMs;   // the hitch rule's absolute guard
-    this.sinceMedian = 0;
     this.frameNo = 0;
     this.tick = 0;
     this.frameTick = -1;          // the tick of the open frame
@@ -145,6 +146,7 @@ class Recorder {
     this.made = { heartbeat: 0, hitch: 0, usermark: 0, jitter: 0 };
     this.incidents = [];          // the last few, for the panel's Current Session tab
     this.pending = [];            // long-script hitches waiting for a LoAF entry
+    this.loafDue = 0;             // the frame whose close looks at them again (0: none waits)
     this.pendingTimer = null;
     this.loafs = [];
     this.keysHeld = new Set();
@@ -255,7 +257,7 @@ class Recorder {
 
     this.refreshContext();
     this.lastBeatAt = now();
-    this.ctxTimer = setInterval(() => this.refreshContext(), 1000);
+    this.ctxTimer = setInterval(() => this.everySecond(), 1000);
     this.beatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
     globalThis[REGISTRY] = this.api;
   }
@@ -269,6 +271,17 @@ class Recorder {
       if (!s) return 'unknown';
       return /swiftshader|llvmpipe|software|softpipe|basic render/i.test(s) ? 'software' : 'hardware';
     } catch { return 'unknown'; }
+  }
+
+  // Once a second, between frames: the context, the heap, and the rolling
+  // median over the whole ring.  The median is a selection over 600
+  // frames: on the frame (it was every 30th) it costs 0.01 ms optimised
+  // but 0.07–0.1 ms in the code V8 keeps for a function run a few times a
+  // second — half the recorder's budget.  A median a second old, over ten
+  // seconds of frames, says the same.
+  everySecond() {
+    this.refreshContext();
+    if (this.ring.count >= MEDIAN_YOUNG) this.ring.medianInto('frameMs', this.fr, FR_MEDIAN);
   }
 
   refreshContext() {
@@ -427,10 +440,12 @@ class Recorder {
     fr[FR_PREV_END] = fr[FR_END];
     this.prevGeometries = this.memGeometries; this.prevTextures = this.memTextures; this.prevPrograms = this.memPrograms;
     this.prevCalls = this.curCalls;
-    if (++this.sinceMedian >= MEDIAN_EVERY || !(fr[FR_MEDIAN] === fr[FR_MEDIAN])) {
-      this.sinceMedian = 0;
-      ring.medianInto('frameMs', fr, FR_MEDIAN);
-    }
+    // a long-script hitch waits for its entry only so many frames
+    // (resolvePending); the after-frame task looks
+    if (this.loafDue !== 0 && this.frameNo >= this.loafDue) { this.loafDue = 0; this.queueWork(); }
+    // a young ring's median is cheap and moves fast: remade each frame
+    // until the once-a-second one takes over (everySecond)
+    if (ring.count < MEDIAN_YOUNG) ring.medianInto('frameMs', fr, FR_MEDIAN);
   }
 
   // Queue frame slot `s` for the after-frame task.  Numbers only; the
@@ -500,6 +515,7 @@ class Recorder {
       if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, c, i);
     }
     this.motion.flush();
+    if (this.pending.length > 0) this.resolvePending(false);
   }
   /*
    * Walk the frame's scenes: objects first rendered since the last census
@@ -645,7 +661,7 @@ class Recorder {
     // The waiting hitch is not in the outbox yet: it is queued when its
     // script is known (or the wait ends), so nothing made meanwhile — a
     // shader compile's hitch, a heartbeat — waits behind it.
-    this.pending.push({ rec, f, at, from: at - f.frameMs, to: at, deadline: now() + LOAF_WAIT_MS });
+    this.pending.push({ rec, f, at, from: at - f.frameMs, to: at, frame, deadline: now() + this.loafWaitMs });
     this.resolvePending(false);
   }
 
@@ -677,15 +693,16 @@ class Recorder {
   }
 
   // Attach the Long Animation Frames script to waiting long-script
-  // hitches and send them.  One stops waiting when its script is found,
-  // when the browser has reported a frame that ends at or after it (its
-  // own entry, naming no script, or a later one: loafSettled), at its
-  // deadline, or
-  // when `force`d (flush, stop).  Chromium reports an entry some 85–160 ms
-  // after its frame ends (measured on this machine), whatever frames
-  // follow, so the wait is on time, not frames; a stall the main thread
-  // spent idle after a compile never gets one, and is not long-script
-  // (classifyFrame: the frame before's counters).
+  // hitches and send them.  One stops waiting when its script is found;
+  // when the browser has reported a frame that ends at or after it
+  // (loafSettled); when LOAF_FRAMES frames have closed after its own — by
+  // then the browser has made every entry it will for it (measured in the
+  // demo, docs/recorder.md: by the second frame after, 13–40 ms after its
+  // end, loaded or not); at its deadline (a page that stopped rendering);
+  // or when `force`d (flush, stop).  A frame of 50 ms or more with no
+  // entry at all had nothing holding the main thread for 50 ms of it: its
+  // wait was outside the page, and it is not long-script (classifyFrame,
+  // loaf 'absent').
   resolvePending(force) {
     if (this.pending.length === 0) return;
     // entries the browser has made but whose observer callback has not
@@ -693,16 +710,24 @@ class Recorder {
     if (this.observer) this.keepLoafs(this.observer.takeRecords());
     const t = now();
     const keep = [];
+    let due = 0;
     for (const p of this.pending) {
       const script = this.findScript(p.from, p.to);
-      if (!script && !force && t < p.deadline && !loafSettled(this.loafs, p.to)) { keep.push(p); continue; }
-      if (script) { p.f.script = script; p.f.loaf = 'found'; }
-      const cls = classifyFrame(p.f, { spawnBurst: this.spawnBurst });
-      if (script) p.rec.script = script;
-      else p.rec.script = { unavailable: 'the Long Animation Frames API named no script for this frame' };
-      this.emit(p.rec, p.at, { cls });
+      const framesOver = this.frameNo >= p.frame + LOAF_FRAMES;
+      if (!script && !force && t < p.deadline && !framesOver && !loafSettled(this.loafs, p.to)) {
+        keep.push(p);
+        if (due === 0 || p.frame + LOAF_FRAMES < due) due = p.frame + LOAF_FRAMES;
+        continue;
+      }
+      if (script) { p.f.script = script; p.f.loaf = 'found'; p.rec.script = script; }
+      else if (framesOver && !loafOverlaps(this.loafs, p.from, p.to)) {
+        p.f.loaf = 'absent';
+        p.rec.script = { unavailable: 'the browser made no Long Animation Frames entry for this frame: nothing held the main thread for 50 ms of it' };
+      } else p.rec.script = { unavailable: 'the Long Animation Frames API named no script for this frame' };
+      this.emit(p.rec, p.at, { cls: classifyFrame(p.f, { spawnBurst: this.spawnBurst }) });
     }
     this.pending = keep;
+    this.loafDue = due;
     if (keep.length > 0 && !this.pendingTimer) {
       const wait = Math.max(0, Math.min(...keep.map((p) => p.deadline - t))) + 20;
       this.pendingTimer = setTimeout(() => { this.pendingTimer = null; this.resolvePending(false); }, wait);
@@ -912,7 +937,7 @@ class Recorder {
     if (this.workQueued || this.nWork > 0) this.runWork();
     // a long-script hitch still waiting for its script goes as it is
     if (this.pending.length) {
-      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(LOAF_WAIT_MS, ...this.pending.map((p) => p.deadline - now())))));
+      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(this.loafWaitMs, ...this.pending.map((p) => p.deadline - now())))));
       this.resolvePending(true);
     }
     await this.outbox.flush();

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select, loafSettled } from './frames.js';
+import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select, loafSettled, loafOverlaps } from './frames.js';
 import { MotionMonitor, JITTER_GUESSES } from './motion.js';
 import { Outbox } from './delivery.js';
 import { canonicalContext, createRecorder } from './recorder.js';
@@ -602,4 +602,121 @@ test('a long-script hitch stops waiting once an entry ending at or after its fra
   assert.equal(loafSettled([{ startTime: 1130, duration: 55 }], 1120), true);
   // an entry that ends inside the frame: a later one may still hold its script
   assert.equal(loafSettled([{ startTime: 990, duration: 60 }], 1120), false);
+});
+
+test('loafOverlaps: an entry for any part of the frame', () => {
+  assert.equal(loafOverlaps([], 1000, 1120), false);
+  assert.equal(loafOverlaps([{ startTime: 900, duration: 100 }], 1000, 1120), false, 'ends where the frame begins');
+  assert.equal(loafOverlaps([{ startTime: 900, duration: 101 }], 1000, 1120), true);
+  assert.equal(loafOverlaps([{ startTime: 1120, duration: 60 }], 1000, 1120), false, 'begins where it ends');
+  assert.equal(loafOverlaps([{ startTime: 1050, duration: 60 }], 1000, 1120), true);
+});
+
+test('classifier: a frame the browser made no Long Animation Frames entry for is not long-script', () => {
+  const idle = classifyFrame(frame({ frameMs: 140, insideMs: 3, loaf: 'absent' }));
+  assert.equal(idle[0].guess, 'gc-or-upload-by-elimination');
+  assert.equal(idle[0].confidence, 'medium');
+  assert.match(idle[0].evidence, /no Long Animation Frames entry.*outside the page/);
+  assert.ok(!idle.some((c) => c.guess === 'long-script'), JSON.stringify(idle));
+  assert.equal(idle.filter((c) => c.guess === 'gc-or-upload-by-elimination').length, 1, 'said once');
+  // an entry that named no script is still a script's frame
+  assert.equal(classifyFrame(frame({ frameMs: 140, insideMs: 3, loaf: 'none' }))[0].guess, 'long-script');
+  // inside render it is the render's, entry or not
+  assert.equal(classifyFrame(frame({ frameMs: 140, insideMs: 120, loaf: 'absent' }))[0].guess, 'long-render');
+});
+
+// The recorder itself, frame by frame: animation frames and the browser's
+// Long Animation Frames entries are the browser's, so here they are
+// driven by the test (the real ones: tests/game.test.mjs, the demo's
+// crowdTick named); the frames' times are real, the records go to a real
+// HTTP server.
+async function loafScenario(entriesAt) {
+  const srv = await server((req, res, body, got) => {
+    const recs = JSON.parse(body);
+    got.push(...recs);
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length, refused: 0, refusals: [], bytes: body.length }));
+  });
+  let raf = null;
+  const saved = { PerformanceObserver: globalThis.PerformanceObserver };
+  let made = [];                  // entries the browser has made, not yet taken
+  globalThis.requestAnimationFrame = (fn) => { raf = fn; return 1; };
+  globalThis.cancelAnimationFrame = () => { raf = null; };
+  globalThis.PerformanceObserver = class {
+    static supportedEntryTypes = ['long-animation-frame'];
+    observe() {}
+    disconnect() {}
+    takeRecords() { const e = made; made = []; return e; }
+  };
+  const busy = (ms) => { const t = performance.now(); while (performance.now() - t < ms); };
+  const renderer = { render() {}, info: { render: { calls: 1, triangles: 2, points: 0, lines: 0 }, memory: { geometries: 1, textures: 0 }, programs: [] } };
+  const scene = { traverseVisible() {} };
+  // the default budget: a 25 ms frame is a hitch, an ordinary 2–3 ms one never
+  const rec = createRecorder({ renderer, endpoint: srv.url, confirm: false, loafWaitMs: 60000 });
+  const frameOnce = async (ms) => {
+    busy(ms);
+    raf(performance.now());
+    renderer.render(scene, {});
+    await new Promise((r) => setTimeout(r, 0));      // the after-frame task, if queued
+  };
+  try {
+    // ordinary frames for over a second: a slow first frame of cold code
+    // is a hitch too, and would take the rate limit's second
+    const warm = performance.now();
+    while (performance.now() - warm < 1100) await frameOnce(2);
+    const stallFrom = performance.now();
+    await frameOnce(70);                            // the hitch: 70 ms outside render
+    const stallTo = performance.now();
+    const held = [];
+    for (let k = 1; k <= 6; k++) {
+      const e = entriesAt(k, stallFrom, stallTo);
+      if (e) made.push(e);
+      await frameOnce(2);
+      held.push(rec.state().held);
+    }
+    const stall = (r) => r.type === 'hitch' && r.frameMs >= 70;
+    await waitUntil(() => srv.got.some(stall), () => `the hitch sent (the server has hitches of ${JSON.stringify(srv.got.filter((r) => r.type === 'hitch').map((r) => r.frameMs))} ms)`);
+    return { held, hitch: srv.got.find(stall) };
+  } finally {
+    rec.stop();
+    await new Promise((r) => setTimeout(r, 20));
+    srv.s.close();
+    delete globalThis.requestAnimationFrame;
+    delete globalThis.cancelAnimationFrame;
+    globalThis.PerformanceObserver = saved.PerformanceObserver;
+  }
+}
+
+async function waitUntil(cond, what, ms = 10000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out: ${typeof what === 'function' ? what() : what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+test('recorder: a long-script hitch with no entry at all waits three frames, not its whole deadline, and is not a script', async () => {
+  const { held, hitch } = await loafScenario(() => null);
+  // made in the task after the frame that closed it, it waits; the third
+  // frame after its own lets it go
+  assert.deepEqual(held.slice(0, 2), [1, 1], `held per frame: ${held}`);
+  assert.equal(held[held.length - 1], 0, `held per frame: ${held}`);
+  assert.equal(hitch.classification[0].guess, 'gc-or-upload-by-elimination', JSON.stringify(hitch.classification));
+  assert.match(hitch.script.unavailable, /no Long Animation Frames entry/);
+});
+
+test('recorder: a long-script hitch takes the script of an entry that comes two frames later', async () => {
+  const { hitch } = await loafScenario((k, from, to) => (k === 2 ? {
+    startTime: from - 1, duration: to - from,
+    scripts: [{ startTime: from, duration: to - from - 2, sourceFunctionName: 'crowdTick', sourceURL: 'http://x/main.js', sourceCharPosition: 42, invoker: 'FrameRequestCallback', invokerType: 'user-callback' }],
+  } : null));
+  assert.equal(hitch.classification[0].guess, 'long-script');
+  assert.equal(hitch.classification[0].confidence, 'high');
+  assert.equal(hitch.script.name, 'crowdTick');
+});
+
+test('recorder: an entry for the frame that names no script leaves it long-script, said so', async () => {
+  const { hitch } = await loafScenario((k, from, to) => (k === 1 ? { startTime: from - 1, duration: to - from, scripts: [] } : null));
+  assert.equal(hitch.classification[0].guess, 'long-script');
+  assert.match(hitch.script.unavailable, /named no script/);
 });
