@@ -41,6 +41,9 @@ const ALLOC_FRAMES = Number(process.env.BENCH_ALLOC_FRAMES || (QUICK ? 240 : 120
 const ALLOC_WINDOWS = Number(process.env.BENCH_ALLOC_WINDOWS || (QUICK ? 1 : 3));
 const SAMPLING = Number(process.env.BENCH_SAMPLING || 64);      // bytes between heap samples
 const WARM = 60;                                               // frames not measured at the start of a phase
+// the recorder's first frames, before the rounds: V8 compiles its code
+// through its tiers (and deoptimises some of it once) meanwhile
+const FIRST = Number(process.env.BENCH_FIRST || (QUICK ? 120 : 1200));
 
 const pct = (a, q) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[Math.min(s.length, Math.max(1, Math.ceil(q * s.length))) - 1] : NaN; };
 const f3 = (v) => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
@@ -198,15 +201,17 @@ try {
   }, [WARM]);
 
   // cost: anchor and recorder phases alternated, no profiler running
-  const rec = [], anchor = [], recDeltas = [], tasks = [], kinds = [], tails = [];
-  let recFrames = 0;              // frames the recorder's code has seen so far
+  const rec = [], anchor = [], recDeltas = [], tasks = [], kinds = [], tails = [], atails = [];
+  const first = (await page.evaluate((n) => window.bench.phase(true, n), FIRST)).own;
+  let recFrames = FIRST + WARM;   // frames the recorder's code has seen so far
   for (let round = 0; round < ROUNDS; round++) {
-    anchor.push(...(await page.evaluate((n) => window.bench.phase(false, n), FRAMES)).own);
+    { const a = await page.evaluate((n) => window.bench.phase(false, n), FRAMES); anchor.push(...a.own); atails.push(...a.tail); }
     const p = await page.evaluate((n) => window.bench.phase(true, n), FRAMES);
     rec.push(...p.own); recDeltas.push(...p.deltas); tasks.push(...p.tasks); kinds.push(...p.kinds); tails.push(...p.tail);
     recFrames += FRAMES + WARM;
   }
   const over = rec.map((v, i) => [v, recDeltas[i], kinds[i]]).filter(([v]) => v > 0.2);
+
   const median = pct(recDeltas, 0.5);
   const isLong = (d) => d > Math.max(2 * median, 25.05);
   const longOver = over.filter(([, d]) => isLong(d)).length;
@@ -228,13 +233,16 @@ try {
     await page.evaluate((n) => window.bench.frames(n), ALLOC_FRAMES);
     const { profile } = await cdp.send('HeapProfiler.stopSampling');
     const after = await page.evaluate(() => window.bench.rec.state());
-    let steady = 0, says = 0, other = 0, clockBytes = 0;
+    let steady = 0, says = 0, other = 0, clockBytes = 0, steadyN = 0, clockN = 0;
     const sites = new Map();
+    // samples per node: a byte total from n samples is known to about 1/√n
+    const nSamples = new Map();
+    for (const x of profile.samples || []) nSamples.set(x.nodeId, (nSamples.get(x.nodeId) || 0) + 1);
     // root: the outermost of the recorder's functions on the stack; said:
     // one of the stack's is a frame saying something
     const walk = (node, root, said) => {
       const cf = node.callFrame;
-      if (cf.functionName === 'clockFrame' || cf.functionName === 'clockTick') clockBytes += node.selfSize;
+      if (cf.functionName === 'clockFrame' || cf.functionName === 'clockTick') { clockBytes += node.selfSize; clockN += nSamples.get(node.id) || 0; }
       const ours = /\/@sloptimize\/(recorder|frames|motion|delivery)\.js/.test(cf.url);
       if (ours) {
         if (root === null) root = cf.functionName || '(anonymous)';
@@ -244,12 +252,12 @@ try {
         const kind = FRAME_ROOTS.has(root) ? (said ? 'says' : 'steady') : 'other';
         const k = `${cf.functionName || '(anonymous)'} ${cf.url.split('/').pop()}:${cf.lineNumber + 1} (${kind}${root !== cf.functionName ? `, under ${root}` : ''})`;
         sites.set(k, (sites.get(k) || 0) + node.selfSize);
-        if (kind === 'steady') steady += node.selfSize; else if (kind === 'says') says += node.selfSize; else other += node.selfSize;
+        if (kind === 'steady') { steady += node.selfSize; steadyN += nSamples.get(node.id) || 0; } else if (kind === 'says') says += node.selfSize; else other += node.selfSize;
       }
       for (const c of node.children) walk(c, root, said);
     };
     walk(profile.head, null, false);
-    windows.push({ from: recFrames, to: recFrames + ALLOC_FRAMES, steady, says, other, clockBytes, sites, tiers: tierLine(),
+    windows.push({ from: recFrames, to: recFrames + ALLOC_FRAMES, steady, says, other, clockBytes, steadyN, clockN, sites, tiers: tierLine(),
       made: Object.fromEntries(Object.entries(after.made).map(([k, v]) => [k, v - before.made[k]])), censuses: after.censuses - before.censuses });
     recFrames += ALLOC_FRAMES;
   }
@@ -276,10 +284,19 @@ try {
   };
   probeWalk(probeProfile.head);
 
-  console.log(`recorder cost per frame, ${rec.length} frames in ${ROUNDS} rounds (outer − inner around renderer.render, plus the recorder's microtask at the task's end, ms):`);
+  console.log(`recorder cost per frame, ${rec.length} frames in ${ROUNDS} rounds after its first ${FIRST + WARM} (outer − inner around renderer.render, plus the recorder's microtask at the task's end, ms):`);
   const line = (a) => `p50 ${f3(pct(a, 0.5))}  p90 ${f3(pct(a, 0.9))}  p99 ${f3(pct(a, 0.99))}  p99.9 ${f3(pct(a, 0.999))}  max ${f3(Math.max(...a))}  mean ${f3(a.reduce((x, y) => x + y, 0) / a.length)}`;
   console.log(`  recorder: ${line(rec)}`);
+  console.log(`  the recorder's first ${FIRST} frames, before the rounds (V8 compiling its code meanwhile): ${line(first)}`);
   console.log(`  anchor (no recorder, the same shims, the same page): ${line(anchor)}`);
+  // the two parts apart: inside render (outer − inner) and the task's end
+  // (mark → the outer shim's microtask: nothing runs there in a frame
+  // that closes nothing), each beside the anchor's own
+  const body = rec.map((v, i) => v - tails[i]), abody = anchor.map((v, i) => v - atails[i]);
+  const over2 = (a) => a.filter((v) => v > 0.2).length;
+  console.log(`  inside render: recorder p50 ${f3(pct(body, 0.5))} p99 ${f3(pct(body, 0.99))}, anchor p50 ${f3(pct(abody, 0.5))} p99 ${f3(pct(abody, 0.99))};` +
+    ` the task's end: recorder p50 ${f3(pct(tails, 0.5))} p99 ${f3(pct(tails, 0.99))}, anchor p50 ${f3(pct(atails, 0.5))} p99 ${f3(pct(atails, 0.99))};` +
+    ` over 0.2 ms: ${over2(body)} / ${over2(abody)} inside render, ${over2(tails)} / ${over2(atails)} at the task's end (recorder / anchor)`);
   console.log(`  timer resolution in this page: ${await page.evaluate(() => { let a = performance.now(), b; do { b = performance.now(); } while (b === a); return (b - a).toFixed(3); })} ms`);
   console.log(`  frames over 0.2 ms: ${over.length} of ${rec.length}: ${longOver} hitch frames (a delta over the hitch threshold, median delta ${f3(median)} ms),` +
     ` ${workOver} that queued the after-frame task (a census; ${queuedFrames} frames queued it), ${over.length - longOver - workOver} others; the anchor's: ${anchorOver} of ${anchor.length}`);
@@ -290,7 +307,7 @@ try {
   bench('recorder time per frame, p50', pct(anchor, 0.5), pct(rec, 0.5), 'ms', '-', null, 'the timing shims alone');
 
   const last = windows[windows.length - 1];
-  console.log(`allocations attributed to the recorder's modules (a sample every ${SAMPLING} bytes, collected objects kept), windows of ${ALLOC_FRAMES} frames after ${ROUNDS * (FRAMES + WARM)} warm ones:`);
+  console.log(`allocations attributed to the recorder's modules (a sample every ${SAMPLING} bytes, collected objects kept), windows of ${ALLOC_FRAMES} frames after ${FIRST + WARM + ROUNDS * (FRAMES + WARM)} warm ones:`);
   for (const w of windows) {
     console.log(`  frames ${w.from}–${w.to} of the recorder's code: steady path ${w.steady} bytes (${(w.steady / ALLOC_FRAMES).toFixed(2)} bytes/frame), frames with something to say ${w.says} bytes, off the frame ${w.other} bytes` +
       ` (${w.made.hitch} hitch, ${w.made.jitter} jitter, ${w.made.heartbeat} heartbeat records, ${w.censuses} censuses)`);
@@ -304,9 +321,15 @@ try {
   const perNow = probeBytes.nowProbe / PROBE_CALLS;
   console.log(`  the clock: two performance.now() a frame from once-a-frame code, the last window: ${(last.clockBytes / ALLOC_FRAMES).toFixed(2)} bytes/frame;` +
     ` the same read in a hot loop (optimized further): ${perNow.toFixed(2)} bytes a call (a computed double stored the same way: ${(probeBytes.mathProbe / PROBE_CALLS).toFixed(2)})`);
-  console.log(`  steady path beyond the clock's two reads: ${Math.max(0, (last.steady - last.clockBytes) / ALLOC_FRAMES).toFixed(2)} bytes/frame`);
+  // The sampler's own error: a total of b bytes from n samples is known to
+  // about b/√n (Poisson), so the difference of the two totals to the root
+  // of their squares; an excess within twice that is none the sampler can see.
+  const excess = (last.steady - last.clockBytes) / ALLOC_FRAMES;
+  const sigma = (b, n) => (n > 0 ? b / Math.sqrt(n) : 0);
+  const err2 = 2 * Math.hypot(sigma(last.steady, last.steadyN), sigma(last.clockBytes, last.clockN)) / ALLOC_FRAMES;
+  console.log(`  steady path beyond the clock's two reads: ${excess.toFixed(2)} bytes/frame, the sampler's error ±${err2.toFixed(2)} (2σ; ${last.steadyN} and ${last.clockN} samples)`);
   bench('recorder allocation, steady path', null, last.steady / ALLOC_FRAMES, 'B/frame', '0 B/frame', last.steady === 0);
-  bench('recorder allocation beyond the clock', null, Math.max(0, (last.steady - last.clockBytes) / ALLOC_FRAMES), 'B/frame', '0 B/frame', last.steady - last.clockBytes <= 0,
+  bench('recorder allocation beyond the clock', null, Math.max(0, excess), 'B/frame', `0 B/frame (±${err2.toFixed(1)}, 2σ)`, excess <= err2,
     'two performance.now() a frame');
 
   // stutter → wake line
