@@ -728,6 +728,9 @@ class Recorder {
     }
     this.pending = keep;
     this.loafDue = due;
+    // none waits: the deadline's timer has nothing to do (and would keep
+    // a stopped recorder's timer alive for the whole wait)
+    if (keep.length === 0 && this.pendingTimer) { clearTimeout(this.pendingTimer); this.pendingTimer = null; }
     if (keep.length > 0 && !this.pendingTimer) {
       const wait = Math.max(0, Math.min(...keep.map((p) => p.deadline - t))) + 20;
       this.pendingTimer = setTimeout(() => { this.pendingTimer = null; this.resolvePending(false); }, wait);
