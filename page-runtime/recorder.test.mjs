@@ -676,10 +676,12 @@ async function loafScenario(entriesAt) {
     }
     const stall = (r) => r.type === 'hitch' && r.frameMs >= 70;
     await waitUntil(() => srv.got.some(stall), () => `the hitch sent (the server has hitches of ${JSON.stringify(srv.got.filter((r) => r.type === 'hitch').map((r) => r.frameMs))} ms)`);
+    // what is left (a heartbeat) goes now, so stop() has nothing to send
+    // after the server and the globals are gone
+    await rec.flush();
     return { held, hitch: srv.got.find(stall) };
   } finally {
     rec.stop();
-    await new Promise((r) => setTimeout(r, 20));
     srv.s.close();
     delete globalThis.requestAnimationFrame;
     delete globalThis.cancelAnimationFrame;
