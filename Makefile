@@ -405,6 +405,15 @@ install: $(PROGS) $(NPM_TGZ)
 	    put 644 "$$unpacked/package/$$f" "$(DESTDIR)$(SHAREDIR)/page-runtime/$$f"; \
 	done
 
+# `make deb`: a Debian package of all of the above, built with PREFIX=/usr
+# in $(BUILD)/deb (packaging/deb/build.sh, docs/packaging.md).
+DEB_ARCH	:= $(shell dpkg --print-architecture 2>/dev/null)
+DEB		:= $(BUILD)/sloptimize_$(VERSION)_$(DEB_ARCH).deb
+
+deb: deps-deb
+	@VERSION='$(VERSION)' OUT='$(abspath $(BUILD))' OBJ='$(abspath $(BUILD))/deb' \
+	    MAKE='$(MAKE)' sh packaging/deb/build.sh
+
 install-service:
 	@DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DOCDIR='$(DOCDIR)' \
 	    UNITDIR='$(UNITDIR)' AGENTDIR='$(AGENTDIR)' \
