@@ -121,7 +121,8 @@ export interface RecorderState {
   /** null until the first send; true when the daemon answered; false when it could not be reached. */
   reachable: boolean | null;
   lastError: string | null;
-  lastSentAt: number | string | null;
+  /** When the last batch went (the page's Date.now()), or null. */
+  lastSentAt: number | null;
   backoffMs: number;
   /** Whether the browser has the Long Animation Frames API. */
   loaf: boolean;

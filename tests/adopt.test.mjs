@@ -290,9 +290,10 @@ test('a WebGPURenderer game is told plainly what is and is not measured', async 
   await s.page.waitForFunction(() => window.game && (window.game.error || (window.game.ready && window.game.frames > 60)),
     null, { timeout: 60000 });
   const g = await s.page.evaluate(() => ({ error: window.game.error, gpu: window.game.gpu, adapter: window.game.adapter,
-    backend: window.game.backend, rec: !!window.game.rec }));
+    backend: window.game.backend, rec: !!window.game.rec, recError: window.game.recError }));
   assert.equal(g.error, null, `the WebGPU game runs: ${g.error}`);
-  t.diagnostic(`this browser: navigator.gpu ${g.gpu ? 'present' : 'absent'}, adapter ${g.adapter ?? 'none'}, three's backend ${g.backend}`);
+  t.diagnostic(`this browser: navigator.gpu ${g.gpu ? 'present' : 'absent'}, adapter ${g.adapter ?? 'none'}, three's backend ${g.backend}` +
+    `${g.recError ? `; createRecorder refused it: ${g.recError}` : ''}`);
   const recorderJs = fs.readFileSync(path.join(game, 'node_modules', 'sloptimize', 'recorder.js'), 'utf8');
   if (!/webgpu/i.test(recorderJs)) {
     // what a recorder without the detection does with it, said for the record
@@ -310,7 +311,8 @@ test('a WebGPURenderer game is told plainly what is and is not measured', async 
     return rec ? rec.flush() : null;
   });
   await waitFor(async () => { await s.daemon.caughtUp(); return true; }, { what: 'the daemon caught up' });
-  const told = [...s.consoleLines, JSON.stringify(state ?? {})].join('\n');
+  const recError = await s.page.evaluate(() => window.game.recError);
+  const told = [...s.consoleLines, JSON.stringify(state ?? {}), recError ?? ''].join('\n');
   // plainly: the page (its console, the recorder's state the panel shows)
   // names WebGPU and says what its counters are not
   assert.match(told, /WebGPU/i, `nothing tells the page it is a WebGPU renderer:\n${told}`);

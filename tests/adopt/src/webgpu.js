@@ -6,7 +6,7 @@
 // browser gave the game (a WebGPU adapter, or three's WebGL 2 fallback).
 import * as THREE from 'three/webgpu';
 
-const game = window.game = { frames: 0, ready: false, gpu: typeof navigator.gpu !== 'undefined', adapter: null, backend: null, rec: null, error: null };
+const game = window.game = { frames: 0, ready: false, gpu: typeof navigator.gpu !== 'undefined', adapter: null, backend: null, rec: null, recError: null, error: null };
 try {
   if (game.gpu) {
     const a = await navigator.gpu.requestAdapter();
@@ -27,8 +27,11 @@ try {
     m.position.set((i % 4) - 1.5, Math.floor(i / 4) - 1, 0);
     scene.add(m);
   }
-  if (new URLSearchParams(location.search).has('explicit'))
-    game.rec = globalThis.sloptimize?.createRecorder({ renderer }) ?? null;
+  // a recorder may refuse this renderer: what it says is what the game is told
+  if (new URLSearchParams(location.search).has('explicit')) {
+    try { game.rec = globalThis.sloptimize?.createRecorder({ renderer }) ?? null; }
+    catch (e) { game.recError = String(e && e.message || e); }
+  }
   game.renderer = renderer;
   renderer.setAnimationLoop(() => {
     game.frames++;
