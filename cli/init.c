@@ -1142,7 +1142,7 @@ verb_init(int argc, char **argv)
 	else {
 		plans[0].action = A_CANNOT;
 		snprintf(plans[0].note, sizeof(plans[0].note), "this install has "
-		    "no npm tarball (looked for %s); in a source tree, `make "
+		    "no npm tarball (looked for %.4000s); in a source tree, `make "
 		    "dist` makes it", looked);
 	}
 	plan_package(&plans[1], spec, have_tarball &&
