@@ -4,6 +4,12 @@
 # exit status is non-zero if anything failed.
 #
 #   sh tests/run.sh BUILD_DIR [NAME_FILTER]
+#
+# LOAD=N holds the machine busy while the suite runs: N processes that
+# spin on the CPU (what CI's shared machine and a developer's busy laptop
+# look like; `make test-loaded`).  Each stops by itself when this script
+# ends, however it ends, and after LOAD_MAX_S seconds at most (default 3 h).
+# Nothing is ever rerun: a test that fails under load is a failure.
 set -u
 BUILD=${1:-build}
 FILTER=${2:-}
@@ -14,6 +20,29 @@ export PATH="$top/$BUILD:$PATH"
 logdir="$top/$BUILD/test-logs"
 mkdir -p "$logdir"
 pass=0 fail=0 failed=""
+
+LOAD=${LOAD:-0}
+case "$LOAD" in ''|*[!0-9]*) echo "run.sh: LOAD must be a number, not '$LOAD'" >&2; exit 2;; esac
+if [ "$LOAD" -gt 0 ]; then
+	# a spinner checks once per ~10 ms of work that this shell is alive,
+	# so a kill -9 of the suite does not leave the cores busy
+	i=0
+	while [ "$i" -lt "$LOAD" ]; do
+		python3 -c '
+import os, sys, time
+parent, end = int(sys.argv[1]), time.monotonic() + int(sys.argv[2])
+while time.monotonic() < end:
+    x = 0
+    for k in range(20000): x += k * k
+    try: os.kill(parent, 0)
+    except OSError: break
+' "$$" "${LOAD_MAX_S:-10800}" &
+		i=$((i + 1))
+	done
+	trap 'kill $(jobs -p) 2>/dev/null' EXIT
+	trap 'exit 130' INT TERM
+	echo "load: $LOAD busy processes hold the cores while the suite runs"
+fi
 
 run_one() {	# name, command...
 	name=$1; shift
