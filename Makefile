@@ -1,8 +1,10 @@
 # sloptimize — build, test, install.
 #
-# Every library comes through pkg-config.  `make deps` installs whatever is
-# missing (idempotent); run, test and bench* depend on it, so a fresh
-# machine needs only the two commands in the README.
+# Every library comes through pkg-config.  `make deps` installs whatever
+# building and running needs and is missing, `make deps-test` what the tests
+# and benchmarks need besides (both idempotent); run depends on the first,
+# test and bench* on both, so a fresh machine needs only the two commands
+# in the README.
 
 PREFIX	?= /usr/local
 DESTDIR	?=
@@ -72,7 +74,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test test-loaded asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder install \
+.PHONY: FORCE all deps run dist deb test test-loaded asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -153,50 +155,95 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/refjson.c $(BUILD)/libsloptimize.a \
 
 # --- dependencies -----------------------------------------------------------
 
-APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
-	libcjson-dev libnotify-dev libcmocka-dev \
-	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
-	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server \
-	libcurl4-openssl-dev strace
-BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node curl
+# Two sets, so that `make run` installs only what it runs (issue 24):
+#  deps       building and running: the C libraries, a compiler, node and
+#             npm (the demo game), and chromium only where there is no
+#             display (the demo then plays its scripted run headless);
+#             npm ci in demo/ and tests/ (the headless driver's
+#             playwright-core comes from there)
+#  deps-test  everything the test suite and the benchmarks use besides:
+#             cmocka, a notification server and Xvfb, nginx, wrk,
+#             valgrind, clang, ClickHouse, dpkg-dev and lintian, python3, …
+#             and npm ci in tests/adopt/ (the adopting game's packages)
+# `make test` installs both.  Each installs only what is missing.
+APT_BUILD := pkg-config libc6-dev libuv1-dev libwebsockets-dev \
+	libwebsockets-evlib-uv libcjson-dev libnotify-dev libcurl4-openssl-dev
+# the browser only when there is nobody to open the demo's URL
+APT_RUN := $(APT_BUILD) $(if $(DISPLAY)$(WAYLAND_DISPLAY),,chromium)
+# commands that may come from elsewhere than Debian (nvm's node, a
+# compiler of the user's): asked for by name, installed only if absent
+CMD_RUN := $(CC):gcc node:nodejs npm:npm
+APT_DEB := dpkg-dev
+APT_TEST := libcmocka-dev dbus dunst libnotify-bin xvfb chromium nginx-light \
+	wrk valgrind systemd curl jq bc time clang libclang-rt-14-dev \
+	clickhouse-server strace lintian dpkg-dev
+CMD_TEST := python3:python3
+BREW_RUN := pkg-config libuv libwebsockets cjson node curl
+BREW_TEST := cmocka
 
-deps: .deps-stamp
-.deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json
-	@if [ "$$(uname)" = Darwin ]; then \
-	    brew install $(BREW_PKGS); \
-	elif command -v apt-get >/dev/null; then \
-	    missing=""; for p in $(APT_PKGS); do \
+# $(call apt_ensure,PACKAGES,COMMANDS,WHO): install what is missing of
+# PACKAGES (dpkg's word) and COMMANDS (cmd:package, found on PATH).
+define apt_ensure
+	@if command -v apt-get >/dev/null; then \
+	    missing=""; for p in $(1); do \
 	        dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
 	            grep -q "ok installed" || missing="$$missing $$p"; \
 	    done; \
-	    for c in python3:python3 node:nodejs npm:npm; do \
+	    for c in $(2); do \
 	        command -v $${c%%:*} >/dev/null || missing="$$missing $${c#*:}"; \
 	    done; \
 	    if [ -n "$$missing" ]; then \
-	        echo "deps: installing$$missing"; \
+	        echo "$(3): installing$$missing"; \
 	        SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	        $$SUDO apt-get update -qq && \
 	        DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 	            --no-install-recommends $$missing; \
 	    fi; \
 	else \
-	    echo "deps: install $(PKGS) cmocka by hand on this system" >&2; \
+	    echo "$(3): install $(1) by hand on this system" >&2; \
 	fi
+endef
+
+.PHONY: deps-test deps-deb
+deps: .deps-stamp
+.deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json
+ifeq ($(UNAME),Darwin)
+	brew install $(BREW_RUN)
+else
+	$(call apt_ensure,$(APT_RUN),$(CMD_RUN),deps)
+endif
 	cd tests && npm ci --no-audit --no-fund --loglevel=error
 	cd demo && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+deps-test: .deps-test-stamp
+.deps-test-stamp: .deps-stamp Makefile tests/adopt/package.json tests/adopt/package-lock.json
+ifeq ($(UNAME),Darwin)
+	brew install $(BREW_TEST)
+else
+	$(call apt_ensure,$(APT_TEST),$(CMD_TEST),deps-test)
+endif
+	cd tests/adopt && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# what `make deb` needs beyond deps (dpkg-shlibdeps)
+deps-deb: deps
+ifneq ($(UNAME),Darwin)
+	$(call apt_ensure,$(APT_DEB),,deps-deb)
+endif
 
 # --- running ----------------------------------------------------------------
 
 DEMO	?= $(BUILD)/demo
 
+# only the programs: the test binaries need cmocka, which run does not install
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PROGS)
 	sh tests/demo.sh $(DEMO)
 
 # --- tests ------------------------------------------------------------------
 
-test: deps
+test: deps-test
 	@$(MAKE) --no-print-directory all
 	sh tests/run.sh $(BUILD)
 
@@ -205,11 +252,11 @@ test: deps
 # on an idle machine is broken.  A stop is proven with this, not only
 # with `make test` (docs/robustness.md, "The suite under load").
 LOAD	?= 2
-test-loaded: deps
+test-loaded: deps-test
 	@$(MAKE) --no-print-directory all
 	LOAD=$(LOAD) sh tests/run.sh $(BUILD)
 
-asan: deps
+asan: deps-test
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined \
 	    -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDFLAGS="-fsanitize=address,undefined" all
@@ -219,7 +266,7 @@ asan: deps
 
 # The daemon's integration tests with the daemon under valgrind (the
 # kill -9 soak skips itself there: fifty start-ups take minutes).
-valgrind: deps
+valgrind: deps-test
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_VALGRIND=1 SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) \
 	    node --test daemon.test.mjs
@@ -230,7 +277,7 @@ valgrind: deps
 FUZZ_FLAGS	:= -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
 		   -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-fuzz-build: deps
+fuzz-build: deps-test
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang \
 	    OPT="$(FUZZ_FLAGS)" LDFLAGS="-fsanitize=address,undefined" fuzzers
 
@@ -241,7 +288,7 @@ fuzz: fuzz-build
 # passes or fails on what must hold (docs/robustness.md).  Not part of
 # `make test`: it takes a minute of a machine's full attention.
 SOAK_SECONDS	?= 60
-soak: deps
+soak: deps-test
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node soak.mjs $(SOAK_SECONDS)
 
@@ -256,44 +303,47 @@ soak: deps
 BENCH_ONLY	?=
 BENCH_MD	?=
 .PHONY: bench bench-restart bench-idle
-bench: deps
+bench: deps-test
 	@$(MAKE) --no-print-directory all
 	python3 tests/bench/table.py $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) \
 	    $(if $(BENCH_MD),--markdown $(BENCH_MD))
 
-bench-restart: deps
+bench-restart: deps-test
 	@$(MAKE) --no-print-directory all
 	python3 tests/bench/restart.py $(BUILD)
 
-bench-idle: deps
+bench-idle: deps-test
 	@$(MAKE) --no-print-directory all
 	python3 tests/bench/idle.py $(BUILD)
 
-bench-fold: deps
+bench-fold: deps-test
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/fold.sh $(BUILD)
 
-bench-wake: deps
+bench-wake: deps-test
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/wake.sh $(BUILD)
 
-bench-http: deps
+bench-http: deps-test
 	@$(MAKE) --no-print-directory all
 	sh tests/bench/http.sh $(BUILD)
 
-bench-sink: deps
+bench-sink: deps-test
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/sink.mjs $(BENCH_SINK_ARGS)
 
-bench-recorder: deps
+bench-recorder: deps-test
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
 
 # --- install ----------------------------------------------------------------
 
-# `install` puts the programs, the man pages, the docs and page-runtime/
-# (which the daemon serves from SLOPTIMIZE_SHARE, compiled in from PREFIX:
-# build and install with the same PREFIX) under $(DESTDIR)$(PREFIX).
+# `install` puts the programs, the man pages, the docs, the npm tarball
+# (share/sloptimize/npm/, what `sloptimize init` adds to a game) and the
+# page runtime unpacked from that very tarball (share/sloptimize/
+# page-runtime/, which the daemon serves from SLOPTIMIZE_SHARE, compiled in
+# from PREFIX: build and install with the same PREFIX) under
+# $(DESTDIR)$(PREFIX).
 # `install-service` installs the per-project service definition: a systemd
 # user unit template on Linux, a LaunchAgent on macOS (docs/service.md).
 # Both take DESTDIR for packaging and print every file they write.
@@ -314,7 +364,30 @@ UNITDIR		?= $(if $(DESTDIR)$(filter 0,$(shell id -u)),$(PREFIX)/lib/systemd/user
 AGENTDIR	?= $(HOME)/Library/LaunchAgents
 AGENTLOGDIR	?= $(HOME)/Library/Logs/sloptimize
 
-install: $(PROGS)
+# The page runtime as an npm package (docs/packaging.md): `npm pack` of
+# page-runtime/, whose package.json must carry this VERSION.  The tarball
+# is what a game installs (`npm i -D ./sloptimize-$(VERSION).tgz`) and what
+# `make install` unpacks for the daemon to serve, so the two are the same
+# files.
+NPM_TGZ		:= $(BUILD)/sloptimize-$(VERSION).tgz
+RUNTIME_FILES	:= $(filter-out %.test.mjs,$(wildcard page-runtime/*))
+
+dist: $(NPM_TGZ)
+
+$(NPM_TGZ): $(RUNTIME_FILES) Makefile
+	@command -v npm >/dev/null || { echo "dist: npm is needed to pack the page runtime (make deps installs it)" >&2; exit 1; }
+	@v=$$(sed -n 's/^  "version": "\(.*\)",$$/\1/p' page-runtime/package.json); \
+	if [ "$$v" != "$(VERSION)" ]; then \
+	    echo "dist: page-runtime/package.json says version \"$$v\", the Makefile's VERSION is $(VERSION): make them agree" >&2; \
+	    exit 1; \
+	fi
+	@mkdir -p $(BUILD)
+	@rm -f $@
+	@cd page-runtime && npm pack --silent --pack-destination "$(abspath $(BUILD))" >/dev/null
+	@test -s $@
+	@echo "dist: $@"
+
+install: $(PROGS) $(NPM_TGZ)
 	@set -e; \
 	put() { install -d "$$(dirname "$$3")"; install -m "$$1" "$$2" "$$3"; \
 	    echo "install: $$3"; }; \
@@ -331,11 +404,24 @@ install: $(PROGS)
 	done; \
 	put 644 skills/sloptimize/SKILL.md \
 	    "$(DESTDIR)$(SHAREDIR)/skills/sloptimize/SKILL.md"; \
-	find page-runtime -type f ! -name '.*' ! -name '*.test.*' \
-	    ! -path '*/node_modules/*' 2>/dev/null | sort | \
+	put 644 "$(NPM_TGZ)" "$(DESTDIR)$(SHAREDIR)/npm/$(notdir $(NPM_TGZ))"; \
+	unpacked=$$(mktemp -d "$${TMPDIR:-/tmp}/sloptimize-install.XXXXXX"); \
+	trap 'rm -rf "$$unpacked"' EXIT; \
+	tar -xzf "$(NPM_TGZ)" -C "$$unpacked"; \
+	(cd "$$unpacked/package" && find . -type f | sort) | \
 	while IFS= read -r f; do \
-	    put 644 "$$f" "$(DESTDIR)$(SHAREDIR)/$$f"; \
+	    f=$${f#./}; \
+	    put 644 "$$unpacked/package/$$f" "$(DESTDIR)$(SHAREDIR)/page-runtime/$$f"; \
 	done
+
+# `make deb`: a Debian package of all of the above, built with PREFIX=/usr
+# in $(BUILD)/deb (packaging/deb/build.sh, docs/packaging.md).
+DEB_ARCH	:= $(shell dpkg --print-architecture 2>/dev/null)
+DEB		:= $(BUILD)/sloptimize_$(VERSION)_$(DEB_ARCH).deb
+
+deb: deps-deb
+	@VERSION='$(VERSION)' OUT='$(abspath $(BUILD))' OBJ='$(abspath $(BUILD))/deb' \
+	    MAKE='$(MAKE)' sh packaging/deb/build.sh
 
 install-service:
 	@DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DOCDIR='$(DOCDIR)' \
@@ -344,4 +430,4 @@ install-service:
 	    sh $(SERVICE)/install.sh
 
 clean:
-	rm -rf $(BUILD) build-asan $(FUZZ_BUILD) .deps-stamp
+	rm -rf $(BUILD) build-asan $(FUZZ_BUILD) .deps-stamp .deps-test-stamp

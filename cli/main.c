@@ -20,6 +20,7 @@ static const struct {
 	{ "fix", verb_fix, "record a fix, a proposal, or a decision on one" },
 	{ "watch", verb_watch, "print the daemon's wake events as they happen" },
 	{ "mcp", verb_mcp, "a Model Context Protocol server on stdio, for an agent" },
+	{ "init", verb_init, "set a Vite game up: the npm package, the plugin line" },
 	{ "init-agent", verb_init_agent, "set the project up for a coding agent" },
 	{ "replay", verb_replay, "append a recorded session, re-stamped to now" },
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },

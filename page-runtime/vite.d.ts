@@ -1,0 +1,26 @@
+// vite.d.ts — types for `sloptimize/vite`: the Vite plugin (vite.js).
+//
+//   // vite.config.ts
+//   import { defineConfig } from 'vite';
+//   import sloptimize from 'sloptimize/vite';
+//   export default defineConfig({ plugins: [sloptimize()] });
+import type { Plugin } from 'vite';
+
+export interface SloptimizePluginOptions {
+  /** The daemon the dev server proxies /api/sloptimize to (default 'http://127.0.0.1:7567'). */
+  daemon?: string;
+  /** Stamped on every record (default: $SLOPTIMIZE_BUILD_ID). */
+  build?: string;
+  /** The recorder's frame budget in milliseconds (default 16.7). */
+  budgetFrameMs?: number;
+  /** A recorder for the first renderer the game makes, through three's __THREE_DEVTOOLS__ (default true). */
+  auto?: boolean;
+  /** The Ctrl+F12 panel in the dev page (default true). */
+  panel?: boolean;
+}
+
+/** Where the plugin serves the page runtime in the dev server. */
+export const PREFIX: '/@sloptimize/';
+
+/** Dev only (`apply: 'serve'`): `vite build` sees nothing of it. */
+export default function sloptimize(options?: SloptimizePluginOptions): Plugin;
