@@ -8,7 +8,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 B=${SLOPTIMIZE_BUILD:-$top/build}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/demo-test.XXXXXX")
 holder=""
-trap '[ -n "$holder" ] && kill $holder 2>/dev/null; rm -rf "$tmp"' EXIT
+# the holder is gone already when someone else held 7567 first: a failed
+# kill must not become the script's status (dash keeps it under set -e)
+trap 'if [ -n "$holder" ]; then kill "$holder" 2>/dev/null || :; fi; rm -rf "$tmp"' EXIT
 
 # take 7567 (if someone else already has it, it is taken all the same)
 node -e "require('net').createServer().on('error', () => {}).listen(7567, '127.0.0.1')" &
