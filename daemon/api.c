@@ -187,6 +187,8 @@ api_http(struct api *a, struct lws *wsi, struct http_request *r,
 {
 	http_request_begin(r, wsi);
 	r->method = http_method(wsi);
+	if (raw != NULL && raw->has_body)
+		r->body_end = raw->end;
 	/*
 	 * A request without a body is answered in this callback, saving a
 	 * trip round the loop; one whose body is still to come is answered
@@ -224,10 +226,30 @@ api_http_body_done(struct api *a, struct lws *wsi, struct http_request *r)
 	return 0;	/* answered when writable */
 }
 
+/*
+ * A request with a body is never answered on a connection kept alive
+ * while more bytes are buffered behind it — another request sent in the
+ * same write, or the rest of a body refused before it came.  libwebsockets
+ * 4.1.6 spins in its rx-flow handling on what it buffered behind a body
+ * once the transaction completes: two POSTs in one write left the loop
+ * stuck, the tailer with it, and SIGTERM unheard.  Such a request is
+ * answered with `Connection: close`, and what was behind it is never
+ * read; a client that pipelines sends it again on a new connection, as
+ * RFC 9112 §9.3.2 has it do for any unanswered request.
+ */
 int
-api_http_writeable(struct api *a, struct lws *wsi, struct http_request *r)
+api_http_writeable(struct api *a, struct lws *wsi, struct http_request *r,
+    uint64_t fed)
 {
-	(void)a;
+	if (r->answered && !r->headers_sent && r->body_end != 0 &&
+	    fed != r->body_end && !r->close) {
+		r->close = 1;
+		a->closed_behind++;
+		log_debug("http: %s: %llu bytes behind a request with a body "
+		    "(pipelined, or its body unread): answered, then closed",
+		    r->path, fed > r->body_end ? (unsigned long long)(fed -
+		    r->body_end) : 0ull);
+	}
 	return http_pump(wsi, r);
 }
 
@@ -405,6 +427,8 @@ api_status_json(const struct api *a)
 	cJSON_AddNumberToObject(n, "maxConnections", cfg->max_conns);
 	cJSON_AddNumberToObject(n, "requests", (double)a->requests);
 	cJSON_AddNumberToObject(n, "refused", (double)a->refused);
+	cJSON_AddNumberToObject(n, "closedBehindBody",
+	    (double)a->closed_behind);
 	cJSON_AddNumberToObject(n, "ledgerBuilds",
 	    (double)a->cache.ledger_builds);
 	cJSON_AddNumberToObject(n, "answerBuilds", (double)a->cache.builds);

@@ -72,6 +72,7 @@ struct api {
 	int		 mu_up;
 	unsigned	 conns;			/* open connections */
 	uint64_t	 requests, refused, busy;
+	uint64_t	 closed_behind;		/* a body, more bytes behind */
 	struct jobs	 jobs;
 	struct cache	 cache;			/* /ledger bodies */
 	struct order	 order;			/* POST /records batches */
@@ -119,7 +120,8 @@ int	api_http_body(struct api *a, struct lws *wsi, struct http_request *r,
 	    const void *in, size_t len);
 int	api_http_body_done(struct api *a, struct lws *wsi,
 	    struct http_request *r);
+/* `fed`: the bytes read from the connection so far (daemon/tap.h). */
 int	api_http_writeable(struct api *a, struct lws *wsi,
-	    struct http_request *r);
+	    struct http_request *r, uint64_t fed);
 
 #endif

@@ -65,6 +65,9 @@ struct http_request {
 	char		 inm[256];		/* If-None-Match */
 	char		*body;			/* request body being received */
 	size_t		 body_len, body_cap;	/* cap: its Content-Length */
+	/* a request with a body: where it ends in the connection's byte
+	 * stream (daemon/rawhdr.h), 0 for one without */
+	uint64_t	 body_end;
 	int		 in_body;		/* waiting for the body */
 	const void	*route;			/* the route it matched */
 	int		 in_callback;		/* the plumbing writes on return */

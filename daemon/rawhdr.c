@@ -221,15 +221,18 @@ complete(struct rawhdr *h)
 	q = &h->q[(h->qhead + h->qlen) % RAWHDR_PENDING];
 	memset(q, 0, sizeof(*q));
 	parse(q, h->buf, h->len);
+	q->end = h->pos;	/* without a body; the framing below may add it */
 	h->qlen++;
 	h->buf = NULL;
 	h->len = h->cap = 0;
 	h->state = ST_HEAD;
 	if (q->bad != NULL) {
+		q->end = 0;
 		lose(h, "a malformed request came before");
 		return;
 	}
 	if (rawhdr_get(q, "transfer-encoding", &v) >= 0) {
+		q->end = 0;
 		lose(h, "a request with Transfer-Encoding came before");
 		return;
 	}
@@ -241,16 +244,20 @@ complete(struct rawhdr *h)
 		return;
 	for (k = 0; k < n; k++) {
 		if (v[k] < '0' || v[k] > '9' || cl > (UINT64_MAX - 9) / 10) {
+			q->end = 0;
 			lose(h, "a request with a bad Content-Length came "
 			    "before");
 			return;
 		}
 		cl = cl * 10 + (uint64_t)(v[k] - '0');
 	}
-	if (n == 0) {
+	if (n == 0 || cl > UINT64_MAX - h->pos) {
+		q->end = 0;
 		lose(h, "a request with a bad Content-Length came before");
 		return;
 	}
+	q->end = h->pos + cl;
+	q->has_body = cl > 0;
 	if (cl > 0) {
 		h->body_left = cl;
 		h->state = ST_BODY;
@@ -280,10 +287,12 @@ rawhdr_feed(struct rawhdr *h, const char *p, size_t n)
 	char	*nb;
 	int	found;
 
+	h->fed += n;
 	while (n > 0 && h->state != ST_LOST) {
 		if (h->state == ST_BODY) {
 			take = n < h->body_left ? n : (size_t)h->body_left;
 			h->body_left -= take;
+			h->pos += take;
 			p += take;
 			n -= take;
 			if (h->body_left == 0)
@@ -292,6 +301,7 @@ rawhdr_feed(struct rawhdr *h, const char *p, size_t n)
 		}
 		/* empty lines before a request line are skipped */
 		if (h->len == 0 && (*p == '\r' || *p == '\n')) {
+			h->pos++;
 			p++;
 			n--;
 			continue;
@@ -311,6 +321,7 @@ rawhdr_feed(struct rawhdr *h, const char *p, size_t n)
 		}
 		memcpy(h->buf + h->len, p, take);
 		h->len += take;
+		h->pos += take;
 		p += take;
 		n -= take;
 		if (found)

@@ -748,7 +748,8 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		return api_http_body_done(a, wsi, &p->req);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return api_http_writeable(a, wsi, &p->req);
+		return api_http_writeable(a, wsi, &p->req,
+		    tap_fed(&s->tap, lws_get_socket_fd(wsi)));
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		/* DROP_PROTOCOL ends each transaction, not the connection:
