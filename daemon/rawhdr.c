@@ -12,9 +12,9 @@
  * visible characters, obs-text, spaces and tabs: NUL, CR, LF and the other
  * controls are refused.  A line that starts with whitespace (obs-fold), a
  * bare LF or CR, and a second Host, Origin, Content-Length,
- * Transfer-Encoding, Authorization, Content-Type, Upgrade or
- * Sec-WebSocket-Key (headers the guards act on, where two values leave
- * the reader to choose) are refused too.  Empty lines before the request
+ * Transfer-Encoding, Authorization, Content-Type, Upgrade,
+ * Sec-WebSocket-Key or Sec-Fetch-Site, -Mode or -Dest (headers the guards
+ * act on, where two values leave the reader to choose) are refused too.  Empty lines before the request
  * line are skipped, as RFC 9112 §2.2 allows.
  */
 #include <errno.h>
@@ -28,7 +28,8 @@ enum { ST_HEAD, ST_BODY, ST_LOST };
 static const char *const singletons[] = {
 	"host", "origin", "sec-websocket-origin", "content-length",
 	"transfer-encoding", "authorization", "content-type", "upgrade",
-	"sec-websocket-key", NULL
+	"sec-websocket-key", "sec-fetch-site", "sec-fetch-mode",
+	"sec-fetch-dest", NULL
 };
 
 static int
