@@ -14,6 +14,7 @@
  * they arrive, and its handler runs when the body is complete.
  */
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -54,21 +55,56 @@ start_failed(struct api *a, struct http_request *r, int rc)
  * send (--http-timeout): it cut requests whose answer was still being
  * built (an empty reply after 1 s with --http-timeout 1), so it is
  * stopped here.  A read is bounded by the API instead: --answer-wait
- * seconds (60), then 503 busy with Retry-After (api_http_timer).  A write is bounded
- * by its own waits (the ledger's lock, the batch order) and is never cut
- * short: a 503 while its append might still happen would make the client
- * send it twice.
+ * seconds (60), then 503 busy with Retry-After (api_http_timer).  A
+ * write is bounded by its own waits (the ledger's lock, the batch order)
+ * and is never cut short: a 503 while its append might still happen
+ * would make the client send it twice.
+ *
+ * Meanwhile the socket is looked at every WAIT_TICK_US (MSG_PEEK).
+ * libwebsockets 4.1.6 does not read a connection whose transaction is
+ * under way, yet asks to hear when it is readable: a client that hung up
+ * made the loop go round at full speed until its answer came (before,
+ * the client timeout ended that within 10 s; stopping the connection's rx
+ * with lws_rx_flow_control left the answer unwritten).  So a client that
+ * has gone is let go at the next tick — and with it what waited on its
+ * behalf: a fold nobody else waits for is dropped.  A client that sent
+ * more bytes while its read is being made (a request pipelined behind
+ * it) is answered at once, 503 busy with Retry-After and the connection
+ * closed, and asks again: the answer, still made, is kept for it.
  */
+#define WAIT_TICK_US	(100 * 1000)
+
+static uint64_t
+now_ms(void)
+{
+	return uv_hrtime() / 1000000;
+}
+
 static void
 wait_begin(const struct api *a, struct http_request *r)
 {
 	if (r->answered || r->in_body || r->waiting || r->wsi == NULL)
 		return;
-	r->waiting = 1;
+	r->waiting = r->waited = 1;
 	lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
-	if (r->method & (HTTP_GET | HTTP_HEAD))
-		lws_set_timer_usecs(r->wsi,
-		    (lws_usec_t)a->env.cfg->answer_wait * LWS_USEC_PER_SEC);
+	r->deadline_ms = r->method & (HTTP_GET | HTTP_HEAD) ? now_ms() +
+	    (uint64_t)a->env.cfg->answer_wait * 1000 : 0;
+	lws_set_timer_usecs(r->wsi, WAIT_TICK_US);
+}
+
+/* A look at the socket that reads nothing: 0 quiet, 1 bytes wait to be
+ * read, -1 the client hung up. */
+static int
+peek(struct lws *wsi)
+{
+	char	c;
+	ssize_t	n = recv(lws_get_socket_fd(wsi), &c, 1, MSG_PEEK |
+		    MSG_DONTWAIT);
+
+	if (n > 0)
+		return 1;
+	return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR) ? -1 : 0;
 }
 
 /*
@@ -231,8 +267,10 @@ api_http(struct api *a, struct lws *wsi, struct http_request *r,
 {
 	http_request_begin(r, wsi);
 	r->method = http_method(wsi);
-	if (raw != NULL && raw->has_body)
-		r->body_end = raw->end;
+	if (raw != NULL) {
+		r->end = raw->end;
+		r->has_body = raw->has_body;
+	}
 	/*
 	 * A request without a body is answered in this callback, saving a
 	 * trip round the loop; one whose body is still to come is answered
@@ -275,10 +313,33 @@ int
 api_http_timer(struct api *a, struct lws *wsi, struct http_request *r)
 {
 	http_cancel_fn	*cancel = r->cancel;
+	const char	*why;
+	int		 seen;
 
-	(void)wsi;
 	if (!r->waiting || r->answered)
 		return 0;
+	if ((seen = peek(wsi)) < 0) {
+		a->hung_up++;
+		log_debug("http: %s: the client hung up while its answer was "
+		    "being made", r->path);
+		return -1;	/* closed: the request is freed, and cancelled */
+	}
+	if (seen > 0 && r->deadline_ms != 0) {
+		a->pipelined++;
+		r->close = 1;
+		why = "a request was sent behind this one while it was being "
+		    "made (pipelining): ask again on a new connection; the "
+		    "answer is kept for it";
+	} else if (r->deadline_ms != 0 && now_ms() >= r->deadline_ms) {
+		a->expired++;
+		why = "the answer was not ready in time; it is still being "
+		    "built: retry after the seconds Retry-After says";
+		log_info("http: %s waited %u s for its answer (--answer-wait): "
+		    "503", r->path, a->env.cfg->answer_wait);
+	} else {
+		lws_set_timer_usecs(wsi, WAIT_TICK_US);
+		return 0;
+	}
 	/* what it waits on lets go of it; a kept answer's build goes on
 	 * for the retry (daemon/cache.c) */
 	r->expired = 1;
@@ -286,20 +347,16 @@ api_http_timer(struct api *a, struct lws *wsi, struct http_request *r)
 	if (cancel != NULL)
 		cancel(r, r->cancel_arg);
 	r->cancel_arg = NULL;
-	a->expired++;
 	r->retry_after = jobs_retry_after(&a->jobs);
-	log_info("http: %s waited %u s for its answer (--answer-wait): 503, "
-	    "retry in %u s", r->path, a->env.cfg->answer_wait, r->retry_after);
-	http_answer_error(r, 503, "busy", "the answer was not ready in "
-	    "time; it is still being built: retry after the seconds "
-	    "Retry-After says");
+	http_answer_error(r, 503, "busy", why);
 	return 0;	/* written when writable */
 }
 
 /*
- * A request with a body is never answered on a connection kept alive
- * while more bytes are buffered behind it — another request sent in the
- * same write, or the rest of a body refused before it came.  libwebsockets
+ * A request with a body, or one the daemon worked on (wait_begin), is
+ * never answered on a connection kept alive while more bytes are
+ * buffered behind it — another request sent in the same write, or the
+ * rest of a body refused before it came.  libwebsockets
  * 4.1.6 spins in its rx-flow handling on what it buffered behind a body
  * once the transaction completes: two POSTs in one write left the loop
  * stuck, the tailer with it, and SIGTERM unheard.  Such a request is
@@ -311,14 +368,14 @@ int
 api_http_writeable(struct api *a, struct lws *wsi, struct http_request *r,
     uint64_t fed)
 {
-	if (r->answered && !r->headers_sent && r->body_end != 0 &&
-	    fed != r->body_end && !r->close) {
+	if (r->answered && !r->headers_sent && (r->has_body || r->waited) &&
+	    fed != r->end && !r->close) {
 		r->close = 1;
 		a->closed_behind++;
 		log_debug("http: %s: %llu bytes behind a request with a body "
-		    "(pipelined, or its body unread): answered, then closed",
-		    r->path, fed > r->body_end ? (unsigned long long)(fed -
-		    r->body_end) : 0ull);
+		    "or one the daemon worked on (pipelined, or a body left "
+		    "unread): answered, then closed", r->path, fed > r->end ?
+		    (unsigned long long)(fed - r->end) : 0ull);
 	}
 	return http_pump(wsi, r);
 }
@@ -597,6 +654,9 @@ api_status_json(const struct api *a)
 	cJSON_AddNumberToObject(f, "dropped", (double)a->jobs.dropped);
 	cJSON_AddNumberToObject(f, "recentMs", a->jobs.heavy_ms);
 	cJSON_AddNumberToObject(n, "expired", (double)a->expired);
+	cJSON_AddNumberToObject(n, "hungUp", (double)a->hung_up);
+	cJSON_AddNumberToObject(n, "pipelinedWhileWaiting",
+	    (double)a->pipelined);
 	cJSON_AddItemToObject(n, "allowHosts", list_json(&cfg->allow_hosts));
 	cJSON_AddItemToObject(n, "allowOrigins",
 	    list_json(&cfg->allow_origins));

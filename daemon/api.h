@@ -79,6 +79,8 @@ struct api {
 	uint64_t	 requests, refused, busy;
 	uint64_t	 closed_behind;		/* a body, more bytes behind */
 	uint64_t	 expired;		/* reads that waited too long */
+	uint64_t	 hung_up;		/* clients gone while waiting */
+	uint64_t	 pipelined;		/* ... that sent more meanwhile */
 	uint64_t	 subs_refused, subs_said;	/* the subscriber cap */
 	struct jobs	 jobs;
 	struct cache	 cache;			/* /ledger bodies */

@@ -101,9 +101,11 @@ struct http_request {
 	char		 inm[256];		/* If-None-Match */
 	char		*body;			/* request body being received */
 	size_t		 body_len, body_cap;	/* cap: its Content-Length */
-	/* a request with a body: where it ends in the connection's byte
-	 * stream (daemon/rawhdr.h), 0 for one without */
-	uint64_t	 body_end;
+	/* where it ends in the connection's byte stream, its body
+	 * included (daemon/rawhdr.h): more read than that is a request
+	 * sent behind it */
+	uint64_t	 end;
+	int		 has_body;
 	int		 in_body;		/* waiting for the body */
 	const void	*route;			/* the route it matched */
 	int		 in_callback;		/* the plumbing writes on return */
@@ -111,6 +113,8 @@ struct http_request {
 	http_cancel_fn	*cancel;
 	void		*cancel_arg;
 	int		 waiting;		/* on the daemon: no client timeout */
+	int		 waited;		/* ... and it did */
+	uint64_t	 deadline_ms;		/* a read's bound (uv_hrtime ms) */
 	int		 expired;		/* the API's bound on it ran out */
 	unsigned	 write_timeout;		/* seconds to take each piece */
 	struct http_request *wnext, *wprev;	/* a waiting list's links */
