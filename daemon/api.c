@@ -421,9 +421,9 @@ api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
 	} else if (guard_peer(a->env.cfg, wsi, &r, &why) != 0)
 		;	/* Host or Origin */
 	else if (subs >= a->env.cfg->max_subs) {
-		snprintf(msg, sizeof(msg), "%u subscribers are connected, the "
+		snprintf(msg, sizeof(msg), "%u subscriber%s connected, the "
 		    "most this daemon takes (max-subscribers %u); retry later",
-		    subs, a->env.cfg->max_subs);
+		    subs, subs == 1 ? " is" : "s are", a->env.cfg->max_subs);
 		why.status = 503;
 		why.code = "too_many_subscribers";
 		why.message = msg;
