@@ -4,7 +4,8 @@
  *
  * A request goes through, in order: its raw header block (400: the headers
  * libwebsockets parsed must be the ones sent), the connection cap (503),
- * the Host check (421: DNS rebinding), the Origin allow-list (403), the route
+ * the Host check (421: DNS rebinding), the Origin allow-list (403), another
+ * site's page without an Origin (403 cross_site), the route
  * (404) and its methods (405), then for writes the body rules (411, 413,
  * 415) and the write rule: an allowed Origin or the bearer token (403).
  * Only then is a handler run (daemon/routes.h), and whatever it answers
