@@ -71,7 +71,9 @@ start_failed(struct api *a, struct http_request *r, int rc)
  * behalf: a fold nobody else waits for is dropped.  A client that sent
  * more bytes while its read is being made (a request pipelined behind
  * it) is answered at once, 503 busy with Retry-After and the connection
- * closed, and asks again: the answer, still made, is kept for it.
+ * closed, and asks again: the answer, still made, is kept for it.  (A
+ * write is let finish — its own bounds are seconds — and is then closed
+ * for what came behind it: api_http_writeable.)
  */
 #define WAIT_TICK_US	(100 * 1000)
 
@@ -543,8 +545,7 @@ api_conn_refused(const struct api *a)
  * Connections are descriptors: beyond the open-file limit, accept(2)
  * fails with EMFILE, the listening socket stays readable and
  * libwebsockets 4.1.6 goes round the loop at full speed, logging `accept:
- * errno 24` every time (81 MB of log in 20 s with --max-connections 4096
- * under `ulimit -n 1024`).  So the cap, with the connections accepted
+ * errno 24` every time (81 MB of log in 20 s).  So the cap, with the connections accepted
  * past it to be told 503 (API_CONN_SLACK) and the daemon's own files
  * (API_FD_RESERVE: the ledger, inotify, the state directory, the thread
  * pool's reads, --exec's pipes, the sink), must fit in RLIMIT_NOFILE.  The

@@ -61,10 +61,8 @@ waiter_gone(struct http_request *r, void *arg)
 	sn = &c->slot[r->wslot - 1];
 	waiter_unlink(r, c);
 	if (!r->expired && sn->waiters == NULL && sn->building &&
-	    sn->job != NULL && !job_gone(sn->job)) {
-		atomic_store(&sn->job->gone, 1);
-		c->given_up++;
-	}
+	    sn->job != NULL)
+		atomic_store(&sn->job->gone, 1);	/* jobs.h: dropped */
 }
 
 static void

@@ -74,7 +74,6 @@ struct cache {
 	uint64_t		 held;		/* builds held back a while */
 	uint64_t		 busy;		/* built for one request alone:
 						   every slot was busy */
-	uint64_t		 given_up;	/* builds nobody waited for */
 };
 
 /* Set up for a project's two files.  0 or a libuv error. */
