@@ -595,10 +595,39 @@ lost(struct watch_client *w, const char *why)
 		return;
 	}
 	if (!w->said_down) {
-		say(w, "daemon at %s unreachable (%s), retrying", w->where, why);
+		if (strncmp(why, "refused", 7) == 0)
+			say(w, "daemon at %s %s; retrying", w->where, why);
+		else
+			say(w, "daemon at %s unreachable (%s), retrying",
+			    w->where, why);
 		w->said_down = 1;
 	}
 	retry_later(w);
+}
+
+/*
+ * Why the daemon answered the upgrade with something else than 101: its
+ * `sloptimize-refused` header says it in words (a 65th subscriber: "too_
+ * many_subscribers: 64 subscribers are connected, the most this daemon
+ * takes (max-subscribers 64)"), else the status.  NULL when the attempt
+ * failed before any answer.
+ */
+static const char *
+refusal(struct lws *wsi, char *buf, size_t cap)
+{
+	char		said[256];
+	unsigned	status = wsi ? lws_http_client_http_response(wsi) : 0;
+
+	if (status == 0 || status == 101)
+		return NULL;
+	if (lws_hdr_custom_copy(wsi, said, sizeof(said), "sloptimize-refused:",
+	    19) > 0)
+		snprintf(buf, cap, "refused the events socket (HTTP %u, %s)",
+		    status, said);
+	else
+		snprintf(buf, cap, "refused the events socket (HTTP %u)",
+		    status);
+	return buf;
 }
 
 /* A fatal error inside an lws callback: the owner hears of it on the
@@ -720,8 +749,13 @@ on_lws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	(void)user;
 	switch (reason) {
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		if (current(w, wsi))
-			lost(w, in ? (const char *)in : "connection failed");
+		if (current(w, wsi)) {
+			char		 buf[384];
+			const char	*why = refusal(wsi, buf, sizeof(buf));
+
+			lost(w, why ? why : in ? (const char *)in :
+			    "connection failed");
+		}
 		break;
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
 		if (w->stopping || !current(w, wsi))

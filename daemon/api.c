@@ -4,7 +4,8 @@
  *
  * A request goes through, in order: its raw header block (400: the headers
  * libwebsockets parsed must be the ones sent), the connection cap (503),
- * the Host check (421: DNS rebinding), the Origin allow-list (403), the route
+ * the Host check (421: DNS rebinding), the Origin allow-list (403), another
+ * site's page without an Origin (403 cross_site), the route
  * (404) and its methods (405), then for writes the body rules (411, 413,
  * 415) and the write rule: an allowed Origin or the bearer token (403).
  * Only then is a handler run (daemon/routes.h), and whatever it answers
@@ -13,6 +14,9 @@
  * A request with a body is routed twice: its headers are checked when
  * they arrive, and its handler runs when the body is complete.
  */
+#include <sys/resource.h>
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,80 @@
 #include "project/statedir.h"
 
 /* --- running a route ---------------------------------------------------- */
+
+/* A job that could not start: the fold queue is full (503, come back
+ * later), or something went wrong (500). */
+static void
+start_failed(struct api *a, struct http_request *r, int rc)
+{
+	if (rc == -EBUSY) {
+		a->busy++;
+		r->retry_after = jobs_retry_after(&a->jobs);
+		http_answer_error(r, 503, "busy", "too many answers are being "
+		    "built; retry after the seconds Retry-After says");
+	} else
+		http_answer_error(r, 500, "internal", "cannot start the work");
+}
+
+/*
+ * The request is the daemon's to answer now: a job, a build or a held
+ * batch will.  libwebsockets' timeout is for clients that are slow to
+ * send (--http-timeout): it cut requests whose answer was still being
+ * built (an empty reply after 1 s with --http-timeout 1), so it is
+ * stopped here.  A read is bounded by the API instead: --answer-wait
+ * seconds (60), then 503 busy with Retry-After (api_http_timer).  A
+ * write is bounded by its own waits (the ledger's lock, the batch order)
+ * and is never cut short: a 503 while its append might still happen
+ * would make the client send it twice.
+ *
+ * Meanwhile the socket is looked at every WAIT_TICK_US (MSG_PEEK).
+ * libwebsockets 4.1.6 does not read a connection whose transaction is
+ * under way, yet asks to hear when it is readable: a client that hung up
+ * made the loop go round at full speed until its answer came (before,
+ * the client timeout ended that within 10 s; stopping the connection's rx
+ * with lws_rx_flow_control left the answer unwritten).  So a client that
+ * has gone is let go at the next tick — and with it what waited on its
+ * behalf: a fold nobody else waits for is dropped.  A client that sent
+ * more bytes while its read is being made (a request pipelined behind
+ * it) is answered at once, 503 busy with Retry-After and the connection
+ * closed, and asks again: the answer, still made, is kept for it.  (A
+ * write is let finish — its own bounds are seconds — and is then closed
+ * for what came behind it: api_http_writeable.)
+ */
+#define WAIT_TICK_US	(100 * 1000)
+
+static uint64_t
+now_ms(void)
+{
+	return uv_hrtime() / 1000000;
+}
+
+static void
+wait_begin(const struct api *a, struct http_request *r)
+{
+	if (r->answered || r->in_body || r->waiting || r->wsi == NULL)
+		return;
+	r->waiting = r->waited = 1;
+	lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
+	r->deadline_ms = r->method & (HTTP_GET | HTTP_HEAD) ? now_ms() +
+	    (uint64_t)a->env.cfg->answer_wait * 1000 : 0;
+	lws_set_timer_usecs(r->wsi, WAIT_TICK_US);
+}
+
+/* A look at the socket that reads nothing: 0 quiet, 1 bytes wait to be
+ * read, -1 the client hung up. */
+static int
+peek(struct lws *wsi)
+{
+	char	c;
+	ssize_t	n = recv(lws_get_socket_fd(wsi), &c, 1, MSG_PEEK |
+		    MSG_DONTWAIT);
+
+	if (n > 0)
+		return 1;
+	return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR) ? -1 : 0;
+}
 
 /*
  * The row's handler, with a job when the row has pool work; a body moves
@@ -71,9 +149,10 @@ run(struct api *a, struct http_request *r, const struct route *rt)
 	}
 	rc = rt->loop != NULL ? rt->loop(a, r, &ra, j) : ROUTE_POOL;
 	if (rc == ROUTE_POOL && j != NULL) {
-		if (job_start(j) != 0)
-			http_answer_error(r, 500, "internal",
-			    "cannot start the work");
+		int	n;
+
+		if ((n = job_start(j)) != 0)
+			start_failed(a, r, n);
 		return;
 	}
 	if (rc == ROUTE_KEPT)
@@ -121,8 +200,9 @@ request(struct api *a, struct lws *wsi, struct http_request *r,
 		refuse(a, r, why.status, why.code, why.message, 1);
 		return;
 	}
-	if (a->conns > a->env.cfg->max_conns) {
+	if (a->conns > a->max_conns) {
 		a->busy++;
+		r->retry_after = 1;
 		refuse(a, r, 503, "busy", "too many connections; retry", 1);
 		return;
 	}
@@ -139,6 +219,7 @@ request(struct api *a, struct lws *wsi, struct http_request *r,
 	if (http_hdr(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH, r->inm,
 	    sizeof(r->inm)) < 0)
 		r->inm[0] = '\0';	/* too long to be ours: no match */
+	r->write_timeout = a->env.cfg->http_timeout;
 	if (r->method == HTTP_OPTIONS) {
 		/* CORS preflight: the Origin, if any, passed guard_peer */
 		r->allow = allow;
@@ -160,8 +241,10 @@ request(struct api *a, struct lws *wsi, struct http_request *r,
 		if (guard_no_body(wsi, &why) != 0)
 			refuse(a, r, why.status, why.code, why.message,
 			    why.fatal);
-		else
+		else {
 			run(a, r, rt);
+			wait_begin(a, r);
+		}
 		return;
 	}
 	if (guard_write(a->token, API_MAX_BODY, wsi, r, &len, &why) != 0) {
@@ -187,6 +270,10 @@ api_http(struct api *a, struct lws *wsi, struct http_request *r,
 {
 	http_request_begin(r, wsi);
 	r->method = http_method(wsi);
+	if (raw != NULL) {
+		r->end = raw->end;
+		r->has_body = raw->has_body;
+	}
 	/*
 	 * A request without a body is answered in this callback, saving a
 	 * trip round the loop; one whose body is still to come is answered
@@ -221,27 +308,100 @@ api_http_body_done(struct api *a, struct lws *wsi, struct http_request *r)
 		return 0;
 	r->in_body = 0;
 	run(a, r, r->route);
+	wait_begin(a, r);
 	return 0;	/* answered when writable */
 }
 
 int
-api_http_writeable(struct api *a, struct lws *wsi, struct http_request *r)
+api_http_timer(struct api *a, struct lws *wsi, struct http_request *r)
 {
-	(void)a;
+	http_cancel_fn	*cancel = r->cancel;
+	const char	*why;
+	int		 seen;
+
+	if (!r->waiting || r->answered)
+		return 0;
+	if ((seen = peek(wsi)) < 0) {
+		a->hung_up++;
+		log_debug("http: %s: the client hung up while its answer was "
+		    "being made", r->path);
+		return -1;	/* closed: the request is freed, and cancelled */
+	}
+	if (seen > 0 && r->deadline_ms != 0) {
+		a->pipelined++;
+		r->close = 1;
+		why = "a request was sent behind this one while it was being "
+		    "made (pipelining): ask again on a new connection; the "
+		    "answer is kept for it";
+	} else if (r->deadline_ms != 0 && now_ms() >= r->deadline_ms) {
+		a->expired++;
+		why = "the answer was not ready in time; it is still being "
+		    "built: retry after the seconds Retry-After says";
+		log_info("http: %s waited %u s for its answer (--answer-wait): "
+		    "503", r->path, a->env.cfg->answer_wait);
+	} else {
+		lws_set_timer_usecs(wsi, WAIT_TICK_US);
+		return 0;
+	}
+	/* what it waits on lets go of it; a kept answer's build goes on
+	 * for the retry (daemon/cache.c) */
+	r->expired = 1;
+	r->cancel = NULL;
+	if (cancel != NULL)
+		cancel(r, r->cancel_arg);
+	r->cancel_arg = NULL;
+	r->retry_after = jobs_retry_after(&a->jobs);
+	http_answer_error(r, 503, "busy", why);
+	return 0;	/* written when writable */
+}
+
+/*
+ * A request with a body, or one the daemon worked on (wait_begin), is
+ * never answered on a connection kept alive while more bytes are
+ * buffered behind it — another request sent in the same write, or the
+ * rest of a body refused before it came.  libwebsockets
+ * 4.1.6 spins in its rx-flow handling on what it buffered behind a body
+ * once the transaction completes: two POSTs in one write left the loop
+ * stuck, the tailer with it, and SIGTERM unheard.  Such a request is
+ * answered with `Connection: close`, and what was behind it is never
+ * read; a client that pipelines sends it again on a new connection, as
+ * RFC 9112 §9.3.2 has it do for any unanswered request.
+ */
+int
+api_http_writeable(struct api *a, struct lws *wsi, struct http_request *r,
+    uint64_t fed)
+{
+	if (r->answered && !r->headers_sent && (r->has_body || r->waited) &&
+	    fed != r->end && !r->close) {
+		r->close = 1;
+		a->closed_behind++;
+		log_debug("http: %s: %llu bytes behind a request with a body "
+		    "or one the daemon worked on (pipelined, or a body left "
+		    "unread): answered, then closed", r->path, fed > r->end ?
+		    (unsigned long long)(fed - r->end) : 0ull);
+	}
 	return http_pump(wsi, r);
 }
 
 /* --- WebSocket upgrades ------------------------------------------------- */
 
+/*
+ * The subscriber cap is said here, at the upgrade, with a status: a 65th
+ * subscriber used to get `101 Switching Protocols` and be closed at once,
+ * and `sloptimize watch` looped "reconnected … unreachable" without a
+ * reason.  The header `sloptimize-refused` carries the code and the
+ * message for clients that cannot read the body of a refused upgrade
+ * (libwebsockets' client, which `watch` is).
+ */
 int
 api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
-    const struct rawhdr_req *raw)
+    const struct rawhdr_req *raw, unsigned subs)
 {
 	struct http_request	 r;
 	struct guard_refusal	 why = { 0, NULL, NULL, 0 };
 	unsigned char		 hdrs[LWS_PRE + 2048], *start = hdrs + LWS_PRE;
 	unsigned char		*p = start, *end = hdrs + sizeof(hdrs) - 1;
-	char			 uri[256];
+	char			 uri[256], msg[192], said[256];
 	struct http_blob	*b;
 
 	memset(&r, 0, sizeof(r));
@@ -257,11 +417,25 @@ api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
 		why.status = 404;
 		why.code = "not_found";
 		why.message = "the events socket is " ROUTE_PREFIX "/events";
-	} else if (a->conns > a->env.cfg->max_conns) {
+	} else if (a->conns > a->max_conns) {
 		why.status = 503;
 		why.code = "busy";
 		why.message = "too many connections; retry";
-	} else if (guard_peer(a->env.cfg, wsi, &r, &why) == 0)
+	} else if (guard_peer(a->env.cfg, wsi, &r, &why) != 0)
+		;	/* Host or Origin */
+	else if (subs >= a->env.cfg->max_subs) {
+		snprintf(msg, sizeof(msg), "%u subscriber%s connected, the "
+		    "most this daemon takes (max-subscribers %u); retry later",
+		    subs, subs == 1 ? " is" : "s are", a->env.cfg->max_subs);
+		why.status = 503;
+		why.code = "too_many_subscribers";
+		why.message = msg;
+		r.retry_after = 5;
+		a->subs_refused++;
+		if (a->subs_said++ % 64 == 0)
+			log_warnx("events: %s (refused %llu so far)", msg,
+			    (unsigned long long)a->subs_refused);
+	} else
 		return 0;
 	/* refuse with a JSON answer written now: the connection is still
 	 * plain HTTP, and we hang up after it */
@@ -275,7 +449,11 @@ api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
 	r.cache = "no-store";
 	r.out = b;
 	r.close = 1;
+	snprintf(said, sizeof(said), "%s: %s", why.code, why.message);
 	if (http_headers(wsi, &r, &p, end) == 0 &&
+	    lws_add_http_header_by_name(wsi, (const unsigned char *)
+	    "sloptimize-refused:", (const unsigned char *)said,
+	    (int)strlen(said), &p, end) == 0 &&
 	    lws_finalize_write_http_header(wsi, start, &p, end) == 0)
 		(void)lws_write(wsi, b->data + LWS_PRE, b->len,
 		    LWS_WRITE_HTTP_FINAL);
@@ -360,13 +538,62 @@ api_conn_close(struct api *a)
 int
 api_conn_refused(const struct api *a)
 {
-	return a->conns > a->env.cfg->max_conns + 64;
+	return a->conns > a->max_conns + API_CONN_SLACK;
+}
+
+/*
+ * Connections are descriptors: beyond the open-file limit, accept(2)
+ * fails with EMFILE, the listening socket stays readable and
+ * libwebsockets 4.1.6 goes round the loop at full speed, logging `accept:
+ * errno 24` every time (81 MB of log in 20 s).  So the cap, with the connections accepted
+ * past it to be told 503 (API_CONN_SLACK) and the daemon's own files
+ * (API_FD_RESERVE: the ledger, inotify, the state directory, the thread
+ * pool's reads, --exec's pipes, the sink), must fit in RLIMIT_NOFILE.  The
+ * soft limit is raised as far as the hard one lets; if that is not
+ * enough, the cap is lowered and the log says so.
+ */
+static unsigned
+conns_fit(unsigned want)
+{
+	struct rlimit	rl;
+	rlim_t		need = (rlim_t)want + API_CONN_SLACK + API_FD_RESERVE;
+	unsigned	fit;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return want;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur) {
+		struct rlimit	up = rl;
+
+		up.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+		    rl.rlim_max >= need ? need : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl.rlim_cur = up.rlim_cur;
+		if (rl.rlim_cur >= need) {
+			log_info("raised the open-file limit to %llu for "
+			    "--max-connections %u", (unsigned long long)need,
+			    want);
+			return want;
+		}
+	}
+	fit = rl.rlim_cur > API_CONN_SLACK + API_FD_RESERVE + 8 ?
+	    (unsigned)(rl.rlim_cur - API_CONN_SLACK - API_FD_RESERVE) : 8;
+	log_warnx("--max-connections %u does not fit the open-file limit "
+	    "(RLIMIT_NOFILE %llu, of which %u are kept for the daemon's own "
+	    "files and %u for connections told 503 past the cap): serving %u "
+	    "connections at once%s", want, (unsigned long long)rl.rlim_cur,
+	    API_FD_RESERVE, API_CONN_SLACK, fit, fit == 8 ? "; the limit is "
+	    "too low to serve safely: raise it (ulimit -n, LimitNOFILE=)" :
+	    "");
+	return fit;
 }
 
 void
 api_tune(struct api *a, struct lws_context_creation_info *info)
 {
-	unsigned	m = a->env.cfg->max_conns;
+	unsigned	m;
+
+	m = a->max_conns = conns_fit(a->env.cfg->max_conns);
 
 	info->max_http_header_data = 8192;
 	/* one header buffer per connection that is sending its headers:
@@ -399,12 +626,18 @@ cJSON *
 api_status_json(const struct api *a)
 {
 	const struct config	*cfg = a->env.cfg;
-	cJSON			*n = cJSON_CreateObject();
+	cJSON			*n = cJSON_CreateObject(), *f;
+	int			 running;
 
 	cJSON_AddNumberToObject(n, "connections", a->conns);
-	cJSON_AddNumberToObject(n, "maxConnections", cfg->max_conns);
+	cJSON_AddNumberToObject(n, "maxConnections", a->max_conns);
+	if (a->max_conns != cfg->max_conns)
+		cJSON_AddNumberToObject(n, "maxConnectionsAsked",
+		    cfg->max_conns);
 	cJSON_AddNumberToObject(n, "requests", (double)a->requests);
 	cJSON_AddNumberToObject(n, "refused", (double)a->refused);
+	cJSON_AddNumberToObject(n, "closedBehindBody",
+	    (double)a->closed_behind);
 	cJSON_AddNumberToObject(n, "ledgerBuilds",
 	    (double)a->cache.ledger_builds);
 	cJSON_AddNumberToObject(n, "answerBuilds", (double)a->cache.builds);
@@ -412,6 +645,20 @@ api_status_json(const struct api *a)
 	cJSON_AddNumberToObject(n, "buildsHeldBack", (double)a->cache.held);
 	cJSON_AddNumberToObject(n, "jobs", a->jobs.n);
 	cJSON_AddNumberToObject(n, "foldsWaited", (double)a->jobs.waited);
+	f = cJSON_AddObjectToObject(n, "folds");
+	running = atomic_load(&((struct api *)a)->jobs.running);
+	cJSON_AddNumberToObject(f, "running", running);
+	cJSON_AddNumberToObject(f, "queued", (int)a->jobs.heavy > running ?
+	    (int)a->jobs.heavy - running : 0);
+	cJSON_AddNumberToObject(f, "max", JOBS_HEAVY_MAX);
+	cJSON_AddNumberToObject(f, "done", (double)a->jobs.folds);
+	cJSON_AddNumberToObject(f, "refused", (double)a->jobs.refused);
+	cJSON_AddNumberToObject(f, "dropped", (double)a->jobs.dropped);
+	cJSON_AddNumberToObject(f, "recentMs", a->jobs.heavy_ms);
+	cJSON_AddNumberToObject(n, "expired", (double)a->expired);
+	cJSON_AddNumberToObject(n, "hungUp", (double)a->hung_up);
+	cJSON_AddNumberToObject(n, "pipelinedWhileWaiting",
+	    (double)a->pipelined);
 	cJSON_AddItemToObject(n, "allowHosts", list_json(&cfg->allow_hosts));
 	cJSON_AddItemToObject(n, "allowOrigins",
 	    list_json(&cfg->allow_origins));

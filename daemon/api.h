@@ -37,6 +37,10 @@
 #define API_LEDGER_MAX		(8u << 20)		/* ?bytes= at most */
 #define API_LOCK_WAIT_MS	5000	/* a writer waits this long for the
 					   ledger's lock, then 503 */
+#define API_CONN_SLACK		64	/* connections accepted past the cap,
+					   to be told 503; beyond, closed */
+#define API_FD_RESERVE		64	/* descriptors kept for the daemon's
+					   own files (api_tune) */
 
 struct ledger;
 struct lws;
@@ -71,7 +75,13 @@ struct api {
 	uv_mutex_t	 settings_mu;		/* orders settings.json writes */
 	int		 mu_up;
 	unsigned	 conns;			/* open connections */
+	unsigned	 max_conns;		/* the cap, within RLIMIT_NOFILE */
 	uint64_t	 requests, refused, busy;
+	uint64_t	 closed_behind;		/* a body, more bytes behind */
+	uint64_t	 expired;		/* reads that waited too long */
+	uint64_t	 hung_up;		/* clients gone while waiting */
+	uint64_t	 pipelined;		/* ... that sent more meanwhile */
+	uint64_t	 subs_refused, subs_said;	/* the subscriber cap */
 	struct jobs	 jobs;
 	struct cache	 cache;			/* /ledger bodies */
 	struct order	 order;			/* POST /records batches */
@@ -88,7 +98,8 @@ void	api_close(struct api *a);
 /* After the loop has run out: free the cached bodies.  Accepts a zeroed
  * struct. */
 void	api_free(struct api *a);
-/* Server-wide limits (header size, connections, timeouts). */
+/* Server-wide limits (header size, connections, timeouts); the cap on
+ * connections is fitted to the open-file limit (a->max_conns). */
 void	api_tune(struct api *a, struct lws_context_creation_info *info);
 
 /* The fix loop's level: settings.json's, else the config's, else "off";
@@ -104,10 +115,11 @@ void	api_conn_close(struct api *a);
 int	api_conn_refused(const struct api *a);
 
 /* A WebSocket upgrade: refuse (answering it) unless its raw header block,
- * the path, Host and Origin pass.  Returns what
- * LWS_CALLBACK_HTTP_CONFIRM_UPGRADE returns. */
+ * the path, Host and Origin pass, and fewer than --max-subscribers are
+ * connected (`subs`).  Returns what LWS_CALLBACK_HTTP_CONFIRM_UPGRADE
+ * returns. */
 int	api_confirm_upgrade(struct api *a, struct lws *wsi, const char *up,
-	    const struct rawhdr_req *raw);
+	    const struct rawhdr_req *raw, unsigned subs);
 /* The same check, for the FILTER_PROTOCOL_CONNECTION belt: 1 allowed. */
 int	api_ws_allowed(struct api *a, struct lws *wsi);
 
@@ -119,7 +131,10 @@ int	api_http_body(struct api *a, struct lws *wsi, struct http_request *r,
 	    const void *in, size_t len);
 int	api_http_body_done(struct api *a, struct lws *wsi,
 	    struct http_request *r);
+/* LWS_CALLBACK_TIMER: the bound on a request's wait ran out. */
+int	api_http_timer(struct api *a, struct lws *wsi, struct http_request *r);
+/* `fed`: the bytes read from the connection so far (daemon/tap.h). */
 int	api_http_writeable(struct api *a, struct lws *wsi,
-	    struct http_request *r);
+	    struct http_request *r, uint64_t fed);
 
 #endif

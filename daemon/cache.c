@@ -20,6 +20,11 @@
 
 static void	slot_build(struct cache *c, int i);
 
+/* Every waiter of a slot whose build could not start: 503 when the fold
+ * queue is full (daemon/jobs.h), else 500. */
+static void
+fail_waiters(struct cache *c, struct cache_slot *sn, int rc);
+
 static void
 waiter_unlink(struct http_request *r, void *arg)
 {
@@ -41,6 +46,25 @@ waiter_unlink(struct http_request *r, void *arg)
 	r->cancel_arg = NULL;
 }
 
+/*
+ * The cancel hook of a waiting request: it goes.  If it hung up (not let
+ * go for waiting too long) and nobody else waits, the build is given up.
+ */
+static void
+waiter_gone(struct http_request *r, void *arg)
+{
+	struct cache		*c = arg;
+	struct cache_slot	*sn;
+
+	if (r->wslot == 0)
+		return;
+	sn = &c->slot[r->wslot - 1];
+	waiter_unlink(r, c);
+	if (!r->expired && sn->waiters == NULL && sn->building &&
+	    sn->job != NULL)
+		atomic_store(&sn->job->gone, 1);	/* jobs.h: dropped */
+}
+
 static void
 waiter_add(struct cache *c, struct cache_slot *sn, struct http_request *r)
 {
@@ -51,7 +75,7 @@ waiter_add(struct cache *c, struct cache_slot *sn, struct http_request *r)
 	if (sn->waiters)
 		sn->waiters->wprev = r;
 	sn->waiters = r;
-	r->cancel = waiter_unlink;
+	r->cancel = waiter_gone;
 	r->cancel_arg = c;
 }
 
@@ -146,6 +170,14 @@ build_done(struct api_job *j)
 	struct http_request	*r, *next;
 
 	sn->building = 0;
+	sn->job = NULL;
+	if (j->dropped) {
+		/* given up: the slot is as it was; anyone who came since
+		 * gets a build of their own */
+		if (sn->waiters != NULL)
+			slot_build(c, j->slot);
+		return;
+	}
 	http_blob_unref(sn->body);
 	if (j->code == NULL) {
 		sn->body = j->out;
@@ -191,8 +223,8 @@ slot_build(struct cache *c, int i)
 {
 	struct cache_slot	*sn = &c->slot[i];
 	struct api_job		*j;
-	struct http_request	*r, *next;
 	uint64_t		 now = uv_now(c->loop);
+	int			 rc = -ENOMEM;
 
 	if (sn->build_ms != 0 && now < sn->build_ms + CACHE_MIN_MS) {
 		/* rebuilt a moment ago: this one begins a little later */
@@ -212,15 +244,31 @@ slot_build(struct cache *c, int i)
 	sn->build_gen = *c->changes;
 	sn->build_ms = now;
 	sn->building = 1;
-	if (job_start(j) == 0)
+	sn->job = j;
+	if ((rc = job_start(j)) == 0)
 		return;
 	sn->building = 0;
+	sn->job = NULL;
 fail:
+	fail_waiters(c, sn, rc);
+}
+
+static void
+fail_waiters(struct cache *c, struct cache_slot *sn, int rc)
+{
+	struct http_request	*r, *next;
+
 	for (r = sn->waiters; r != NULL; r = next) {
 		next = r->wnext;
 		waiter_unlink(r, c);
-		http_answer_error(r, 500, "internal",
-		    "cannot start building the answer");
+		if (rc == -EBUSY) {
+			r->retry_after = jobs_retry_after(c->jobs);
+			http_answer_error(r, 503, "busy", "too many answers "
+			    "are being built; retry after the seconds "
+			    "Retry-After says");
+		} else
+			http_answer_error(r, 500, "internal",
+			    "cannot start building the answer");
 	}
 }
 
@@ -249,6 +297,7 @@ build_alone(struct cache *c, struct http_request *r,
     const struct api_job *tmpl)
 {
 	struct api_job	*j;
+	int		 rc;
 
 	c->busy++;
 	if ((j = job_new(c->jobs, r, tmpl->work, alone_done, c)) == NULL) {
@@ -256,7 +305,12 @@ build_alone(struct cache *c, struct http_request *r,
 		return 0;
 	}
 	job_inputs_copy(j, tmpl);
-	if (job_start(j) != 0) {
+	if ((rc = job_start(j)) == -EBUSY) {
+		r->retry_after = jobs_retry_after(c->jobs);
+		http_answer_error(r, 503, "busy", "too many answers are being "
+		    "built; retry after the seconds Retry-After says");
+		return 0;
+	} else if (rc != 0) {
 		http_answer_error(r, 500, "internal",
 		    "cannot start building the answer");
 		return 0;

@@ -19,6 +19,12 @@
  * through its reference).  When every slot is busy (building, or with
  * requests waiting), an answer is built for its request alone and not
  * kept.
+ *
+ * A build is for its waiters: when the last of them hangs up, it is
+ * given up (jobs.h: before it starts, between reads, while it writes),
+ * and the slot stays as it was.  A waiter the API lets go because it
+ * waited too long (503, retry) does not give it up: its answer is then
+ * kept for the retry.
  */
 #ifndef DAEMON_CACHE_H
 #define DAEMON_CACHE_H
@@ -45,6 +51,7 @@ struct cache_slot {
 	unsigned		 status;	/* 200, or an error's */
 	char			 etag[48];	/* "" for errors */
 	int			 building;
+	struct api_job		*job;		/* the build, while building */
 	uint64_t		 build_gen;	/* the count its build began at */
 	uint64_t		 build_ms;	/* when (loop time) */
 	struct api_job		*tmpl;		/* how to build it */

@@ -65,7 +65,14 @@ static const struct setting settings[] = {
 	{ "max-connections", K_UINT, S(max_conns), 1,
 	    "HTTP and WebSocket connections at once (256; more get 503)" },
 	{ "http-timeout", K_UINT, S(http_timeout), 1,
-	    "seconds a client has to send its request (10)" },
+	    "seconds a client has to send its request, and to take each piece "
+	    "of an answer (10)" },
+	{ "answer-wait", K_UINT, S(answer_wait), 1,
+	    "seconds a read waits for an answer being built, then 503 with "
+	    "Retry-After (60)" },
+	{ "max-subscribers", K_UINT, S(max_subs), 1,
+	    "events-socket subscribers at once (64; more get 503 at the "
+	    "upgrade)" },
 	{ "page-dir", K_STR, S(page_dir), 1,
 	    "serve the panel from DIR (default: beside the program, or the installed share)" },
 	{ "sink", K_STR, S(sink_url), 1,
@@ -464,6 +471,8 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 	strcpy(c->listen_host, CONFIG_DEFAULT_LISTEN);
 	c->max_conns = CONFIG_MAX_CONNS;
 	c->http_timeout = CONFIG_HTTP_TIMEOUT;
+	c->answer_wait = CONFIG_ANSWER_WAIT;
+	c->max_subs = CONFIG_MAX_SUBS;
 	c->rotate_wait_ms = CONFIG_ROTATE_WAIT_MS;
 	c->ckpt_on = 1;
 	c->ckpt_bytes = CONFIG_CKPT_BYTES;
@@ -525,6 +534,15 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 	}
 	if (c->http_timeout < 1 || c->http_timeout > 3600) {
 		snprintf(err, errcap, "--http-timeout is 1 to 3600 seconds");
+		return -1;
+	}
+	if (c->answer_wait < 1 || c->answer_wait > 3600) {
+		snprintf(err, errcap, "--answer-wait is 1 to 3600 seconds");
+		return -1;
+	}
+	if (c->max_subs < 1 || c->max_subs > c->max_conns) {
+		snprintf(err, errcap, "--max-subscribers is 1 to "
+		    "--max-connections (%u)", c->max_conns);
 		return -1;
 	}
 	if (check_sink(c, err, errcap))

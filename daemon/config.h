@@ -19,6 +19,8 @@
 #define CONFIG_LIST_MAX		16	/* entries of a repeatable setting */
 #define CONFIG_MAX_CONNS	256
 #define CONFIG_HTTP_TIMEOUT	10	/* seconds */
+#define CONFIG_ANSWER_WAIT	60	/* seconds a read waits for its answer */
+#define CONFIG_MAX_SUBS		64	/* events subscribers at once */
 #define CONFIG_ROTATE_WAIT_MS	5000	/* = TAILER_ROTATE_WAIT_MS */
 /* Checkpoints (docs/checkpoints.md): a kill -9 costs at most this many
  * bytes of refold; a quiet ledger is saved soon, a busy one at least this
@@ -51,6 +53,8 @@ struct config {
 	struct config_list	allow_origins;		/* Origins beyond loopback */
 	unsigned		max_conns;		/* HTTP/WS connections */
 	unsigned		http_timeout;		/* seconds, slow clients */
+	unsigned		answer_wait;		/* seconds, a read's answer */
+	unsigned		max_subs;		/* events subscribers */
 	char			page_dir[PATH_MAX];	/* "" = found (api.md) */
 	char			 sink_url[2048];	/* "" = off (docs/team.md) */
 	unsigned		 sink_batch_rows, sink_batch_bytes;

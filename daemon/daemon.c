@@ -672,6 +672,11 @@ reload(struct daemon *d)
 	loop_apply(d);		/* settings.json still wins */
 	d->cfg.allow_hosts = c.allow_hosts;
 	d->cfg.allow_origins = c.allow_origins;
+	/* from the next request, the next subscriber: those over a lowered
+	 * cap stay connected */
+	d->cfg.answer_wait = c.answer_wait;
+	d->cfg.max_subs = c.max_subs <= d->cfg.max_conns ? c.max_subs :
+	    d->cfg.max_conns;
 	d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
 	d->cfg.wake.global_max = c.wake.global_max;
 	d->cfg.wake.global_window_ms = c.wake.global_window_ms;

@@ -1,9 +1,9 @@
 /*
  * guard — Host, Origin, token and body checks (see guard.h).
  *
- * The order is the one docs/api.md states: Host (421), Origin (403), then
- * for writes the length (411, 413), the type (415) and the write rule
- * (403).  A refusal that leaves a body unread, or one far too large to
+ * The order is the one docs/api.md states: Host (421), Origin (403), the
+ * fetch metadata (403), then for writes the length (411, 413), the type
+ * (415) and the write rule (403).  A refusal that leaves a body unread, or one far too large to
  * drain, closes the connection.
  */
 #include <ctype.h>
@@ -277,6 +277,29 @@ unseen:
 
 /* --- the headers the guards read -------------------------------------------- */
 
+/* A header lws does not know, by its lowercase "name:": its length (its
+ * trailing whitespace, which lws keeps, trimmed), 0 absent, -1 longer
+ * than cap. */
+static int
+custom_hdr(struct lws *wsi, const char *name, char *buf, size_t cap)
+{
+	int	n = lws_hdr_custom_length(wsi, name, (int)strlen(name));
+
+	buf[0] = '\0';
+	if (n < 0)
+		return 0;
+	if ((size_t)n + 1 > cap)
+		return -1;
+	if ((n = lws_hdr_custom_copy(wsi, buf, (int)cap, name,
+	    (int)strlen(name))) < 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	return n;
+}
+
 void
 guard_hdrs_read(struct lws *wsi, struct guard_hdrs *h)
 {
@@ -291,9 +314,36 @@ guard_hdrs_read(struct lws *wsi, struct guard_hdrs *h)
 	    sizeof(h->ctype));
 	h->chunked = lws_hdr_total_length(wsi,
 	    WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
+	h->site_n = custom_hdr(wsi, "sec-fetch-site:", h->site,
+	    sizeof(h->site));
+	h->mode_n = custom_hdr(wsi, "sec-fetch-mode:", h->mode,
+	    sizeof(h->mode));
+	h->dest_n = custom_hdr(wsi, "sec-fetch-dest:", h->dest,
+	    sizeof(h->dest));
 }
 
 /* --- Host and Origin --------------------------------------------------------- */
+
+/* Sec-Fetch-Site names another site: a page that is not this one sent
+ * it.  ("same-origin": the panel itself; "none": the user typed it.) */
+static int
+from_other_site(const struct guard_hdrs *h)
+{
+	return h->site_n > 0 && (strcasecmp(h->site, "cross-site") == 0 ||
+	    strcasecmp(h->site, "same-site") == 0);
+}
+
+/* A top-level navigation to the panel's page (a link, a bookmark): the
+ * page then asks the API from its own origin.  Nothing under the API,
+ * which is where a fold costs. */
+static int
+page_navigation(const struct guard_hdrs *h, const struct http_request *r)
+{
+	return (r->method == HTTP_GET || r->method == HTTP_HEAD) &&
+	    strncmp(r->path, "/api/", 5) != 0 &&
+	    h->mode_n > 0 && strcasecmp(h->mode, "navigate") == 0 &&
+	    h->dest_n > 0 && strcasecmp(h->dest, "document") == 0;
+}
 
 unsigned
 guard_peer_check(const struct config *cfg, const struct guard_hdrs *h,
@@ -314,6 +364,11 @@ guard_peer_check(const struct config *cfg, const struct guard_hdrs *h,
 	    !origin_allowed(cfg, h->origin, h->host)))
 		return (unsigned)refuse(why, 403, "bad_origin", "this Origin "
 		    "is not allowed (loopback origins, or --allow-origin)", 0);
+	if (h->origin_n == 0 && from_other_site(h) && !page_navigation(h, r))
+		return (unsigned)refuse(why, 403, "cross_site", "the browser "
+		    "says another site's page sent this, and it has no "
+		    "allowed Origin (a page's fetch must be CORS, from an "
+		    "allowed origin)", 0);
 	snprintf(r->origin, sizeof(r->origin), "%s", h->origin);
 	r->origin_ok = h->origin_n > 0;
 	return 0;

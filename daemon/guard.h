@@ -1,8 +1,10 @@
 /*
  * guard — the checks a request passes before any route runs (DESIGN §10,
  * docs/api.md "Security model"): the Host (DNS rebinding), the Origin
- * allow-list (cross-origin pages), and for writes the body rules and the
- * write rule — an allowed Origin or the bearer token.
+ * allow-list (cross-origin pages), a browser's word that another site's
+ * page sent a request without an Origin (Sec-Fetch-Site), and for writes
+ * the body rules and the write rule — an allowed Origin or the bearer
+ * token.
  *
  * Pure functions of the request's headers — as libwebsockets parsed them,
  * and as they were sent — and the configuration: no state of their own,
@@ -59,6 +61,10 @@ struct guard_hdrs {
 	char	host[256], origin[256], auth[128], clen[32], ctype[128];
 	int	host_n, origin_n, auth_n, clen_n, ctype_n;
 	int	chunked;	/* a Transfer-Encoding is present */
+	/* Fetch metadata (Sec-Fetch-Site, -Mode, -Dest): browsers send them
+	 * on every request, with or without an Origin */
+	char	site[32], mode[32], dest[32];
+	int	site_n, mode_n, dest_n;
 };
 
 void	guard_hdrs_read(struct lws *wsi, struct guard_hdrs *h);
@@ -67,9 +73,17 @@ void	guard_hdrs_read(struct lws *wsi, struct guard_hdrs *h);
  * The checks themselves: pure functions of the headers and the
  * configuration (what the wrappers below run on a live request).
  *
- * Host, then Origin: shared by HTTP requests and WebSocket upgrades.
- * Fills r->origin and r->origin_ok (both cleared on a refusal).  0, or
- * the refusal's status with *why filled in.
+ * Host, then Origin, then the fetch metadata: shared by HTTP requests and
+ * WebSocket upgrades.  A request a browser says came from another site's
+ * page (`Sec-Fetch-Site: cross-site` or `same-site`) must carry an allowed
+ * Origin: a `no-cors` GET carries none, yet cost a fold per distinct
+ * query.  The one exception is a top-level navigation (`Sec-Fetch-Mode:
+ * navigate`, `Sec-Fetch-Dest: document`) of a GET or HEAD outside
+ * ROUTE_PREFIX: a link to the panel's page.  r->method and r->path say
+ * what is asked (method 0: a WebSocket upgrade).  Fills r->origin and
+ * r->origin_ok (both cleared on a refusal).  0, or the refusal's status
+ * (400 no_host, 421 bad_host, 403 bad_origin or cross_site) with *why
+ * filled in.
  */
 unsigned guard_peer_check(const struct config *cfg, const struct guard_hdrs *h,
 	    struct http_request *r, struct guard_refusal *why);

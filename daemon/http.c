@@ -70,6 +70,104 @@ http_blob_json(cJSON *o)
 	return b;
 }
 
+void
+http_blob_writer_init(struct http_blob_writer *w, int minify,
+    const atomic_int *stop)
+{
+	memset(w, 0, sizeof(*w));
+	w->minify = minify;
+	w->stop = stop;
+}
+
+/* Room for n more bytes (and a newline).  Doubling: a 100 MB answer is
+ * moved a few times at most, and realloc of a block this large remaps
+ * rather than copies. */
+static int
+writer_room(struct http_blob_writer *w, size_t n)
+{
+	size_t			 len = w->b ? w->b->len : 0, cap;
+	struct http_blob	*nb;
+
+	if (len + n + 1 <= w->cap)
+		return 0;
+	for (cap = w->cap ? w->cap : 64 * 1024; cap < len + n + 1; cap *= 2)
+		;
+	if ((nb = realloc(w->b, sizeof(*nb) + LWS_PRE + cap)) == NULL)
+		return -ENOMEM;
+	if (w->b == NULL) {
+		nb->refs = 1;
+		nb->len = 0;
+	}
+	w->b = nb;
+	w->cap = cap;
+	return 0;
+}
+
+int
+http_blob_put(void *arg, const void *data, size_t len)
+{
+	struct http_blob_writer	*w = arg;
+	const unsigned char	*p = data;
+	unsigned char		*o;
+	size_t			 i;
+
+	if (w->stop != NULL && atomic_load(w->stop))
+		return -ECANCELED;
+	if (writer_room(w, len) != 0)
+		return -ENOMEM;
+	o = w->b->data + LWS_PRE + w->b->len;
+	if (!w->minify) {
+		memcpy(o, p, len);
+		w->b->len += len;
+		return 0;
+	}
+	/* cJSON_Print's layout is tabs, newlines and the space after a
+	 * comma, all outside strings; inside one, a quote ends it unless
+	 * escaped */
+	for (i = 0; i < len; i++) {
+		if (w->in_str) {
+			if (w->esc)
+				w->esc = 0;
+			else if (p[i] == '\\')
+				w->esc = 1;
+			else if (p[i] == '"')
+				w->in_str = 0;
+		} else if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
+		    p[i] == '\r')
+			continue;
+		else if (p[i] == '"')
+			w->in_str = 1;
+		*o++ = p[i];
+	}
+	w->b->len = (size_t)(o - (w->b->data + LWS_PRE));
+	return 0;
+}
+
+struct http_blob *
+http_blob_writer_finish(struct http_blob_writer *w, int newline)
+{
+	struct http_blob	*b, *nb;
+
+	if (writer_room(w, 0) != 0) {
+		http_blob_writer_free(w);
+		return NULL;
+	}
+	b = w->b;
+	if (newline)
+		b->data[LWS_PRE + b->len++] = '\n';
+	if ((nb = realloc(b, sizeof(*b) + LWS_PRE + b->len + 1)) != NULL)
+		b = nb;		/* else the larger block serves as well */
+	memset(w, 0, sizeof(*w));
+	return b;
+}
+
+void
+http_blob_writer_free(struct http_blob_writer *w)
+{
+	free(w->b);
+	memset(w, 0, sizeof(*w));
+}
+
 cJSON *
 http_error_json(const char *code, const char *message)
 {
@@ -126,6 +224,9 @@ http_answer(struct http_request *r, unsigned status, const char *ctype,
 	r->ctype = ctype;
 	r->answered = 1;
 	r->headers_sent = 0;
+	if (r->waiting && r->wsi != NULL)	/* the API's bound on the wait */
+		lws_set_timer_usecs(r->wsi, LWS_SET_TIMER_USEC_CANCEL);
+	r->waiting = 0;
 	if (r->cache == NULL)
 		r->cache = "no-store";
 	/* inside its own callback the plumbing writes it on the way out */
@@ -199,6 +300,13 @@ http_headers(struct lws *wsi, struct http_request *r, unsigned char **p,
 		return -1;
 	if (r->allow && add_hdr(wsi, "allow:", r->allow, p, end))
 		return -1;
+	if (r->retry_after) {
+		char	s[16];
+
+		snprintf(s, sizeof(s), "%u", r->retry_after);
+		if (add_hdr(wsi, "retry-after:", s, p, end))
+			return -1;
+	}
 	if (r->origin_ok) {
 		if (add_hdr(wsi, "access-control-allow-origin:", r->origin, p,
 		    end) ||
@@ -259,6 +367,10 @@ http_pump(struct lws *wsi, struct http_request *r)
 
 	if (!r->answered)
 		return 0;
+	/* the client has this long to take each piece (see http.h) */
+	if (r->write_timeout)
+		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+		    (int)r->write_timeout);
 	if (!r->headers_sent) {
 		if (http_headers(wsi, r, &p, end) ||
 		    lws_finalize_write_http_header(wsi, start, &p, end))

@@ -14,10 +14,19 @@
  * Every response body is an immutable, reference-counted blob written in
  * pieces from LWS_CALLBACK_HTTP_WRITEABLE, so a large body never blocks
  * the loop and one /ledger body serves every client at once.
+ *
+ * Timeouts: libwebsockets gives a client `--http-timeout` seconds to send
+ * its headers and its body.  While the daemon works on the answer (a
+ * fold, a write, a build) no client timeout runs: the API marks the
+ * request `waiting` and stops it, and bounds the wait itself (daemon/
+ * api.c).  Once an answer is being written the client has the same
+ * number of seconds to take each piece of it, so a client that stops
+ * reading is let go and one that reads slowly is not.
  */
 #ifndef DAEMON_HTTP_H
 #define DAEMON_HTTP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +57,33 @@ struct http_blob *http_blob_ref(struct http_blob *b);
 /* Accepts NULL. */
 void		 http_blob_unref(struct http_blob *b);
 
+/*
+ * A blob written piece by piece, for an answer streamed as it is made
+ * (ledger_issues_write: a row at a time) — no tree of the whole answer
+ * and no second copy of its text.  http_blob_put has the shape of a
+ * ledger_sink_fn.  With `minify` the layout of cJSON_Print (whitespace
+ * outside strings) is dropped as it comes, so the bytes are those of
+ * cJSON_PrintUnformatted.  `stop` (NULL: none) gives it up: once it is
+ * non-zero, put returns -ECANCELED.
+ */
+struct http_blob_writer {
+	struct http_blob	*b;
+	size_t			 cap;		/* bytes of b->data */
+	int			 minify, in_str, esc;
+	const atomic_int	*stop;
+};
+
+void	http_blob_writer_init(struct http_blob_writer *w, int minify,
+	    const atomic_int *stop);
+/* Append data[0..len).  0, -ENOMEM or -ECANCELED. */
+int	http_blob_put(void *w, const void *data, size_t len);
+/* The blob (plus '\n' if newline), refs 1, its memory trimmed; NULL when
+ * out of memory.  The writer is empty afterwards. */
+struct http_blob *http_blob_writer_finish(struct http_blob_writer *w,
+	    int newline);
+/* Drop what was written.  Accepts a finished writer. */
+void	http_blob_writer_free(struct http_blob_writer *w);
+
 struct http_request;
 
 /* Called when the request is freed before it was answered (the client
@@ -65,12 +101,22 @@ struct http_request {
 	char		 inm[256];		/* If-None-Match */
 	char		*body;			/* request body being received */
 	size_t		 body_len, body_cap;	/* cap: its Content-Length */
+	/* where it ends in the connection's byte stream, its body
+	 * included (daemon/rawhdr.h): more read than that is a request
+	 * sent behind it */
+	uint64_t	 end;
+	int		 has_body;
 	int		 in_body;		/* waiting for the body */
 	const void	*route;			/* the route it matched */
 	int		 in_callback;		/* the plumbing writes on return */
 	/* what it waits on, if anything (a job, a /ledger build) */
 	http_cancel_fn	*cancel;
 	void		*cancel_arg;
+	int		 waiting;		/* on the daemon: no client timeout */
+	int		 waited;		/* ... and it did */
+	uint64_t	 deadline_ms;		/* a read's bound (uv_hrtime ms) */
+	int		 expired;		/* the API's bound on it ran out */
+	unsigned	 write_timeout;		/* seconds to take each piece */
 	struct http_request *wnext, *wprev;	/* a waiting list's links */
 	int		 wslot;			/* its owner's index + 1 */
 	uint64_t	 wgen;			/* its owner's change count */
@@ -83,6 +129,7 @@ struct http_request {
 	char		 etag[48];
 	int		 page;			/* an HTML page: the panel's CSP */
 	int		 close;			/* close the connection after */
+	unsigned	 retry_after;		/* a Retry-After, seconds (503) */
 	int		 head;			/* HEAD: headers only */
 	int		 preflight;		/* OPTIONS: CORS headers */
 	int		 pna;			/* Private Network Access asked */

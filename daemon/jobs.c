@@ -38,12 +38,47 @@ job_cancel(struct http_request *r, void *arg)
 	atomic_store(&j->gone, 1);
 }
 
+/* The job's work, timed; a heavy job nobody waits for is not started. */
+static void
+job_run(struct api_job *j)
+{
+	uint64_t	t0;
+
+	if (j->heavy && job_gone(j)) {
+		j->dropped = 1;
+		job_fail(j, 503, "busy", "nobody waits for this answer");
+		return;
+	}
+	t0 = uv_hrtime();
+	if (j->heavy && j->js != NULL)
+		atomic_fetch_add(&j->js->running, 1);
+	j->work(j);
+	if (j->heavy && j->js != NULL)
+		atomic_fetch_sub(&j->js->running, 1);
+	j->ran_ms = (double)(uv_hrtime() - t0) / 1e6;
+	if (j->heavy && j->code != NULL && job_gone(j))
+		j->dropped = 1;		/* it gave up on the way */
+}
+
 static void
 job_work(uv_work_t *w)
 {
-	struct api_job	*j = w->data;
+	job_run(w->data);
+}
 
-	j->work(j);
+int
+job_gone(const struct api_job *j)
+{
+	return atomic_load(&((struct api_job *)j)->gone) != 0;
+}
+
+unsigned
+jobs_retry_after(const struct jobs *js)
+{
+	double	s = (js->heavy + 1) * (js->heavy_ms > 0 ? js->heavy_ms :
+		    1000.0) / 1000.0;
+
+	return s < 1 ? 1 : s > 60 ? 60 : (unsigned)(s + 0.999);
 }
 
 static void
@@ -69,8 +104,17 @@ job_after(uv_work_t *w, int status)
 	if (js != NULL) {
 		unlink_job(j);
 		js->n--;
-		if (j->heavy)
+		if (j->heavy) {
 			js->heavy--;
+			if (j->dropped)
+				js->dropped++;
+			else if (j->ran_ms > 0) {
+				/* a recent average, for Retry-After */
+				js->heavy_ms = js->heavy_ms > 0 ? 0.7 *
+				    js->heavy_ms + 0.3 * j->ran_ms : j->ran_ms;
+				js->folds++;
+			}
+		}
 		if (j->r != NULL) {
 			j->r->cancel = NULL;
 			j->r->cancel_arg = NULL;
@@ -104,7 +148,7 @@ heavy_main(void *arg)
 		j->tnext = NULL;
 		js->busy = 1;
 		uv_mutex_unlock(&js->mu);
-		j->work(j);
+		job_run(j);
 		uv_mutex_lock(&js->mu);
 		js->busy = 0;
 		for (pp = &js->done_q; *pp != NULL; pp = &(*pp)->tnext)
@@ -206,6 +250,11 @@ job_start(struct api_job *j)
 	struct jobs	*js = j->js;
 	int		 rc;
 
+	if (j->heavy && js->heavy >= JOBS_HEAVY_MAX) {
+		js->refused++;
+		job_discard(j);
+		return -EBUSY;
+	}
 	if (j->heavy && !js->stopping && (rc = heavy_up(js)) == 0) {
 		uv_mutex_lock(&js->mu);
 		if (js->busy || js->todo != NULL)

@@ -36,8 +36,18 @@ typedef void job_fn(struct api_job *j);
  * as small as /status wait behind it in the scheduler's queue.  (The pool
  * threads cannot be lowered for one job and raised again: raising a
  * thread's priority takes a privilege the daemon does not have.)
+ *
+ * The queue is bounded: at most JOBS_HEAVY_MAX folds queued or running;
+ * one more is refused (job_start: -EBUSY), and its request gets 503 busy
+ * with a Retry-After from the folds' recent duration (jobs_retry_after).
+ * A fold nobody waits for any more — its `gone` raised: the client hung
+ * up, or every client of a kept answer did — is dropped before it starts,
+ * and the fold itself gives up between reads (project_fold_stoppable) and
+ * while its answer is written.  Before, a page firing distinct queries
+ * left hundreds of folds queued for nobody.
  */
 #define JOBS_HEAVY_NICE	10
+#define JOBS_HEAVY_MAX	8
 
 /* The jobs in flight, for one owner (the API). */
 struct jobs {
@@ -46,6 +56,11 @@ struct jobs {
 	unsigned	 n;		/* in flight, waiting ones included */
 	unsigned	 heavy;		/* heavy jobs queued or running */
 	uint64_t	 waited;	/* heavy jobs that had to wait */
+	uint64_t	 refused;	/* heavy jobs refused: the queue was full */
+	uint64_t	 dropped;	/* heavy jobs dropped: nobody waited */
+	uint64_t	 folds;		/* heavy jobs run to their end */
+	double		 heavy_ms;	/* a heavy job's recent duration */
+	atomic_int	 running;	/* heavy jobs running now (any thread) */
 	int		 stopping;	/* jobs_stop: no more heavy jobs */
 	/* the heavy jobs' thread; its queues under mu */
 	int		 thread_up, async_up, no_thread;
@@ -62,12 +77,15 @@ struct api_job {
 	struct jobs		*js;	/* NULL: orphaned by jobs_orphan */
 	struct http_request	*r;	/* NULL: the client hung up */
 	void			*owner;	/* the caller's, for done */
-	atomic_int		 gone;	/* r went away: do not write */
+	atomic_int		 gone;	/* r went away: do not write, and a
+					   heavy job gives up */
 	struct api_job		*next, *prev;
 	struct api_job		*tnext;	/* in the heavy thread's queues */
 	int			 heavy;	/* a fold: the heavy thread's */
 	job_fn			*work;	/* on the pool */
 	job_fn			*done;	/* on the loop; NULL: nothing */
+	int			 dropped;	/* gone before or while it ran */
+	double			 ran_ms;	/* how long its work took */
 	/* inputs */
 	char			 project[PATH_MAX];
 	char			 path[PATH_MAX + 64];
@@ -103,8 +121,14 @@ struct api_job {
 struct api_job *job_new(struct jobs *js, struct http_request *r,
 	    job_fn *work, job_fn *done, void *owner);
 /* Queue it on the pool (a heavy one on the heavy thread).  0, or a libuv
- * error (the job is freed then). */
+ * error, or -EBUSY when JOBS_HEAVY_MAX heavy jobs are queued or running
+ * (the job is freed then). */
 int	job_start(struct api_job *j);
+/* Has the job been given up on (its request gone)?  On any thread. */
+int	job_gone(const struct api_job *j);
+/* Seconds a client refused for a full queue should wait before it asks
+ * again: the heavy jobs ahead times their recent duration, 1 to 60. */
+unsigned jobs_retry_after(const struct jobs *js);
 /* Copy src's inputs (the fields under "inputs", body excepted) into dst,
  * a fresh job, pointing its query and options at dst's own strings. */
 void	job_inputs_copy(struct api_job *dst, const struct api_job *src);

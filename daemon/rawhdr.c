@@ -12,9 +12,9 @@
  * visible characters, obs-text, spaces and tabs: NUL, CR, LF and the other
  * controls are refused.  A line that starts with whitespace (obs-fold), a
  * bare LF or CR, and a second Host, Origin, Content-Length,
- * Transfer-Encoding, Authorization, Content-Type, Upgrade or
- * Sec-WebSocket-Key (headers the guards act on, where two values leave
- * the reader to choose) are refused too.  Empty lines before the request
+ * Transfer-Encoding, Authorization, Content-Type, Upgrade,
+ * Sec-WebSocket-Key or Sec-Fetch-Site, -Mode or -Dest (headers the guards
+ * act on, where two values leave the reader to choose) are refused too.  Empty lines before the request
  * line are skipped, as RFC 9112 §2.2 allows.
  */
 #include <errno.h>
@@ -28,7 +28,8 @@ enum { ST_HEAD, ST_BODY, ST_LOST };
 static const char *const singletons[] = {
 	"host", "origin", "sec-websocket-origin", "content-length",
 	"transfer-encoding", "authorization", "content-type", "upgrade",
-	"sec-websocket-key", NULL
+	"sec-websocket-key", "sec-fetch-site", "sec-fetch-mode",
+	"sec-fetch-dest", NULL
 };
 
 static int
@@ -221,15 +222,18 @@ complete(struct rawhdr *h)
 	q = &h->q[(h->qhead + h->qlen) % RAWHDR_PENDING];
 	memset(q, 0, sizeof(*q));
 	parse(q, h->buf, h->len);
+	q->end = h->pos;	/* without a body; the framing below may add it */
 	h->qlen++;
 	h->buf = NULL;
 	h->len = h->cap = 0;
 	h->state = ST_HEAD;
 	if (q->bad != NULL) {
+		q->end = 0;
 		lose(h, "a malformed request came before");
 		return;
 	}
 	if (rawhdr_get(q, "transfer-encoding", &v) >= 0) {
+		q->end = 0;
 		lose(h, "a request with Transfer-Encoding came before");
 		return;
 	}
@@ -241,16 +245,20 @@ complete(struct rawhdr *h)
 		return;
 	for (k = 0; k < n; k++) {
 		if (v[k] < '0' || v[k] > '9' || cl > (UINT64_MAX - 9) / 10) {
+			q->end = 0;
 			lose(h, "a request with a bad Content-Length came "
 			    "before");
 			return;
 		}
 		cl = cl * 10 + (uint64_t)(v[k] - '0');
 	}
-	if (n == 0) {
+	if (n == 0 || cl > UINT64_MAX - h->pos) {
+		q->end = 0;
 		lose(h, "a request with a bad Content-Length came before");
 		return;
 	}
+	q->end = h->pos + cl;
+	q->has_body = cl > 0;
 	if (cl > 0) {
 		h->body_left = cl;
 		h->state = ST_BODY;
@@ -280,10 +288,12 @@ rawhdr_feed(struct rawhdr *h, const char *p, size_t n)
 	char	*nb;
 	int	found;
 
+	h->fed += n;
 	while (n > 0 && h->state != ST_LOST) {
 		if (h->state == ST_BODY) {
 			take = n < h->body_left ? n : (size_t)h->body_left;
 			h->body_left -= take;
+			h->pos += take;
 			p += take;
 			n -= take;
 			if (h->body_left == 0)
@@ -292,6 +302,7 @@ rawhdr_feed(struct rawhdr *h, const char *p, size_t n)
 		}
 		/* empty lines before a request line are skipped */
 		if (h->len == 0 && (*p == '\r' || *p == '\n')) {
+			h->pos++;
 			p++;
 			n--;
 			continue;
@@ -311,6 +322,7 @@ rawhdr_feed(struct rawhdr *h, const char *p, size_t n)
 		}
 		memcpy(h->buf + h->len, p, take);
 		h->len += take;
+		h->pos += take;
 		p += take;
 		n -= take;
 		if (found)

@@ -17,7 +17,12 @@
  * Content-Length body is skipped; a Transfer-Encoding, an Upgrade or a
  * malformed block end the HTTP framing (the daemon refuses chunked bodies
  * and closes, and an upgrade turns into WebSocket frames), and nothing
- * after is parsed.  Pure: no I/O, no state outside the struct.
+ * after is parsed.  Each block says where in the stream its request ends
+ * (after its body), and the parser how many bytes it was fed: what was
+ * read beyond a request's end is a next request already in
+ * libwebsockets' buffers (daemon/api.c will not keep such a connection
+ * alive after a request with a body).  Pure: no I/O, no state outside
+ * the struct.
  */
 #ifndef DAEMON_RAWHDR_H
 #define DAEMON_RAWHDR_H
@@ -47,6 +52,10 @@ struct rawhdr_req {
 	uint16_t		 method_len;
 	struct rawhdr_field	 f[RAWHDR_FIELDS_MAX];
 	size_t			 nf;
+	/* the stream offset just past the request: its block and its
+	 * Content-Length body (0 when the framing was lost at it) */
+	uint64_t		 end;
+	int			 has_body;	/* a Content-Length above 0 */
 };
 
 struct rawhdr {
@@ -54,6 +63,8 @@ struct rawhdr {
 	char			*buf;	/* the block being gathered */
 	size_t			 len, cap;
 	uint64_t		 body_left;
+	uint64_t		 pos;	/* bytes framed so far */
+	uint64_t		 fed;	/* bytes fed in all */
 	struct rawhdr_req	 q[RAWHDR_PENDING];
 	size_t			 qhead, qlen;
 	const char		*lost;	/* framing lost, or too many ahead */

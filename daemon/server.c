@@ -691,7 +691,9 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		}
 		return api_ws_allowed(a, wsi) ? 0 : -1;
 	case LWS_CALLBACK_ESTABLISHED:
-		if (s->nsubs >= SERVER_MAX_SUBS) {
+		/* the cap is said at the upgrade (api_confirm_upgrade), in the
+		 * same turn of the loop: this is a belt */
+		if (s->nsubs >= a->env.cfg->max_subs) {
 			log_warnx("events: %u subscribers, refusing another",
 			    s->nsubs);
 			return -1;
@@ -735,7 +737,8 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
 		(void)tap_take(&s->tap, lws_get_socket_fd(wsi), &rq);
-		n = api_confirm_upgrade(a, wsi, (const char *)in, &rq);
+		n = api_confirm_upgrade(a, wsi, (const char *)in, &rq,
+		    s->nsubs);
 		rawhdr_req_free(&rq);
 		return n;
 	case LWS_CALLBACK_HTTP:
@@ -748,7 +751,11 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		return api_http_body_done(a, wsi, &p->req);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return api_http_writeable(a, wsi, &p->req);
+		return api_http_writeable(a, wsi, &p->req,
+		    tap_fed(&s->tap, lws_get_socket_fd(wsi)));
+	case LWS_CALLBACK_TIMER:
+		return p != NULL && p->sub == NULL ?
+		    api_http_timer(a, wsi, &p->req) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		/* DROP_PROTOCOL ends each transaction, not the connection:
@@ -769,13 +776,45 @@ static const struct lws_protocols protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
+/*
+ * libwebsockets' errors go to our log.  One of them can come at the rate
+ * of the loop: `accept: errno N` when accept(2) fails on a listening
+ * socket that stays readable (EMFILE past the open-file limit; api_tune
+ * fits the cap to it, but a descriptor leak elsewhere would still do it).
+ * That line is said at most once every ACCEPT_LOG_MS, with how many were
+ * not said.  lws's log callback has no argument: the state is this
+ * file's, and only the loop thread logs through it.
+ */
+#define ACCEPT_LOG_MS	10000
+
+static struct {
+	uint64_t	last_ms;
+	uint64_t	quiet;		/* lines not said since */
+} accept_log;
+
 static void
 lws_log(int level, const char *line)
 {
-	size_t	n = strlen(line);
+	size_t		n = strlen(line);
+	uint64_t	now;
 
 	if (n > 0 && line[n - 1] == '\n')
 		n--;
+	if ((level & LLL_ERR) && strncmp(line, "accept:", 7) == 0) {
+		now = uv_hrtime() / 1000000;
+		if (accept_log.last_ms != 0 &&
+		    now - accept_log.last_ms < ACCEPT_LOG_MS) {
+			accept_log.quiet++;
+			return;
+		}
+		log_warnx("lws: %.*s (%llu more like it in the last %d s; "
+		    "the open-file limit? see --max-connections)", (int)n,
+		    line, (unsigned long long)accept_log.quiet,
+		    ACCEPT_LOG_MS / 1000);
+		accept_log.last_ms = now;
+		accept_log.quiet = 0;
+		return;
+	}
 	if (level & LLL_ERR)
 		log_warnx("lws: %.*s", (int)n, line);
 	else
@@ -1013,6 +1052,9 @@ server_status_json(const struct server *s, cJSON *o)
 	cJSON	*e;
 
 	cJSON_AddNumberToObject(o, "subscribers", s->nsubs);
+	cJSON_AddNumberToObject(o, "maxSubscribers", s->api->env.cfg->max_subs);
+	cJSON_AddNumberToObject(o, "subscribersRefused",
+	    (double)s->api->subs_refused);
 	cJSON_AddNumberToObject(o, "droppedMessages", (double)s->dropped);
 	e = cJSON_AddObjectToObject(o, "events");
 	cJSON_AddNumberToObject(e, "ring", (double)s->ring_len);

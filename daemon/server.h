@@ -34,7 +34,6 @@
 #define SERVER_CATCHUP_FILL	1024		/* ... up to this many */
 #define SERVER_CATCHUP_BYTES	(1u << 20)	/* ... or this many bytes */
 #define SERVER_REPLAY_JOBS	2		/* file chunks in flight */
-#define SERVER_MAX_SUBS		64
 
 struct lws_context;
 struct lws_vhost;

@@ -105,6 +105,14 @@ tap_take(struct tap *t, int fd, struct rawhdr_req *out)
 	return rawhdr_take(t->by_fd[fd], out);
 }
 
+uint64_t
+tap_fed(const struct tap *t, int fd)
+{
+	if (fd < 0 || (size_t)fd >= t->cap || t->by_fd[fd] == NULL)
+		return 0;
+	return t->by_fd[fd]->fed;
+}
+
 void
 tap_free(struct tap *t)
 {

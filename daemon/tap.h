@@ -18,6 +18,7 @@
 #define DAEMON_TAP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <uv.h>
 
@@ -46,5 +47,9 @@ void	tap_close(struct tap *t, int fd);
 /* The next header block read on fd (rawhdr_take); a request on a socket
  * that is not tapped gets a bad block. */
 int	tap_take(struct tap *t, int fd, struct rawhdr_req *out);
+/* How many bytes have been read from fd in all (0: not tapped): compared
+ * with a request's end (rawhdr_req.end), whether more are buffered
+ * behind it. */
+uint64_t tap_fed(const struct tap *t, int fd);
 
 #endif

@@ -34,6 +34,7 @@ struct fold_ctx {
 	struct ledger		*l;
 	enum ledger_stream	 stream;
 	int			 err;
+	const atomic_int	*stop;	/* NULL, or give up once non-zero */
 };
 
 static void
@@ -134,6 +135,10 @@ fold_fd(int fd, uint64_t start, struct fold_ctx *c, uint64_t *bytes,
 		if ((rc = linesplit_feed(&ls, buf, (size_t)n)) != 0 ||
 		    (rc = c->err) != 0)
 			break;
+		if (c->stop != NULL && atomic_load(c->stop)) {
+			rc = -ECANCELED;
+			break;
+		}
 	}
 	*partial = linesplit_pending(&ls);
 	linesplit_free(&ls);
@@ -171,13 +176,14 @@ open_both(const char *project, struct project_fold_info *info, int *pfd,
 
 /* fixes.jsonl then perf.jsonl, from byte 0, into a new ledger. */
 static int
-fold_both(int pfd, int ffd, const struct ledger_opts *o, struct ledger **out,
-    struct project_fold_info *info)
+fold_both(int pfd, int ffd, const struct ledger_opts *o, const atomic_int *stop,
+    struct ledger **out, struct project_fold_info *info)
 {
 	struct fold_ctx	 c = { 0 };
 	uint64_t	 fb, fp;
 	int		 rc;
 
+	c.stop = stop;
 	if ((c.l = ledger_create(o)) == NULL)
 		return -ENOMEM;
 	/* fixes first: a fix's record is needed to judge every occurrence */
@@ -298,8 +304,28 @@ project_fold_resume(const char *project, const char *ckpt,
 			    "one issue's occurrences are asked for");
 		info->bytes = info->partial = 0;
 		info->have_fixes = 0;
-		rc = fold_both(pfd, ffd, o, out, info);
+		rc = fold_both(pfd, ffd, o, NULL, out, info);
 	}
+	close(pfd);
+	if (ffd != -1)
+		close(ffd);
+	return rc;
+}
+
+int
+project_fold_stoppable(const char *project, const struct ledger_opts *o,
+    const atomic_int *stop, struct ledger **out,
+    struct project_fold_info *info)
+{
+	int	rc, pfd, ffd;
+
+	*out = NULL;
+	memset(info, 0, sizeof(*info));
+	if (stop != NULL && atomic_load(stop))
+		return -ECANCELED;
+	if ((rc = open_both(project, info, &pfd, &ffd)) != 0)
+		return rc;
+	rc = fold_both(pfd, ffd, o, stop, out, info);
 	close(pfd);
 	if (ffd != -1)
 		close(ffd);

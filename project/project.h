@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,6 +74,15 @@ struct project_fold_info {
  */
 int	project_fold(const char *project, const struct ledger_opts *o,
 	    struct ledger **out, struct project_fold_info *info);
+/*
+ * The same fold, given up as soon as *stop is non-zero, checked between
+ * reads of at most 1 MiB (so between the two files too): -ECANCELED, and
+ * nothing is kept.  For the daemon's folds whose client has left
+ * (daemon/jobs.h).
+ */
+int	project_fold_stoppable(const char *project, const struct ledger_opts *o,
+	    const atomic_int *stop, struct ledger **out,
+	    struct project_fold_info *info);
 
 /*
  * The same fold, from a daemon's checkpoint when one serves

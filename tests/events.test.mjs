@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import {
   Daemon, Watch, appendFromProcess, hitch, meaningfulOffsets, perfPath, tmpdir,
@@ -288,3 +289,82 @@ test('idle with no client: no wake-up, and no timer armed to cause one', { skip:
     proc.kill('SIGKILL');
   }
 });
+
+// A WebSocket upgrade over a raw socket: the status line and headers of
+// the answer, the body of a refusal, and the socket (kept open on a 101:
+// a subscriber).
+function subscribe(base) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(Number(new URL(base).port), '127.0.0.1');
+    let buf = '';
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const [head, body = ''] = buf.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), head, body, socket: s });
+    };
+    s.on('data', (c) => {
+      buf += c.toString('latin1');
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      if (/^HTTP\/1\.1 101/.test(buf)) finish();
+      else if (/content-length: (\d+)/i.test(buf) &&
+        buf.length >= end + 4 + Number(/content-length: (\d+)/i.exec(buf)[1])) finish();
+    });
+    s.on('close', finish);
+    s.on('error', (e) => (done ? null : reject(e)));
+    s.write('GET /api/sloptimize/events HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+  });
+}
+
+test('a 65th subscriber is refused at the upgrade with 503 and the reason; watch says it; a SIGHUP raises the cap',
+  { timeout: 120000 }, async () => {
+  const p = project();
+  const cfg = path.join(tmpdir('conf'), 'sloptimized.json');
+  fs.writeFileSync(cfg, '{}');
+  const d = await new Daemon(p, { args: [...UNLIMITED, '--config', cfg] }).start();
+  const subs = [];
+  let w = null;
+  try {
+    assert.equal((await d.status()).maxSubscribers, 64, 'the default cap');
+    for (let i = 0; i < 64; i++) {
+      const r = await subscribe(d.base);
+      assert.equal(r.status, 101, `subscriber ${i + 1}: ${r.head}`);
+      subs.push(r.socket);
+    }
+    await waitFor(async () => (await d.status()).subscribers === 64, { what: '64 subscribers' });
+    // the 65th: refused before the switch, with a status and the reason
+    const r = await subscribe(d.base);
+    assert.equal(r.status, 503, r.head);
+    assert.match(r.head, /\r\nretry-after: \d+/i);
+    assert.match(r.head, /\r\nsloptimize-refused: too_many_subscribers: 64 subscribers/i);
+    const err = JSON.parse(r.body).error;
+    assert.equal(err.code, 'too_many_subscribers');
+    assert.match(err.message, /max-subscribers 64/);
+    r.socket.destroy();
+    // watch says why, once, instead of looping "reconnected … unreachable"
+    w = new Watch(d);
+    await waitFor(() => /refused the events socket \(HTTP 503, too_many_subscribers: .*max-subscribers 64/.test(w.err),
+      { what: `watch's reason\n${w.err}` });
+    assert.doesNotMatch(w.err, /reconnected|unreachable/);
+    const st = await d.status();
+    assert.equal(st.subscribers, 64);
+    assert.ok(st.subscribersRefused >= 2);
+    // the cap is a setting: the config file, read again on SIGHUP, lets
+    // the watch in (those already connected stay)
+    fs.writeFileSync(cfg, '{"max-subscribers": 65}');
+    d.proc.kill('SIGHUP');
+    await waitFor(async () => (await d.status()).maxSubscribers === 65, { what: 'the new cap' });
+    await waitFor(() => /connected to /.test(w.err), { timeout: 15000, what: `watch connected\n${w.err}` });
+    appendFromProcess(perfPath(p), hitch(150) + '\n');
+    await waitFor(() => w.ids().length === 1, { what: 'a wake at the watch' });
+    assert.equal((await d.status()).subscribers, 65);
+  } finally {
+    if (w) await w.stop();
+    for (const s of subs) s.destroy();
+    await d.stop();
+  }
+});
+

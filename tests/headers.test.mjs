@@ -3,13 +3,17 @@
 // block lws did not read as it was sent is refused with 400 bad_header and
 // the connection closed — an Origin hidden behind `Acc: a` no longer gets
 // 200 or 101 — while the same requests written plainly get what they
-// always got, and keep-alive and pipelined requests still work.
+// always got, and keep-alive and pipelined requests still work; and a
+// request with a body is never served while more bytes wait behind it
+// (two such requests in one write once hung the daemon's loop).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Daemon, tmpdir } from './lib.mjs';
+import {
+  Daemon, Watch, appendFromProcess, hitch, perfPath, tmpdir, waitFor, VALGRIND,
+} from './lib.mjs';
 
 const API = '/api/sloptimize';
 const EVIL = 'http://evil.example';
@@ -103,24 +107,96 @@ test('libwebsockets 4.1.6 header quirks are refused: the guard accounts for ever
 test('keep-alive and pipelined requests are each checked, and still answered', async () => {
   const d = await new Daemon(project(), { args: ['--desktop', '0'] }).start();
   try {
-    const token = fs.readFileSync(path.join(d.stateDir(), 'token'), 'utf8').trim();
-    const body = '{"title":"kept alive"}';
-    // a POST with a body, then two GETs, in one write
-    const r = await raw(d,
-      `POST ${API}/fixes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
-      `Authorization: Bearer ${token}\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+    // requests without bodies, pipelined in one write: each answered
+    const g = await raw(d,
       `GET ${API}/settings HTTP/1.1\r\nHost: localhost\r\n\r\n` +
-      `GET ${API}/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, { wait: 1500 });
-    assert.deepEqual(statuses(r.text), [201, 200, 200], r.text.slice(0, 500));
+      `GET ${API}/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` +
+      `HEAD ${API}/settings HTTP/1.1\r\nHost: localhost\r\n\r\n`, { wait: 1500 });
+    assert.deepEqual(statuses(g.text), [200, 200, 200], g.text.slice(0, 500));
     // a good request, then a quirky one, on one connection: the second
     // is refused on its own
     const k = await raw(d,
       `GET ${API}/settings HTTP/1.1\r\nHost: localhost\r\n\r\n` +
       `GET ${API}/status HTTP/1.1\r\nHost: localhost\r\nAcc: a\r\nOrigin: ${EVIL}\r\n\r\n`, { wait: 1000 });
     assert.deepEqual(statuses(k.text), [200, 400], k.text.slice(0, 500));
-    // fetch keeps its connection: requests in a row on it work
+    // fetch keeps its connection: requests in a row on it work, and a
+    // POST with nothing behind it keeps the connection too
     for (let i = 0; i < 5; i++) assert.equal((await fetch(`${d.base}${API}/issues`)).status, 200);
+    const token = fs.readFileSync(path.join(d.stateDir(), 'token'), 'utf8').trim();
+    const body = '{"title":"kept alive"}';
+    const post = `POST ${API}/fixes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
+      `Authorization: Bearer ${token}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const alone = await raw(d, post, { wait: 1000 });
+    assert.deepEqual(statuses(alone.text), [201], alone.text.slice(0, 500));
+    assert.doesNotMatch(alone.text, /connection: close/i, 'nothing behind it: kept alive');
+    assert.equal(alone.closed, false);
   } finally {
     await d.stop();
+  }
+});
+
+// SIGTERM, and the exit within a deadline: a daemon whose loop is stuck
+// never gets there (it is then killed, and the test fails).
+async function stopWithin(d, ms) {
+  d.proc.kill('SIGTERM');
+  let timer;
+  const end = await Promise.race([d.exited,
+    new Promise((r) => { timer = setTimeout(() => r(null), ms); })]);
+  clearTimeout(timer);
+  if (end === null) {
+    d.proc.kill('SIGKILL');
+    await d.exited;
+  }
+  return end;
+}
+
+test('two requests with bodies in one write: the first is answered with Connection: close; the loop, the tailer and SIGTERM survive every mix',
+  { timeout: 180000 }, async () => {
+  const d = await new Daemon(project(), { args: ['--desktop', '0', '--per-fp-ms', '0', '--global-max', '0'] }).start();
+  let w = null;
+  let stopped = false;
+  try {
+    w = new Watch(d);
+    await w.connected();
+    const token = fs.readFileSync(path.join(d.stateDir(), 'token'), 'utf8').trim();
+    const batch = `[{"type":"heartbeat","at":"${new Date().toISOString()}"}]`;
+    const req = (method, route, headers, body) => `${method} ${API}/${route} HTTP/1.1\r\nHost: localhost\r\n` +
+      `${headers}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const json = 'Content-Type: application/json\r\n';
+    const auth = `Authorization: Bearer ${token}\r\n`;
+    // over 1 MiB, under the 64 MiB the daemon drains: answered 413, the
+    // body read and thrown away
+    const big = '[' + ' '.repeat(1024 * 1024 + 16) + ']';
+    const mixes = [
+      ['200+POST', req('POST', 'records', json + auth, batch), 200],
+      ['403+POST', req('POST', 'records', json, batch), 403],
+      ['415+POST', req('POST', 'records', 'Content-Type: text/plain\r\n', batch), 415],
+      ['PUT+PUT', req('PUT', 'settings', json, '{"loop":"off"}'), 403],
+      ['drained 413+POST', req('POST', 'records', json + auth, big), 413],
+    ];
+    let wakes = 0;
+    for (const [what, first, want] of mixes) {
+      const second = req('POST', 'records', json + auth, batch);
+      const r = await raw(d, first + second, { wait: 1500 });
+      assert.deepEqual(statuses(r.text), [want], `${what}: ${r.text.slice(0, 300)}`);
+      assert.match(r.text, /\r\nconnection: close\r\n/i, `${what}: the answer says the connection closes`);
+      assert.ok(r.closed, `${what}: and it closes`);
+      // the loop still answers
+      const st = await fetch(`${d.base}${API}/status`, { signal: AbortSignal.timeout(5000 * (VALGRIND ? 20 : 1)) });
+      assert.equal(st.status, 200, `${what}: /status after it`);
+      // the tailer still reads, and a wake still reaches the watcher
+      appendFromProcess(perfPath(d.project), hitch(150) + '\n');
+      wakes++;
+      await waitFor(() => w.ids().length >= wakes, { timeout: 10000, what: `${what}: wake ${wakes} at the watcher\n${w.err}` });
+    }
+    await w.stop();
+    w = null;
+    const end = await stopWithin(d, 10000 * (VALGRIND ? 20 : 1));
+    stopped = true;
+    assert.ok(end !== null, 'SIGTERM ended the daemon (it had to be killed)');
+    assert.equal(end.code, 0, `exit status after SIGTERM\n${d.log.slice(-1000)}`);
+  } finally {
+    if (w) await w.stop();
+    if (!stopped) await stopWithin(d, 10000);
   }
 });

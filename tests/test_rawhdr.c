@@ -187,6 +187,54 @@ rawhdr_follows_the_requests_of_a_connection(void **state)
 	rawhdr_free(&h);
 }
 
+/* Each request says where it ends in the stream (after its body), and
+ * the parser how much it was fed: more fed than a request with a body
+ * ends at is a request pipelined behind it (daemon/api.c closes then). */
+static void
+rawhdr_says_where_each_request_ends(void **state)
+{
+	static const char	two[] = "\r\nPOST /a HTTP/1.1\r\n"
+				    "Content-Length: 5\r\n\r\nhello"
+				    "GET /b HTTP/1.1\r\nHost: b\r\n\r\n";
+	struct rawhdr		h;
+	struct rawhdr_req	q;
+	size_t			step, first = strlen("\r\nPOST /a HTTP/1.1\r\n"
+				    "Content-Length: 5\r\n\r\nhello");
+
+	(void)state;
+	for (step = 0; step < 7; step++) {
+		rawhdr_init(&h);
+		feed(&h, two, step);
+		assert_int_equal(h.fed, strlen(two));
+		assert_int_equal(rawhdr_take(&h, &q), 0);
+		assert_true(q.has_body);
+		assert_int_equal(q.end, first);
+		assert_true(h.fed > q.end);	/* a request behind it */
+		rawhdr_req_free(&q);
+		assert_int_equal(rawhdr_take(&h, &q), 0);
+		assert_false(q.has_body);
+		assert_int_equal(q.end, strlen(two));
+		rawhdr_req_free(&q);
+		rawhdr_free(&h);
+	}
+	/* a body still coming: fed short of the end */
+	rawhdr_init(&h);
+	feed(&h, "POST /a HTTP/1.1\r\nContent-Length: 10\r\n\r\nhel", 0);
+	assert_int_equal(rawhdr_take(&h, &q), 0);
+	assert_true(h.fed < q.end);
+	rawhdr_req_free(&q);
+	rawhdr_free(&h);
+	/* a Content-Length that overflows the stream offset loses the
+	 * framing; a malformed block has no end */
+	rawhdr_init(&h);
+	feed(&h, "POST /a HTTP/1.1\r\nContent-Length: "
+	    "18446744073709551615\r\n\r\n", 0);
+	assert_int_equal(rawhdr_take(&h, &q), 0);
+	assert_int_equal(q.end, 0);
+	rawhdr_req_free(&q);
+	rawhdr_free(&h);
+}
+
 /* Memory is bounded: an endless header block, or requests pipelined far
  * ahead of their answers, lose the framing instead of growing. */
 static void
@@ -227,6 +275,7 @@ main(void)
 		cmocka_unit_test(rawhdr_keeps_the_fields_of_a_good_request),
 		cmocka_unit_test(rawhdr_refuses_what_is_not_the_grammar),
 		cmocka_unit_test(rawhdr_follows_the_requests_of_a_connection),
+		cmocka_unit_test(rawhdr_says_where_each_request_ends),
 		cmocka_unit_test(rawhdr_is_bounded),
 	};
 

@@ -36,6 +36,7 @@ def benches(build):
         "wake": ([sys.executable, os.path.join(t, "bench", "wake.py"), build, "--idle", "0"], TOP),
         "idle": ([sys.executable, os.path.join(t, "bench", "idle.py"), build], TOP),
         "http": (["sh", os.path.join(t, "bench", "http.sh"), build], TOP),
+        "issues-mem": ([sys.executable, os.path.join(t, "bench", "issues_mem.py"), build], TOP),
         "recorder": (["node", "bench/recorder.mjs"], t),
         "sink": (["node", "bench/sink.mjs"], t),
     }, b

@@ -10,9 +10,12 @@
  * the first input byte decides — with its trailing whitespace trimmed or
  * kept.  Every verdict is compared with a reference written from the rules
  * docs/api.md states ("Security model"), in their order: 400 no_host, 421,
- * 403 bad_origin, then 411, 400, 413, 415, 403 forbidden.  And whatever
- * the verdict: a refusal has a status, a code and a message, and leaves no
- * Origin behind to echo; an accepted write has the length that was sent.
+ * 403 bad_origin, 403 cross_site (Sec-Fetch-Site names another site and
+ * no Origin came, unless it is a top-level navigation outside the API),
+ * then 411, 400, 413, 415, 403 forbidden.  The method and the path come
+ * from the request line, as api.c has them.  And whatever the verdict: a
+ * refusal has a status, a code and a message, and leaves no Origin behind
+ * to echo; an accepted write has the length that was sent.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -128,8 +131,43 @@ ref_json(const char *ct)
 	return e - ct == 16 && strncasecmp(ct, "application/json", 16) == 0;
 }
 
+/* s, lowercased, is exactly word */
+static int
+is(const char *s, int n, const char *word)
+{
+	char	low[32];
+	int	i;
+
+	if (n <= 0 || n >= (int)sizeof(low))
+		return 0;
+	for (i = 0; i < n; i++)
+		low[i] = (char)tolower((unsigned char)s[i]);
+	low[n] = '\0';
+	return strcmp(low, word) == 0;
+}
+
+/* Another site's page, no Origin: refused, unless a browser navigates
+ * its top-level document to something outside /api/ with GET or HEAD */
+static int
+ref_cross_site(const struct guard_hdrs *h, const char *method,
+    const char *path)
+{
+	int	nav;
+
+	if (h->origin_n != 0 || !(is(h->site, h->site_n, "cross-site") ||
+	    is(h->site, h->site_n, "same-site")))
+		return 0;
+	nav = (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) &&
+	    is(h->mode, h->mode_n, "navigate") &&
+	    is(h->dest, h->dest_n, "document") &&
+	    !(path[0] == '/' && path[1] == 'a' && path[2] == 'p' &&
+	    path[3] == 'i' && path[4] == '/');
+	return !nav;
+}
+
 static unsigned
-ref_verdict(const struct guard_hdrs *h, int write, uint64_t *len)
+ref_verdict(const struct guard_hdrs *h, int write, const char *method,
+    const char *path, uint64_t *len)
 {
 	uint64_t	cl = 0;
 	int		bad_cl;
@@ -141,6 +179,8 @@ ref_verdict(const struct guard_hdrs *h, int write, uint64_t *len)
 		return 421;
 	if (h->origin_n < 0 || (h->origin_n > 0 &&
 	    !ref_origin(h->origin, h->host)))
+		return 403;
+	if (ref_cross_site(h, method, path))
 		return 403;
 	bad_cl = h->clen_n < 0 || (h->clen_n > 0 && ref_number(h->clen, &cl));
 	if (h->chunked)
@@ -187,13 +227,46 @@ give(const struct rawhdr_req *q, const char *name, int lead, char *buf,
 	return 0;
 }
 
+/* The request line's method and path (the target up to '?', as lws
+ * hands the path over); -1 when the path is too long for api.c, which
+ * refuses it before the guards. */
+static int
+request_line(const struct rawhdr_req *q, char *method, size_t mcap,
+    char *path, size_t pcap)
+{
+	const char	*t = q->block + q->method_len + 1;
+	size_t		 n = 0;
+
+	if (q->method_len + 1 > mcap)
+		return -1;
+	memcpy(method, q->block, q->method_len);
+	method[q->method_len] = '\0';
+	while (t[n] != ' ' && t[n] != '?' && t[n] != '\0')
+		n++;
+	if (n + 1 > pcap)
+		return -1;
+	memcpy(path, t, n);
+	path[n] = '\0';
+	return 0;
+}
+
+/* What api.c makes of the method: one HTTP_* bit. */
+static unsigned
+method_bit(const char *m)
+{
+	return strcmp(m, "GET") == 0 ? HTTP_GET : strcmp(m, "HEAD") == 0 ?
+	    HTTP_HEAD : strcmp(m, "POST") == 0 ? HTTP_POST :
+	    strcmp(m, "PUT") == 0 ? HTTP_PUT : strcmp(m, "OPTIONS") == 0 ?
+	    HTTP_OPTIONS : HTTP_OTHER;
+}
+
 static void
 check(const struct rawhdr_req *q, int lead)
 {
 	struct guard_hdrs	 h;
 	struct guard_refusal	 why;
 	struct http_request	*r;
-	char			 te[64];
+	char			 te[64], method[32], path[512];
 	uint64_t		 len = 0, rlen;
 	unsigned		 got, want;
 	int			 write;
@@ -208,18 +281,27 @@ check(const struct rawhdr_req *q, int lead)
 	h.clen_n = give(q, "content-length", lead, h.clen, sizeof(h.clen));
 	h.ctype_n = give(q, "content-type", lead, h.ctype, sizeof(h.ctype));
 	h.chunked = give(q, "transfer-encoding", lead, te, sizeof(te)) != 0;
+	/* headers lws does not know: guard_hdrs_read trims them */
+	h.site_n = give(q, "sec-fetch-site", 0, h.site, sizeof(h.site));
+	h.mode_n = give(q, "sec-fetch-mode", 0, h.mode, sizeof(h.mode));
+	h.dest_n = give(q, "sec-fetch-dest", 0, h.dest, sizeof(h.dest));
 	write = (q->method_len == 4 && memcmp(q->block, "POST", 4) == 0) ||
 	    (q->method_len == 3 && memcmp(q->block, "PUT", 3) == 0);
+	if (request_line(q, method, sizeof(method), path, sizeof(path)) != 0)
+		return;
 
-	/* the request as api.c has it: zeroed by http_request_begin */
+	/* the request as api.c has it: zeroed by http_request_begin, then
+	 * its method and path */
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return;
+	r->method = method_bit(method);
+	snprintf(r->path, sizeof(r->path), "%s", path);
 	memset(&why, 0, sizeof(why));
 	got = guard_peer_check(&cfg, &h, r, &why);
 	if (got == 0)
 		got = write ? guard_write_check(TOKEN, MAX_BODY, &h, r, &len,
 		    &why) : guard_no_body_check(&h, &why);
-	want = ref_verdict(&h, write, &rlen);
+	want = ref_verdict(&h, write, method, path, &rlen);
 	if (got != want) {
 		fprintf(stderr, "guard %u, the reference %u (%s: %s)\n", got,
 		    want, why.code ? why.code : "-",
@@ -241,7 +323,8 @@ check(const struct rawhdr_req *q, int lead)
 	/* a refused peer leaves no Origin to echo in the CORS headers */
 	if (got != 0 && (strcmp(why.code, "no_host") == 0 ||
 	    strcmp(why.code, "bad_host") == 0 ||
-	    strcmp(why.code, "bad_origin") == 0) &&
+	    strcmp(why.code, "bad_origin") == 0 ||
+	    strcmp(why.code, "cross_site") == 0) &&
 	    (r->origin_ok || r->origin[0] != '\0'))
 		fail("a refused peer leaves an Origin to echo");
 	free(r);

@@ -1,7 +1,9 @@
 /*
  * fuzz_rawhdr — hostile bytes as a connection's stream of requests: the
  * header blocks and verdicts must not depend on how the stream was cut
- * into reads (the first byte of the input picks the cut), every field
+ * into reads (the first byte of the input picks the cut), nor where each
+ * request ends in the stream (its block and body: what was read past a
+ * request with a body is a request behind it, daemon/api.c), every field
  * must lie inside its block, and nothing may crash or grow without bound.
  * (Seeded by tests/fuzz/run.sh with requests from tests/api.test.mjs's
  * kind: good ones and each misread libwebsockets 4.1.6 has.)
@@ -21,6 +23,7 @@ struct outcome {
 	const char	*bad[MAX_REQS];
 	size_t		 len[MAX_REQS], nf[MAX_REQS];
 	uint32_t	 sum[MAX_REQS];
+	uint64_t	 ends[MAX_REQS];
 	const char	*end;
 };
 
@@ -52,6 +55,12 @@ drain(struct rawhdr *h, struct outcome *o)
 		o->len[o->n] = q.len;
 		o->nf[o->n] = q.nf;
 		o->sum[o->n] = sum(q.block, q.len - 2);
+		/* requests end in stream order, each after its block */
+		if (q.end != 0 && (q.end < q.len ||
+		    (o->n > 0 && o->ends[o->n - 1] != 0 &&
+		    q.end < o->ends[o->n - 1] + q.len)))
+			abort();
+		o->ends[o->n] = q.end;
 		o->n++;
 		rawhdr_req_free(&q);
 	}
@@ -75,6 +84,8 @@ run(const unsigned char *data, size_t size, size_t step, struct outcome *o)
 		drain(&h, o);	/* as lws reads: blocks taken as they come */
 	}
 	drain(&h, o);
+	if (h.fed != size)
+		abort();
 	(void)rawhdr_take(&h, &q);
 	o->end = q.bad;
 	rawhdr_free(&h);
@@ -98,6 +109,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	for (i = 0; i < a.n; i++)
 		if (a.len[i] != b.len[i] ||
 		    a.nf[i] != b.nf[i] || a.sum[i] != b.sum[i] ||
+		    a.ends[i] != b.ends[i] ||
 		    (a.bad[i] == NULL) != (b.bad[i] == NULL))
 			abort();
 	return 0;

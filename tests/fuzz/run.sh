@@ -89,6 +89,17 @@ guard 000 'POST /api/sloptimize/records HTTP/1.1' 'Host: localhost' \
     'Transfer-Encoding: chunked' 'Origin: http://x.test:5173'
 guard 000 'DELETE /api/sloptimize/fixes HTTP/1.1' 'Host: localhost' \
     'Content-Length: 5'
+# what Chromium sends: a no-cors GET from another site's page (no
+# Origin), the panel's own fetch, a link to the panel's page
+guard 000 'GET /api/sloptimize/issues?limit=7 HTTP/1.1' 'Host: 127.0.0.1:7567' \
+    'Sec-Fetch-Site: cross-site' 'Sec-Fetch-Mode: no-cors' 'Sec-Fetch-Dest: empty'
+guard 001 'GET /api/sloptimize/issues HTTP/1.1' 'Host: 127.0.0.1:7567' \
+    'Sec-Fetch-Site: same-origin' 'Sec-Fetch-Mode: cors' 'Sec-Fetch-Dest: empty'
+guard 000 'GET / HTTP/1.1' 'Host: localhost:7567' 'Sec-Fetch-Site: same-site' \
+    'Sec-Fetch-Mode: navigate' 'Sec-Fetch-Dest: document'
+guard 000 'GET /api/sloptimize/events HTTP/1.1' 'Host: localhost:7567' \
+    'Origin: http://localhost:5173' 'Sec-Fetch-Site: same-site' \
+    'Sec-Fetch-Mode: websocket' 'Upgrade: websocket' 'Connection: Upgrade'
 
 query() {	# method byte (octal: 0 GET 1 HEAD 2 POST 3 PUT 4 OPTIONS), path, query
 	n=$((n + 1))
