@@ -22,6 +22,7 @@ static const struct {
 	{ "mcp", verb_mcp, "a Model Context Protocol server on stdio, for an agent" },
 	{ "init-agent", verb_init_agent, "set the project up for a coding agent" },
 	{ "replay", verb_replay, "append a recorded session, re-stamped to now" },
+	{ "check", verb_check, "every budget against the last measurement" },
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
 	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },
