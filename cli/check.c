@@ -189,7 +189,7 @@ measure(const struct check_opts *o, cJSON *d, cJSON **m)
 	if (at_ms == LEDGER_NO_TIME) {
 		cJSON_AddNullToObject(src, "at");
 		cJSON_AddNullToObject(src, "ageMs");
-		if (o->max_age_ms != CHECK_NO_MAX_AGE)
+		if (o->max_age_ms != CHECK_NO_MAX_AGE && o->bench == NULL)
 			return finish(d, EXIT_NOTHING, "stale", "the "
 			    "measurement has no time (\"at\"): its age is "
 			    "unknown");
