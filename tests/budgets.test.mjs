@@ -351,3 +351,35 @@ test('doctor: the budgets, the profile, the browser --launch would find, the sta
   ]);
   await d.caughtUp();
 });
+
+test('profile.json that cannot be written: said in /status, the log and doctor; folding goes on; written again once it can be', async () => {
+  const dir = project({ 'perf.budget.draw_calls': 30 });
+  // a directory where the file goes: the rename over it fails
+  fs.mkdirSync(profilePath(dir));
+  fs.writeFileSync(path.join(profilePath(dir), 'keep'), 'x');
+  const d = await daemon(dir);
+  const off = append(dir, heartbeat());
+  const st = await waitFor(async () => { const s = (await d.status()).profile; return s.failures >= 1 ? s : null; },
+    { what: 'the failed write counted' });
+  assert.match(st.lastError, /Is a directory|directory/i);
+  assert.equal(st.writes, 0);
+  await waitFor(() => /cannot write .*profile\.json: /.test(d.log), { what: 'the log says it' });
+  // the fold is not held up: a hitch after it is folded and counted
+  append(dir, hitch(150));
+  await d.caughtUp();
+  assert.equal((await d.status()).counts.incidents, 1);
+  const r = run(['doctor', '--project', dir, '--json'], { env: d.env });
+  const bad = JSON.parse(r.out).checks.find((c) => c.check === 'profile' && c.result === 'problem');
+  assert.ok(bad, r.out);
+  assert.match(bad.detail, /the daemon cannot write .*profile\.json: .* failures\)/);
+  // fixed: the next heartbeat is written, and the error is gone
+  fs.rmSync(profilePath(dir), { recursive: true });
+  const off2 = append(dir, heartbeat({ calls: 7 }));
+  assert.ok(off2 > off);
+  const p = await profileAt(dir, off2);
+  assert.equal(p.render.calls, 7);
+  const st2 = (await d.status()).profile;
+  assert.equal(st2.lastError, null);
+  assert.equal(st2.writes, 1);
+  await waitFor(() => /profile\.json: written again/.test(d.log), { what: 'the recovery logged' });
+});
