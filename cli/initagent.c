@@ -8,6 +8,9 @@
  *                           the doctrine (skills/sloptimize/SKILL.md,
  *                           compiled in), with this project's commands,
  *                           the Monitor's among them
+ *   .gitignore              what one machine makes (bench runs, goldens,
+ *                           profile.json…), never the ledgers
+ *                           (project/gitignore.h)
  *
  * Invariants: a user's own entries are never changed or removed — the JSON
  * files are merged with cJSON, our entry added only where none of ours is;
@@ -28,6 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "project/gitignore.h"
 #include "project/statedir.h"
 #include "verbs.h"
 
@@ -334,6 +338,38 @@ plan_skill(struct plan *p, const char *prog_q, const char *project_q)
 	free(old);
 }
 
+/* .gitignore: our lines appended after the user's (project/gitignore.h). */
+static void
+plan_gitignore(struct plan *p, struct gitignore_plan *g, const char *project)
+{
+	snprintf(p->path, sizeof(p->path), "%s/.gitignore", project);
+	if (gitignore_plan(project, g) != 0) {
+		p->action = A_INVALID;
+		snprintf(p->note, sizeof(p->note), "%s; add by hand: "
+		    ".sloptimize/bench/ and .sloptimize/goldens/ (never the "
+		    "ledgers)", g->error);
+		return;
+	}
+	if (g->text == NULL) {
+		p->action = A_UNCHANGED;
+		snprintf(p->note, sizeof(p->note), "already ignores what "
+		    "sloptimize makes on this machine");
+	} else {
+		p->action = g->exists ? A_UPDATE : A_CREATE;
+		snprintf(p->note, sizeof(p->note), "appends %s (the ledgers "
+		    ".sloptimize/*.jsonl stay committed)", g->added);
+		/* shown and counted like the others; written by
+		 * gitignore_write */
+		p->text = strdup(g->text);
+	}
+	if (g->warning[0] != '\0') {
+		size_t	n = strlen(p->note);
+
+		snprintf(p->note + n, sizeof(p->note) - n, "; note: %s",
+		    g->warning);
+	}
+}
+
 /* mkdir -p for the file's directory. */
 static int
 make_dirs(const char *file)
@@ -383,8 +419,10 @@ static const char initagent_usage[] =
 "server `sloptimize mcp` in .mcp.json, and the doctrine with the Monitor\n"
 "command line (`sloptimize watch --project DIR`) in\n"
 ".claude/skills/sloptimize/SKILL.md.  Shows what it will write first; on\n"
-"a terminal it asks, otherwise it only shows unless --yes.  Your own\n"
-"entries are never changed; running it twice changes nothing.\n"
+"a terminal it asks, otherwise it only shows unless --yes.  Also adds\n"
+"to .gitignore what one machine makes (.sloptimize/bench/, goldens/,\n"
+"profile.json, …), never the ledgers.  Your own entries are never\n"
+"changed; running it twice changes nothing.\n"
 "  --yes      write without asking\n"
 "  --dry-run  only show what would be written\n";
 
@@ -401,10 +439,12 @@ verb_init_agent(int argc, char **argv)
 	char			 prog_q[PATH_MAX * 4 + 8];
 	char			 project_q[PATH_MAX * 4 + 8];
 	char			 hook[PATH_MAX * 8 + 64], monitor[PATH_MAX * 8 + 64];
-	struct plan		 plans[3] = {
+	struct plan		 plans[4] = {
 		{ .what = "prompt hook" }, { .what = "MCP server" },
-		{ .what = "doctrine and Monitor" }
+		{ .what = "doctrine and Monitor" },
+		{ .what = "machine-local output out of git" }
 	};
+	struct gitignore_plan	 gi;
 	int			 write;
 
 	if ((rc = cli_parse(argc, argv, opts, &c, initagent_usage, NULL,
@@ -435,7 +475,8 @@ verb_init_agent(int argc, char **argv)
 	plan_settings(&plans[0], project, hook);
 	plan_mcp(&plans[1], prog, project);
 	plan_skill(&plans[2], prog_q, project_q);
-	for (i = 0; i < 3; i++) {
+	plan_gitignore(&plans[3], &gi, project);
+	for (i = 0; i < 4; i++) {
 		changes += plans[i].action == A_CREATE ||
 		    plans[i].action == A_UPDATE;
 		bad += plans[i].action == A_INVALID;
@@ -444,7 +485,7 @@ verb_init_agent(int argc, char **argv)
 	/* show the plan */
 	if (!c.json) {
 		printf("sloptimize init-agent for %s\n\n", project);
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 4; i++)
 			printf("  %-10s %s\n             %s\n", action_names[
 			    plans[i].action], plans[i].path, plans[i].note);
 		printf("\nMonitor command line (one wake per line):\n  %s\n",
@@ -471,12 +512,13 @@ verb_init_agent(int argc, char **argv)
 		}
 	}
 	rc = bad ? EXIT_FINDINGS : EXIT_OK;
-	for (i = 0; write && i < 3; i++) {
+	for (i = 0; write && i < 4; i++) {
 		int	e;
 
 		if (plans[i].text == NULL)
 			continue;
-		if ((e = write_file(&plans[i])) != 0) {
+		if ((e = i == 3 ? gitignore_write(&gi) :
+		    write_file(&plans[i])) != 0) {
 			fprintf(stderr, "sloptimize init-agent: cannot write %s: "
 			    "%s\n", plans[i].path, strerror(-e));
 			rc = EXIT_FINDINGS;
@@ -493,7 +535,7 @@ verb_init_agent(int argc, char **argv)
 		cJSON_AddStringToObject(o, "hook", hook);
 		cJSON_AddBoolToObject(o, "written", write && rc == EXIT_OK);
 		a = cJSON_AddArrayToObject(o, "files");
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 4; i++) {
 			cJSON	*f = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(f, "path", plans[i].path);
@@ -506,7 +548,8 @@ verb_init_agent(int argc, char **argv)
 		print_json(o);
 		cJSON_Delete(o);
 	}
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		free(plans[i].text);
+	gitignore_plan_free(&gi);
 	return rc;
 }

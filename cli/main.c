@@ -23,6 +23,7 @@ static const struct {
 	{ "init", verb_init, "set a Vite game up: the npm package, the plugin line" },
 	{ "init-agent", verb_init_agent, "set the project up for a coding agent" },
 	{ "replay", verb_replay, "append a recorded session, re-stamped to now" },
+	{ "check", verb_check, "every budget against the last measurement" },
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
 	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },

@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/check.h"
 #include "cli/cli.h"
 #include "cli/daemon_get.h"
 #include "cli/fix.h"
@@ -595,6 +596,46 @@ tool_propose_fix(struct call *c)
 	fix_tool(c, "proposed");
 }
 
+/* --- get_profile, check_budgets (cli/check.h, docs/budgets.md) ------- */
+
+/* Not a tool error: "nothing to check against" is an answer, with the
+ * exit code `sloptimize check` would give, as `exit`. */
+static void
+tool_get_profile(struct call *c)
+{
+	static const char *const known[] = { NULL };
+
+	if (mcp_args_known(c, known) == 0)
+		check_profile_doc(c->m->project, c->now_ms, &c->out);
+}
+
+static void
+tool_check_budgets(struct call *c)
+{
+	static const char *const known[] = { "counters_only", "bench",
+		"max_age", NULL };
+	struct check_opts	 o = { .project = c->m->project,
+				    .max_age_ms = CHECK_MAX_AGE_MS,
+				    .now_ms = c->now_ms };
+	const char		*age = NULL;
+
+	if (mcp_args_known(c, known) ||
+	    mcp_arg_bool(c, "counters_only", &o.counters_only) ||
+	    mcp_arg_str(c, "bench", 0, &o.bench) ||
+	    mcp_arg_str(c, "max_age", 0, &age))
+		return;
+	if (age != NULL && check_parse_age(age, &o.max_age_ms) != 0) {
+		mcp_call_fail(c, "max_age is 30s, 500ms, 5m, 2h, 1d or off, not "
+		    "'%.100s'", age);
+		return;
+	}
+	if (o.bench != NULL && *o.bench == '\0') {
+		mcp_call_fail(c, "bench is a scene name");
+		return;
+	}
+	check_run(&o, &c->out);
+}
+
 /* --- the tools ---------------------------------------------------------- */
 
 #define FILTER_PROPS \
@@ -705,6 +746,38 @@ const struct tool mcp_tools[] = {
 	  "the human merges or rejects in the panel. It does not count as a "
 	  "fix until merged. Same fields and checks as record_fix.",
 	  FIX_INPUT, FIX_OUTPUT, 0, tool_propose_fix, NULL },
+	{ "get_profile", "The game's current profile",
+	  "The game's rolling summary, .sloptimize/profile.json, which the "
+	  "daemon writes from each heartbeat: regime (hardware, or software: "
+	  "timings not trusted), frame p95/median, draw calls, triangles, "
+	  "programs, GPU time where measured, and the budgets breached. A "
+	  "field nobody measured is absent. `exit` is 0, or 4 with `error` "
+	  "when there is no profile; `ageMs` says how old it is.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"exit\",\"path\"],\"properties\":{"
+	  "\"exit\":{\"enum\":[0,4]},\"path\":{\"type\":\"string\"},\"ageMs\":{\"type\":\"number\"},"
+	  "\"regime\":{\"type\":\"string\"},\"profile\":{\"type\":\"object\"},\"error\":{\"type\":\"string\"}}}",
+	  1, tool_get_profile, NULL },
+	{ "check_budgets", "Check the performance budgets",
+	  "Every budget of sloptimize.budgets.json against the last "
+	  "measurement (profile.json, or a bench of `bench` run first), as "
+	  "`sloptimize check --json`. `exit`: 0 inside (or none declared, "
+	  "with a warning), 1 a budget at level error breached, 2 the "
+	  "budgets file is malformed (faults named by key), 4 nothing to "
+	  "check against (no profile, older than max_age, no budget judged). "
+	  "Timing budgets from a software renderer are reported, not judged; "
+	  "counters_only judges the exact counters only.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"counters_only\":{\"type\":\"boolean\",\"description\":\"judge draw calls, triangles and programs only (exact on any renderer)\"},"
+	  "\"bench\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a scene to bench first; its result is judged instead of profile.json\"},"
+	  "\"max_age\":{\"type\":\"string\",\"description\":\"a profile older than this is no measurement: 30s (default), 500ms, 5m, 2h, 1d, or off\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"exit\",\"result\",\"warnings\",\"budgetsFile\"],\"properties\":{"
+	  "\"exit\":{\"enum\":[0,1,2,4]},\"result\":{\"enum\":[\"inside\",\"warned\",\"breached\",\"no-budgets\",\"invalid-budgets\",\"no-measurement\",\"stale\",\"nothing-judged\",\"usage\"]},"
+	  "\"error\":{\"type\":\"string\"},\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	  "\"budgetsFile\":{\"type\":\"object\"},\"measurement\":{\"type\":\"object\"},\"summary\":{\"type\":\"object\"},"
+	  "\"budgets\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"key\",\"status\",\"max\",\"level\"]}},"
+	  "\"breached\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
+	  1, tool_check_budgets, NULL },
 	{ "wait_for_wake", "Wait for the next wake",
 	  "Block until the daemon's next wake event (a hitch of 100 ms or "
 	  "more, a usermark the player pressed, a jitter) or the timeout, "

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/check.h"
 #include "cli/fix.h"
 #include "daemon_get.h"
 #include "ledger/footprint.h"
@@ -27,6 +28,8 @@
 #include "notifier/desktop.h"
 #include "notifier/lazynotify.h"
 #include "project/append.h"
+#include "project/budgets.h"
+#include "project/profile.h"
 #include "sink.h"
 #include "verbs.h"
 #include "watch.h"
@@ -824,13 +827,192 @@ fix_loop_level(const char *project, char *out, size_t cap)
 
 static const char hook_usage[] =
 "usage: sloptimize hook-status [--json] [--project DIR]\n"
-"At most five lines for an agent's prompt hook: regressions, and issues\n"
-"seen in the last 30 minutes, ranked by impact (docs/ranking.md), each\n"
-"with the command that shows it.  Silent, exit 0, when nothing needs\n"
-"attention or there is no ledger; exit 4 with the reason on stderr when\n"
-"the ledger cannot be read (e.g. it is not a regular file).\n";
+"At most five lines for an agent's prompt hook: the game's measurement\n"
+"(its regime — software: timings not trusted —, frame p95 against its\n"
+"budget, the budgets breached), regressions, and issues seen in the last\n"
+"30 minutes ranked by impact (docs/ranking.md), with the last hitch's\n"
+"class and the command that shows each.  Silent, exit 0, when calm: no\n"
+"regression, no issue in the last 30 minutes, no budget breached in a\n"
+"profile of the last 30 minutes, and a readable budgets file; or when\n"
+"there is no ledger.  Exit 4 with the reason on stderr when the ledger\n"
+"cannot be read (e.g. it is not a regular file).\n";
 
 #define HOOK_RECENT_MS	(30 * 60 * 1000)
+
+/* The game's measurement, for the hook: profile.json judged against the
+ * budgets file, the same rule as `check` (project/budgets.h). */
+struct hook_perf {
+	cJSON			*profile;	/* NULL: none, or not fresh */
+	int64_t			 age_ms;
+	struct budgets		 b;
+	struct budget_judgement	 j;
+	char			 budgets_error[BUDGETS_WHY_MAX];
+};
+
+static void
+hook_perf_read(const char *project, int64_t now_ms, struct hook_perf *hp)
+{
+	char	why[512];
+	int64_t	at_ms;
+	int	found = 0;
+
+	memset(hp, 0, sizeof(*hp));
+	if (budgets_read(project, &hp->b, &found, hp->budgets_error,
+	    sizeof(hp->budgets_error)) != 0) {
+		char	*nl = strchr(hp->budgets_error, '\n');
+
+		if (nl != NULL)		/* the first fault; check lists all */
+			*nl = '\0';
+		memset(&hp->b, 0, sizeof(hp->b));
+	} else
+		hp->budgets_error[0] = '\0';
+	if (profile_read(project, &hp->profile, &at_ms, why, sizeof(why)) != 0)
+		return;
+	hp->age_ms = now_ms - at_ms;
+	if (hp->age_ms > HOOK_RECENT_MS) {
+		/* the game has not run lately: its old numbers are not news */
+		cJSON_Delete(hp->profile);
+		hp->profile = NULL;
+		return;
+	}
+	budgets_judge(&hp->b, hp->profile, 0, &hp->j);
+}
+
+/* Something in the measurement needs saying. */
+static int
+hook_perf_loud(const struct hook_perf *hp)
+{
+	return hp->budgets_error[0] != '\0' || (hp->profile != NULL &&
+	    hp->j.breached_error + hp->j.breached_warn > 0);
+}
+
+/* "software: timings not trusted · frame p95 34.2ms (budget 16.7ms not
+ * judged) · over budget: draw_calls 940/300 (3.1×)" */
+static void
+hook_perf_line(const struct hook_perf *hp, char *out, size_t cap)
+{
+	const struct budget_result	*fr = &hp->j.r[BUDGET_FRAME_MS_P95];
+	const struct budget		*fb = &hp->b.b[BUDGET_FRAME_MS_P95];
+	double				 p95 = jnum(cJSON_GetObjectItemCaseSensitive(
+					    hp->profile, "frame"), "p95Ms");
+	size_t				 o = 0;
+	int				 m, n = 0;
+	char				 age[32];
+
+#define PUT(...) do { if (o < cap) o += (size_t)snprintf(out + o, cap - o, \
+		    __VA_ARGS__); } while (0)
+	format_ago(hp->age_ms, age, sizeof(age));
+	PUT("sloptimize: the game (profile %s", age);
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(hp->profile,
+	    "build")))
+		PUT(", build %s", jstr(hp->profile, "build"));
+	PUT("): ");
+	if (strcmp(hp->j.regime, "software") == 0)
+		PUT("software: timings not trusted");
+	else
+		PUT("regime %s", hp->j.regime);
+	if (isnan(p95))
+		PUT(" · frame p95 not measured");
+	else if (!fb->declared)
+		PUT(" · frame p95 %.1fms (no budget)", p95);
+	else if (fr->status == BUDGET_NOT_JUDGED &&
+	    strcmp(hp->j.regime, "software") == 0)
+		PUT(" · frame p95 %.1fms (budget %.1fms not judged)", p95,
+		    fb->max);
+	else if (fr->status == BUDGET_NOT_JUDGED)
+		PUT(" · frame p95 %.1fms (budget %.1fms not judged: %s)", p95,
+		    fb->max, fr->why);
+	else if (fr->status == BUDGET_BREACHED)
+		PUT(" · frame p95 %.1fms, budget %.1fms: over by %.1f×%s", p95,
+		    fb->max, fr->ratio, fb->level == BUDGET_WARN ? " (warn)" :
+		    "");
+	else
+		PUT(" · frame p95 %.1fms, budget %.1fms: inside", p95,
+		    fb->max);
+	for (m = 0; m < BUDGET_N; m++) {
+		const struct budget_result	*r = &hp->j.r[m];
+		enum budget_metric		 me = (enum budget_metric)m;
+
+		if (r->status != BUDGET_BREACHED || me == BUDGET_FRAME_MS_P95)
+			continue;
+		if (budgets_is_timing(me))
+			PUT("%s%s %.1fms/%.1fms", n++ ? ", " : " · over budget: ",
+			    budgets_name(me), r->value, hp->b.b[m].max);
+		else
+			PUT("%s%s %.0f/%.0f", n++ ? ", " : " · over budget: ",
+			    budgets_name(me), r->value, hp->b.b[m].max);
+		if (isfinite(r->ratio))
+			PUT(" (%.1f×%s)", r->ratio, hp->b.b[m].level ==
+			    BUDGET_WARN ? ", warn" : "");
+	}
+	if (hp->budgets_error[0] != '\0')
+		PUT(" · %s is not valid: %s", BUDGETS_FILE, hp->budgets_error);
+	if (hook_perf_loud(hp))
+		PUT(" → sloptimize check");
+#undef PUT
+}
+
+static cJSON *
+hook_perf_json(const struct hook_perf *hp)
+{
+	cJSON	*o = cJSON_CreateObject(), *a;
+	int	 m;
+
+	if (hp->budgets_error[0] != '\0')
+		cJSON_AddStringToObject(o, "budgetsError", hp->budgets_error);
+	if (hp->profile == NULL) {
+		cJSON_AddNullToObject(o, "regime");
+		return o;
+	}
+	cJSON_AddStringToObject(o, "regime", hp->j.regime);
+	cJSON_AddBoolToObject(o, "timingTrusted",
+	    strcmp(hp->j.regime, "software") != 0);
+	cJSON_AddNumberToObject(o, "ageMs", (double)hp->age_ms);
+	if (!isnan(jnum(cJSON_GetObjectItemCaseSensitive(hp->profile, "frame"),
+	    "p95Ms")))
+		cJSON_AddNumberToObject(o, "frameP95Ms", jnum(
+		    cJSON_GetObjectItemCaseSensitive(hp->profile, "frame"),
+		    "p95Ms"));
+	if (hp->b.b[BUDGET_FRAME_MS_P95].declared)
+		cJSON_AddNumberToObject(o, "frameBudgetMs",
+		    hp->b.b[BUDGET_FRAME_MS_P95].max);
+	a = cJSON_AddArrayToObject(o, "breached");
+	for (m = 0; m < BUDGET_N; m++) {
+		const struct budget_result	*r = &hp->j.r[m];
+		cJSON				*it;
+
+		if (r->status != BUDGET_BREACHED)
+			continue;
+		it = cJSON_CreateObject();
+		cJSON_AddStringToObject(it, "key",
+		    budgets_key((enum budget_metric)m));
+		cJSON_AddNumberToObject(it, "value", r->value);
+		cJSON_AddNumberToObject(it, "max", hp->b.b[m].max);
+		cJSON_AddStringToObject(it, "level",
+		    budgets_level_name(hp->b.b[m].level));
+		cJSON_AddItemToArray(a, it);
+	}
+	return o;
+}
+
+/* The most recent hitch row of the catalogue, or NULL. */
+static const cJSON *
+last_hitch(const cJSON *issues)
+{
+	const cJSON	*row, *best = NULL;
+	double		 ago, best_ago = INFINITY;
+
+	cJSON_ArrayForEach(row, issues) {
+		if (strcmp(jstr(row, "type"), "hitch") != 0)
+			continue;
+		ago = jnum(row, "lastAgoMs");
+		if (!isnan(ago) && ago < best_ago) {
+			best_ago = ago;
+			best = row;
+		}
+	}
+	return best;
+}
 
 int
 verb_hook_status(int argc, char **argv)
@@ -839,8 +1021,12 @@ verb_hook_status(int argc, char **argv)
 	struct ledger_opts	 lo = { 0 };
 	struct ledger		*l;
 	struct project_fold_info	 fi;
+	struct hook_perf	 hp;
 	cJSON			*out, *row, *pick;
+	const cJSON		*lh;
 	int			 rc, regressed = 0, recent = 0, lines = 0;
+	int			 loud;
+	char			 loop[16], hitch[160] = "";
 
 	if ((rc = cli_parse(argc, argv, NULL, &c, hook_usage, NULL, NULL)) >= 0)
 		return rc;
@@ -874,33 +1060,77 @@ verb_hook_status(int argc, char **argv)
 		cJSON_AddItemToArray(pick, cJSON_Duplicate(row, 1));
 	}
 	rank_rows(pick, 0, c.json);
-	if (regressed + recent > 0) {
+	hook_perf_read(c.project, c.now_ms, &hp);
+	loud = hook_perf_loud(&hp);
+	if ((lh = last_hitch(cJSON_GetObjectItemCaseSensitive(out,
+	    "issues"))) != NULL) {
+		char		 ago[32];
+		const cJSON	*v = cJSON_GetObjectItemCaseSensitive(lh,
+				    "verdict");
+
+		format_ago((int64_t)jnum(lh, "lastAgoMs"), ago, sizeof(ago));
+		snprintf(hitch, sizeof(hitch), "last hitch %s/%s %s (fp %s)",
+		    cJSON_IsObject(v) ? jstr(v, "guess") : "-",
+		    cJSON_IsObject(v) ? jstr(v, "confidence") : "-", ago,
+		    jstr(lh, "id"));
+	}
+	fix_loop_level(c.project, loop, sizeof(loop));
+	if (regressed + recent > 0 || loud) {
 		if (c.json) {
 			cJSON	*o = cJSON_CreateObject();
 
-			char	loop[16];
-
-			fix_loop_level(c.project, loop, sizeof(loop));
 			cJSON_AddStringToObject(o, "loop", loop);
 			cJSON_AddNumberToObject(o, "regressed", regressed);
 			cJSON_AddNumberToObject(o, "recent", recent);
+			cJSON_AddItemToObject(o, "perf", hook_perf_json(&hp));
+			if (lh != NULL) {
+				const cJSON	*v = cJSON_GetObjectItemCaseSensitive(
+						    lh, "verdict");
+				cJSON		*h = cJSON_AddObjectToObject(o,
+						    "lastHitch");
+
+				cJSON_AddStringToObject(h, "id", jstr(lh, "id"));
+				cJSON_AddNumberToObject(h, "agoMs",
+				    jnum(lh, "lastAgoMs"));
+				if (cJSON_IsObject(v))
+					cJSON_AddItemToObject(h, "verdict",
+					    cJSON_Duplicate(v, 1));
+			}
 			cJSON_AddItemToObject(o, "issues", pick);
 			pick = NULL;
 			print_json(o);
 			cJSON_Delete(o);
 		} else {
-			char	loop[16];
+			char	perf[1024];
+			int	rows = 4;
 
-			fix_loop_level(c.project, loop, sizeof(loop));
-			printf("sloptimize: %d regressed, %d issues seen in "
-			    "the last 30 min (sloptimize issues for all)%s%s\n",
-			    regressed, recent, strcmp(loop, "off") ?
-			    "; fix loop: " : "", strcmp(loop, "off") ? loop : "");
+			/* the game's line first, when there is a recent
+			 * measurement or a budgets file to fix */
+			if (hp.profile != NULL || hp.budgets_error[0] != '\0') {
+				if (hp.profile != NULL)
+					hook_perf_line(&hp, perf, sizeof(perf));
+				else
+					snprintf(perf, sizeof(perf), "sloptimize: "
+					    "%s is not valid: %s → sloptimize "
+					    "check", BUDGETS_FILE,
+					    hp.budgets_error);
+				printf("%s\n", perf);
+				rows = 3;
+			}
+			if (regressed + recent > 0)
+				printf("sloptimize: %d regressed, %d issues seen "
+				    "in the last 30 min (sloptimize issues for "
+				    "all)%s%s%s%s\n", regressed, recent,
+				    *hitch ? "; " : "", hitch,
+				    strcmp(loop, "off") ? "; fix loop: " : "",
+				    strcmp(loop, "off") ? loop : "");
+			else if (*hitch)
+				printf("sloptimize: %s\n", hitch);
 			cJSON_ArrayForEach(row, pick) {
 				char		 worst[32], last[32];
 				const cJSON	*v;
 
-				if (++lines > 4)
+				if (++lines > rows)
 					break;
 				v = cJSON_GetObjectItemCaseSensitive(row,
 				    "verdict");
@@ -916,6 +1146,7 @@ verb_hook_status(int argc, char **argv)
 			}
 		}
 	}
+	cJSON_Delete(hp.profile);
 	cJSON_Delete(pick);
 	cJSON_Delete(out);
 	ledger_destroy(l);
@@ -1091,6 +1322,189 @@ daemon_checks(struct doc *d, const char *project)
 #undef SVAL
 }
 
+/*
+ * The budgets file, the last profile and the daemon's writer of it
+ * (docs/budgets.md): what `check` would stand on.
+ */
+static void
+doctor_budgets(struct doc *d, const char *project, int64_t now_ms)
+{
+	struct budgets	 b;
+	char		 why[BUDGETS_WHY_MAX], list[512] = "", age[32];
+	cJSON		*p = NULL, *st = NULL, *o;
+	const cJSON	*pw;
+	int64_t		 at_ms;
+	int		 found = 0, rc, m;
+	size_t		 n = 0;
+
+	rc = budgets_read(project, &b, &found, why, sizeof(why));
+	if (rc != 0) {
+		char	*line, *save = NULL;
+
+		check(d, "budgets", 0, "%s/%s is not valid: `check` exits 2 "
+		    "until it is fixed:", project, BUDGETS_FILE);
+		for (line = strtok_r(why, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save))
+			check(d, "budgets", -1, "%s", line);
+	} else if (b.ndeclared == 0)
+		check(d, "budgets", -1, "none declared (%s %s): `check` "
+		    "exits 0 with a warning and judges nothing",
+		    BUDGETS_FILE, found ? "declares none" : "does not exist");
+	else {
+		for (m = 0; m < BUDGET_N && n < sizeof(list); m++)
+			if (b.b[m].declared)
+				n += (size_t)snprintf(list + n, sizeof(list) -
+				    n, "%s%s ≤ %g%s (%s)", n ? ", " : "",
+				    budgets_name((enum budget_metric)m),
+				    b.b[m].max,
+				    budgets_unit((enum budget_metric)m),
+				    budgets_level_name(b.b[m].level));
+		check(d, "budgets", 1, "%d declared in %s: %s", b.ndeclared,
+		    BUDGETS_FILE, list);
+	}
+	if ((rc = profile_read(project, &p, &at_ms, why, sizeof(why))) != 0)
+		check(d, "profile", rc == -ENOENT ? -1 : 0, "%s%s", why,
+		    rc == -ENOENT ? ": the daemon writes it from the game's "
+		    "heartbeats; `check` exits 4 without it" : "");
+	else {
+		const char	*regime = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(p, "regime"));
+
+		format_ago(now_ms - at_ms, age, sizeof(age));
+		o = check(d, "profile", now_ms - at_ms > CHECK_MAX_AGE_MS ?
+		    -1 : 1, "profile.json from a heartbeat %s (offset %.0f of "
+		    "perf.jsonl), regime %s%s", age,
+		    jnum(cJSON_GetObjectItemCaseSensitive(p, "source"),
+		    "offset"), regime ? regime : "unknown", now_ms - at_ms >
+		    CHECK_MAX_AGE_MS ? ": older than check's default --max-age "
+		    "(30s), so `check` exits 4 until the game runs again" : "");
+		cJSON_AddNumberToObject(o, "ageMs", (double)(now_ms - at_ms));
+		if (regime != NULL && strcmp(regime, "software") == 0)
+			check(d, "regime", -1, "software renderer: timings not "
+			    "trusted — frame and GPU times are reported, never "
+			    "judged against a budget nor compared; counters "
+			    "(draw calls, triangles, programs) are exact");
+		else if (regime == NULL || strcmp(regime, "hardware") != 0)
+			check(d, "regime", -1, "unknown: the browser did not "
+			    "name its renderer (WEBGL_debug_renderer_info), so "
+			    "timings may come from a software renderer");
+		cJSON_Delete(p);
+	}
+	/* the daemon's writer, when one serves: what it could not write */
+	if (cli_daemon_get(project, "/api/sloptimize/status", 2000, &st, why,
+	    sizeof(why)) == 0 && cJSON_IsObject(pw =
+	    cJSON_GetObjectItemCaseSensitive(st, "profile"))) {
+		const char	*err = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(pw,
+				    "lastError"));
+
+		if (err != NULL)
+			check(d, "profile", 0, "the daemon cannot write %s: %s "
+			    "(since %s; %.0f failures)", jstr(pw, "path"), err,
+			    jstr(pw, "lastErrorAt"), jnum(pw, "failures"));
+		else
+			check(d, "profile", 1, "the daemon wrote it %.0f times "
+			    "from %.0f heartbeats", jnum(pw, "writes"),
+			    jnum(pw, "heartbeats"));
+	}
+	cJSON_Delete(st);
+}
+
+/*
+ * A browser for `bench --launch`, found as the launcher finds one:
+ * $SLOPTIMIZE_BROWSER, then chromium, chromium-browser, google-chrome
+ * on PATH.  0 and the path in out, or -ENOENT.
+ */
+static int
+find_browser(char *out, size_t cap, const char **how)
+{
+	static const char *const names[] = { "chromium", "chromium-browser",
+		"google-chrome", NULL };
+	const char	*env = getenv("SLOPTIMIZE_BROWSER"), *path;
+	char		*dir, *save = NULL;
+	size_t		 i;
+
+	if (env != NULL && *env != '\0') {
+		*how = "$SLOPTIMIZE_BROWSER";
+		snprintf(out, cap, "%s", env);
+		return access(env, X_OK) == 0 ? 0 : -ENOENT;
+	}
+	*how = "PATH";
+	if ((path = getenv("PATH")) == NULL)
+		return -ENOENT;
+	for (i = 0; names[i] != NULL; i++) {
+		char	*p = strdup(path);
+
+		if (p == NULL)
+			break;
+		for (dir = strtok_r(p, ":", &save); dir != NULL;
+		    dir = strtok_r(NULL, ":", &save)) {
+			snprintf(out, cap, "%s/%s", *dir ? dir : ".", names[i]);
+			if (access(out, X_OK) == 0) {
+				free(p);
+				return 0;
+			}
+		}
+		free(p);
+	}
+	return -ENOENT;
+}
+
+static void
+doctor_browser(struct doc *d)
+{
+	char		 path[PATH_MAX];
+	const char	*how;
+
+	if (find_browser(path, sizeof(path), &how) == 0)
+		check(d, "browser", 1, "%s (from %s) for bench --launch",
+		    path, how);
+	else if (strcmp(how, "PATH") != 0)
+		check(d, "browser", 0, "$SLOPTIMIZE_BROWSER names %s, which is "
+		    "not an executable: bench --launch exits 4", path);
+	else
+		check(d, "browser", -1, "none found for bench --launch "
+		    "($SLOPTIMIZE_BROWSER unset; no chromium, chromium-browser "
+		    "or google-chrome on PATH): install one (Debian: apt "
+		    "install chromium) or bench in the open tab");
+	check(d, "gpu timer", -1, "known only per browser run: a bench's "
+	    "environment says whether the browser gave a GPU timer "
+	    "(.sloptimize/bench/<scene>-<at>.json); profile.json has gpu only "
+	    "where it was measured, never a guess");
+}
+
+/* The stated limits (seed §10) that apply to this build. */
+static void
+doctor_limits(struct doc *d)
+{
+	static const char *const limits[] = {
+		"no per-draw GPU timing: WebGL's timer allows one query at a "
+		"time and its results come frames late, so GPU time is per "
+		"frame, Chromium only, or absent",
+		"fill-rate and overdraw are judged by a heuristic only (the "
+		"pixel-ratio experiment), and say so",
+		"timing from a software renderer (SwiftShader, llvmpipe) is "
+		"reported and never compared or judged against a budget; "
+		"counters are exact everywhere",
+		"a repro restores a view (camera, viewport, pixel ratio, "
+		"visibility: fidelity \"view\"), not the play that led to it",
+		"EffectComposer and custom pipelines: the recorder times "
+		"renderer.render, so a frame of several passes is the sum of "
+		"its render calls, and GPU work outside them is not seen",
+		"multiplayer is out of scope: a server cannot be paused or "
+		"restored",
+		"the virtual clock cannot pin timers in Workers, audio "
+		"(AudioContext time) or a game's own wall clock (a server's "
+		"time): a scene that depends on them is not deterministic",
+		"bench --launch drives Chromium only",
+		NULL
+	};
+	size_t	i;
+
+	for (i = 0; limits[i] != NULL; i++)
+		check(d, "limits", -1, "%s", limits[i]);
+}
+
 /* Can the daemon load libnotify (notifier/lazynotify.h)?  0, or -errno
  * with the reason in err.  Loaded in this process as the daemon would. */
 static int
@@ -1241,9 +1655,12 @@ verb_doctor(int argc, char **argv)
 		fix_loop_level(real, loop, sizeof(loop));
 		check(&d, "fix loop", 1, "automation level %s", loop);
 	}
+	doctor_budgets(&d, real, c.now_ms);
+	doctor_browser(&d);
 	check(&d, "limits", -1, "lines over 1 MiB are skipped and counted; "
 	    "footprint keys are cut at %d bytes; verdict evidence at 255",
 	    FOOTPRINT_KEY_MAX - 1);
+	doctor_limits(&d);
 out:
 	if (c.json) {
 		cJSON	*o = cJSON_CreateObject();

@@ -18,5 +18,6 @@ int	verb_replay(int argc, char **argv);
 int	verb_mcp(int argc, char **argv);
 int	verb_init_agent(int argc, char **argv);
 int	verb_init(int argc, char **argv);
+int	verb_check(int argc, char **argv);
 
 #endif

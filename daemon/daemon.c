@@ -267,6 +267,11 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	if (d->regen_end > 0 && phase == TAIL_LIVE &&
 	    off + len + 1 <= d->regen_end)
 		phase = TAIL_CATCHUP;
+	/* profile.json: a live heartbeat now; a catch-up's last one at its
+	 * end (docs/budgets.md) */
+	if (strcmp(ev.type, "heartbeat") == 0)
+		profile_writer_note(&d->profile, line, len, d->generation, off,
+		    phase == TAIL_LIVE);
 	/*
 	 * Said by an earlier run: nothing goes out now, and a resuming watch
 	 * that asks for it gets its wake made again from the file
@@ -279,6 +284,7 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	if (d->regen_end > 0 && off + len + 1 >= d->regen_end) {
 		d->regen_end = 0;
 		notifier_ready(&d->notifier);
+		profile_writer_flush(&d->profile);
 	}
 }
 
@@ -346,6 +352,7 @@ on_perf_ready(void *arg)
 		sink_note(d, SINK_PERF, &d->perf, d->generation,
 		    daemon_cursor(d));
 	notifier_ready(&d->notifier);
+	profile_writer_flush(&d->profile);
 	d->ready = 1;
 	server_ready(&d->server);
 	ledger_counts(d->ledger, &c);
@@ -793,6 +800,7 @@ daemon_start(struct daemon *d)
 	}
 	if ((d->ledger = new_ledger()) == NULL)
 		return -ENOMEM;
+	profile_writer_init(&d->profile, d->loop, d->cfg.project);
 	if ((rc = ckpt_init(d)) != 0) {
 		log_warnx("checkpoint: %s", strerror(-rc));
 		return rc;
@@ -901,6 +909,7 @@ daemon_stop(struct daemon *d, const char *why)
 	ckpt_stop(d);
 	if (d->perf_started)
 		tailer_close(&d->perf, NULL);
+	profile_writer_close(&d->profile);
 	if (d->fixes_started)
 		tailer_close(&d->fixes_t, NULL);
 	if (d->server.ctx != NULL &&
@@ -936,6 +945,7 @@ daemon_free(struct daemon *d)
 	free_fixlines(d);
 	free(d->fixes);
 	ledger_destroy(d->ledger);
+	profile_writer_free(&d->profile);
 	ckpt_free(d);
 	notifier_free(&d->notifier);
 	statedir_slot_close(d->wakes_fd);

@@ -16,6 +16,7 @@
 #include "daemon/api.h"
 #include "daemon/ckpt.h"
 #include "daemon/config.h"
+#include "daemon/profile_writer.h"
 #include "daemon/server.h"
 #include "ledger/ledger.h"
 #include "notifier/desktop.h"
@@ -44,6 +45,7 @@ struct daemon {
 	struct fixline		*fixes;		/* fixes.jsonl lines, to refold */
 	size_t			 nfixes, capfixes;
 	struct ckpt		 ckpt;		/* the fold saved (ckpt.h) */
+	struct profile_writer	 profile;	/* .sloptimize/profile.json */
 
 	struct tailer		 perf, fixes_t;
 	int			 perf_started, fixes_started, fixes_seen;

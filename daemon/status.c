@@ -96,6 +96,8 @@ daemon_status_json(void *arg)
 	    d->fixes_started));
 	cJSON_AddItemToObject(o, "counts", counts_json(d->ledger));
 	cJSON_AddItemToObject(o, "checkpoint", ckpt_status_json(d));
+	cJSON_AddItemToObject(o, "profile",
+	    profile_writer_status_json(&d->profile));
 	cJSON_AddItemToObject(o, "skipped", ledger_skipped_json(d->ledger));
 	n = notifier_status_json(&d->notifier);
 	cJSON_AddStringToObject(n, "desktopBackend", desktop_backend());

@@ -55,6 +55,26 @@ ${panel ? `api.panel = createPanel({ endpoint: location.origin });` : ''}
 `;
 }
 
+// The hitch rule's frame budget from sloptimize.budgets.json (its
+// perf.budget.frame_ms_p95, a number or {max}), read once as the dev server
+// starts, so the recorder's hitches and `sloptimize check` use one number
+// (docs/budgets.md).  A fault leaves the recorder's default and is said;
+// `sloptimize check` names it fully.
+function frameBudget(root, warn) {
+  let text;
+  try { text = fs.readFileSync(path.join(root, 'sloptimize.budgets.json'), 'utf8'); } catch { return undefined; }
+  let b;
+  try { b = JSON.parse(text.replace(/^\uFEFF/, ''))['perf.budget.frame_ms_p95']; } catch (e) {
+    warn(`sloptimize: sloptimize.budgets.json is not valid JSON (${e.message}): the recorder keeps its default frame budget; sloptimize check says what is wrong`);
+    return undefined;
+  }
+  const max = typeof b === 'number' ? b : b && typeof b === 'object' ? b.max : undefined;
+  if (b === undefined) return undefined;
+  if (typeof max === 'number' && Number.isFinite(max) && max > 0) return max;
+  warn('sloptimize: perf.budget.frame_ms_p95 in sloptimize.budgets.json is not a number > 0: the recorder keeps its default frame budget');
+  return undefined;
+}
+
 export default function sloptimize({ daemon = 'http://127.0.0.1:7567', build = process.env.SLOPTIMIZE_BUILD_ID || undefined,
   budgetFrameMs, auto = true, panel = true } = {}) {
   const target = String(daemon).replace(/\/+$/, '');
@@ -71,13 +91,17 @@ export default function sloptimize({ daemon = 'http://127.0.0.1:7567', build = p
       };
     },
     configureServer(server) {
+      const fromFile = frameBudget(server.config.root, (m) => server.config.logger.warn(m));
+      if (budgetFrameMs !== undefined && fromFile !== undefined && Number(budgetFrameMs) !== fromFile)
+        server.config.logger.warn(`sloptimize: budgetFrameMs ${budgetFrameMs} (the plugin's option) wins over sloptimize.budgets.json's frame_ms_p95 ${fromFile}: the recorder's hitches and sloptimize check disagree`);
+      const budget = budgetFrameMs ?? fromFile;
       server.middlewares.use((req, res, next) => {
         if (!req.url || !req.url.startsWith(PREFIX)) return next();
         const name = req.url.slice(PREFIX.length).split(/[?#]/)[0];
         if (name === 'bootstrap.js') {
           res.setHeader('content-type', 'text/javascript; charset=utf-8');
           res.setHeader('cache-control', 'no-cache');
-          res.end(bootstrap({ build, budgetFrameMs, auto, panel }));
+          res.end(bootstrap({ build, budgetFrameMs: budget, auto, panel }));
           return;
         }
         if (!SERVED.has(name)) {

@@ -152,6 +152,12 @@ while IFS= read -r line; do	# real records, a few, as ingest batches
 	body 001 "$line"
 done <"$tmp/g/.sloptimize/perf.jsonl"
 
+# seeds kept as files, one folder per harness (tests/fuzz/seeds/<harness>/)
+for d in tests/fuzz/seeds/*/; do
+	[ -d "$d" ] || continue
+	for f in "$d"*; do [ -f "$f" ] && seed "$(basename "$d")" "$f"; done
+done
+
 for h in "$B"/fuzz/fuzz_*; do
 	[ -x "$h" ] || continue
 	name=${h##*/}
