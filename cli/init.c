@@ -36,6 +36,7 @@
 #include <uv.h>
 
 #include "cli.h"
+#include "project/gitignore.h"
 #include "project/statedir.h"
 #include "verbs.h"
 
@@ -829,131 +830,36 @@ out:
 /* --- .gitignore ------------------------------------------------------------- */
 
 /*
- * What sloptimize makes again on every run, so a commit never carries it:
- * bench runs and goldens (seed §1.1), the rolling profile.json (rewritten
- * at each heartbeat) and dev.json (this machine's dev-server address).
- * Never the ledgers (perf.jsonl, fixes.jsonl, bench-history.jsonl): they
- * are the audit trail, and the npm copy under .sloptimize/npm/, which a
- * teammate's `npm ci` needs.
- *
- * A .gitignore writer of its own for now; `init-agent` grows one too, and
- * the two are to become one (docs/packaging.md).
+ * What sloptimize makes again on every run, so a commit never carries it,
+ * and never the ledgers: the rule is project/gitignore.h's, shared with
+ * init-agent.  The plan's text is written by statedir_write like the
+ * other files, so a symlinked .gitignore is written through.
  */
-static const char *const ignored[] = {
-	".sloptimize/bench/", ".sloptimize/goldens/", ".sloptimize/profile.json",
-	".sloptimize/dev.json"
-};
-
-/* Does this .gitignore line already say `entry` (with or without a
- * leading or trailing slash)? */
-static int
-gitignore_says(const char *line, size_t n, const char *entry)
-{
-	size_t	el = strlen(entry);
-
-	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' ||
-	    line[n - 1] == '\r'))
-		n--;
-	if (n > 0 && line[0] == '/') {
-		line++;
-		n--;
-	}
-	if (n == el && memcmp(line, entry, el) == 0)
-		return 1;
-	return entry[el - 1] == '/' && n == el - 1 && memcmp(line, entry, n) == 0;
-}
-
 static void
-gitignore_plan(struct plan *p)
+plan_gitignore(struct plan *p, const char *project)
 {
-	size_t		 len, i, add = 0;
-	int		 missing, wide = 0, tgz = 0, negated = 0;
-	char		*old = slurp(p->path, &len, &missing), *block;
-	const char	*line, *end;
-	int		 have[sizeof(ignored) / sizeof(ignored[0])] = { 0 };
-	size_t		 cap = 1024, o = 0;
+	struct gitignore_plan	g;
 
-	if (old == NULL && !missing) {
+	if (gitignore_plan(project, &g) != 0) {
 		p->action = A_CANNOT;
-		snprintf(p->note, sizeof(p->note), "cannot read it: %s",
-		    strerror(errno));
+		snprintf(p->note, sizeof(p->note), "%s", g.error);
 		return;
 	}
-	for (line = old ? old : ""; *line != '\0'; line = *end ? end + 1 : end) {
-		size_t	n;
-
-		end = strchr(line, '\n');
-		if (end == NULL)
-			end = line + strlen(line);
-		n = (size_t)(end - line);
-		for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-			have[i] |= gitignore_says(line, n, ignored[i]);
-		wide |= gitignore_says(line, n, ".sloptimize/") ||
-		    gitignore_says(line, n, ".sloptimize/*") ||
-		    gitignore_says(line, n, ".sloptimize/**");
-		tgz |= gitignore_says(line, n, "*.tgz");
-		negated |= gitignore_says(line, n, "!.sloptimize/npm/*.tgz") ||
-		    gitignore_says(line, n, "!/.sloptimize/npm/*.tgz");
-	}
-	if ((block = malloc(cap)) == NULL) {
-		free(old);
-		p->action = A_CANNOT;
-		snprintf(p->note, sizeof(p->note), "out of memory");
-		return;
-	}
-	block[0] = '\0';
-	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-		if (!have[i]) {
-			o += snprintf(block + o, cap - o, "%s\n", ignored[i]);
-			add++;
-		}
-	/* npm's own .gitignore templates ignore *.tgz (npm pack's output):
-	 * the package copy is let back in */
-	if (tgz && !negated) {
-		o += snprintf(block + o, cap - o, "!.sloptimize/npm/*.tgz\n");
-		add++;
-	}
-	snprintf(p->note, sizeof(p->note), "%s", add ? "" : "already ignores "
-	    "what sloptimize makes again");
-	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-		if (!have[i])
-			snprintf(p->note + strlen(p->note), sizeof(p->note) -
-			    strlen(p->note), "%s%s", strlen(p->note) ? ", " : "adds ",
-			    ignored[i]);
-	if (tgz && !negated)
-		snprintf(p->note + strlen(p->note), sizeof(p->note) -
-		    strlen(p->note), ", !.sloptimize/npm/*.tgz (your *.tgz "
-		    "rule would leave the package copy out)");
-	if (wide)
-		snprintf(p->note + strlen(p->note), sizeof(p->note) -
-		    strlen(p->note), "; NOTE: a line of yours ignores .sloptimize/ "
-		    "whole, so the ledgers and the package copy are not committed "
-		    "(left as it is)");
-	if (add == 0) {
+	if (g.text == NULL) {
 		p->action = A_UNCHANGED;
-		free(block);
-		free(old);
-		return;
+		snprintf(p->note, sizeof(p->note), "already ignores what "
+		    "sloptimize makes again");
+	} else {
+		p->action = g.exists ? A_UPDATE : A_CREATE;
+		p->text = g.text;
+		p->len = strlen(g.text);
+		g.text = NULL;
+		snprintf(p->note, sizeof(p->note), "adds %s", g.added);
 	}
-	{
-		const char *hdr = "# sloptimize: made again on every run; the "
-		    "ledgers (.sloptimize/*.jsonl) are committed\n";
-		const char *sep = old == NULL || len == 0 ? "" :
-		    old[len - 1] != '\n' ? "\n\n" :
-		    (len >= 2 && old[len - 2] == '\n') ? "" : "\n";
-		size_t	 n = len + strlen(sep) + strlen(hdr) + o + 1;
-
-		if ((p->text = malloc(n)) == NULL) {
-			p->action = A_CANNOT;
-			snprintf(p->note, sizeof(p->note), "out of memory");
-		} else {
-			p->len = (size_t)snprintf(p->text, n, "%s%s%s%s",
-			    old ? old : "", sep, hdr, block);
-			p->action = old ? A_UPDATE : A_CREATE;
-		}
-	}
-	free(block);
-	free(old);
+	if (g.warning[0] != '\0')
+		snprintf(p->note + strlen(p->note), sizeof(p->note) -
+		    strlen(p->note), "; NOTE: %s", g.warning);
+	gitignore_plan_free(&g);
 }
 
 /* --- sloptimize.budgets.json ------------------------------------------------ */
@@ -1149,7 +1055,7 @@ verb_init(int argc, char **argv)
 	    plans[0].action != A_CANNOT);
 	plan_vite(&plans[2], project, uses_package(project, "typescript"),
 	    uses_package(project, "vite"));
-	gitignore_plan(&plans[3]);
+	plan_gitignore(&plans[3], project);
 	plan_budgets(&plans[4]);
 	for (i = 0; i < NPLANS; i++) {
 		changes += plans[i].action == A_CREATE ||

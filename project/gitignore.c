@@ -37,6 +37,9 @@ static const char *const ledgers[] = {
 	NULL
 };
 
+/* The package copy `sloptimize init` keeps, let back in past a *.tgz. */
+#define NPM_BACK	"!.sloptimize/npm/*.tgz"
+
 static const char header[] =
 "# sloptimize: what this machine makes (bench runs, goldens, the live\n"
 "# profile); the ledgers .sloptimize/*.jsonl are the audit trail and are\n"
@@ -116,7 +119,7 @@ gitignore_merge(const char *old, size_t len, char **out, char *added,
 	const char	*p = old, *end = old + len, *nl;
 	char		 c[512];
 	size_t		 i, n, ao = 0, wo = 0, need;
-	int		 missing = 0, neg, unhidden = 0;
+	int		 missing = 0, neg, unhidden = 0, tgz = 0, npm_back = 0;
 	char		*t;
 
 	*out = NULL;
@@ -134,6 +137,10 @@ gitignore_merge(const char *old, size_t len, char **out, char *added,
 		for (i = 0; gitignore_patterns[i] != NULL; i++)
 			if (same(c, gitignore_patterns[i]))
 				have[i] = 1;	/* or negated: theirs */
+		if (!neg && strcmp(c, "*.tgz") == 0)
+			tgz = 1;
+		if (neg && strcmp(c, NPM_BACK + 1) == 0)
+			npm_back = 1;
 		/* a negated ledger pattern after one that hides it: they
 		 * thought of it */
 		if (neg && hides_ledger(c) != NULL)
@@ -158,6 +165,16 @@ gitignore_merge(const char *old, size_t len, char **out, char *added,
 				    "%s%s", ao ? ", " : "",
 				    gitignore_patterns[i]);
 		}
+	/* npm's own .gitignore templates ignore *.tgz (npm pack's output),
+	 * which would leave out the package copy `sloptimize init` puts
+	 * under .sloptimize/npm/ for a teammate's `npm ci`: let it back in */
+	if (tgz && !npm_back) {
+		missing++;
+		need += sizeof(NPM_BACK);
+		if (ao < acap)
+			ao += (size_t)snprintf(added + ao, acap - ao, "%s%s",
+			    ao ? ", " : "", NPM_BACK);
+	}
 	if (missing == 0)
 		return 0;
 	if ((t = malloc(need + 1)) == NULL)
@@ -180,6 +197,11 @@ gitignore_merge(const char *old, size_t len, char **out, char *added,
 			n += l;
 			t[n++] = '\n';
 		}
+	if (tgz && !npm_back) {
+		memcpy(t + n, NPM_BACK, sizeof(NPM_BACK) - 1);
+		n += sizeof(NPM_BACK) - 1;
+		t[n++] = '\n';
+	}
 	t[n] = '\0';
 	*out = t;
 	return 1;

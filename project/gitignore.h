@@ -8,12 +8,12 @@
  * profile.json, census.json, attribution.json, dev.json, temp files.
  * Never ignored: the ledgers (perf.jsonl, fixes.jsonl,
  * bench-history.jsonl, goldens.jsonl), the audit trail, nor
- * sloptimize.budgets.json.
+ * sloptimize.budgets.json.  The npm package copy `sloptimize init` keeps
+ * in .sloptimize/npm/ is let back in when the user's text ignores *.tgz.
  *
- * `sloptimize init-agent` uses it; `sloptimize init` is meant to call the
- * same three functions: gitignore_plan, then show plan.added (and
- * plan.warning), then gitignore_write when the user agrees, then
- * gitignore_plan_free.
+ * `sloptimize init` and `sloptimize init-agent` both use it:
+ * gitignore_plan, then show plan.added (and plan.warning), then
+ * gitignore_write when the user agrees, then gitignore_plan_free.
  */
 #ifndef PROJECT_GITIGNORE_H
 #define PROJECT_GITIGNORE_H

@@ -477,6 +477,16 @@ gitignore_knows_the_users_spellings(void **state)
 	    sizeof(warning));
 	assert_string_equal(warning, "");
 	free(a);
+	/* npm's template ignores *.tgz: init's package copy is let back in,
+	 * once */
+	a = merged("node_modules/\n*.tgz\n", 1, warning, sizeof(warning));
+	assert_non_null(strstr(a, "\n!.sloptimize/npm/*.tgz\n"));
+	assert_null(merged(a, 0, warning, sizeof(warning)));
+	free(a);
+	a = merged("*.tgz\n!/.sloptimize/npm/*.tgz\n", 1, warning,
+	    sizeof(warning));
+	assert_null(strstr(a + 25, "!.sloptimize/npm/*.tgz"));
+	free(a);
 }
 
 int
