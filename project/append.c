@@ -160,13 +160,16 @@ lock_wait(int fd, const struct project_write *w)
  * real cause — ENOSPC, EDQUOT, EFBIG — which is what the user needs to
  * read, not a made-up "Input/output error".  If that second write does
  * go through (space was freed in between) and nobody wrote in between,
- * the record is whole and stays.
+ * the record is whole and stays.  Where the short write landed is where
+ * the descriptor's offset now is, less what it took (O_APPEND moved it
+ * to the end first), so no lock is needed to know what to undo.
  */
-static int
-write_once(int fd, const char *buf, size_t len, off_t size)
+int
+project_write_once(int fd, const char *buf, size_t len)
 {
 	ssize_t		n, m;
 	struct stat	st;
+	off_t		size;
 	int		rc;
 
 	do
@@ -176,6 +179,9 @@ write_once(int fd, const char *buf, size_t len, off_t size)
 		return 0;
 	if (n <= 0)
 		return n == -1 ? -errno : -EIO;
+	if ((size = lseek(fd, 0, SEEK_CUR)) == -1)
+		return -EIO;
+	size -= n;
 	if (fstat(fd, &st) == -1 || st.st_size != size + n)
 		return -EIO;	/* another writer came after: cannot undo */
 	do
@@ -241,8 +247,8 @@ append_lines(const char *project, const char *name, const char *buf,
 		nl[0] = '\n';
 		memcpy(nl + 1, buf, len);
 	}
-	if ((rc = write_once(fd, nl ? nl : buf, len + (nl != NULL),
-	    st.st_size)) != 0) {
+	if ((rc = project_write_once(fd, nl ? nl : buf, len + (nl != NULL)))
+	    != 0) {
 		say(why, cap, rc, "cannot write %s: %s (nothing of it was "
 		    "kept)", name, strerror(-rc));
 		goto out;
