@@ -55,10 +55,10 @@ say(char *why, size_t cap, int rc, const char *fmt, ...)
 
 /* --- the validator ------------------------------------------------------ */
 
-/* A "\u0000" escape in valid JSON text: its offset, or -1.  A backslash
- * only occurs inside strings there, so a linear scan is exact. */
-static long
-nul_escape(const char *p, size_t n)
+/* A backslash only occurs inside strings in valid JSON text, so a linear
+ * scan is exact. */
+long
+project_nul_escape(const char *p, size_t n)
 {
 	size_t	i;
 
@@ -85,7 +85,7 @@ json_check(const char *p, size_t n, struct jscan_result *r, char *why,
 	if (jscan_object(p, n, r) != 0)
 		return say(why, cap, -EINVAL, "not a valid JSON object: %s at "
 		    "byte %zu", r->error, r->error_at);
-	if ((at = nul_escape(p, n)) >= 0)
+	if ((at = project_nul_escape(p, n)) >= 0)
 		return say(why, cap, -EINVAL, "\\u0000 at byte %ld: a NUL cuts "
 		    "a string short in every reader", at);
 	return 0;

@@ -45,6 +45,10 @@ struct project_write {
  */
 int	project_json_check(const char *text, size_t n, char *why, size_t cap);
 
+/* The offset of the first "\u0000" escape in valid JSON text, or -1:
+ * what the checks above refuse (the MCP server too). */
+long	project_nul_escape(const char *text, size_t n);
+
 /*
  * The same, and a record (DESIGN §5): a non-empty string `type` and an
  * ISO-8601 `at` the fold can read.  0 or -EINVAL with why.
