@@ -35,6 +35,17 @@ for f in tests/fixtures/*.jsonl "$tmp/g/.sloptimize/perf.jsonl" \
 	{ printf '\003'; head -c 4000 "$f"; } >"$tmp/stream"
 	seed fuzz_linesplit "$tmp/stream"
 done
+# checkpoints of the fixtures and of the generated ledger, under four
+# sets of fold options (the harness writes them: fuzz_checkpoint.c)
+if [ -x "$B/fuzz/fuzz_checkpoint" ]; then
+	mkdir -p "$corpus/fuzz_checkpoint"
+	for f in tests/fixtures/*.jsonl "$tmp/g/.sloptimize/perf.jsonl"; do
+		case "$f" in *.fixes.jsonl) continue ;; esac
+		b=${f##*/}
+		FUZZ_CKPT_SEED="$f" FUZZ_CKPT_OUT="$corpus/fuzz_checkpoint/seed-${b%.jsonl}" \
+		    "$B/fuzz/fuzz_checkpoint" >/dev/null 2>&1 || true
+	done
+fi
 printf '\001sloptimize-cursor 1\ngeneration 3\noffset 10\ndev 2049\nino 1234\nsize 20\nhashlen 10\nhash 00000000deadbeef\n' >"$tmp/c"
 seed fuzz_cursor "$tmp/c"
 "$B/sloptimized" -n --project /tmp 2>/dev/null | sed '$d' >"$tmp/conf" ||
