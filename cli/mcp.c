@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -46,7 +47,9 @@
 #include "cli.h"
 #include "cli/mcp_impl.h"
 #include "cli/watch.h"
+#include "ledger/jscan.h"
 #include "ledger/ledger.h"
+#include "project/append.h"
 #include "verbs.h"
 
 /* The revisions a client may ask for; MCP_LATEST for any other. */
@@ -73,6 +76,55 @@ on_written(uv_write_t *w, int status)
 	free(o);
 }
 
+/* Length of the valid UTF-8 sequence at p, or 0 (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF). */
+static int
+utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char	c = p[0];
+	uint32_t	cp;
+	int		n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (end - p < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/* JSON text is UTF-8, and cJSON prints a string's bytes as they are: a
+ * project path that is not UTF-8, a name cut by "%.200s" inside a
+ * character.  Each byte that starts no valid sequence becomes '?' (never
+ * a structural character), so every line we write is valid JSON text. */
+static void
+utf8_scrub(char *s, size_t n)
+{
+	unsigned char	*p = (unsigned char *)s, *end = p + n;
+	int		 k;
+
+	while (p < end)
+		if ((k = utf8_seq(p, end)) == 0)
+			*p++ = '?';
+		else
+			p += k;
+}
+
 /* One message, one line.  cJSON's unformatted text escapes every control
  * character inside strings, so the only newline is ours. */
 static void
@@ -84,11 +136,19 @@ send_msg(struct mcp *m, cJSON *msg)
 	uv_buf_t	 b;
 
 	cJSON_Delete(msg);
-	if (text == NULL || m->out_broken || !m->out_open) {
+	if (text == NULL)
+		return;
+	n = strlen(text);
+	utf8_scrub(text, n);
+	if (m->emit != NULL) {
+		m->emit(m->emit_arg, text, n);
 		free(text);
 		return;
 	}
-	n = strlen(text);
+	if (m->out_broken || !m->out_open) {
+		free(text);
+		return;
+	}
 	text[n] = '\n';		/* replaces the NUL: the buffer is n + 1 */
 	if (!m->out_stream) {
 		size_t	o2 = 0;
@@ -462,23 +522,70 @@ tools_call(struct mcp *m, const cJSON *id, const cJSON *params)
 
 /* --- the protocol --------------------------------------------------------- */
 
+/*
+ * An id to answer with, made from the request's own text (`text`, its span
+ * as the strict scanner found it): a string as cJSON decoded it; a whole
+ * number as it was written, in a raw item, because a double changes
+ * 9007199254740993 and cJSON prints 9007199254740991 as
+ * 9.00719925474099e+15 — the client would not know its answer.  NULL: not
+ * an id (a fraction, a boolean, an object, a string the strict scanner
+ * would not pass).  "Whole" is tested on the double with floor(), never
+ * through a cast to an integer type: 8.4e52 fits none.
+ */
+static cJSON *
+id_make(const cJSON *v, struct jspan text)
+{
+	char	 buf[40], *t;
+	cJSON	*r;
+
+	if (cJSON_IsString(v))
+		return text.kind == J_STRING && project_nul_escape(text.p - 1,
+		    text.n + 2) >= 0 ? NULL : cJSON_CreateString(v->valuestring);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+	    v->valuedouble != floor(v->valuedouble))
+		return NULL;
+	if (text.kind != J_NUMBER) {
+		/* the member's name was escaped ("\u0069d"): no span, but
+		 * %.17g gives the double back exactly */
+		snprintf(buf, sizeof(buf), "%.17g", v->valuedouble);
+		return cJSON_CreateRaw(buf);
+	}
+	if ((t = malloc(text.n + 1)) == NULL)
+		return NULL;
+	memcpy(t, text.p, text.n);
+	t[text.n] = '\0';
+	r = cJSON_CreateRaw(t);
+	free(t);
+	return r;
+}
+
+/* Two ids made by id_make: the same text, or numbers of the same value
+ * where a double holds them exactly (1 and 1.0; not 2^53 + 1 and 2^53). */
 static int
 same_id(const cJSON *a, const cJSON *b)
 {
+	double	x, y;
+
+	if (a == NULL || b == NULL)
+		return 0;
 	if (cJSON_IsString(a) && cJSON_IsString(b))
 		return strcmp(a->valuestring, b->valuestring) == 0;
-	if (cJSON_IsNumber(a) && cJSON_IsNumber(b))
-		return a->valuedouble == b->valuedouble;
-	return 0;
+	if (!cJSON_IsRaw(a) || !cJSON_IsRaw(b))
+		return 0;
+	if (strcmp(a->valuestring, b->valuestring) == 0)
+		return 1;
+	x = strtod(a->valuestring, NULL);
+	y = strtod(b->valuestring, NULL);
+	return x == y && fabs(x) <= 9007199254740992.0;
 }
 
 /* notifications/cancelled: no answer for that request, ever; a fold in
  * hand finishes unseen, a fix not yet written is not written. */
 static void
-cancel(struct mcp *m, const cJSON *params)
+cancel(struct mcp *m, const cJSON *params, struct jspan pspan)
 {
-	const cJSON	*rid = cJSON_GetObjectItemCaseSensitive(params,
-			    "requestId");
+	cJSON		*rid = id_make(cJSON_GetObjectItemCaseSensitive(params,
+			    "requestId"), jscan_get(pspan, "requestId"));
 	struct call	*c;
 
 	for (c = m->calls; c != NULL; c = c->next)
@@ -486,8 +593,9 @@ cancel(struct mcp *m, const cJSON *params)
 			atomic_store(&c->cancelled, 1);
 			if (c == m->waiting)
 				wait_end(m, 0);
-			return;
+			break;
 		}
+	cJSON_Delete(rid);
 }
 
 static void
@@ -570,36 +678,91 @@ request(struct mcp *m, const char *method, const cJSON *id,
 		tools_call(m, id, params);
 }
 
-/* One line from the client. */
+/* Is line[0..len) one valid JSON text, if not an object?  (jscan scans
+ * objects: look at it as {"a": <line>}.)  A batch or a bare value is then
+ * -32600, not -32700. */
+static int
+json_not_object(const char *line, size_t len)
+{
+	struct jscan_result	 r;
+	char			*w;
+	int			 ok;
+
+	if ((w = malloc(len + 6)) == NULL)
+		return 0;
+	memcpy(w, "{\"a\":", 5);
+	memcpy(w + 5, line, len);
+	w[5 + len] = '}';
+	ok = jscan_object(w, len + 6, &r) == 0;
+	free(w);
+	return ok;
+}
+
+/*
+ * One line from the client.  It is read with the fold's strict scanner
+ * first (ledger/jscan.h): RFC 8259 grammar, strict UTF-8, no raw control
+ * bytes, numbers within a double's range.  cJSON alone took invalid UTF-8
+ * (and a method name holding it came back raw in "Method not found", not
+ * JSON text) and a raw NUL, which cut the string it was in.  Only then is
+ * the line parsed with cJSON, and the id taken from its own text.
+ */
 static void
 message(struct mcp *m, const char *line, size_t len)
 {
-	cJSON		*msg = cJSON_ParseWithLength(line, len);
-	const cJSON	*id, *params, *jv;
-	const char	*method;
+	struct jscan_result	 r;
+	struct jspan		 obj = { 0 };
+	cJSON			*msg = NULL, *id = NULL;
+	const cJSON		*idv, *params, *jv, *it;
+	const char		*method;
+	char			 why[160];
+	long			 at;
+	int			 nid = 0;
 
-	if (msg == NULL) {
-		send_error(m, NULL, RPC_PARSE, "Parse error: the line is not "
-		    "JSON");
+	if (jscan_object(line, len, &r) != 0) {
+		if (json_not_object(line, len)) {
+			send_error(m, NULL, RPC_INVALID, line[strspn(line,
+			    " \t")] == '[' ? "Invalid Request: batches are "
+			    "not part of this protocol revision; send one "
+			    "message per line" : "Invalid Request: a message "
+			    "is a JSON object");
+			return;
+		}
+		snprintf(why, sizeof(why), "Parse error: %s at byte %zu (not "
+		    "JSON text)", r.error, r.error_at);
+		send_error(m, NULL, RPC_PARSE, why);
 		return;
 	}
-	if (cJSON_IsArray(msg)) {
-		send_error(m, NULL, RPC_INVALID, "Invalid Request: batches are "
-		    "not part of this protocol revision; send one message per "
-		    "line");
+	if ((msg = cJSON_ParseWithLength(line, len)) == NULL ||
+	    !cJSON_IsObject(msg)) {
+		send_error(m, NULL, RPC_INTERNAL, "out of memory");
 		goto out;
 	}
-	if (!cJSON_IsObject(msg)) {
-		send_error(m, NULL, RPC_INVALID, "Invalid Request: a message is "
-		    "a JSON object");
+	obj.p = line + strspn(line, " \t");
+	obj.n = (uint32_t)(len - (size_t)(obj.p - line));
+	while (obj.n > 0 && (obj.p[obj.n - 1] == ' ' ||
+	    obj.p[obj.n - 1] == '\t'))
+		obj.n--;
+	obj.kind = J_OBJECT;
+	cJSON_ArrayForEach(it, msg)
+		nid += it->string != NULL && strcmp(it->string, "id") == 0;
+	if (nid > 1) {
+		send_error(m, NULL, RPC_INVALID, "Invalid Request: id is named "
+		    "more than once");
 		goto out;
 	}
-	id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
 	/* an id we can answer with: a string or a whole number */
-	if (id != NULL && !cJSON_IsString(id) && !(cJSON_IsNumber(id) &&
-	    id->valuedouble == (double)(int64_t)id->valuedouble)) {
+	if (idv != NULL && (id = id_make(idv, jscan_get(obj, "id"))) == NULL) {
 		send_error(m, NULL, RPC_INVALID, "Invalid Request: id is a "
 		    "string or an integer");
+		goto out;
+	}
+	if ((at = project_nul_escape(line, len)) >= 0) {
+		/* valid JSON, but cJSON would cut the string there */
+		snprintf(why, sizeof(why), "Invalid Request: \\u0000 at byte "
+		    "%ld: a NUL cuts a string short", at);
+		if (id != NULL)
+			send_error(m, id, RPC_INVALID, why);
 		goto out;
 	}
 	jv = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
@@ -627,19 +790,20 @@ message(struct mcp *m, const char *line, size_t len)
 	}
 	if (id == NULL) {	/* a notification: never answered */
 		if (strcmp(method, "notifications/cancelled") == 0)
-			cancel(m, params);
+			cancel(m, params, jscan_get(obj, "params"));
 		goto out;
 	}
 	request(m, method, id, params);
 out:
+	cJSON_Delete(id);
 	cJSON_Delete(msg);
 }
 
 /* --- reading ---------------------------------------------------------------- */
 
 /* Bytes from stdin: split into lines (a CR before the LF is dropped). */
-static void
-feed(struct mcp *m, const char *p, size_t n)
+void
+mcp_feed(struct mcp *m, const char *p, size_t n)
 {
 	const char	*end = p + n, *nl;
 
@@ -712,7 +876,7 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	struct mcp	*m = s->data;
 
 	if (n > 0)
-		feed(m, b->base, (size_t)n);
+		mcp_feed(m, b->base, (size_t)n);
 	else if (n < 0)		/* UV_EOF, or the pipe broke */
 		on_eof(m);
 }
@@ -727,7 +891,7 @@ on_file_read(uv_fs_t *r)
 
 	uv_fs_req_cleanup(r);
 	if (n > 0) {
-		feed(m, m->in_buf, (size_t)n);
+		mcp_feed(m, m->in_buf, (size_t)n);
 		read_file(m);
 	} else
 		on_eof(m);
@@ -815,6 +979,46 @@ open_stream(struct mcp *m, int fd, int readable, void *h)
 	return 0;
 }
 
+/* --- without stdio (tests/fuzz/fuzz_mcp.c) ----------------------------------- */
+
+int
+mcp_open(struct mcp *m, const char *project)
+{
+	int	rc;
+
+	if (project != NULL)
+		snprintf(m->project, sizeof(m->project), "%s", project);
+	if ((rc = uv_loop_init(&m->loop)) != 0)
+		return rc;
+	uv_timer_init(&m->loop, &m->wait_timer);
+	uv_timer_init(&m->loop, &m->gather_timer);
+	m->wait_timer.data = m->gather_timer.data = m;
+	return 0;
+}
+
+void
+mcp_close(struct mcp *m)
+{
+	uv_run(&m->loop, UV_RUN_DEFAULT);	/* what is in hand ends */
+	if (m->waiting != NULL)
+		wait_end(m, 0);
+	if (!m->done) {
+		m->done = 1;
+		uv_close((uv_handle_t *)&m->wait_timer, NULL);
+		uv_close((uv_handle_t *)&m->gather_timer, NULL);
+		if (m->watch_open)
+			watch_client_close(&m->watch);
+	}
+	uv_run(&m->loop, UV_RUN_DEFAULT);
+	if (m->watch_open) {
+		watch_client_free(&m->watch);
+		uv_run(&m->loop, UV_RUN_DEFAULT);
+	}
+	uv_loop_close(&m->loop);
+	free(m->buf);
+	m->buf = NULL;
+}
+
 /* --- the verb ------------------------------------------------------------------ */
 
 static const char mcp_usage[] =
@@ -858,14 +1062,11 @@ verb_mcp(int argc, char **argv)
 	}
 	m->daemon_url = daemon;
 	signal(SIGPIPE, SIG_IGN);	/* a client gone is EPIPE, not death */
-	if ((rc = uv_loop_init(&m->loop)) != 0) {
+	if ((rc = mcp_open(m, NULL)) != 0) {
 		fprintf(stderr, "sloptimize mcp: %s\n", uv_strerror(rc));
 		free(m);
 		return EXIT_FINDINGS;
 	}
-	uv_timer_init(&m->loop, &m->wait_timer);
-	uv_timer_init(&m->loop, &m->gather_timer);
-	m->wait_timer.data = m->gather_timer.data = m;
 	m->out_stream = open_stream(m, STDOUT_FILENO, 0, &m->out);
 	m->out.h.data = m;
 	m->out_open = 1;

@@ -89,7 +89,24 @@ struct mcp {
 	int			 watch_open;
 	struct call		*waiting;	/* the one wait_for_wake */
 	uv_timer_t		 wait_timer, gather_timer;
+
+	/* Where each outgoing line goes instead of stdout, when set (the
+	 * fuzz harness, tests/fuzz/fuzz_mcp.c): the line without its '\n',
+	 * valid during the call. */
+	void			(*emit)(void *arg, const char *line, size_t n);
+	void			*emit_arg;
 };
+
+/*
+ * The server without stdin and stdout, for tests/fuzz/fuzz_mcp.c:
+ * mcp_open sets up m's loop and timers for the project (0 or a libuv
+ * error), mcp_feed takes bytes as stdin would give them (whole lines are
+ * answered; tools run once the loop runs), mcp_close closes what
+ * mcp_open opened and runs the loop out.
+ */
+int	mcp_open(struct mcp *m, const char *project);
+void	mcp_feed(struct mcp *m, const char *p, size_t n);
+void	mcp_close(struct mcp *m);
 
 
 extern const struct tool	 mcp_tools[];

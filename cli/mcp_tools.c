@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,8 +103,10 @@ mcp_arg_int(struct call *c, const char *name, long lo, long hi, long *out)
 
 	if (it == NULL)
 		return 0;
-	if (!cJSON_IsNumber(it) || it->valuedouble != (double)(long)
-	    it->valuedouble || it->valuedouble < lo || it->valuedouble > hi) {
+	/* the range first: a cast of 8.4e52 to long is undefined */
+	if (!cJSON_IsNumber(it) || !(it->valuedouble >= (double)lo &&
+	    it->valuedouble <= (double)hi) ||
+	    it->valuedouble != floor(it->valuedouble)) {
 		mcp_call_fail(c, "%s is a whole number from %ld to %ld", name, lo,
 		    hi);
 		return -1;

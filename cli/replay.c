@@ -13,7 +13,9 @@
  * Invariant: each record reaches perf.jsonl in one write(2) of the whole
  * line, '\n' included, on an O_APPEND descriptor, so a tailer never sees
  * half a record from us and a game writing the same file at the same time
- * cannot land inside one.
+ * cannot land inside one.  A write the disk takes only part of is undone
+ * and ends the replay (project_write_once, as `fix` and POST /records
+ * do): no torn record is left at the end of the file.
  */
 #include <sys/stat.h>
 
@@ -33,6 +35,7 @@
 #include "cli.h"
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
+#include "project/append.h"
 #include "verbs.h"
 
 #define REPLAY_LINE_MAX	(1024 * 1024)	/* the ledger's own limit (§8.7) */
@@ -119,24 +122,6 @@ wait_for(struct replay *r, int64_t at_ms)
 			return -rc;
 	}
 	return -EINTR;
-}
-
-/* All of buf, through short writes (a full disk) and EINTR. */
-static int
-write_all(int fd, const char *buf, size_t n)
-{
-	ssize_t	w;
-
-	while (n > 0) {
-		if ((w = write(fd, buf, n)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 static void
@@ -232,7 +217,10 @@ replay_line(struct replay *r, char *line, size_t len, uint64_t lineno)
 	if (r->need_nl)
 		out[0] = '\n';
 	out[r->need_nl + n] = '\n';
-	rc = write_all(r->fd, out, n + 1 + (size_t)r->need_nl);
+	/* one write(2), or nothing: a full disk takes part of a line and
+	 * says nothing, and the part would glue itself to the next
+	 * writer's record — so it is cut off again (project/append.h) */
+	rc = project_write_once(r->fd, out, n + 1 + (size_t)r->need_nl);
 	free(out);
 	if (rc == 0) {
 		r->need_nl = 0;
@@ -400,8 +388,10 @@ verb_replay(int argc, char **argv)
 		    strerror(errno));
 		rc = -EIO;
 	} else if (rc != 0 && rc != -EINTR)
-		fprintf(stderr, "sloptimize replay: cannot append to %s: %s\n",
-		    r.perf, strerror(-rc));
+		fprintf(stderr, "sloptimize replay: cannot append to %s: %s "
+		    "(line %llu of %s not written%s; the replay stops)\n",
+		    r.perf, strerror(-rc), (unsigned long long)lineno, r.file,
+		    rc == -EIO ? "" : ", nothing of it kept");
 	summary(&r, json, (double)(t1.tv_sec - t0.tv_sec) +
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	fflush(stdout);

@@ -165,6 +165,22 @@ load_work(uv_work_t *req)
 		goto out;
 	}
 	j->rc = checkpoint_verify_perf(&j->mark, fd, j->why, sizeof(j->why));
+	/*
+	 * Checked now, prefix and all: the tailer checks the same mark again
+	 * in a moment (tailer_start_at), and with the file's times as they
+	 * are now it does not read the prefix a second time — only if the
+	 * file is written in between.
+	 */
+	if (j->rc == 0) {
+		struct filemark	fm = { 0 };
+
+		if (filemark_stat(fd, &fm) == 0) {
+			j->mark.st_size = fm.size;
+			j->mark.mtime_ns = fm.mtime_ns;
+			j->mark.ctime_ns = fm.ctime_ns;
+			j->mark.flags |= FILEMARK_STAT;
+		}
+	}
 	if (j->rc == 0 && (j->rc = last_line_start(fd, j->mark.offset,
 	    &j->last_line)) != 0)
 		snprintf(j->why, sizeof(j->why), "perf.jsonl: %s",
@@ -394,6 +410,11 @@ ckpt_perf_start(struct daemon *d)
 	c.size_seen = k->mark.offset;
 	c.hash_len = k->mark.hash_len;
 	c.hash = k->mark.hash;
+	c.flags = k->mark.flags;
+	c.prefix = k->mark.prefix;
+	c.st_size = k->mark.st_size;
+	c.mtime_ns = k->mark.mtime_ns;
+	c.ctime_ns = k->mark.ctime_ns;
 	if (tailer_start_at(&d->perf, &c) != 0) {
 		drop(d, "the tailer cannot start at its offset");
 		return;
@@ -528,6 +549,15 @@ savable(struct daemon *d, struct checkpoint_mark *m)
 	m->ino = c.ino;
 	m->hash_len = c.hash_len;
 	m->hash = c.hash;
+	/* the whole prefix and the file's times (project/filemark.h): a
+	 * mark that lacks the prefix stands on nothing a reader can check */
+	if (c.offset > 0 && !(c.flags & FILEMARK_PREFIX))
+		return 0;
+	m->flags = c.flags;
+	m->prefix = c.prefix;
+	m->st_size = c.st_size;
+	m->mtime_ns = c.mtime_ns;
+	m->ctime_ns = c.ctime_ns;
 	m->fixes_offset = k->fixes_end;
 	m->fixes_hash = k->fixes_hash;
 	m->written_ms = daemon_now_ms();
@@ -585,6 +615,8 @@ save_after(uv_work_t *req, int status)
 		k->last_write_ms = j->write_ms;
 		if (rc != 0)
 			k->dirty = 1;	/* tried again at the next change */
+		else
+			k->unsettled = !(j->mark.flags & FILEMARK_STAT);
 	}
 	ledger_snap_free(j->snap);
 	if (k->retired != NULL && k->retired == j->ledger) {
@@ -714,8 +746,17 @@ ckpt_stop(struct daemon *d)
 		uv_close((uv_handle_t *)&k->timer, NULL);
 		k->timer_init = 0;
 	}
-	if (!k->dirty || (rc = savable(d, &m)) == 0)
+	/*
+	 * A mark taken within FILEMARK_SETTLED_NS of the file's last write
+	 * cannot vouch that nothing wrote since, and the next start would
+	 * read the whole prefix to check it: at stop, once the times have
+	 * settled, the same fold is saved again with them.  (Not on a timer
+	 * while running: a quiet daemon wakes for nothing.)
+	 */
+	if ((!k->dirty && !k->unsettled) || (rc = savable(d, &m)) == 0)
 		return;
+	if (rc > 0 && !k->dirty && !(m.flags & FILEMARK_STAT))
+		return;		/* the same fold, the times still fresh */
 	if (rc < 0) {
 		/* the last checkpoint stays: its offset was a said one */
 		log_info("checkpoint not saved at stop: %s", k->waiting);
@@ -733,6 +774,7 @@ ckpt_stop(struct daemon *d)
 	save_result(k, rc, m.offset, size);
 	if (rc == 0) {
 		k->dirty = 0;
+		k->unsettled = !(m.flags & FILEMARK_STAT);
 		log_info("checkpoint saved at byte %" PRIu64 " in %.1f ms",
 		    m.offset, ms_since(t0));
 	}

@@ -75,6 +75,10 @@ struct ckpt {
 
 	/* saving */
 	int			 dirty;		/* changed since the last begin */
+	int			 unsettled;	/* the last save's mark lacks the
+						   file's times (they were too
+						   fresh: project/filemark.h):
+						   saved again at stop */
 	int			 tainted;	/* a line lost to memory: never
 						   save this fold */
 	uint64_t		 bytes;		/* perf bytes since */

@@ -133,6 +133,12 @@ crc32_more(uint32_t crc, const void *data, size_t n)
 	return ckpt_crc32c_sw(crc, data, n);
 }
 
+uint32_t
+crc32c_more(uint32_t crc, const void *data, size_t n)
+{
+	return crc32_more(crc, data, n);
+}
+
 /* --- writing ---------------------------------------------------------- */
 
 /*

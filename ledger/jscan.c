@@ -184,10 +184,14 @@ scan_string(struct scan *sc, struct jspan *out)
 	return 0;
 }
 
+/* A number by the grammar, and within a double's range (docs/json.md):
+ * 1e999999 is as much an error as 1e, since every reader would make it
+ * infinity or null. */
 static int
 scan_number(struct scan *sc)
 {
-	const char	*p = sc->p, *end = sc->end;
+	const char	*p = sc->p, *end = sc->end, *start = sc->p, *d;
+	int		 big = 0;
 
 	if (p < end && *p == '-')
 		p++;
@@ -195,10 +199,11 @@ scan_number(struct scan *sc)
 		goto bad;
 	if (*p == '0')
 		p++;
-	else if (*p >= '1' && *p <= '9')
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
-	else
+	else if (*p >= '1' && *p <= '9') {
+		for (d = p; p < end && *p >= '0' && *p <= '9'; p++)
+			;
+		big = p - d >= 200;
+	} else
 		goto bad;
 	if (p < end && *p == '.') {
 		p++;
@@ -209,12 +214,17 @@ scan_number(struct scan *sc)
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		p++;
+		big = 1;
 		if (p < end && (*p == '+' || *p == '-'))
 			p++;
 		if (p >= end || *p < '0' || *p > '9')
 			goto bad;
 		while (p < end && *p >= '0' && *p <= '9')
 			p++;
+	}
+	if (big && !jscan_number_fits(start, (size_t)(p - start))) {
+		sc->p = start;
+		return fail(sc, "number out of range");
 	}
 	sc->p = p;
 	return 0;

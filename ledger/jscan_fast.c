@@ -372,19 +372,24 @@ digits_end(const char *p, const char *end)
 }
 
 /* End of the number at p (a digit or '-'), or NULL if there is none, by
- * the grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+ * the grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?  *big is set
+ * when it may lie beyond a double's range (an exponent, or 200 digits
+ * before the point): jscan_number_fits says. */
 static inline const char *
-number_end_slow(const char *p, const char *end)
+number_end_slow(const char *p, const char *end, int *big)
 {
 	const char	*q;
 
+	*big = 0;
 	if (*p == '-' && ++p >= end)
 		return NULL;
 	if (*p == '0')
 		p++;
-	else if ((unsigned)(*p - '1') < 9)
+	else if ((unsigned)(*p - '1') < 9) {
+		q = p;
 		p = digits_end(p + 1, end);
-	else
+		*big = p - q >= 200;
+	} else
 		return NULL;
 	if (p < end && *p == '.') {
 		if ((q = digits_end(p + 1, end)) == p + 1)
@@ -392,6 +397,7 @@ number_end_slow(const char *p, const char *end)
 		p = q;
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
+		*big = 1;
 		if (++p < end && (*p == '+' || *p == '-'))
 			p++;
 		if ((q = digits_end(p, end)) == p)
@@ -436,7 +442,12 @@ number_ok(const char *p, size_t n, const char *end)
 	}
 slow:
 #endif
-	return number_end_slow(p, end) == p + n;
+	{
+		int	big;
+
+		return number_end_slow(p, end, &big) == p + n &&
+		    (!big || jscan_number_fits(p, n));
+	}
 }
 
 /* Is p[0..n) exactly a number or a literal? */

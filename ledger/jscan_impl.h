@@ -117,6 +117,15 @@ field_of(const char *p, uint32_t n)
 }
 #undef IS
 
+/*
+ * Does the number p[0..n) — grammatical, as both scanners have checked —
+ * round to a finite double?  1 or 0 (docs/json.md: a number beyond a
+ * double's range, 1e999999, is refused like bad grammar).  Only a number
+ * with an exponent or 200 digits or more can be out of range; both
+ * scanners ask only then (jscan_get.c).
+ */
+int	jscan_number_fits(const char *p, size_t n);
+
 /* The fast path (jscan_fast.c): 0 and r filled, or -1 when the line is
  * not for it or is refused (the reference scanner then says why). */
 int	jscan_fast_object(struct jscan_shapes *sh, const char *line,

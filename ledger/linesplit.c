@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "footprint.h"
 #include "ledger.h"
 #include "linesplit.h"
 
@@ -31,6 +32,32 @@ linesplit_reset(struct linesplit *ls, uint64_t offset)
 	ls->offset = offset;
 	ls->overlong = 0;
 	ls->overlong_len = 0;
+	ls->crc_on = 0;
+}
+
+void
+linesplit_prefix_start(struct linesplit *ls, uint64_t offset, uint32_t crc)
+{
+	ls->crc_on = ls->offset == offset && ls->len == 0 && !ls->overlong;
+	ls->crc = crc;
+	ls->crc_at = offset;
+}
+
+int
+linesplit_prefix(const struct linesplit *ls, uint32_t *crc, uint64_t *at)
+{
+	if (!ls->crc_on)
+		return 0;
+	*crc = ls->crc;
+	*at = ls->crc_at;
+	return 1;
+}
+
+static void
+crc_add(struct linesplit *ls, const void *p, size_t n)
+{
+	if (ls->crc_on)
+		ls->crc = crc32c_more(ls->crc, p, n);
 }
 
 void
@@ -43,10 +70,15 @@ linesplit_free(struct linesplit *ls)
 	ls->cap = 0;
 }
 
-/* A finished line of `len` bytes starting at ls->offset. */
+/* A finished line of `len` bytes starting at ls->offset (its bytes
+ * already hashed when `line` is NULL). */
 static void
 emit(struct linesplit *ls, const char *line, uint64_t len)
 {
+	if (line != NULL)
+		crc_add(ls, line, (size_t)len);
+	crc_add(ls, "\n", 1);
+	ls->crc_at = ls->offset + len + 1;
 	if (len > ls->max_line)
 		ls->long_cb(ls->arg, ls->offset, len);
 	else
@@ -71,8 +103,11 @@ linesplit_feed(struct linesplit *ls, const char *data, size_t n)
 		chunk = (size_t)((nl ? nl : end) - p);
 		if (ls->overlong) {
 			ls->overlong_len += chunk;
+			crc_add(ls, p, chunk);
 			if (nl == NULL)
 				return 0;
+			crc_add(ls, "\n", 1);
+			ls->crc_at = ls->offset + ls->overlong_len + 1;
 			ls->long_cb(ls->arg, ls->offset, ls->overlong_len);
 			ls->offset += ls->overlong_len + 1;
 			ls->overlong = 0;
@@ -83,6 +118,8 @@ linesplit_feed(struct linesplit *ls, const char *data, size_t n)
 		if (nl == NULL) {
 			if (ls->len + chunk > ls->max_line) {
 				/* Drop what we hold and just count from now on. */
+				crc_add(ls, ls->buf, ls->len);
+				crc_add(ls, p, chunk);
 				ls->overlong = 1;
 				ls->overlong_len = ls->len + chunk;
 				ls->len = 0;
@@ -95,6 +132,8 @@ linesplit_feed(struct linesplit *ls, const char *data, size_t n)
 		if (ls->len == 0)
 			emit(ls, p, chunk);
 		else if (ls->len + chunk > ls->max_line) {
+			crc_add(ls, ls->buf, ls->len);
+			crc_add(ls, p, chunk);
 			ls->len += chunk;
 			emit(ls, NULL, ls->len);
 			ls->len = 0;

@@ -28,13 +28,33 @@ struct linesplit {
 	linesplit_line_cb line_cb;
 	linesplit_long_cb long_cb;
 	void		*arg;
+	/* The CRC-32C of every byte of the stream up to the end of the last
+	 * line handed over, when a reader asks for it (linesplit_prefix_start):
+	 * what a cursor or a checkpoint binds its offset to (filemark.h). */
+	int		 crc_on;
+	uint32_t	 crc;
+	uint64_t	 crc_at;	/* the offset it reaches */
 };
 
 /* Stream offset 0; max_line of 0 means LEDGER_MAX_LINE. */
 void	linesplit_init(struct linesplit *ls, size_t max_line,
 	    linesplit_line_cb line_cb, linesplit_long_cb long_cb, void *arg);
-/* Start over at `offset` (a new generation, or a resume point). */
+/* Start over at `offset` (a new generation, or a resume point).  The
+ * prefix CRC is not kept until linesplit_prefix_start says from where. */
 void	linesplit_reset(struct linesplit *ls, uint64_t offset);
+/*
+ * Keep the CRC-32C of the stream from here on: `crc` is that of the bytes
+ * [0, offset) before the reset point `offset` (0 for offset 0).  Every
+ * byte is then hashed as it is consumed — lines, over-long lines and
+ * their newlines — costing a CRC pass (the SSE4.2 instruction) over what
+ * is fed.
+ */
+void	linesplit_prefix_start(struct linesplit *ls, uint64_t offset,
+	    uint32_t crc);
+/* 1 and the CRC of [0, *at) when kept, *at the end of the last line
+ * handed over (already inside that line's callback); 0 when not kept. */
+int	linesplit_prefix(const struct linesplit *ls, uint32_t *crc,
+	    uint64_t *at);
 void	linesplit_free(struct linesplit *ls);
 
 /*

@@ -399,13 +399,15 @@ decode(const struct sblock *b, const struct need *nd, struct chunk *ch)
 
 	ch->n = b->n;
 	if (nd->t) {
-		int64_t	t = b->t0;
+		/* unsigned: a block from a checkpoint may not add up, and
+		 * samples_block_add refuses it — without an overflow */
+		uint64_t	t = (uint64_t)b->t0;
 
 		unpack(b->bits, 0, b->tw, b->n - 1u, ch->u);
-		ch->t[0] = t;
+		ch->t[0] = b->t0;
 		for (i = 1; i < b->n; i++) {
-			t += (int64_t)(ch->u[i - 1] + (uint64_t)b->dmin);
-			ch->t[i] = t;
+			t += ch->u[i - 1] + (uint64_t)b->dmin;
+			ch->t[i] = (int64_t)t;
 		}
 	}
 	if (nd->b) {
@@ -1007,12 +1009,94 @@ samples_block(const struct samples *s, size_t i, const void **p, size_t *len)
 	*len = s->blocks[i]->size;
 }
 
+/*
+ * Does the block's header say what its samples are?  The seal writes the
+ * exact ranges and counts; the queries rely on them.  0 or -EINVAL.
+ */
+static int
+block_check(const struct sblock *b)
+{
+	const struct need	 all = { (1u << b->ncols) - 1, 1, 1 };
+	struct chunk		*ch;
+	int64_t			 tmin, tmax;
+	uint32_t		 bmin, bmax;
+	size_t			 i;
+	int			 c, rc = -EINVAL;
+
+	if ((ch = malloc(sizeof(*ch))) == NULL)
+		return -ENOMEM;
+	decode(b, &all, ch);
+	tmin = tmax = ch->t[0];
+	bmin = bmax = ch->b[0];
+	for (i = 1; i < ch->n; i++) {
+		tmin = ch->t[i] < tmin ? ch->t[i] : tmin;
+		tmax = ch->t[i] > tmax ? ch->t[i] : tmax;
+		bmin = ch->b[i] < bmin ? ch->b[i] : bmin;
+		bmax = ch->b[i] > bmax ? ch->b[i] : bmax;
+	}
+	if (tmin != b->tmin || tmax != b->tmax || bmin != b->bmin ||
+	    bmax != b->bmax)
+		goto out;
+	for (c = 0; c < b->ncols; c++) {
+		const struct scol	*k = &b->col[c];
+		uint64_t		 kmin = 0, kmax = 0, key;
+		uint32_t		 measured = 0;
+
+		for (i = 0; i < ch->n; i++) {
+			if (isnan(ch->v[c][i]))
+				continue;
+			if (isinf(ch->v[c][i]))
+				goto out;
+			key = key_of(ch->v[c][i]);
+			kmin = measured == 0 || key < kmin ? key : kmin;
+			kmax = measured == 0 || key > kmax ? key : kmax;
+			measured++;
+		}
+		if (measured != k->measured || (measured > 0 &&
+		    (kmin != k->kmin || kmax != k->kmax)))
+			goto out;
+	}
+	rc = 0;
+out:
+	free(ch);
+	return rc;
+}
+
+int
+samples_bounds(const struct samples *s, int64_t *tmin, int64_t *tmax,
+    uint32_t *max_build)
+{
+	uint32_t	code = 0;
+	size_t		i;
+	int		any = 0;
+
+	for (i = 0; i < s->nblocks; i++) {
+		const struct sblock	*b = s->blocks[i];
+
+		*tmin = !any || b->tmin < *tmin ? b->tmin : *tmin;
+		*tmax = !any || b->tmax > *tmax ? b->tmax : *tmax;
+		code = b->bmax > code ? b->bmax : code;
+		any = 1;
+	}
+	for (i = 0; i < s->np; i++) {
+		uint32_t	bc = s->pb[i] == SAMPLES_NO_BUILD ? 0 :
+				    s->pb[i] + 1;
+
+		*tmin = !any || s->pt[i] < *tmin ? s->pt[i] : *tmin;
+		*tmax = !any || s->pt[i] > *tmax ? s->pt[i] : *tmax;
+		code = bc > code ? bc : code;
+		any = 1;
+	}
+	*max_build = code == 0 ? SAMPLES_NO_BUILD : code - 1;
+	return any ? 0 : -ENOENT;
+}
+
 int
 samples_block_add(struct samples *s, const void *p, size_t len)
 {
 	struct sblock	h, *b;
 	size_t		bits;
-	int		c;
+	int		c, rc;
 
 	if (len < sizeof(h))
 		return -EINVAL;
@@ -1045,6 +1129,10 @@ samples_block_add(struct samples *s, const void *p, size_t len)
 	if ((b = malloc(len)) == NULL)
 		return -ENOMEM;
 	memcpy(b, p, len);
+	if ((rc = block_check(b)) != 0) {
+		free(b);
+		return rc;
+	}
 	s->blocks[s->nblocks++] = b;
 	s->sealed += h.n;
 	s->bytes += len;

@@ -91,11 +91,24 @@ int	samples_each_build(const struct samples *s, const struct sgroups *q,
 /*
  * For checkpoints: the blocks as opaque byte strings, and the open block.
  * samples_block_add() checks a block's own consistency (it came from
- * outside) and returns -EINVAL for one that is not whole.
+ * outside) and returns -EINVAL for one that is not whole or whose header
+ * does not say what its samples are: it decodes the block and checks the
+ * time and build ranges, each column's count of measured values and
+ * their key range, and that no value is infinite — the queries trust
+ * those (they size their buffers by the counts, skip blocks by the
+ * ranges), so a header that lies would make them write past an end.
  */
 size_t	samples_nblocks(const struct samples *s);
 void	samples_block(const struct samples *s, size_t i, const void **p,
 	    size_t *len);
 int	samples_block_add(struct samples *s, const void *p, size_t len);
+/*
+ * What the samples span, blocks and open block alike: the earliest and
+ * latest times, and the largest build index (SAMPLES_NO_BUILD when every
+ * sample has none).  0, or -ENOENT when there is no sample.  A reader of
+ * a checkpoint checks these against the ledger's span and builds.
+ */
+int	samples_bounds(const struct samples *s, int64_t *tmin, int64_t *tmax,
+	    uint32_t *max_build);
 
 #endif

@@ -346,8 +346,23 @@ function summary(out, hbs, hps) {
 
 const FIX_APPLIED = 'applied', FIX_PROPOSED = 'proposed', FIX_MERGED = 'merged', FIX_REJECTED = 'rejected';
 
+// A number beyond a double's range (1e999999) makes the line no record,
+// as in the C scanner (docs/json.md): JSON.parse would make it Infinity,
+// which JSON prints as null.  Only a number with a 3-digit exponent or
+// 200 digits can be one, so the walk runs only for lines like that.
+const MAYBE_HUGE = /[eE]\+?0*[1-9]\d\d|\d{200}/;
+function hasInfinity(v) {
+  if (typeof v === 'number') return !Number.isFinite(v);
+  if (v === null || typeof v !== 'object') return false;
+  for (const k in v) if (hasInfinity(v[k])) return true;
+  return false;
+}
+export const OUT_OF_RANGE = 'number out of range';
+
 function parseLine(line) {
-  return JSON.parse(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line);
+  const rec = JSON.parse(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line);
+  if (MAYBE_HUGE.test(line) && hasInfinity(rec)) throw new RangeError(OUT_OF_RANGE);
+  return rec;
 }
 
 /*
@@ -834,13 +849,14 @@ export function parseJsonl(input, { stream = 'perf' } = {}) {
         start = nl + 1;
         continue;
       }
-      let rec;
+      let rec, why = 'not valid JSON';
       try {
         rec = parseLine(body);
-      } catch {
+      } catch (e) {
         rec = undefined;
+        if (e instanceof RangeError) why = OUT_OF_RANGE;
       }
-      if (rec === undefined || !isObject(rec)) skip(rec === undefined ? 'not valid JSON' : 'not a JSON object');
+      if (rec === undefined || !isObject(rec)) skip(rec === undefined ? why : 'not a JSON object');
       else if (typeof rec.type !== 'string' || rec.type === '') skip('no string type');
       else {
         out.records.push(rec);

@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,10 @@ say(char *why, size_t cap, int rc, const char *fmt, ...)
 
 /* --- the validator ------------------------------------------------------ */
 
-/* A "\u0000" escape in valid JSON text: its offset, or -1.  A backslash
- * only occurs inside strings there, so a linear scan is exact. */
-static long
-nul_escape(const char *p, size_t n)
+/* A backslash only occurs inside strings in valid JSON text, so a linear
+ * scan is exact. */
+long
+project_nul_escape(const char *p, size_t n)
 {
 	size_t	i;
 
@@ -84,7 +85,7 @@ json_check(const char *p, size_t n, struct jscan_result *r, char *why,
 	if (jscan_object(p, n, r) != 0)
 		return say(why, cap, -EINVAL, "not a valid JSON object: %s at "
 		    "byte %zu", r->error, r->error_at);
-	if ((at = nul_escape(p, n)) >= 0)
+	if ((at = project_nul_escape(p, n)) >= 0)
 		return say(why, cap, -EINVAL, "\\u0000 at byte %ld: a NUL cuts "
 		    "a string short in every reader", at);
 	return 0;
@@ -159,13 +160,16 @@ lock_wait(int fd, const struct project_write *w)
  * real cause — ENOSPC, EDQUOT, EFBIG — which is what the user needs to
  * read, not a made-up "Input/output error".  If that second write does
  * go through (space was freed in between) and nobody wrote in between,
- * the record is whole and stays.
+ * the record is whole and stays.  Where the short write landed is where
+ * the descriptor's offset now is, less what it took (O_APPEND moved it
+ * to the end first), so no lock is needed to know what to undo.
  */
-static int
-write_once(int fd, const char *buf, size_t len, off_t size)
+int
+project_write_once(int fd, const char *buf, size_t len)
 {
 	ssize_t		n, m;
 	struct stat	st;
+	off_t		size;
 	int		rc;
 
 	do
@@ -175,6 +179,9 @@ write_once(int fd, const char *buf, size_t len, off_t size)
 		return 0;
 	if (n <= 0)
 		return n == -1 ? -errno : -EIO;
+	if ((size = lseek(fd, 0, SEEK_CUR)) == -1)
+		return -EIO;
+	size -= n;
 	if (fstat(fd, &st) == -1 || st.st_size != size + n)
 		return -EIO;	/* another writer came after: cannot undo */
 	do
@@ -246,8 +253,8 @@ append_lines(const char *project, const char *name, const char *buf,
 		nl[0] = '\n';
 		memcpy(nl + 1, buf, len);
 	}
-	if ((rc = write_once(fd, nl ? nl : buf, len + (nl != NULL),
-	    st.st_size)) != 0) {
+	if ((rc = project_write_once(fd, nl ? nl : buf, len + (nl != NULL)))
+	    != 0) {
 		say(why, cap, rc, "cannot write %s: %s (nothing of it was "
 		    "kept)", name, strerror(-rc));
 		goto out;
@@ -345,6 +352,25 @@ repeated_member(const cJSON *o, int *nomem)
 	return dup;
 }
 
+/* A number in the tree that is not finite: cJSON would print it as null,
+ * a different record from the one given (docs/json.md: every writer
+ * refuses a number beyond a double's range).  Its member's name, or
+ * NULL. */
+static const char *
+infinite_member(const cJSON *o, const char *name)
+{
+	const cJSON	*it;
+	const char	*bad;
+
+	if (cJSON_IsNumber(o) && !isfinite(o->valuedouble))
+		return name != NULL ? name : "a number";
+	for (it = o->child; it != NULL; it = it->next)
+		if ((bad = infinite_member(it, it->string != NULL ?
+		    it->string : name)) != NULL)
+			return bad;
+	return NULL;
+}
+
 /* The fields of a fix, before anything is filled in.  0, -EINVAL or
  * -ENOMEM. */
 static int
@@ -361,6 +387,9 @@ fix_check(const cJSON *rec, char *why, size_t cap)
 		    "(\"%.64s\" is there twice)", dup);
 	if (nomem)
 		return say(why, cap, -ENOMEM, "out of memory");
+	if ((dup = infinite_member(rec, NULL)) != NULL)
+		return say(why, cap, -EINVAL, "number out of range in \"%.64s\" "
+		    "(beyond a double's range)", dup);
 	/* absent is "applied"; present, it is a string (a number once went
 	 * through as it was: tests/fuzz/regress/fuzz_body/) */
 	it = cJSON_GetObjectItemCaseSensitive(rec, "status");

@@ -45,6 +45,10 @@ struct project_write {
  */
 int	project_json_check(const char *text, size_t n, char *why, size_t cap);
 
+/* The offset of the first "\u0000" escape in valid JSON text, or -1:
+ * what the checks above refuse (the MCP server too). */
+long	project_nul_escape(const char *text, size_t n);
+
 /*
  * The same, and a record (DESIGN §5): a non-empty string `type` and an
  * ISO-8601 `at` the fold can read.  0 or -EINVAL with why.
@@ -96,6 +100,18 @@ int	project_fix_known(const char *project, const cJSON *rec, char *why,
  * project_fix_append). */
 int	project_fix_write(const char *project, const char *line, size_t len,
 	    const struct project_write *w, char *why, size_t cap);
+
+/*
+ * Write buf[0..len) with one write(2) on fd, an O_APPEND descriptor: 0
+ * when it all went, else a negative errno with nothing of it left in the
+ * file.  A short write (a full disk takes what fits and says nothing)
+ * learns its real cause (-ENOSPC, -EDQUOT, -EFBIG) by offering the rest
+ * once more, and is then cut back off with ftruncate(2) — unless another
+ * writer appended after it, which cannot be undone (-EIO; the torn tail
+ * then stays a line of its own, skipped and counted by the fold).  For
+ * writers that append without the lock too (`sloptimize replay`).
+ */
+int	project_write_once(int fd, const char *buf, size_t len);
 
 /* What project_records_append did with a batch. */
 #define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */

@@ -8,6 +8,7 @@
  *	"SLOPTDCK"  u32 version  u32 byte-order mark (0x01020304)
  *	u64 generation, offset, dev, inode   u32 hash length   u64 hash
  *	u64 fixes offset, fixes hash   i64 written (ms since the epoch)
+ *	u32 flags, u32 prefix CRC-32C   u64 size   i64 mtime, ctime (ns)
  *	u64 length of the fold that follows
  *	u64 FNV-1a 64 of every header byte before it
  *
@@ -34,7 +35,8 @@
 
 #define MAGIC		"SLOPTDCK"
 #define BYTE_ORDER_MARK	0x01020304u
-#define HEAD_LEN	(8 + 4 + 4 + 4 * 8 + 4 + 8 + 3 * 8 + 8 + 8)
+#define HEAD_LEN	(8 + 4 + 4 + 4 * 8 + 4 + 8 + 3 * 8 + 4 + 4 + 3 * 8 + \
+			 8 + 8)
 
 static void
 say(char *why, size_t cap, const char *fmt, ...)
@@ -79,6 +81,11 @@ head_make(unsigned char h[HEAD_LEN], const struct checkpoint_mark *m,
 	p = put(p, &m->fixes_offset, 8);
 	p = put(p, &m->fixes_hash, 8);
 	p = put(p, &m->written_ms, 8);
+	p = put(p, &m->flags, 4);
+	p = put(p, &m->prefix, 4);
+	p = put(p, &m->st_size, 8);
+	p = put(p, &m->mtime_ns, 8);
+	p = put(p, &m->ctime_ns, 8);
 	p = put(p, &fold_len, 8);
 	sum = fnv1a64(h, (size_t)(p - h));
 	memcpy(p, &sum, 8);
@@ -129,9 +136,15 @@ head_read(const unsigned char h[HEAD_LEN], struct checkpoint_mark *m,
 	p = get(p, &m->fixes_offset, 8);
 	p = get(p, &m->fixes_hash, 8);
 	p = get(p, &m->written_ms, 8);
+	p = get(p, &m->flags, 4);
+	p = get(p, &m->prefix, 4);
+	p = get(p, &m->st_size, 8);
+	p = get(p, &m->mtime_ns, 8);
+	p = get(p, &m->ctime_ns, 8);
 	p = get(p, fold_len, 8);
 	if (m->hash_len != (m->offset < CHECKPOINT_WINDOW ?
-	    (uint32_t)m->offset : CHECKPOINT_WINDOW)) {
+	    (uint32_t)m->offset : CHECKPOINT_WINDOW) ||
+	    m->flags > (FILEMARK_PREFIX | FILEMARK_STAT)) {
 		say(why, cap, "damaged (its window does not fit its offset)");
 		return -EBADMSG;
 	}
@@ -279,8 +292,15 @@ checkpoint_verify_perf(const struct checkpoint_mark *m, int fd, char *why,
 	    "the checkpoint" };
 	struct filemark	fm = { .offset = m->offset, .dev = m->dev,
 			    .ino = m->ino, .hash_len = m->hash_len,
-			    .hash = m->hash };
+			    .hash = m->hash, .flags = m->flags,
+			    .prefix = m->prefix, .size = m->st_size,
+			    .mtime_ns = m->mtime_ns, .ctime_ns = m->ctime_ns };
 
+	if (m->offset > 0 && !(m->flags & FILEMARK_PREFIX)) {
+		say(why, cap, "it does not know the bytes before its offset "
+		    "(the reader that saved it kept no prefix)");
+		return -ESTALE;
+	}
 	return filemark_verify(&fm, fd, &w, why, cap);
 }
 

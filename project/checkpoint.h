@@ -35,7 +35,7 @@
 #include "ledger/ledger.h"
 #include "project/filemark.h"
 
-#define CHECKPOINT_VERSION	1
+#define CHECKPOINT_VERSION	2	/* 2: the prefix and the times */
 #define CHECKPOINT_WINDOW	FILEMARK_WINDOW
 #define CHECKPOINT_WHY_MAX	320	/* room for a reason */
 /* fixes_offset when the fixes' bytes are not known (a line over
@@ -52,6 +52,12 @@ struct checkpoint_mark {
 	uint64_t	fixes_offset;	/* fixes.jsonl's bytes [0, this) */
 	uint64_t	fixes_hash;	/* FNV-1a 64 of them */
 	int64_t		written_ms;	/* when (for the log) */
+	/* perf.jsonl beyond the window (project/filemark.h): the CRC-32C
+	 * of [0, offset), and its size and times when the mark was taken */
+	uint32_t	flags;		/* FILEMARK_PREFIX | FILEMARK_STAT */
+	uint32_t	prefix;
+	uint64_t	st_size;
+	int64_t		mtime_ns, ctime_ns;
 };
 
 /*
@@ -90,8 +96,11 @@ void	checkpoint_close(struct checkpoint_file *f);
 
 /*
  * Does perf.jsonl, open as `fd`, still hold what the mark stands on: the
- * same dev and inode, at least `offset` bytes, a '\n' just before it and
- * the same hash of the window?  0, -ESTALE with `why`, or -errno.
+ * same dev and inode, at least `offset` bytes, a '\n' just before it, the
+ * same hash of the window, and the same prefix (unchanged size and times,
+ * or its CRC read again: filemark_verify)?  0, -ESTALE with `why`, or
+ * -errno.  A mark without the prefix is refused: a checkpoint is only
+ * used whole on bytes it knows.
  */
 int	checkpoint_verify_perf(const struct checkpoint_mark *m, int fd,
 	    char *why, size_t cap);

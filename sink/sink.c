@@ -350,16 +350,18 @@ read_result(struct sink *s, struct sread *r)
 	}
 	st->verified = 1;
 	if (r->rc == -ESTALE) {
-		/* The generation being sent is gone from the file. */
-		uint64_t	lost = st->target > st->cur.offset ?
-				    st->target - st->cur.offset : 0;
-
-		st->lost_bytes += lost;
-		slog(s, LOG_WARNING, "sink: %s generation %" PRIu64 " changed "
-		    "under the sink before it was all sent (%s): %" PRIu64
-		    " bytes from offset %" PRIu64 " cannot reach ClickHouse",
-		    sink_stream_name(st->id), st->cur.generation, r->why, lost,
-		    st->cur.offset);
+		/* The generation being sent is gone from the file.  What is
+		 * lost is counted once ClickHouse said how much of it it
+		 * holds (loss_start): an insert that timed out may have been
+		 * stored, and the acknowledged cursor knows nothing of it. */
+		if (st->target > st->cur.offset && !st->loss_pending) {
+			st->loss_pending = 1;
+			st->loss_gen = st->cur.generation;
+			st->loss_from = st->cur.offset;
+			st->loss_to = st->target;
+			snprintf(st->loss_why, sizeof(st->loss_why), "%s",
+			    r->why);
+		}
 		close(st->fd);
 		st->fd = -1;
 		st->target = st->cur.offset;
@@ -568,6 +570,112 @@ check_start(struct sink *s)
 	s->pending++;
 }
 
+/* --- counting a loss ------------------------------------------------- */
+
+/* `v` as a ClickHouse string literal's body: \ and ' escaped. */
+static size_t
+sql_str(char *out, size_t cap, const char *v)
+{
+	size_t	n = 0;
+
+	for (; *v != '\0' && n + 3 < cap; v++) {
+		if (*v == '\\' || *v == '\'')
+			out[n++] = '\\';
+		out[n++] = *v;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/*
+ * Every insert of a generation starts at the cursor acknowledged when it
+ * was sent, and the cursor only moves forward, so what ClickHouse holds
+ * past loss_from is one run of lines from loss_from: it ends with the
+ * line of the largest offset, whose length the `record` column gives
+ * (the line as written, less the whitespace around it).
+ */
+static void
+loss_done(void *arg, int rc, const char *err, const char *body, size_t len)
+{
+	struct sink	*s = arg;
+	struct sstream	*st = NULL;
+	uint64_t	 off = 0, rlen = 0, n = 0, held, lost;
+	char		 tmp[128];
+	int		 i;
+
+	s->pending--;
+	if (s->closing) {
+		sink_free_maybe(s);
+		return;
+	}
+	for (i = SINK_NSTREAMS - 1; i >= 0; i--)
+		if (s->st[i].loss_pending) {
+			st = &s->st[i];
+			break;
+		}
+	if (st == NULL) {		/* cannot happen: one asker */
+		s->op = OP_IDLE;
+		kick(s);
+		return;
+	}
+	if (rc != 0) {
+		s->schema_ok = 0;
+		fail(s, "counting lost bytes: ", err);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%.*s", (int)(len < sizeof(tmp) - 1 ?
+	    len : sizeof(tmp) - 1), body ? body : "");
+	if (sscanf(tmp, "%" SCNu64 "\t%" SCNu64 "\t%" SCNu64, &off, &rlen,
+	    &n) != 3) {
+		fail(s, "counting lost bytes: ", "an answer that is not "
+		    "three numbers");
+		return;
+	}
+	held = n > 0 && off + rlen + 1 > st->loss_from ? off + rlen + 1 :
+	    st->loss_from;
+	lost = st->loss_to > held ? st->loss_to - held : 0;
+	st->lost_bytes += lost;
+	st->loss_pending = 0;
+	if (lost > 0)
+		slog(s, LOG_WARNING, "sink: %s generation %" PRIu64 " changed "
+		    "under the sink before it was all sent (%s): %" PRIu64
+		    " bytes from offset %" PRIu64 " to %" PRIu64 " cannot "
+		    "reach ClickHouse", sink_stream_name(st->id),
+		    st->loss_gen, st->loss_why, lost, held, st->loss_to);
+	else
+		slog(s, LOG_NOTICE, "sink: %s generation %" PRIu64 " changed "
+		    "under the sink (%s) after ClickHouse had stored all of "
+		    "it: nothing lost", sink_stream_name(st->id),
+		    st->loss_gen, st->loss_why);
+	s->op = OP_IDLE;
+	kick(s);
+}
+
+static void
+loss_start(struct sink *s, struct sstream *st)
+{
+	char	table[160], m[80], p[520];
+	int	rc;
+
+	schema_table(s->url.db, &s->schema, table, sizeof(table));
+	sql_str(m, sizeof(m), s->machine);
+	sql_str(p, sizeof(p), s->project);
+	snprintf(s->loss_sql, sizeof(s->loss_sql), "SELECT max(offset), "
+	    "argMax(length(record), offset), count() FROM %s WHERE machine = "
+	    "'%s' AND project = '%s' AND stream = '%s' AND generation = %"
+	    PRIu64 " AND offset >= %" PRIu64 " FORMAT TabSeparated", table, m,
+	    p, sink_stream_name(st->id), st->loss_gen, st->loss_from);
+	s->op = OP_LOSS;
+	s->requests++;
+	rc = ch_client_post(s->http, s->check_url, s->loss_sql,
+	    strlen(s->loss_sql), (long)s->timeout_ms, loss_done, s);
+	if (rc != 0) {
+		fail(s, "counting lost bytes: ", strerror(-rc));
+		return;
+	}
+	s->pending++;
+}
+
 /* --- the cycle -------------------------------------------------------- */
 
 /* The current generation is all sent (or lost): take the next one. */
@@ -666,6 +774,15 @@ kick(struct sink *s)
 	 * builder, which is one thread's at a time: wait for it. */
 	if (s->closing || s->refused || s->op != OP_IDLE || s->ahead != NULL)
 		return;
+	/* a loss is counted before anything else is read */
+	for (i = SINK_NSTREAMS - 1; i >= 0; i--)
+		if (s->st[i].loss_pending) {
+			if (!s->schema_ok)
+				check_start(s);
+			else
+				loss_start(s, &s->st[i]);
+			return;
+		}
 	/* fixes first: they are few, and status depends on them */
 	for (i = SINK_NSTREAMS - 1; i >= 0; i--) {
 		struct sstream	*c = &s->st[i];
@@ -863,7 +980,8 @@ sink_idle(const struct sink *s)
 		return 0;
 	for (i = 0; i < SINK_NSTREAMS; i++)
 		if (s->st[i].cur.offset < s->st[i].target ||
-		    s->st[i].next_pending || s->st[i].save_inflight ||
+		    s->st[i].next_pending || s->st[i].loss_pending ||
+		    s->st[i].save_inflight ||
 		    s->st[i].save_dirty)
 			return 0;
 	return 1;
@@ -892,7 +1010,7 @@ cJSON *
 sink_status_json(const struct sink *s)
 {
 	static const char *const ops[] = { "idle", "checking", "reading",
-					   "sending", "waiting" };
+					   "sending", "waiting", "counting" };
 	cJSON	*o = cJSON_CreateObject(), *streams;
 	uint64_t lag = 0;
 	int	 i;

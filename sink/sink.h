@@ -25,7 +25,9 @@
  * or at start the cursor's window hash does not match).  The owner's
  * generation numbers are only compared for change.  A generation whose
  * file was truncated in place before it was all sent cannot be read any
- * more: the bytes are counted in `lostBytes` and said in the log.  A file
+ * more: the bytes of it ClickHouse does not hold (asked, since an insert
+ * that timed out may be stored) are counted in `lostBytes` and said in
+ * the log.  A file
  * renamed away is still read to its end through the descriptor held.
  *
  * Everything runs on the loop thread; the work items touch only what they

@@ -18,7 +18,7 @@
 #include "sink/sink.h"
 #include "watchers/cursor.h"
 
-enum sink_op { OP_IDLE, OP_CHECK, OP_READ, OP_POST, OP_WAIT };
+enum sink_op { OP_IDLE, OP_CHECK, OP_READ, OP_POST, OP_WAIT, OP_LOSS };
 
 struct sstream {
 	struct sink	*s;
@@ -39,6 +39,13 @@ struct sstream {
 	int		 verified;	/* cur checked against fd this run */
 	int		 loaded;	/* cur came from a file */
 	uint64_t	 lost_bytes, lost_generations;
+	/* A generation found gone before it was all acknowledged: what
+	 * ClickHouse holds of it is asked before the loss is counted
+	 * (OP_LOSS), because an insert whose answer never came may have
+	 * been stored all the same. */
+	int		 loss_pending;
+	uint64_t	 loss_gen, loss_from, loss_to;
+	char		 loss_why[CURSOR_WHY_MAX];
 	uint64_t	 rows, batches;
 	int64_t		 pending_since;	/* first unsent announcement, 0 */
 
@@ -100,6 +107,7 @@ struct sink {
 	int		 refused;	/* a newer schema: never write */
 	struct schema_info schema;
 	char		 check_sql[256];
+	char		 loss_sql[1536];	/* OP_LOSS's body, held */
 	char		*check_url;
 	char		*insert_url;
 

@@ -567,6 +567,39 @@ test('POST /records appends a batch in order, says what it refused and why, and 
   }
 });
 
+// docs/json.md: a number beyond a double's range is no number.  It was
+// taken, and /issues then said `worst.value: null` against its schema.
+test('a number beyond a double\'s range: POST /records refuses it, the fold skips a line holding one, /issues stays in its schema', async () => {
+  const p = project();
+  const d = await start(p);
+  try {
+    const ok = { type: 'hitch', at: at(1), phase: 'play', frameMs: 150, classification: { guess: 'long-render' } };
+    const nd = `${JSON.stringify(ok)}\n{"type":"hitch","at":"${at(2)}","phase":"play","frameMs":1e999999}\n`;
+    let r = await ingest(d, nd);
+    assert.equal(r.status, 200, r.text);
+    valid('records-output.json', r.json);
+    assert.deepEqual([r.json.records, r.json.accepted, r.json.refused], [2, 1, 1]);
+    assert.match(r.json.refusals[0].reason, /number out of range/);
+    // an array is one JSON text: refused whole, like any bad grammar
+    r = await ingest(d, `[${JSON.stringify(ok)},{"type":"hitch","at":"${at(3)}","frameMs":-1E+400}]`);
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.json.error.message, /number out of range/);
+    assert.equal(perfLines(p).length, 1);
+    // a game writing the file itself: the line is skipped and counted
+    appendFromProcess(perfPath(p), `{"type":"hitch","at":"${at(4)}","phase":"play","frameMs":1e999999,"classification":{"guess":"long-render"}}\n`);
+    await d.caughtUp();
+    const s = await d.status();
+    assert.equal(s.counts.folded, 1);
+    assert.equal(s.counts.skipped, 1);
+    const issues = valid('issues.json', await d.get(`${API}/issues`));
+    assert.deepEqual(issues.issues.map((i) => i.worst && i.worst.value), [150]);
+    assert.equal(issues.skipped[0].reason, 'number out of range');
+    assert.deepEqual(comparable(issues), comparable(cli(['issues', '--json', '--project', p])));
+  } finally {
+    await d.stop();
+  }
+});
+
 test('POST /records is a write: the body limit, the content type, the Origin or the token', async () => {
   const p = project();
   const d = await start(p);

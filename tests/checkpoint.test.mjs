@@ -292,33 +292,109 @@ test('a torn, damaged or foreign checkpoint file is not used', async () => {
 // window are not seen through it (the identity rule is the cursor's,
 // DESIGN §8.4), while a fold from byte 0 sees them; and when the window
 // itself changes, the CLI folds from byte 0 too.
-test('sloptimize issues and history read the daemon\'s checkpoint', async () => {
+// Bytes the CLI read from perf.jsonl, by strace (read/pread64 on a
+// descriptor strace -y names): how a test tells a fold that resumed from
+// the checkpoint (a window's worth) from one that read the file.
+function perfBytesRead(env, args, perf) {
+  const out = path.join(tmpdir('strace'), 'out');
+  const r = spawnSync('strace', ['-f', '-y', '-e', 'trace=read,pread64', '-o', out, CLI, ...args],
+    { env, encoding: 'utf8' });
+  if (r.error) return null;		// no strace: the caller says so
+  assert.equal(r.status, 0, r.stderr);
+  let n = 0;
+  for (const l of fs.readFileSync(out, 'utf8').split('\n')) {
+    const m = /^\d+\s+(?:read|pread64)\((\d+)<([^>]*)>,.*\)\s+=\s+(\d+)/.exec(l);
+    if (m && m[2] === perf) n += Number(m[3]);
+  }
+  return { n, stdout: r.stdout };
+}
+
+// A file's times witness "nothing wrote since" only once settled
+// (project/filemark.h, FILEMARK_SETTLED_NS): wait for that, not a sleep.
+async function settled(file) {
+  await waitFor(() => Date.now() - fs.statSync(file).ctimeMs > 2100, { timeout: 5000, what: 'the file settled' });
+}
+
+test('sloptimize issues and history read the daemon\'s checkpoint, and see every edit under it', async () => {
   const p = project(7);
+  await settled(perfPath(p));
   const d = new Daemon(p, { args: ARGS });
   try {
     await d.start();
     await saved(d);
     await sameAsFresh(d, 'before');
     await d.stop();
-    const buf = fs.readFileSync(perfPath(p));
-    const before = cli(d.env, ['issues', '--json', '--project', p, '--now', NOW]);
-    // rewrite a heartbeat's number near the start, same length, same inode
+    const perf = fs.realpathSync(perfPath(p));
+    const size = fs.statSync(perf).size;
+    const args = ['history', '--json', '--project', p, '--now', NOW];
+    // untouched since the save: the fold resumes, reading a window of it
+    const fast = perfBytesRead(d.env, args, perf);
+    if (fast === null) console.log('# no strace: how much was read is not checked');
+    else assert.ok(fast.n < 64 * 1024, `read ${fast.n} of ${size} bytes`);
+    // rewrite a heartbeat's number near the start, same length, same
+    // inode: more than 4 KiB before the checkpoint's offset (issue 23)
+    const buf = fs.readFileSync(perf);
     const i = buf.indexOf('"p95Ms":');
     assert.ok(i > 0 && i < buf.length - 8192);
-    const fd = fs.openSync(perfPath(p), 'r+');
+    const fd = fs.openSync(perf, 'r+');
     fs.writeSync(fd, Buffer.from('"p95Mx"'), 0, 7, i);
     fs.closeSync(fd);
-    const through = cli(d.env, ['history', '--json', '--project', p, '--now', NOW]);
-    const fresh = cli(d.env, ['history', '--json', '--no-checkpoint', '--project', p, '--now', NOW]);
-    assert.notEqual(through, fresh, 'the checkpoint was read, not the bytes under it');
-    assert.equal(cli(d.env, ['issues', '--json', '--project', p, '--now', NOW]), before);
+    const fresh = cli(d.env, [...args, '--no-checkpoint']);
+    assert.equal(cli(d.env, args), fresh, 'the edit under the checkpoint is seen');
+    assert.equal(cli(d.env, ['issues', '--json', '--project', p, '--now', NOW]),
+      cli(d.env, ['issues', '--json', '--no-checkpoint', '--project', p, '--now', NOW]));
+    const slow = perfBytesRead(d.env, args, perf);
+    if (slow !== null) assert.ok(slow.n >= size, `read ${slow.n} of ${size} bytes`);
     // the window before the checkpoint's offset changed: from byte 0
-    fs.appendFileSync(perfPath(p), '\n');
-    const size = fs.statSync(perfPath(p)).size;
-    fs.truncateSync(perfPath(p), size - 2);
-    fs.appendFileSync(perfPath(p), ' \n');
-    assert.equal(cli(d.env, ['history', '--json', '--project', p, '--now', NOW]),
-      cli(d.env, ['history', '--json', '--no-checkpoint', '--project', p, '--now', NOW]));
+    fs.appendFileSync(perf, '\n');
+    fs.truncateSync(perf, size - 1);
+    fs.appendFileSync(perf, ' \n');
+    assert.equal(cli(d.env, args), cli(d.env, [...args, '--no-checkpoint']));
+  } finally {
+    await d.stop();
+  }
+});
+
+// Issue 23: what the checkpoint's 4 KiB window missed, with the daemon.
+test('a same-length edit far before the checkpoint, or perf.jsonl made again with its inode and last 4 KiB: not resumed', async () => {
+  const p = project(8);
+  const d = new Daemon(p, { args: ARGS });
+  const perf = perfPath(p);
+  try {
+    await d.start();
+    await saved(d);
+    await d.stop();
+    // (a) one heartbeat's member renamed in place, far before the offset
+    let buf = fs.readFileSync(perf);
+    const i = buf.indexOf('"p95Ms":');
+    assert.ok(i > 0 && i < buf.length - 8192);
+    const fd = fs.openSync(perf, 'r+');
+    fs.writeSync(fd, Buffer.from('"p95Mx"'), 0, 7, i);
+    fs.closeSync(fd);
+    await d.start();
+    let c = await ckptStatus(d);
+    assert.equal(c.resumed, false, 'resumed from a checkpoint of other bytes');
+    assert.match(c.why, /bytes before the checkpoint changed/);
+    assert.equal((await d.status()).generation, 2, 'the cursor saw it too: a new generation');
+    await sameAsFresh(d, 'after a same-length edit far back');
+    await saved(d);
+    await d.stop();
+    // (b) deleted and made again: another first heartbeat, the same
+    // size and last 4 KiB; ext4 gives it the old inode at once
+    buf = fs.readFileSync(perf);
+    const ino = fs.statSync(perf).ino;
+    const j = buf.indexOf('"p95Mx":');
+    buf.write('"p95Ms"', j);
+    fs.unlinkSync(perf);
+    fs.writeFileSync(perf, buf);
+    const reused = fs.statSync(perf).ino === ino;
+    await d.start();
+    c = await ckptStatus(d);
+    assert.equal(c.resumed, false);
+    assert.match(c.why, reused ? /bytes before the checkpoint changed/ : /dev\/inode/);
+    if (!reused) console.log('# the file system gave the new file another inode');
+    assert.equal((await d.status()).generation, 3);
+    await sameAsFresh(d, 'after the file was made again');
   } finally {
     await d.stop();
   }

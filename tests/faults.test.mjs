@@ -150,6 +150,48 @@ test('the disk fills while fixes are appended: CLI and POST /fixes say so, keep 
   }
 });
 
+// `sloptimize replay` wrote a record through short writes until the disk
+// refused the rest, leaving a torn record at the end of perf.jsonl; it
+// now undoes a short write and stops, as `fix` and POST /records do.
+test('the disk fills while `sloptimize replay` appends: it says so, leaves no torn record, and replays again once there is room',
+  { timeout: 60000 }, async (t) => {
+  const p = tmpdir('proj');
+  const dir = path.join(p, '.sloptimize');
+  fs.mkdirSync(dir);
+  const why = mount(dir, 'size=256k');
+  if (why) { t.skip(`cannot mount a tmpfs here: ${why}`); return; }
+  try {
+    // perf.jsonl ends 60 bytes short of a page: a full tmpfs still takes
+    // 60 bytes of a longer write there, and not one more
+    appendFromProcess(perfPath(p), hitch(150) + '\n');
+    padToPage(perfPath(p));
+    const tail = '{"type":"note","at":"2026-09-01T09:00:00.000Z","pad":""}\n';
+    appendFromProcess(perfPath(p), tail.replace('"pad":""', `"pad":"${'x'.repeat(4096 - 60 - tail.length)}"`));
+    assert.equal(fs.statSync(perfPath(p)).size % 4096, 4096 - 60);
+    const before = fs.readFileSync(perfPath(p));
+    const rec = path.join(p, 'session.jsonl');
+    fs.writeFileSync(rec, [hitch(200), hitch(210, { note: 'y'.repeat(300) }), hitch(220)].join('\n') + '\n');
+    const filler = fill(dir);
+
+    const r = spawnSync(CLI, ['replay', rec, '--speed', '0', '--project', p], { encoding: 'utf8' });
+    assert.equal(r.status, 1, r.stderr);
+    const after = fs.readFileSync(perfPath(p));
+    assert.equal(after.length - before.length, 0, `nothing torn at the end of perf.jsonl: ${after.subarray(before.length)}`);
+    assert.deepEqual(after, before);
+    assert.match(r.stderr, /cannot append to .*perf\.jsonl: No space left on device \(line 1 of .* not written, nothing of it kept; the replay stops\)/);
+
+    fs.unlinkSync(filler);
+    const ok = spawnSync(CLI, ['replay', rec, '--speed', '0', '--project', p], { encoding: 'utf8' });
+    assert.equal(ok.status, 0, ok.stderr);
+    const text = fs.readFileSync(perfPath(p), 'utf8');
+    assert.ok(text.endsWith('\n'));
+    const lines = text.slice(before.length).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => l.frameMs), [200, 210, 220]);
+  } finally {
+    umount(dir);
+  }
+});
+
 test('the state directory turns read-only while records arrive: every wake still comes, the failing cursor save is said once and by its cause, and saves resume',
   { timeout: 60000 }, async (t) => {
   const p = tmpdir('proj');

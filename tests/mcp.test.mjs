@@ -325,3 +325,105 @@ test('protocol errors are structured JSON-RPC errors; EOF ends the server', asyn
   const none = await raw([], { timeout: 5000 });
   assert.deepEqual([none.code, none.msgs.length], [0, 0]);
 });
+
+// Raw bytes in, raw bytes out: each output line must be valid UTF-8 JSON
+// text holding one JSON-RPC message (issue 23: ids near 2^53 came back
+// rounded, invalid UTF-8 was echoed raw, a raw NUL cut a method to
+// "ping", and "id": 8.4e52 was cast to an integer — undefined).
+function rawBytes(lines, { dir = project, timeout = 15000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(CLI, ['mcp', '--project', dir], { env: env(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const out = [];
+    let err = '';
+    const t = setTimeout(() => { p.kill('SIGKILL'); reject(new Error(`mcp did not end at EOF within ${timeout} ms\n${err}`)); }, timeout);
+    p.stdout.on('data', (d) => out.push(d));
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('exit', (code, signal) => {
+      clearTimeout(t);
+      const bytes = Buffer.concat(out);
+      const strict = new TextDecoder('utf-8', { fatal: true });
+      const texts = [];
+      let start = 0;
+      for (let i = 0; i < bytes.length; i++) {
+        if (bytes[i] !== 10) continue;
+        texts.push(strict.decode(bytes.subarray(start, i)));	// throws on invalid UTF-8
+        start = i + 1;
+      }
+      assert.equal(start, bytes.length, 'every output line ends with a newline');
+      const msgs = texts.map((l) => {
+        const m = JSON.parse(l);
+        assert.equal(m.jsonrpc, '2.0');
+        assert.ok('id' in m && (m.result !== undefined) !== (m.error !== undefined), l);
+        return m;
+      });
+      resolve({ code, signal, texts, msgs, err });
+    });
+    p.stdin.end(Buffer.concat(lines.map((l) => Buffer.concat([Buffer.isBuffer(l) ? l : Buffer.from(l), Buffer.from('\n')]))));
+  });
+}
+
+test('raw requests: ids as written, strict JSON text in (-32700), valid JSON text out, no undefined casts', async () => {
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+  const euro = '€'.repeat(100);	// 300 bytes: "%.200s" would cut inside a character
+  const r = await rawBytes([
+    init,
+    '{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":-123456789012345678901234567890,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":8.4e52,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":10,"method":"'), Buffer.from([0xff, 0xfe]), Buffer.from('/x"}')]),
+    Buffer.from('{"jsonrpc":"2.0","id":11,"method":"ping\0junk"}', 'latin1'),
+    '{"jsonrpc":"2.0","id":12,"method":"ping\\u0000junk"}',
+    '{"jsonrpc":"2.0","id":13,"id":14,"method":"ping"}',
+    `{"jsonrpc":"2.0","id":15,"method":"${euro}"}`,
+    `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"${euro}"}}`,
+    '{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_history","arguments":{"buckets":8.4e52}}}',
+    '{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"get_history","arguments":{"buckets":-1e300}}}',
+    '{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"get_history","arguments":{"buckets":2.0}}}',
+  ]);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.signal, null);
+  const line = (id) => r.texts.find((t) => t.includes(`"id":${id},`) || t.includes(`"id":${id}}`));
+  // the id's own text, not a double's
+  for (const id of ['9007199254740991', '9007199254740993', '-123456789012345678901234567890', '8.4e52']) {
+    const t = line(id);
+    assert.ok(t, `an answer with id ${id}: ${r.texts.join('\n')}`);
+    assert.deepEqual(JSON.parse(t).result, {}, t);
+  }
+  assert.ok(!r.texts.some((t) => /e\+15/.test(t)), 'no id rounded to 15 digits');
+  const nulls = r.msgs.filter((m) => m.id === null).map((m) => [m.error.code, m.error.message]);
+  assert.deepEqual(nulls.map(([c]) => c), [-32600, -32700, -32700, -32700, -32600], JSON.stringify(nulls));
+  assert.match(nulls[0][1], /id is a string or an integer/);	// 1.5
+  assert.match(nulls[1][1], /number out of range/);			// 1e400
+  assert.match(nulls[2][1], /invalid UTF-8/);				// \xff\xfe, not echoed
+  assert.match(nulls[3][1], /NUL byte|control character/);		// a raw NUL: no answer as "ping"
+  assert.match(nulls[4][1], /id is named more than once/);
+  assert.equal(r.msgs.find((m) => m.id === 11), undefined, 'the raw NUL cut the method to "ping"');
+  assert.equal(r.msgs.find((m) => m.id === 12).error.code, -32600);
+  assert.match(r.msgs.find((m) => m.id === 12).error.message, /u0000/);
+  // a name cut at 200 bytes inside a character is still UTF-8 (checked
+  // by the strict decoder above)
+  assert.equal(r.msgs.find((m) => m.id === 15).error.code, -32601);
+  assert.equal(r.msgs.find((m) => m.id === 16).error.code, -32602);
+  for (const id of [17, 18]) {
+    const a = r.msgs.find((m) => m.id === id);
+    assert.equal(a.result.isError, true);
+    assert.match(a.result.content[0].text, /buckets is a whole number from 1 to 1000/);
+  }
+  assert.equal(structured(r.msgs.find((m) => m.id === 19).result).buckets.length, 2);
+});
+
+test('the SDK client: an argument far out of range is a tool error, a \\u0000 is refused with the request\'s id', async () => {
+  const { client } = await connect();
+  try {
+    toolError(await client.callTool({ name: 'get_history', arguments: { buckets: 8.4e52 } }), /buckets is a whole number from 1 to 1000/);
+    toolError(await client.callTool({ name: 'get_issues', arguments: { limit: -8.4e52 } }), /limit is a whole number/);
+    await assert.rejects(client.callTool({ name: 'propose_fix', arguments: { title: 'cut\u0000here', footprints: ['0badf00d'] } }),
+      (e) => e.code === -32600 && /u0000/.test(e.message));
+    assert.equal(structured(await client.callTool({ name: 'get_history', arguments: { buckets: 3 } })).buckets.length, 3);
+  } finally {
+    await client.close();
+  }
+});

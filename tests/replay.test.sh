@@ -69,14 +69,18 @@ p=$tmp/p3; mkdir "$p"
 	echo ''						# line 5: blank
 	echo '{"type":"hitch","frameMs":120}'		# line 6: no at
 	printf '%s\r\n' "$(sed -n 3p "$demo")"		# line 7: CRLF
+	echo '{"type":"hitch","frameMs":1e999999}'	# line 8: beyond a double
 } >"$tmp/bad.jsonl"
 "$bin" replay "$tmp/bad.jsonl" --speed 0 --project "$p" >"$tmp/out" \
 	2>"$tmp/err" || fail "replay of bad input exited $?"
-grep -q "^replayed 4 records (2 skipped) into " "$tmp/out" ||
+grep -q "^replayed 4 records (3 skipped) into " "$tmp/out" ||
 	fail "bad-input summary: $(cat "$tmp/out")"
 grep -q "bad.jsonl:3: " "$tmp/err" || fail "line 3 not reported: $(cat "$tmp/err")"
 grep -q "bad.jsonl:4: " "$tmp/err" || fail "line 4 not reported"
-[ "$(grep -c skipped "$tmp/err")" = 2 ] || fail "more than two reports"
+# cJSON would have written it as "frameMs":null (docs/json.md)
+grep -q "bad.jsonl:8: number out of range" "$tmp/err" ||
+	fail "line 8 not reported: $(cat "$tmp/err")"
+[ "$(grep -c skipped "$tmp/err")" = 3 ] || fail "more than three reports"
 { head -n 2 "$demo"; echo '{"type":"hitch","frameMs":120}'; sed -n 3p "$demo"; } \
 	>"$tmp/good.jsonl"
 python3 "$tmp/compare.py" "$p/.sloptimize/perf.jsonl" "$tmp/good.jsonl" ||

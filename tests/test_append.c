@@ -123,6 +123,14 @@ append_validator_table(void **state)
 		{ "{\"type\":\"\xff\"}", 0, 0, "UTF-8" },
 		{ "{\"type\":\"x\",\"t\":\"cut\\u0000\"}", 0, 0, "u0000" },
 		{ "[1,2]", 0, 0, "object" },
+		/* numbers beyond a double's range (docs/json.md) */
+		{ "{\"type\":\"hitch\",\"at\":\"2026-11-29T12:00:00Z\","
+		    "\"frameMs\":1e999999}", 0, 0, "number out of range" },
+		{ "{\"type\":\"x\",\"at\":\"2026-11-29T12:00:00Z\","
+		    "\"w\":[{\"frameMs\":-1e400}]}", 0, 0, "out of range" },
+		{ "{\"type\":\"x\",\"at\":\"2026-11-29T12:00:00Z\","
+		    "\"tiny\":1e-400,\"max\":1.7976931348623157e308}", 1, 1,
+		    NULL },
 		{ "", 0, 0, NULL },
 	};
 	char	why[PROJECT_WHY_MAX];
@@ -244,6 +252,48 @@ append_batch_lists_64_counts_all(void **state)
 	assert_int_equal(b.refused, 100);
 	assert_int_equal(b.nlisted, PROJECT_REFUSALS_KEPT);
 	assert_int_equal(b.list[63].index, 63);
+}
+
+/* A number beyond a double's range: in NDJSON that record alone is
+ * refused, an array (one JSON text, like any other bad grammar) whole; a
+ * fix record holding an infinity (what cJSON makes of 1e999999) too. */
+static void
+append_refuses_numbers_out_of_range(void **state)
+{
+	struct fx		*fx = *state;
+	struct project_batch	 b;
+	char			 why[PROJECT_WHY_MAX], *got, *line;
+	const char		*nd =
+	    "{\"type\":\"hitch\",\"at\":\"2026-11-29T12:00:00Z\",\"frameMs\":150}\n"
+	    "{\"type\":\"hitch\",\"at\":\"2026-11-29T12:00:01Z\",\"frameMs\":1e999999}\n";
+	const char		*arr =
+	    "[{\"type\":\"hitch\",\"at\":\"2026-11-29T12:00:00Z\",\"frameMs\":150},"
+	    "{\"type\":\"hitch\",\"at\":\"2026-11-29T12:00:01Z\",\"frameMs\":-1E+400}]";
+	cJSON			*rec;
+	size_t			 len;
+	int			 force;
+
+	assert_int_equal(project_records_append(fx->root, nd, strlen(nd),
+	    NULL, &b, why, sizeof(why)), 0);
+	assert_int_equal(b.records, 2);
+	assert_int_equal(b.accepted, 1);
+	assert_int_equal(b.list[0].index, 1);
+	assert_non_null(strstr(b.list[0].why, "number out of range"));
+	assert_int_equal(project_records_append(fx->root, arr, strlen(arr),
+	    NULL, &b, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "number out of range"));
+	got = slurp(fx->perf);
+	assert_string_equal(got, "{\"type\":\"hitch\",\"at\":"
+	    "\"2026-11-29T12:00:00Z\",\"frameMs\":150}\n");
+	free(got);
+
+	rec = cJSON_Parse("{\"title\":\"t\",\"before\":{\"p95Ms\":1e999}}");
+	assert_non_null(rec);
+	assert_int_equal(project_fix_line(rec, &force, &line, &len, why,
+	    sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "number out of range in \"p95Ms\""));
+	assert_null(line);
+	cJSON_Delete(rec);
 }
 
 /* --- fixes -------------------------------------------------------------- */
@@ -406,6 +456,8 @@ main(void)
 		    append_batch_ndjson_and_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    append_batch_lists_64_counts_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    append_refuses_numbers_out_of_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    append_fix_filled_in_and_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(append_lock_deadline_and_gone,

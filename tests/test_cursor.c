@@ -119,6 +119,38 @@ sample(struct cursor *c)
 	c->size_seen = 1048600;
 	c->hash_len = CURSOR_WINDOW;
 	c->hash = 0x0123456789abcdefULL;
+	c->flags = FILEMARK_PREFIX | FILEMARK_STAT;
+	c->prefix = 0xdeadbeef;
+	c->st_size = 1048600;
+	c->mtime_ns = -1234567890123LL;		/* before 1970: kept */
+	c->ctime_ns = 1790812800123456789LL;
+}
+
+/*
+ * cursor_for, bound to the whole prefix and the file as it is now — its
+ * times taken as settled (`settled`: as if FILEMARK_SETTLED_NS had
+ * passed since the last write) or as they are: just written, unsettled.
+ */
+static void
+cursor_bound(const char *path, uint64_t offset, struct cursor *c,
+    int settled)
+{
+	struct filemark	fm = { 0 };
+	int		fd = open(path, O_RDONLY);
+
+	cursor_for(path, offset, c);
+	assert_true(fd >= 0);
+	assert_int_equal(filemark_prefix(fd, offset, &c->prefix), 0);
+	assert_int_equal(filemark_stat(fd, &fm), 0);
+	assert_int_equal(fm.flags & FILEMARK_STAT, 0);	/* just written */
+	if (settled)
+		assert_int_equal(filemark_stat_at(fd, &fm, fm.ctime_ns +
+		    FILEMARK_SETTLED_NS), 0);
+	close(fd);
+	c->flags = FILEMARK_PREFIX | fm.flags;
+	c->st_size = fm.size;
+	c->mtime_ns = fm.mtime_ns;
+	c->ctime_ns = fm.ctime_ns;
 }
 
 /* --- format ----------------------------------------------------------- */
@@ -273,8 +305,18 @@ cursor_inconsistent_refused(void **state)
 		"sloptimize-cursor 1\ngeneration 1\noffset 10000\ndev 1\n"
 		"ino 2\nsize 20000\nhashlen 10\nhash 0000000000000000\n",
 		/* unknown version */
+		"sloptimize-cursor 9\ngeneration 1\noffset 0\ndev 1\n"
+		"ino 2\nsize 0\nhashlen 0\nhash 0000000000000000\n",
+		/* version 2 without its binding */
 		"sloptimize-cursor 2\ngeneration 1\noffset 0\ndev 1\n"
 		"ino 2\nsize 0\nhashlen 0\nhash 0000000000000000\n",
+		/* unknown binding flags, a prefix past 32 bits */
+		"sloptimize-cursor 2\ngeneration 1\noffset 0\ndev 1\n"
+		"ino 2\nsize 0\nhashlen 0\nhash 0000000000000000\nbound 4\n"
+		"prefix 00000000\nstsize 0\nmtime 0\nctime 0\n",
+		"sloptimize-cursor 2\ngeneration 1\noffset 0\ndev 1\n"
+		"ino 2\nsize 0\nhashlen 0\nhash 0000000000000000\nbound 1\n"
+		"prefix 100000000\nstsize 0\nmtime 0\nctime 0\n",
 		/* a sign */
 		"sloptimize-cursor 1\ngeneration -1\noffset 0\ndev 1\n"
 		"ino 2\nsize 0\nhashlen 0\nhash 0000000000000000\n",
@@ -447,6 +489,103 @@ cursor_verify_big_window(void **state)
 	free(big);
 }
 
+/* A cursor file of version 1 (before issue 23) is still read: the
+ * window alone binds it, as it did. */
+static void
+cursor_version_1_read(void **state)
+{
+	struct fx	*fx = *state;
+	static const char body[] = "sloptimize-cursor 1\ngeneration 4\n"
+	    "offset 10\ndev 1\nino 2\nsize 20\nhashlen 10\n"
+	    "hash 00000000deadbeef\n";
+	struct cursor	 d;
+	char		 img[512], why[CURSOR_WHY_MAX];
+	int		 n;
+
+	n = snprintf(img, sizeof(img), "%ssum %08x\n", body,
+	    fnv1a32(body, strlen(body)));
+	put(fx->cursor, img, (size_t)n);
+	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)), 0);
+	assert_int_equal(d.generation, 4);
+	assert_int_equal(d.offset, 10);
+	assert_int_equal(d.flags, 0);
+}
+
+/*
+ * Issue 23: what the window alone missed, seen by the whole prefix.
+ * (a) A same-length edit 10 KB before the cursor.  (b) The file deleted
+ * and made again with the same last 4 KiB, its inode reused (ext4 does
+ * it at once; here the cursor is given the new file's inode, as if).
+ * And the price: untouched since, nothing is read — a cursor whose CRC
+ * is wrong passes while the size and times are those it was taken with.
+ */
+static void
+cursor_verify_whole_prefix(void **state)
+{
+	struct fx	*fx = *state;
+	struct cursor	 c;
+	struct stat	 st;
+	char		 why[CURSOR_WHY_MAX], *big, other[PATH_MAX + 32];
+	int		 fd;
+
+	big = malloc(20000);
+	memset(big, 'a', 20000);
+	big[9999] = '\n';
+	big[19999] = '\n';
+	put(fx->file, big, 20000);
+	cursor_bound(fx->file, 20000, &c, 1);
+	fd = open(fx->file, O_RDWR);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	/* (a) */
+	assert_int_equal(pwrite(fd, "b", 1, 100), 1);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "the 20000 bytes before the cursor "
+	    "changed"));
+	/* put back, the times moved: read again, and it holds */
+	assert_int_equal(pwrite(fd, "a", 1, 100), 1);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	close(fd);
+
+	/* untouched: the prefix is not read */
+	cursor_bound(fx->file, 20000, &c, 1);
+	c.prefix ^= 1;
+	fd = open(fx->file, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	c.ctime_ns++;			/* as if written since */
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	close(fd);
+	/* unsettled times witness nothing: read, refused */
+	cursor_bound(fx->file, 20000, &c, 0);
+	assert_int_equal(c.flags & FILEMARK_STAT, 0);
+	c.prefix ^= 1;
+	fd = open(fx->file, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	close(fd);
+
+	/*
+	 * (b): a settled mark of the old file — its last write 3 s before
+	 * the new file was made, as a settled mark must be — and the file
+	 * made again, with the old inode and the same size and last 4 KiB.
+	 */
+	cursor_bound(fx->file, 20000, &c, 1);
+	snprintf(other, sizeof(other), "%s.again", fx->file);
+	big[0] = 'z';
+	put(other, big, 20000);
+	assert_int_equal(stat(other, &st), 0);
+	c.dev = (uint64_t)st.st_dev;
+	c.ino = (uint64_t)st.st_ino;
+	c.mtime_ns = c.ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 +
+	    st.st_ctim.tv_nsec - 3 * 1000000000LL;
+	fd = open(other, O_RDONLY);
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "deleted and made again"));
+	/* without the prefix (a version 1 cursor) it was taken as the same */
+	c.flags = 0;
+	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
+	close(fd);
+	free(big);
+}
+
 /*
  * kill -9 at any point of a save leaves either the old cursor or the new
  * one, never a torn file.  A child saves in a loop and reports each save
@@ -524,6 +663,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(cursor_verify_mid_line, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_version_1_read, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(cursor_verify_whole_prefix,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(cursor_verify_big_window,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(cursor_save_survives_kill9,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ledger/footprint.h"
 #include "ledger/linesplit.h"
 
 struct got {
@@ -130,11 +131,92 @@ linesplit_reset_starts_over(void **state)
 	linesplit_free(&ls);
 }
 
+/*
+ * The prefix CRC (issue 23: what a cursor binds its offset to): inside
+ * every line's callback, and after, it is the CRC-32C of the stream up
+ * to the end of that line, over-long lines and their newlines included,
+ * however the stream is chunked; from a resume point it goes on from the
+ * CRC given; not asked for, it is not kept.
+ */
+struct pcheck {
+	struct linesplit	*ls;
+	const char		*in;
+	int			 n;
+};
+
+static void
+pc_check(struct pcheck *c, uint64_t end)
+{
+	uint32_t	crc;
+	uint64_t	at;
+
+	assert_int_equal(linesplit_prefix(c->ls, &crc, &at), 1);
+	assert_int_equal(at, end);
+	assert_int_equal(crc, crc32c_more(0, c->in, (size_t)end));
+	c->n++;
+}
+
+static void
+pc_line(void *arg, const char *line, size_t len, uint64_t off)
+{
+	(void)line;
+	pc_check(arg, off + len + 1);
+}
+
+static void
+pc_long(void *arg, uint64_t off, uint64_t len)
+{
+	pc_check(arg, off + len + 1);
+}
+
+static void
+linesplit_prefix_crc(void **state)
+{
+	char			 in[200];
+	struct linesplit	 ls;
+	struct pcheck		 c;
+	size_t			 len, step, i;
+	uint32_t		 crc;
+	uint64_t		 at;
+
+	(void)state;
+	snprintf(in, sizeof(in), "a\nbb\n\n%s\nccc\n%s\nd\nee",
+	    "a line longer than sixteen bytes", "xxxxxxxxxxxxxxxxxxxxxxxxxx");
+	len = strlen(in);
+	for (step = 1; step <= len; step++) {
+		linesplit_init(&ls, 16, pc_line, pc_long, &c);
+		c.ls = &ls;
+		c.in = in;
+		c.n = 0;
+		linesplit_prefix_start(&ls, 0, 0);
+		for (i = 0; i < len; i += step)
+			assert_int_equal(linesplit_feed(&ls, in + i,
+			    len - i < step ? len - i : step), 0);
+		assert_int_equal(c.n, 7);
+		assert_int_equal(linesplit_prefix(&ls, &crc, &at), 1);
+		assert_int_equal(at, len - 2);	/* "ee" is unfinished */
+		linesplit_free(&ls);
+	}
+	/* from a resume point, with the CRC of what came before it */
+	linesplit_init(&ls, 16, pc_line, pc_long, &c);
+	c.ls = &ls;
+	c.n = 0;
+	linesplit_reset(&ls, 5);
+	linesplit_prefix_start(&ls, 5, crc32c_more(0, in, 5));
+	assert_int_equal(linesplit_feed(&ls, in + 5, len - 5), 0);
+	assert_int_equal(c.n, 5);
+	/* a reset forgets it until it is asked for again */
+	linesplit_reset(&ls, 0);
+	assert_int_equal(linesplit_prefix(&ls, &crc, &at), 0);
+	linesplit_free(&ls);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(linesplit_any_chunking),
+		cmocka_unit_test(linesplit_prefix_crc),
 		cmocka_unit_test(linesplit_overlong_line_is_one_unit),
 		cmocka_unit_test(linesplit_reset_starts_over),
 	};

@@ -9,6 +9,7 @@
  * save killed at any point — is refused with its reason, and the answer
  * is still a fold from byte 0.  Never a wrong catalogue.
  */
+#define _GNU_SOURCE	/* memmem */
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -31,6 +32,7 @@
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 #include "project/checkpoint.h"
+#include "project/filemark.h"
 #include "project/project.h"
 
 #define NOW	1790812800000LL		/* 2026-10-01T00:00:00Z */
@@ -161,6 +163,14 @@ mark_of(const struct fx *fx, struct checkpoint_mark *m, uint64_t gen)
 	m->fixes_offset = fixes.n;
 	m->fixes_hash = fnv1a64(fixes.p ? fixes.p : "", fixes.n);
 	m->written_ms = NOW;
+	/* the whole prefix, and the file as it is now (filemark.h) */
+	m->flags = FILEMARK_PREFIX | FILEMARK_STAT;
+	m->prefix = crc32c_more(0, perf.p ? perf.p : "", perf.n);
+	m->st_size = (uint64_t)st.st_size;
+	m->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+	    st.st_mtim.tv_nsec;
+	m->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 +
+	    st.st_ctim.tv_nsec;
 	free(perf.p);
 	free(fixes.p);
 }
@@ -397,6 +407,67 @@ checkpoint_refused_when_perf_changed(void **state)
 	put_file(copy, perf.p, perf.n, 0);
 	assert_int_equal(rename(copy, fx->perf), 0);
 	expect_refused(fx, "perf.jsonl was replaced while stopped");
+	free(perf.p);
+	free(fixes.p);
+}
+
+/*
+ * Issue 23: a same-length edit more than 4 KiB before the offset, with
+ * the window and the inode as they were, is seen — by the CRC of the
+ * whole prefix, read because the file's times moved.  Untouched since
+ * the save (the times as they were) the prefix is not read: a mark whose
+ * CRC is wrong still resumes then, which is what makes a restart O(new
+ * bytes); one write later it is read and refused.
+ */
+static void
+checkpoint_refused_when_prefix_changed(void **state)
+{
+	struct fx		*fx = *state;
+	struct bytes		 perf, fixes, ck;
+	struct checkpoint_file	 f;
+	struct checkpoint_mark	 m;
+	char			 why[CHECKPOINT_WHY_MAX];
+	const char		*at;
+	size_t			 cut;
+	int			 fd;
+
+	half_way(fx, &perf, &fixes, &cut);
+	assert_true(cut > 3 * CHECKPOINT_WINDOW);
+	at = memmem(perf.p, cut - 2 * CHECKPOINT_WINDOW, "\"p95Ms\":", 8);
+	assert_non_null(at);
+	assert_true((fd = open(fx->perf, O_WRONLY)) >= 0);
+	assert_int_equal(pwrite(fd, "\"p95Mx\"", 7, at - perf.p), 7);
+	close(fd);
+	expect_refused(fx, "bytes before the checkpoint changed");
+
+	/* untouched since the save: the prefix is not read */
+	free(perf.p);
+	free(fixes.p);
+	unlink(fx->perf);
+	unlink(fx->fixes);
+	unlink(fx->ckpt);
+	half_way(fx, &perf, &fixes, &cut);
+	save_now(fx, fx->ckpt);		/* of the whole file, as it is */
+	assert_int_equal(checkpoint_open(fx->ckpt, &f, &m, why, sizeof(why)),
+	    0);
+	checkpoint_close(&f);
+	assert_true((fd = open(fx->perf, O_RDONLY)) >= 0);
+	assert_int_equal(checkpoint_verify_perf(&m, fd, why, sizeof(why)), 0);
+	m.prefix ^= 1;			/* a CRC the file does not have */
+	assert_int_equal(checkpoint_verify_perf(&m, fd, why, sizeof(why)), 0);
+	m.st_size++;			/* as if written since: read, refused */
+	assert_int_equal(checkpoint_verify_perf(&m, fd, why, sizeof(why)),
+	    -ESTALE);
+	assert_non_null(strstr(why, "bytes before the checkpoint changed"));
+	m.prefix ^= 1;
+	assert_int_equal(checkpoint_verify_perf(&m, fd, why, sizeof(why)), 0);
+	m.flags = 0;			/* no prefix: never used */
+	assert_int_equal(checkpoint_verify_perf(&m, fd, why, sizeof(why)),
+	    -ESTALE);
+	close(fd);
+	ck = slurp(fx->ckpt);
+	assert_true(ck.n > 0);
+	free(ck.p);
 	free(perf.p);
 	free(fixes.p);
 }
@@ -641,6 +712,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    checkpoint_refused_when_perf_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    checkpoint_refused_when_prefix_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    checkpoint_refused_from_another_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(checkpoint_fixes_changed,

@@ -97,6 +97,7 @@ cursor_at_9(struct fx *fx)
 	c.offset = 9;
 	c.hash_len = 9;
 	c.hash = cursor_hash("a\nbb\nccc\n", 9);
+	c.prefix = crc32c_more(0, "a\nbb\nccc\n", 9);
 	assert_int_equal(cursor_save(fx->cursor, &c), 0);
 }
 
@@ -387,6 +388,86 @@ tailer_inode_reuse_while_stopped(void **state)
 }
 
 /*
+ * Issue 23: what the 4 KiB window missed.  A same-length edit further
+ * back, and the file deleted and made again with the same last 4 KiB
+ * (ext4 gives the new file the old inode at once: the reuse this
+ * stands for; elsewhere the new inode says "replaced").  Either is a new
+ * generation, not the old one's SEED.  Untouched since the save, the
+ * restart resumes; appended since, the prefix is read again and it
+ * resumes too.
+ */
+static void
+tailer_prefix_bound_while_stopped(void **state)
+{
+	struct fx	*fx = *state;
+	char		 big[6000], line[64];
+	struct stat	 a, b;
+	size_t		 n = 0;
+	int		 fd, i;
+
+	for (i = 0; n + 64 < sizeof(big); i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n,
+		    "line %04d of the first file\n", i);
+	put(fx->path, big);
+	tail_start(fx, 1);
+	WAIT(fx, CAUGHT_UP(fx));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	/* untouched: the same generation, everything before is SEED */
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	assert_null(strstr(fx->log, "R2"));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+	/* appended while stopped: the prefix is read again, and holds */
+	fd = open(fx->path, O_WRONLY | O_APPEND);
+	wr(fd, "appended\n");
+	close(fd);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	assert_null(strstr(fx->log, "R2"));
+	assert_non_null(strstr(fx->log, "S:line 0000 of the first file"));
+	assert_non_null(strstr(fx->log, " C:appended Y "));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+
+	/* (a) one byte of the first line, 5 KiB before the cursor */
+	fd = open(fx->path, O_WRONLY);
+	assert_int_equal(pwrite(fd, "F", 1, 17), 1);	/* "first" -> "First" */
+	close(fd);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	assert_non_null(strstr(fx->log, "R2 C:line 0000 of the First file"));
+	assert_non_null(strstr(fx->why, "bytes before the cursor changed"));
+	assert_int_equal(tailer_save_sync(&fx->t), 0);
+	tail_stop(fx);
+
+	/* (b) deleted, made again: another first line, the same tail */
+	assert_int_equal(stat(fx->path, &a), 0);
+	assert_int_equal(unlink(fx->path), 0);
+	memcpy(big, "LINE", 4);
+	fd = open(fx->path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	wr(fd, big);
+	wr(fd, "appended\n");
+	close(fd);
+	assert_int_equal(stat(fx->path, &b), 0);
+	log_clear(fx);
+	tail_start(fx, 1);
+	WAIT(fx, fx->readies == 1);
+	snprintf(line, sizeof(line), "R3 C:LINE 0000 of the first file");
+	assert_non_null(strstr(fx->log, line));
+	if (a.st_ino == b.st_ino)
+		assert_non_null(strstr(fx->why, "bytes before the cursor "
+		    "changed"));
+	else
+		assert_non_null(strstr(fx->why, "replaced"));
+}
+
+/*
  * Saves are coalesced (one in flight) but the last position always gets
  * written: after a burst read in many small chunks, the cursor on disk is
  * the end of the file, and there were fewer saves than reads.
@@ -630,6 +711,7 @@ main(void)
 		T(tailer_torn_cursor),
 		T(tailer_missing_at_start),
 		T(tailer_inode_reuse_while_stopped),
+		T(tailer_prefix_bound_while_stopped),
 		T(tailer_kill9_restart),
 		T(tailer_saves_coalesced),
 		T(tailer_idle_no_wakeups),

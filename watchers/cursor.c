@@ -26,7 +26,8 @@
 #include "project/statedir.h"
 #include "watchers/cursor.h"
 
-#define CURSOR_MAGIC	"sloptimize-cursor 1\n"
+#define CURSOR_MAGIC	"sloptimize-cursor 2\n"
+#define CURSOR_MAGIC_1	"sloptimize-cursor 1\n"	/* read, never written */
 #define CURSOR_FILE_MAX	1024	/* a real cursor is ~150 bytes */
 
 uint64_t
@@ -65,9 +66,15 @@ cursor_format(const struct cursor *c, char *buf, size_t cap)
 	    "ino %" PRIu64 "\n"
 	    "size %" PRIu64 "\n"
 	    "hashlen %" PRIu32 "\n"
-	    "hash %016" PRIx64 "\n",
+	    "hash %016" PRIx64 "\n"
+	    "bound %u\n"
+	    "prefix %08" PRIx32 "\n"
+	    "stsize %" PRIu64 "\n"
+	    "mtime %" PRIu64 "\n"
+	    "ctime %" PRIu64 "\n",
 	    c->generation, c->offset, c->dev, c->ino, c->size_seen,
-	    c->hash_len, c->hash);
+	    c->hash_len, c->hash, c->flags, c->prefix, c->st_size,
+	    (uint64_t)c->mtime_ns, (uint64_t)c->ctime_ns);
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOSPC;
 	m = snprintf(buf + n, cap - (size_t)n, "sum %08" PRIx32 "\n",
@@ -130,7 +137,8 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
     size_t cap)
 {
 	const char	*p, *end, *sumline;
-	uint64_t	 sum, hl;
+	uint64_t	 sum, hl, fl = 0, pre = 0, mt = 0, ct = 0;
+	int		 v1;
 
 	if (n == 0) {
 		say(why, cap, "cursor file empty (torn write)");
@@ -162,8 +170,12 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 	/* The checksum holds, so what follows fails only on a bad writer. */
 	p = buf;
 	end = sumline;
-	if ((size_t)(end - p) < strlen(CURSOR_MAGIC) ||
-	    memcmp(p, CURSOR_MAGIC, strlen(CURSOR_MAGIC)) != 0) {
+	/* version 1 (the window alone) is still read: the first start
+	 * after an upgrade keeps its generation */
+	v1 = (size_t)(end - p) >= strlen(CURSOR_MAGIC_1) &&
+	    memcmp(p, CURSOR_MAGIC_1, strlen(CURSOR_MAGIC_1)) == 0;
+	if (!v1 && ((size_t)(end - p) < strlen(CURSOR_MAGIC) ||
+	    memcmp(p, CURSOR_MAGIC, strlen(CURSOR_MAGIC)) != 0)) {
 		say(why, cap, "cursor file malformed (unknown header)");
 		return -EBADMSG;
 	}
@@ -174,10 +186,20 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 	    field(&p, end, "ino", 10, &c->ino) == -1 ||
 	    field(&p, end, "size", 10, &c->size_seen) == -1 ||
 	    field(&p, end, "hashlen", 10, &hl) == -1 ||
-	    field(&p, end, "hash", 16, &c->hash) == -1 || p != end) {
+	    field(&p, end, "hash", 16, &c->hash) == -1 || (!v1 &&
+	    (field(&p, end, "bound", 10, &fl) == -1 ||
+	    field(&p, end, "prefix", 16, &pre) == -1 ||
+	    field(&p, end, "stsize", 10, &c->st_size) == -1 ||
+	    field(&p, end, "mtime", 10, &mt) == -1 ||
+	    field(&p, end, "ctime", 10, &ct) == -1)) || p != end ||
+	    fl > (FILEMARK_PREFIX | FILEMARK_STAT) || pre > UINT32_MAX) {
 		say(why, cap, "cursor file malformed (bad field)");
 		return -EBADMSG;
 	}
+	c->flags = (unsigned)fl;
+	c->prefix = (uint32_t)pre;
+	c->mtime_ns = (int64_t)mt;
+	c->ctime_ns = (int64_t)ct;
 	c->hash_len = (uint32_t)(hl > CURSOR_WINDOW ? CURSOR_WINDOW + 1 : hl);
 	if (c->hash_len != (c->offset < CURSOR_WINDOW ? c->offset :
 	    CURSOR_WINDOW) || c->offset > c->size_seen) {
@@ -220,13 +242,40 @@ cursor_window_read(int fd, uint64_t offset, char *buf, uint32_t *len)
 	return filemark_pread(fd, buf, n, offset - n);
 }
 
+void
+cursor_to_mark(const struct cursor *c, struct filemark *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->offset = c->offset;
+	m->dev = c->dev;
+	m->ino = c->ino;
+	m->hash_len = c->hash_len;
+	m->hash = c->hash;
+	m->flags = c->flags;
+	m->prefix = c->prefix;
+	m->size = c->st_size;
+	m->mtime_ns = c->mtime_ns;
+	m->ctime_ns = c->ctime_ns;
+}
+
 int
 cursor_verify(const struct cursor *c, int fd, char *why, size_t cap)
 {
 	static const struct filemark_words w = { "the file", "the cursor" };
-	struct filemark	fm = { .offset = c->offset, .dev = c->dev,
-			    .ino = c->ino, .hash_len = c->hash_len,
-			    .hash = c->hash };
+	struct filemark	fm;
 
+	cursor_to_mark(c, &fm);
 	return filemark_verify(&fm, fd, &w, why, cap);
+}
+
+int
+cursor_verify_from(const struct cursor *c, const struct cursor *known, int fd,
+    char *why, size_t cap)
+{
+	static const struct filemark_words w = { "the file", "the cursor" };
+	struct filemark	fm, km;
+
+	cursor_to_mark(c, &fm);
+	cursor_to_mark(known, &km);
+	return filemark_verify_from(&fm, &km, fd, &w, why, cap);
 }

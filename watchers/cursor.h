@@ -39,7 +39,20 @@ struct cursor {
 	uint64_t	size_seen;	/* its size when saved (for the log) */
 	uint32_t	hash_len;	/* min(offset, CURSOR_WINDOW) */
 	uint64_t	hash;		/* cursor_hash of those bytes */
+	/*
+	 * More than the window (project/filemark.h): the CRC-32C of every
+	 * byte before the offset, and the file's size and times when the
+	 * cursor was taken.  flags 0 (a cursor file of version 1, or a
+	 * reader that keeps neither, like the sink): the window alone.
+	 */
+	unsigned	flags;		/* FILEMARK_PREFIX | FILEMARK_STAT */
+	uint32_t	prefix;
+	uint64_t	st_size;
+	int64_t		mtime_ns, ctime_ns;
 };
+
+/* The cursor as the filemark it is checked by (and back). */
+void	cursor_to_mark(const struct cursor *c, struct filemark *m);
 
 /* FNV-1a 64 (ledger/footprint.h) of the window; _more continues a
  * running hash. */
@@ -73,11 +86,21 @@ int	cursor_load(const char *path, struct cursor *c, char *why, size_t cap);
 /*
  * Does the open file `fd` still hold what `c` points into?  Checks, in
  * order: same dev and inode, size >= offset, the byte before offset is
- * '\n' (or offset is 0), and the hash of the bytes before offset.
- * Returns 0 (it does), -ESTALE with `why` set (it does not: start a new
- * generation from byte 0), or -errno if the file could not be read.
+ * '\n' (or offset is 0), the hash of the window before offset, and with
+ * FILEMARK_PREFIX the whole prefix: unchanged size and times, or its CRC
+ * read again (filemark_verify).  Returns 0 (it does), -ESTALE with `why`
+ * set (it does not: start a new generation from byte 0), or -errno if
+ * the file could not be read.
  */
 int	cursor_verify(const struct cursor *c, int fd, char *why, size_t cap);
+
+/*
+ * The same, when `known` (a position in the same file, with its prefix)
+ * was just checked by cursor_verify: only the bytes between the two
+ * offsets are read for the prefix (filemark_verify_from).
+ */
+int	cursor_verify_from(const struct cursor *c, const struct cursor *known,
+	    int fd, char *why, size_t cap);
 
 /*
  * Read the window before `offset` (min(offset, CURSOR_WINDOW) bytes) from

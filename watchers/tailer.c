@@ -183,6 +183,7 @@ static void
 stream_restart(struct tailer *t)
 {
 	linesplit_reset(&t->ls, 0);
+	linesplit_prefix_start(&t->ls, 0, 0);	/* the cursor's prefix CRC */
 	t->read_pos = t->chunk_start = 0;
 	t->chunk_len = t->feed_pos = 0;
 	t->win_len = 0;
@@ -257,6 +258,8 @@ stream_resume_at(struct tailer *t, const struct cursor *at, const char *win,
 {
 	stream_restart(t);
 	linesplit_reset(&t->ls, at->offset);
+	if (at->flags & FILEMARK_PREFIX)
+		linesplit_prefix_start(&t->ls, at->offset, at->prefix);
 	t->read_pos = t->chunk_start = at->offset;
 	memcpy(t->win, win, win_len);
 	t->win_len = win_len;
@@ -274,6 +277,9 @@ tailer_position(const struct tailer *t, struct cursor *c)
 void
 tailer_snapshot(const struct tailer *t, struct cursor *c)
 {
+	struct filemark	fm = { 0 };
+	uint64_t	at;
+
 	memset(c, 0, sizeof(*c));
 	c->generation = t->generation;
 	c->offset = t->delivered;
@@ -281,6 +287,17 @@ tailer_snapshot(const struct tailer *t, struct cursor *c)
 	c->ino = t->ino;
 	c->size_seen = t->size > t->delivered ? t->size : t->delivered;
 	window_hash(t, t->delivered, &c->hash, &c->hash_len);
+	/* bound to the whole prefix, and to the file as it is now: a
+	 * restart with the file untouched since reads none of it again
+	 * (project/filemark.h) */
+	if (linesplit_prefix(&t->ls, &c->prefix, &at) && at == t->delivered)
+		c->flags |= FILEMARK_PREFIX;
+	if (t->fd >= 0 && filemark_stat(t->fd, &fm) == 0) {
+		c->flags |= fm.flags & FILEMARK_STAT;
+		c->st_size = fm.size;
+		c->mtime_ns = fm.mtime_ns;
+		c->ctime_ns = fm.ctime_ns;
+	}
 }
 
 /* The chunk is fed: remember the cursor's hash and slide the window. */
@@ -418,21 +435,39 @@ probe_work(uv_work_t *req)
 		return;
 	if ((p->open_rc = open_regular(t->path, &p->new_fd, &p->fd_st)) < 0)
 		return;
-	if (p->verify)
+	/*
+	 * The consumer's own start (tailer_start_at) first when it has one
+	 * of the cursor's generation: the cursor is then checked from it,
+	 * reading only the bytes between the two for its prefix, not the
+	 * whole file again (cursor_verify_from).
+	 */
+	if (p->verify && t->start_at_set &&
+	    t->start_at.generation == t->start_cursor.generation) {
+		char	at_why[sizeof(p->why)];
+
+		p->at_rc = cursor_verify(&t->start_at, p->new_fd, at_why,
+		    sizeof(at_why));
+		p->verify_rc = p->at_rc == 0 ?
+		    cursor_verify_from(&t->start_cursor, &t->start_at,
+		    p->new_fd, p->why, sizeof(p->why)) :
+		    cursor_verify(&t->start_cursor, p->new_fd, p->why,
+		    sizeof(p->why));
+		if (p->verify_rc == 0 && p->at_rc != 0)
+			snprintf(p->why, sizeof(p->why), "%s", at_why);
+		if (p->verify_rc == 0 && p->at_rc == 0)
+			p->at_rc = cursor_window_read(p->new_fd,
+			    t->start_at.offset, p->at_win, &p->at_win_len);
+	} else if (p->verify) {
 		p->verify_rc = cursor_verify(&t->start_cursor, p->new_fd,
 		    p->why, sizeof(p->why));
-	/* the consumer's own start (tailer_start_at), against the same file */
-	if (p->verify && p->verify_rc == 0 && t->start_at_set &&
-	    t->start_at.generation != t->start_cursor.generation) {
-		snprintf(p->why, sizeof(p->why), "it is of generation %" PRIu64
-		    ", the cursor of %" PRIu64, t->start_at.generation,
-		    t->start_cursor.generation);
-		p->at_rc = -ESTALE;
-	} else if (p->verify && p->verify_rc == 0 && t->start_at_set &&
-	    (p->at_rc = cursor_verify(&t->start_at, p->new_fd, p->why,
-	    sizeof(p->why))) == 0)
-		p->at_rc = cursor_window_read(p->new_fd, t->start_at.offset,
-		    p->at_win, &p->at_win_len);
+		if (p->verify_rc == 0 && t->start_at_set) {
+			snprintf(p->why, sizeof(p->why), "it is of generation %"
+			    PRIu64 ", the cursor of %" PRIu64,
+			    t->start_at.generation,
+			    t->start_cursor.generation);
+			p->at_rc = -ESTALE;
+		}
+	}
 }
 
 static void	probe_after(uv_work_t *, int);

@@ -10,12 +10,13 @@
  * counted"): whatever a route would append is exactly what the fold
  * counts — a fix line folds as a fix, every accepted record folds as a
  * record, none is skipped — and is one strict JSON line (the reference
- * validator, refjson.c, accepts it).  A body a route accepts is itself
+ * validator, refjson.c, accepts it) whose every number is finite.  A body a route accepts is itself
  * strict JSON.  A refusal has a status, a code and a reason and holds
  * nothing (no record, no line, no level, no counts); a batch's counts add
  * up and its refusals are listed in order.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,34 @@ refused(const struct route_body *b, unsigned rc)
 		fail("a refusal holds something");
 }
 
+/* No number of the line is an infinity once parsed (docs/json.md: a
+ * number beyond a double's range is refused by every writer). */
+static int
+finite_item(const cJSON *o)
+{
+	const cJSON	*it;
+
+	if (cJSON_IsNumber(o) && !isfinite(o->valuedouble))
+		return 0;
+	for (it = o->child; it != NULL; it = it->next)
+		if (!finite_item(it))
+			return 0;
+	return 1;
+}
+
+static int
+all_finite(const char *line, size_t n)
+{
+	cJSON	*o = cJSON_ParseWithLength(line, n);
+	int	 ok;
+
+	if (o == NULL)
+		return 1;	/* out of memory: nothing to say */
+	ok = finite_item(o);
+	cJSON_Delete(o);
+	return ok;
+}
+
 /* One line (no '\n') the fold must count: as a fix, or a perf record. */
 static void
 counted(const char *line, size_t n, int fix)
@@ -62,6 +91,8 @@ counted(const char *line, size_t n, int fix)
 		fail("an appended record spans lines");
 	if (!refjson_object(line, n))
 		fail("an appended line is not strict JSON");
+	if (!all_finite(line, n))
+		fail("an appended line holds a number beyond a double's range");
 	if ((l = ledger_create(&o)) == NULL)
 		return;
 	rc = fix ? ledger_fold_fix(l, line, n, 0) :
@@ -93,6 +124,9 @@ fix(const char *body, size_t n)
 	}
 	if (!refjson_object(body, n))
 		fail("a fix body that is not strict JSON is accepted");
+	if (!all_finite(body, n))	/* cJSON would write it as null */
+		fail("a fix body with a number beyond a double's range is "
+		    "accepted");
 	if (b.line == NULL || b.len < 2 || b.line[b.len - 1] != '\n' ||
 	    b.rec == NULL)
 		fail("an accepted fix without its line");

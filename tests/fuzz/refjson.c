@@ -1,7 +1,10 @@
 /*
  * refjson — the plain validator (see refjson.h).
  */
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ledger/jscan.h"
 #include "refjson.h"
@@ -11,6 +14,23 @@ struct ref {
 };
 
 static int	value(struct ref *r, int depth);
+static int	number_syntax(struct ref *r);
+
+/* The plain way: a copy with its NUL, and strtod. */
+static int
+finite_text(const unsigned char *p, size_t n)
+{
+	char	*copy = malloc(n + 1);
+	double	 d;
+
+	if (copy == NULL)
+		abort();
+	memcpy(copy, p, n);
+	copy[n] = '\0';
+	d = strtod(copy, NULL);
+	free(copy);
+	return isfinite(d);
+}
 
 static int
 at_end(const struct ref *r)
@@ -152,9 +172,20 @@ digits(struct ref *r)
 	return n;
 }
 
-/* number = [ minus ] int [ frac ] [ exp ] */
+/* number = [ minus ] int [ frac ] [ exp ], and strtod of its text is
+ * finite (docs/json.md) */
 static int
 number(struct ref *r)
+{
+	const unsigned char	*start = r->p;
+
+	if (!number_syntax(r))
+		return 0;
+	return finite_text(start, (size_t)(r->p - start));
+}
+
+static int
+number_syntax(struct ref *r)
 {
 	eat(r, '-');
 	if (eat(r, '0')) {

@@ -5,7 +5,8 @@
  * RFC 3629 spelled out by code point.  It must accept exactly what
  * ledger/jscan.h promises to accept: one JSON object with optional
  * whitespace around it, strict UTF-8 (no overlong forms, no surrogates,
- * nothing past U+10FFFF), \u escapes whose surrogates pair, and at most
+ * nothing past U+10FFFF), \u escapes whose surrogates pair, numbers that
+ * strtod makes finite (1e999999 is refused), and at most
  * JSCAN_MAX_DEPTH - 1 nested containers (the top object counts as one).
  */
 #ifndef TESTS_FUZZ_REFJSON_H

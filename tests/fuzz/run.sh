@@ -35,6 +35,17 @@ for f in tests/fixtures/*.jsonl "$tmp/g/.sloptimize/perf.jsonl" \
 	{ printf '\003'; head -c 4000 "$f"; } >"$tmp/stream"
 	seed fuzz_linesplit "$tmp/stream"
 done
+# checkpoints of the fixtures and of the generated ledger, under four
+# sets of fold options (the harness writes them: fuzz_checkpoint.c)
+if [ -x "$B/fuzz/fuzz_checkpoint" ]; then
+	mkdir -p "$corpus/fuzz_checkpoint"
+	for f in tests/fixtures/*.jsonl "$tmp/g/.sloptimize/perf.jsonl"; do
+		case "$f" in *.fixes.jsonl) continue ;; esac
+		b=${f##*/}
+		FUZZ_CKPT_SEED="$f" FUZZ_CKPT_OUT="$corpus/fuzz_checkpoint/seed-${b%.jsonl}" \
+		    "$B/fuzz/fuzz_checkpoint" >/dev/null 2>&1 || true
+	done
+fi
 printf '\001sloptimize-cursor 1\ngeneration 3\noffset 10\ndev 2049\nino 1234\nsize 20\nhashlen 10\nhash 00000000deadbeef\n' >"$tmp/c"
 seed fuzz_cursor "$tmp/c"
 "$B/sloptimized" -n --project /tmp 2>/dev/null | sed '$d' >"$tmp/conf" ||
@@ -157,6 +168,28 @@ for d in tests/fuzz/seeds/*/; do
 	[ -d "$d" ] || continue
 	for f in "$d"*; do [ -f "$f" ] && seed "$(basename "$d")" "$f"; done
 done
+# MCP requests, one a line (the first byte odd: initialize goes first);
+# what tests/mcp.test.mjs sends, and the ids and bytes that once broke it
+mcp() {	# first byte (octal), lines
+	n=$((n + 1)); f=$1; shift
+	{ printf "\\$f"; for l in "$@"; do printf '%s\n' "$l"; done; } >"$tmp/m$n"
+	seed fuzz_mcp "$tmp/m$n"
+}
+mcp 000 '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+mcp 001 '{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"get_issues","arguments":{"limit":3,"status":"open"}}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_history","arguments":{"buckets":4}}}' \
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_issue","arguments":{"id":"0badf00d"}}}' \
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_ledger","arguments":{"records":5}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}'
+mcp 001 '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}' \
+    '{"jsonrpc":"2.0","id":-8.4e52,"method":"tools/call","params":{"name":"wait_for_wake","arguments":{"timeout_ms":1e300,"max":2}}}' \
+    '{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"propose_fix","arguments":{"title":"pool","footprints":["0badf00d"],"force":true}}}' \
+    '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_status"}}'
+mcp 000 'this is not JSON' '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' '"a string"' \
+    '{"jsonrpc":"2.0","id":null,"method":"ping"}' '{"jsonrpc":"2.0","id":1.5,"method":"ping"}' \
+    '{"jsonrpc":"2.0","id":7,"result":{}}' '{"jsonrpc":"2.0","id":8,"method":"pi\u0000ng"}'
 
 for h in "$B"/fuzz/fuzz_*; do
 	[ -x "$h" ] || continue
