@@ -10,13 +10,13 @@ BUILD	?= build
 CC	?= cc
 
 UNAME		:= $(shell uname -s)
-PKGS		:= libuv libwebsockets libcjson libcurl
+PKGS		:= libuv libwebsockets libcjson libcurl libpng
 # What the programs link.  libcurl (the sink) and libnotify (desktop
 # bubbles) are not linked but dlopen()ed the first time they are used
 # (sink/lazycurl.h, notifier/lazynotify.h): they bring ~7 MB of TLS stack,
 # glib and image libraries into every process otherwise.  Their headers
 # still come from pkg-config --cflags, and `make deps` installs them.
-LINK_PKGS	:= libuv libwebsockets libcjson
+LINK_PKGS	:= libuv libwebsockets libcjson libpng
 
 # The desktop-notification backend is chosen here, once, and compiled in
 # (doctor and /status name it).  Linux needs libnotify: a build that lacks
@@ -59,7 +59,7 @@ LDLIBS		+= $(PKG_LIBS) -lm
 # Everything but the two mains goes into one archive that the programs
 # and every test link against.
 LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c \
-		   sink/*.c) \
+		   sink/*.c image/*.c) \
 		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o
@@ -154,11 +154,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/refjson.c $(BUILD)/libsloptimize.a \
 # --- dependencies -----------------------------------------------------------
 
 APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
-	libcjson-dev libnotify-dev libcmocka-dev \
+	libcjson-dev libnotify-dev libcmocka-dev libpng-dev \
 	dbus dunst libnotify-bin xvfb chromium nginx-light wrk valgrind \
 	systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server \
 	libcurl4-openssl-dev strace
-BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node curl
+BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node curl libpng
 
 deps: .deps-stamp
 .deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json
