@@ -14,7 +14,8 @@
  * Files: the golden and its ledger line are read by the project's rules
  * (project_open: never a FIFO, nothing but a regular file); the golden,
  * the frame and the difference picture are written whole or not at all
- * (statedir_write: temp file, fsync, rename); goldens.jsonl is appended
+ * (a temporary name, then rename; the golden also fsynced, through
+ * statedir_write); goldens.jsonl is appended
  * through project/append.c, the one writer of every ledger file.
  */
 #include <sys/stat.h>
@@ -64,6 +65,8 @@ struct run {
 	/* the frame */
 	const char		*source;	/* "capture", "file" */
 	struct pngio_image	 f;
+	void			*f_png;		/* its bytes, as captured */
+	size_t			 f_len;
 	char			 config_hash[65];
 	/* the comparison */
 	int			 compared;
@@ -267,20 +270,57 @@ dir_make(const char *project, const char *sub, char *why, size_t cap)
 	return 0;
 }
 
-/* A picture, encoded and written whole.  0 or -errno with why. */
+/*
+ * A picture made again by every run (the frame, the difference): written
+ * to a temporary name and renamed, so a viewer never reads half of one,
+ * but not fsynced — after a crash the next run makes it again, and two
+ * fsyncs were most of the gate's writing time on a busy disk.
+ */
 static int
-picture_write(const char *path, const struct pngio_image *im, int fast,
+scratch_write(const char *path, const void *data, size_t len, char *why,
+    size_t cap)
+{
+	char	tmp[PATH_MAX + 8];
+	FILE	*f;
+	int	 rc = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		rc = -ENAMETOOLONG;
+	else if ((f = fopen(tmp, "wbx")) == NULL && (errno != EEXIST ||
+	    unlink(tmp) != 0 || (f = fopen(tmp, "wbx")) == NULL))
+		rc = -errno;
+	else {
+		if (fwrite(data, 1, len, f) != len)
+			rc = -errno;
+		if (fclose(f) != 0 && rc == 0)
+			rc = -errno;
+		if (rc == 0 && rename(tmp, path) != 0)
+			rc = -errno;
+		if (rc != 0)
+			unlink(tmp);
+	}
+	if (rc != 0)
+		snprintf(why, cap, "cannot write %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+/* A picture, encoded and written whole: a golden durably (statedir_write:
+ * fsynced), anything else as scratch.  0 or -errno with why. */
+static int
+picture_write(const char *path, const struct pngio_image *im, int golden,
     char sha[SHA256_HEX], char *why, size_t cap)
 {
 	void	*png;
 	size_t	 len;
 	int	 rc;
 
-	if ((rc = pngio_encode(im, fast, &png, &len, why, cap)) != 0)
+	if ((rc = pngio_encode(im, !golden, &png, &len, why, cap)) != 0)
 		return rc;
 	if (sha != NULL)
 		hash_hex(png, len, sha);
-	if ((rc = statedir_write(path, png, len, 0644)) != 0)
+	if (!golden)
+		rc = scratch_write(path, png, len, why, cap);
+	else if ((rc = statedir_write(path, png, len, 0644)) != 0)
 		snprintf(why, cap, "cannot write %s: %s", path, strerror(-rc));
 	free(png);
 	return rc;
@@ -313,7 +353,8 @@ frame_get(struct run *u, const struct gate_opts *o, char *why, size_t cap)
 		    fr.config_hash);
 	}
 	rc = pngio_decode(fr.png, fr.len, 0, &u->f, pwhy, sizeof(pwhy));
-	free(fr.png);
+	u->f_png = fr.png;	/* written as it came: no second encode */
+	u->f_len = fr.len;
 	u->ms_capture = now_ms() - t0;
 	if (rc != 0)
 		snprintf(why, cap, "the frame%s%s is not a picture the gate can "
@@ -529,7 +570,7 @@ compare(struct run *u, const struct gate_opts *o)
 		 * and changes no verdict) */
 		t0 = now_ms();
 		if (dir_make(o->project, "gate", why, sizeof(why)) == 0) {
-			if (picture_write(u->actual, &u->f, 1, NULL, why,
+			if (scratch_write(u->actual, u->f_png, u->f_len, why,
 			    sizeof(why)) == 0)
 				u->wrote_actual = 1;
 			else
@@ -538,7 +579,7 @@ compare(struct run *u, const struct gate_opts *o)
 			    4)) == NULL)
 				warn(u, "no difference picture: out of memory");
 			else if (ssim_diff_image(&fa, &ga, dimg.px) == 0 &&
-			    picture_write(u->diff, &dimg, 1, NULL, why,
+			    picture_write(u->diff, &dimg, 0, NULL, why,
 			    sizeof(why)) == 0)
 				u->wrote_diff = 1;
 			else
@@ -582,6 +623,7 @@ gate_compare(const struct gate_opts *o, cJSON **doc, char *why, size_t cap)
 	snprintf(why, cap, "%s", u.error);
 	pngio_image_free(&u.g);
 	pngio_image_free(&u.f);
+	free(u.f_png);
 	cJSON_Delete(u.recorded);
 	cJSON_Delete(u.warnings);
 	return rc;
@@ -676,7 +718,7 @@ record(const struct gate_opts *o, int yes)
 	if (!yes) {
 		/* the person looks at the frame before saying yes */
 		if (dir_make(o->project, "gate", why, sizeof(why)) == 0 &&
-		    picture_write(u.actual, &u.f, 1, NULL, why,
+		    scratch_write(u.actual, u.f_png, u.f_len, why,
 		    sizeof(why)) == 0)
 			fprintf(stderr, "the frame of scene '%s' (%" PRIu32 "×%"
 			    PRIu32 ", %s%s) is at %s: look at it.\n", o->scene,
@@ -699,7 +741,7 @@ record(const struct gate_opts *o, int yes)
 		}
 	}
 	if ((rc = dir_make(o->project, "goldens", why, sizeof(why))) != 0 ||
-	    (rc = picture_write(u.golden, &u.f, 0, sha, why,
+	    (rc = picture_write(u.golden, &u.f, 1, sha, why,
 	    sizeof(why))) != 0) {
 		fprintf(stderr, "sloptimize gate --record: %s\n", why);
 		rc = GATE_ENVIRONMENT;
@@ -739,6 +781,7 @@ record(const struct gate_opts *o, int yes)
 out:
 	pngio_image_free(&u.g);
 	pngio_image_free(&u.f);
+	free(u.f_png);
 	cJSON_Delete(u.recorded);
 	cJSON_Delete(u.warnings);
 	return rc;

@@ -9,7 +9,7 @@
  * pixels, into five row buffers padded by mirroring at both ends; the
  * horizontal pass then gives the five moments of each pixel of the row,
  * and the SSIM at once.  Memory is the channel copies (2 × width ×
- * height bytes) and 5 rows of doubles, not five planes of them: a 4K
+ * height bytes) and 10 rows of doubles, not five planes of them: a 4K
  * frame costs 17 MB, not 330.
  *
  * Each tap pair is summed as scipy's correlate1d does for a symmetric
@@ -91,6 +91,7 @@ struct work {
 	double		 c1, c2;
 	uint8_t		*pa, *pb;	/* the channel's planes */
 	double		*v[5];		/* vertical sums, R padding each side */
+	double		*m[5];		/* the five moments of one row */
 };
 
 /* The vertical pass for output row y: v[q][R + x] for every x, then the
@@ -144,35 +145,39 @@ vertical(struct work *k, long y)
 
 /* The horizontal pass for x in [x0, x1) and the SSIM there; the sum of
  * the values in [s0, s1) is returned, map (the row's) gets the smallest
- * so far at each x when not NULL. */
+ * so far at each x when not NULL.  Each moment is its own loop over x
+ * (contiguous, so it vectorises), the taps in the same order for every
+ * x as in scipy. */
 static double
 horizontal(struct work *k, long x0, long x1, long s0, long s1, float *map,
     int first)
 {
-	const double	*va = k->v[0] + R, *vb = k->v[1] + R,
-			*vaa = k->v[2] + R, *vbb = k->v[3] + R,
-			*vab = k->v[4] + R, *g = k->g;
+	const double	*g = k->g;
 	double		 sum = 0;
-	long		 x, j;
+	long		 x, j, q;
 
+	for (q = 0; q < 5; q++) {
+		const double	*v = k->v[q] + R;
+		double		*h = k->m[q];
+
+		for (x = x0; x < x1; x++)
+			h[x] = v[x] * g[0];
+		for (j = R; j >= 1; j--) {
+			const double	gj = g[j];
+
+			for (x = x0; x < x1; x++)
+				h[x] += (v[x - j] + v[x + j]) * gj;
+		}
+	}
 	for (x = x0; x < x1; x++) {
-		double	ua = va[x] * g[0], ub = vb[x] * g[0];
-		double	uaa = vaa[x] * g[0], ubb = vbb[x] * g[0];
-		double	uab = vab[x] * g[0];
+		double	ua = k->m[0][x], ub = k->m[1][x];
 		double	sa, sb, sab, a1, a2, b1, b2, s;
 
-		for (j = R; j >= 1; j--) {
-			ua += (va[x - j] + va[x + j]) * g[j];
-			ub += (vb[x - j] + vb[x + j]) * g[j];
-			uaa += (vaa[x - j] + vaa[x + j]) * g[j];
-			ubb += (vbb[x - j] + vbb[x + j]) * g[j];
-			uab += (vab[x - j] + vab[x + j]) * g[j];
-		}
 		/* the expression as skimage writes it, operation for
 		 * operation */
-		sa = uaa - ua * ua;
-		sb = ubb - ub * ub;
-		sab = uab - ua * ub;
+		sa = k->m[2][x] - ua * ua;
+		sb = k->m[3][x] - ub * ub;
+		sab = k->m[4][x] - ua * ub;
 		a1 = 2 * ua * ub + k->c1;
 		a2 = 2 * sab + k->c2;
 		b1 = ua * ua + ub * ub + k->c1;
@@ -213,6 +218,7 @@ ssim_compare(const struct ssim_image *a, const struct ssim_image *b,
 		goto out;
 	for (q = 0; q < 5; q++)
 		if ((k.v[q] = malloc(((size_t)k.w + 2 * R) *
+		    sizeof(double))) == NULL || (k.m[q] = malloc((size_t)k.w *
 		    sizeof(double))) == NULL)
 			goto out;
 
@@ -264,8 +270,10 @@ ssim_compare(const struct ssim_image *a, const struct ssim_image *b,
 out:
 	free(k.pa);
 	free(k.pb);
-	for (q = 0; q < 5; q++)
+	for (q = 0; q < 5; q++) {
 		free(k.v[q]);
+		free(k.m[q]);
+	}
 	return rc;
 }
 
