@@ -47,6 +47,10 @@ G=$P/.sloptimize/goldens/crates.png
 L=$P/.sloptimize/goldens.jsonl
 
 # --- usage ------------------------------------------------------------------
+run 0 "--help" --help
+check "--help: the usage and the exits" 'grep -q "usage: sloptimize gate --scene S" "$tmp/out" && grep -q "3 not comparable" "$tmp/out"'
+run 4 "a project that is not there" --scene crates --project "$tmp/absent"
+check "no project: said" 'grep -q "no project at $tmp/absent" "$tmp/err"'
 run 2 "no --scene" --project "$P" --frame "$F/same.a.png"
 run 2 "a scene name that is a path" --scene ../x --project "$P"
 run 2 "a scene name with a dot" --scene crates.actual --project "$P"
