@@ -114,8 +114,11 @@ slurp(const char *path, void **data, size_t *len, char *why, size_t cap)
 		snprintf(why, cap, "%s: %s", path, project_strerror(rc));
 		return rc;
 	}
-	if (fstat(fd, &st) != 0 || (size_t)st.st_size > FILE_MAX) {
-		rc = fstat(fd, &st) != 0 ? -errno : -EFBIG;
+	if (fstat(fd, &st) != 0)
+		rc = -errno;
+	else if ((size_t)st.st_size > FILE_MAX)
+		rc = -EFBIG;
+	if (rc != 0) {
 		snprintf(why, cap, "%s: %s", path, rc == -EFBIG ?
 		    "larger than 256 MB" : strerror(-rc));
 		close(fd);
@@ -272,22 +275,22 @@ dir_make(const char *project, const char *sub, char *why, size_t cap)
 
 /*
  * A picture made again by every run (the frame, the difference): written
- * to a temporary name and renamed, so a viewer never reads half of one,
- * but not fsynced — after a crash the next run makes it again, and two
- * fsyncs were most of the gate's writing time on a busy disk.
+ * to a temporary name of this process's and renamed, so a viewer never
+ * reads half of one and two runs at once never write into each other's,
+ * but not fsynced: after a crash the next run makes it again.
  */
 static int
 scratch_write(const char *path, const void *data, size_t len, char *why,
     size_t cap)
 {
-	char	tmp[PATH_MAX + 8];
+	char	tmp[PATH_MAX + 32];
 	FILE	*f;
 	int	 rc = 0;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
+	    (long)getpid()) >= sizeof(tmp))
 		rc = -ENAMETOOLONG;
-	else if ((f = fopen(tmp, "wbx")) == NULL && (errno != EEXIST ||
-	    unlink(tmp) != 0 || (f = fopen(tmp, "wbx")) == NULL))
+	else if ((f = fopen(tmp, "wb")) == NULL)
 		rc = -errno;
 	else {
 		if (fwrite(data, 1, len, f) != len)
