@@ -12,13 +12,13 @@ BUILD	?= build
 CC	?= cc
 
 UNAME		:= $(shell uname -s)
-PKGS		:= libuv libwebsockets libcjson libcurl
+PKGS		:= libuv libwebsockets libcjson libcurl libpng
 # What the programs link.  libcurl (the sink) and libnotify (desktop
 # bubbles) are not linked but dlopen()ed the first time they are used
 # (sink/lazycurl.h, notifier/lazynotify.h): they bring ~7 MB of TLS stack,
 # glib and image libraries into every process otherwise.  Their headers
 # still come from pkg-config --cflags, and `make deps` installs them.
-LINK_PKGS	:= libuv libwebsockets libcjson
+LINK_PKGS	:= libuv libwebsockets libcjson libpng
 
 # The desktop-notification backend is chosen here, once, and compiled in
 # (doctor and /status name it).  Linux needs libnotify: a build that lacks
@@ -61,7 +61,7 @@ LDLIBS		+= $(PKG_LIBS) -lm
 # Everything but the two mains goes into one archive that the programs
 # and every test link against.
 LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c \
-		   sink/*.c) \
+		   sink/*.c image/*.c) \
 		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o
@@ -167,7 +167,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/refjson.c $(BUILD)/libsloptimize.a \
 #             and npm ci in tests/adopt/ (the adopting game's packages)
 # `make test` installs both.  Each installs only what is missing.
 APT_BUILD := pkg-config libc6-dev libuv1-dev libwebsockets-dev \
-	libwebsockets-evlib-uv libcjson-dev libnotify-dev libcurl4-openssl-dev
+	libwebsockets-evlib-uv libcjson-dev libnotify-dev libcurl4-openssl-dev \
+	libpng-dev
 # the browser only when there is nobody to open the demo's URL
 APT_RUN := $(APT_BUILD) $(if $(DISPLAY)$(WAYLAND_DISPLAY),,chromium)
 # commands that may come from elsewhere than Debian (nvm's node, a
@@ -178,7 +179,7 @@ APT_TEST := libcmocka-dev dbus dunst libnotify-bin xvfb chromium nginx-light \
 	wrk valgrind systemd curl jq bc time clang libclang-rt-14-dev \
 	clickhouse-server strace lintian dpkg-dev
 CMD_TEST := python3:python3
-BREW_RUN := pkg-config libuv libwebsockets cjson node curl
+BREW_RUN := pkg-config libuv libwebsockets cjson node curl libpng
 BREW_TEST := cmocka
 
 # $(call apt_ensure,PACKAGES,COMMANDS,WHO): install what is missing of

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gate.h"
 #include "sink.h"
 #include "verbs.h"
 
@@ -27,6 +28,7 @@ static const struct {
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
 	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },
+	{ "gate", verb_gate, "the correctness gate: a frame against its golden" },
 };
 
 static void

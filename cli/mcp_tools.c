@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/daemon_get.h"
 #include "cli/fix.h"
+#include "cli/gate.h"
 #include "cli/mcp_impl.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
@@ -639,6 +640,43 @@ tool_check_budgets(struct call *c)
 	check_run(&o, &c->out);
 }
 
+/* --- run_gate: compare only; recording a golden is the human's ---------- */
+
+static void
+tool_run_gate(struct call *c)
+{
+	static const char *const known[] = { "scene", "threshold", "launch",
+		"url", "record", NULL };
+	struct gate_opts	 o = { .project = c->m->project,
+				    .threshold = GATE_THRESHOLD };
+	const cJSON		*th;
+	char			 why[2048];
+	int			 rec = 0;
+
+	if (mcp_args_known(c, known) || mcp_arg_bool(c, "record", &rec))
+		return;
+	if (rec) {
+		mcp_call_fail(c, "run_gate only compares: a golden is recorded "
+		    "by a person, at a terminal (sloptimize gate --record), "
+		    "never by an agent");
+		return;
+	}
+	if (mcp_arg_str(c, "scene", 1, &o.scene) ||
+	    mcp_arg_bool(c, "launch", &o.launch) ||
+	    mcp_arg_str(c, "url", 0, &o.url))
+		return;
+	if ((th = mcp_arg(c, "threshold")) != NULL) {
+		if (!cJSON_IsNumber(th) || !(th->valuedouble > 0 &&
+		    th->valuedouble <= 1)) {
+			mcp_call_fail(c, "threshold is an SSIM above 0, at most 1");
+			return;
+		}
+		o.threshold = th->valuedouble;
+	}
+	if (gate_compare(&o, &c->out, why, sizeof(why)) == GATE_USAGE)
+		mcp_call_fail(c, "%s", why);
+}
+
 /* --- the tools ---------------------------------------------------------- */
 
 #define FILTER_PROPS \
@@ -798,6 +836,26 @@ const struct tool mcp_tools[] = {
 	  "\"next\":{\"type\":[\"string\",\"null\"]},\"timedOut\":{\"type\":\"boolean\"},\"connected\":{\"type\":\"boolean\"},"
 	  "\"daemon\":{\"type\":\"string\"},\"said\":{\"type\":\"string\"}}}",
 	  1, NULL, mcp_tool_wait_for_wake },
+	{ "run_gate", "The correctness gate",
+	  "Compare the named scene's frame with its golden (.sloptimize/goldens/"
+	  "SCENE.png) by SSIM on each of R, G and B, the same as `sloptimize "
+	  "gate --json`: verdict pass or fail (the smallest channel against the "
+	  "threshold), the SSIM per channel, the share of changed pixels, the "
+	  "frame and a difference picture written to .sloptimize/gate/. A fail "
+	  "means the change altered the picture: revert it. golden-changed, "
+	  "incomparable, no-golden and environment judge nothing; tell the "
+	  "person. Compare only: never record or edit a golden.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"scene\"],\"properties\":{"
+	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9_-]{1,64}$\",\"description\":\"a named scene (the one the person chose)\"},"
+	  "\"threshold\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":1,\"description\":\"the smallest SSIM that passes (default 0.98)\"},"
+	  "\"launch\":{\"type\":\"boolean\",\"description\":\"spawn a headless Chromium rather than use the open tab\"},"
+	  "\"url\":{\"type\":\"string\",\"description\":\"the game's URL (default: .sloptimize/dev.json's)\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"scene\",\"verdict\",\"exit\",\"threshold\",\"golden\",\"warnings\"],\"properties\":{"
+	  "\"verdict\":{\"enum\":[\"pass\",\"fail\",\"golden-changed\",\"incomparable\",\"no-golden\",\"environment\"]},"
+	  "\"exit\":{\"enum\":[0,1,3,4]},\"ssim\":{\"type\":\"object\"},\"changed\":{\"type\":\"object\"},"
+	  "\"error\":{\"type\":\"string\"},\"golden\":{\"type\":\"object\"},\"frame\":{\"type\":\"object\"},"
+	  "\"files\":{\"type\":\"object\"},\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
+	  0, tool_run_gate, NULL },
 };
 
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);

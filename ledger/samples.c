@@ -1045,8 +1045,6 @@ block_check(const struct sblock *b)
 		for (i = 0; i < ch->n; i++) {
 			if (isnan(ch->v[c][i]))
 				continue;
-			if (isinf(ch->v[c][i]))
-				goto out;
 			key = key_of(ch->v[c][i]);
 			kmin = measured == 0 || key < kmin ? key : kmin;
 			kmax = measured == 0 || key > kmax ? key : kmax;

@@ -93,8 +93,8 @@ int	samples_each_build(const struct samples *s, const struct sgroups *q,
  * samples_block_add() checks a block's own consistency (it came from
  * outside) and returns -EINVAL for one that is not whole or whose header
  * does not say what its samples are: it decodes the block and checks the
- * time and build ranges, each column's count of measured values and
- * their key range, and that no value is infinite — the queries trust
+ * time and build ranges, and each column's count of measured values and
+ * their key range — the queries trust
  * those (they size their buffers by the counts, skip blocks by the
  * ranges), so a header that lies would make them write past an end.
  */

@@ -662,6 +662,76 @@ project_fix_append(const char *project, cJSON *rec,
 	return rc;
 }
 
+/* --- goldens ------------------------------------------------------------ */
+
+static int
+scene_ok(const char *s)
+{
+	size_t	n = strlen(s), i;
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+static int
+sha256_ok(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; i < 64; i++)
+		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return 0;
+	return s[64] == '\0';
+}
+
+int
+project_goldens_append(const char *project, cJSON *rec, char *why,
+    size_t cap)
+{
+	const cJSON	*type, *scene, *sha, *who;
+	char		 iso[32], *line;
+	struct timespec	 ts;
+	size_t		 len;
+	int		 rc;
+
+	type = cJSON_GetObjectItemCaseSensitive(rec, "type");
+	scene = cJSON_GetObjectItemCaseSensitive(rec, "scene");
+	sha = cJSON_GetObjectItemCaseSensitive(rec, "sha256");
+	who = cJSON_GetObjectItemCaseSensitive(rec, "who");
+	if (!cJSON_IsObject(rec) || !cJSON_IsString(type) ||
+	    strcmp(type->valuestring, "golden") != 0)
+		return say(why, cap, -EINVAL, "a golden's record has type "
+		    "\"golden\"");
+	if (!cJSON_IsString(scene) || !scene_ok(scene->valuestring))
+		return say(why, cap, -EINVAL, "a golden names its scene (1-64 "
+		    "letters, digits, _ or -)");
+	if (!cJSON_IsString(sha) || !sha256_ok(sha->valuestring))
+		return say(why, cap, -EINVAL, "a golden carries the SHA-256 of "
+		    "its PNG (64 lowercase hex digits)");
+	if (!cJSON_IsString(who))
+		return say(why, cap, -EINVAL, "a golden says who recorded it");
+	if (cJSON_GetObjectItemCaseSensitive(rec, "at") == NULL) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		iso_format_ms((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+		    iso);
+		cJSON_AddStringToObject(rec, "at", iso);
+	}
+	if ((line = cJSON_PrintUnformatted(rec)) == NULL)
+		return say(why, cap, -ENOMEM, "out of memory");
+	len = strlen(line);
+	if ((rc = project_record_check(line, len, why, cap)) == 0) {
+		line[len] = '\n';
+		rc = append_lines(project, "goldens.jsonl", line, len + 1, NULL,
+		    why, cap);
+	}
+	free(line);
+	return rc;
+}
+
 /* --- batches of records ------------------------------------------------- */
 
 /* Copy valid JSON text without the whitespace between tokens: one line. */

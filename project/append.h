@@ -113,6 +113,18 @@ int	project_fix_write(const char *project, const char *line, size_t len,
  */
 int	project_write_once(int fd, const char *buf, size_t len);
 
+/*
+ * Append a golden's record to <project>/.sloptimize/goldens.jsonl
+ * (docs/gate.md): `sloptimize gate --record` is its only writer.  rec is
+ * an object with type "golden", a `scene` (1–64 of A–Z a–z 0–9 _ -), a
+ * `sha256` (64 lowercase hex digits: the PNG file's bytes) and a string
+ * `who`; `at` is filled in when missing.  One line, one write(2), under
+ * the file's lock, like every ledger writer here.  0, or -EINVAL (not
+ * such a record) or a write error as for project_fix_append, with why.
+ */
+int	project_goldens_append(const char *project, cJSON *rec, char *why,
+	    size_t cap);
+
 /* What project_records_append did with a batch. */
 #define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */
 struct project_refusal {

@@ -17,14 +17,15 @@ allowed() {	# room: the rooms it may include besides itself
 	project)	echo "ledger" ;;
 	watchers)	echo "ledger project" ;;
 	notifier)	echo "ledger" ;;
+	image)		echo "" ;;
 	sink)		echo "ledger project watchers" ;;
-	daemon)		echo "ledger project watchers notifier sink" ;;
-	cli)		echo "ledger project watchers notifier sink" ;;
+	daemon)		echo "ledger project watchers notifier sink image" ;;
+	cli)		echo "ledger project watchers notifier sink image" ;;
 	*)		echo "?" ;;
 	esac
 }
 
-for room in ledger project watchers notifier sink daemon cli; do
+for room in ledger project watchers notifier sink image daemon cli; do
 	ok="$room $(allowed "$room")"
 	for f in "$room"/*.c "$room"/*.h; do
 		[ -f "$f" ] || continue

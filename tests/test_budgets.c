@@ -65,8 +65,9 @@ static const struct {
 	  "perf.budget.triangles: declared twice; keep one", 1 },
 	{ "{\"perf.budget.draw_calls\": -1}", "perf.budget.draw_calls: the max "
 	  "is a number >= 0, not -1", 1 },
-	{ "{\"perf.budget.draw_calls\": 1e999}", "perf.budget.draw_calls: the "
-	  "max is a finite number", 1 },
+	/* the strict scanner refuses it first, and says where */
+	{ "{\"perf.budget.draw_calls\": 1e999}", "number out of range at "
+	  "line 1, column 28", 1 },
 	{ "{\"perf.budget.draw_calls\": \"300\"}", "perf.budget.draw_calls: a "
 	  "budget is a number or {\"max\": N, \"level\": \"error\"|\"warn\"}, "
 	  "not a string", 1 },
