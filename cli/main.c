@@ -23,6 +23,7 @@ static const struct {
 	{ "init-agent", verb_init_agent, "set the project up for a coding agent" },
 	{ "replay", verb_replay, "append a recorded session, re-stamped to now" },
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
+	{ "bench", verb_bench, "a bench of a scene, and a verdict on a change" },
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
 	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },
 };

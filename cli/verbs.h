@@ -17,5 +17,6 @@ int	verb_watch(int argc, char **argv);
 int	verb_replay(int argc, char **argv);
 int	verb_mcp(int argc, char **argv);
 int	verb_init_agent(int argc, char **argv);
+int	verb_bench(int argc, char **argv);
 
 #endif

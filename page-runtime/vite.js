@@ -17,7 +17,7 @@
 //  - installs the bench runtime (bench.js: the virtual clock in
 //    passthrough, `sloptimize.scene`, `sloptimize.bench`) unless the
 //    launched browser installed it first; a page opened for a bench
-//    (?sloptimize=bench:NAME) gets no recorder by itself;
+//    (?sloptimize=bench:NAME) gets no recorder and no panel by itself;
 //  - writes .sloptimize/dev.json ({url, pid, at}) when the dev server
 //    listens, for `sloptimize bench --launch` (docs/bench.md).
 //
@@ -60,7 +60,7 @@ devtools.addEventListener('observe', (e) => {
     api.recorder = { rec: createRecorder({ ...defaults, renderer: r }), renderer: r, auto: true };
   });
 });` : ''}
-${panel ? `api.panel = createPanel({ endpoint: location.origin });` : ''}
+${panel ? `if (!benchPage) api.panel = createPanel({ endpoint: location.origin });` : ''}
 `;
 }
 

@@ -18,13 +18,14 @@ allowed() {	# room: the rooms it may include besides itself
 	watchers)	echo "ledger project" ;;
 	notifier)	echo "ledger" ;;
 	sink)		echo "ledger project watchers" ;;
+	browser)	echo "ledger project" ;;
 	daemon)		echo "ledger project watchers notifier sink" ;;
-	cli)		echo "ledger project watchers notifier sink" ;;
+	cli)		echo "ledger project watchers notifier sink browser" ;;
 	*)		echo "?" ;;
 	esac
 }
 
-for room in ledger project watchers notifier sink daemon cli; do
+for room in ledger project watchers notifier sink browser daemon cli; do
 	ok="$room $(allowed "$room")"
 	for f in "$room"/*.c "$room"/*.h; do
 		[ -f "$f" ] || continue
