@@ -141,6 +141,11 @@ while IFS= read -r line; do	# real records, a few, as ingest batches
 	body 001 "$line"
 done <"$tmp/g/.sloptimize/perf.jsonl"
 
+# harnesses whose seeds are files of their own (tests/fuzz/seeds/<harness>/)
+for d in tests/fuzz/seeds/*/; do
+	for f in "$d"*; do [ -f "$f" ] && seed "$(basename "$d")" "$f"; done
+done
+
 for h in "$B"/fuzz/fuzz_*; do
 	[ -x "$h" ] || continue
 	name=${h##*/}
