@@ -160,9 +160,13 @@ pending_find(struct browser *b, long id)
 	return NULL;
 }
 
+/* The first error the page or the browser reports is kept: later ones
+ * are most often its consequences (and a missing favicon is nobody's). */
 static void
 remember_error(struct browser *b, const char *what, const char *text)
 {
+	if (b->page_error[0] != '\0' || strstr(text, "/favicon.ico") != NULL)
+		return;
 	snprintf(b->page_error, sizeof(b->page_error), "%s: %.400s", what,
 	    text);
 }
@@ -224,6 +228,23 @@ on_message(void *arg, const struct cdp_msg *m)
 		if (cJSON_IsString(t) && strcmp(t->valuestring, "error") == 0 &&
 		    s != NULL)
 			remember_error(b, "the page logged an error", s);
+	} else if (strcmp(m->method, "Log.entryAdded") == 0) {
+		/* the browser's own: a module that failed to load, a 404 */
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(m->params,
+		    "entry");
+		const char *lv = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(e, "level"));
+		const char *s = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(e, "text"));
+		const char *u = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(e, "url"));
+		char	buf[480];
+
+		if (lv != NULL && strcmp(lv, "error") == 0 && s != NULL) {
+			snprintf(buf, sizeof(buf), "%.300s%s%.160s", s,
+			    u ? " " : "", u ? u : "");
+			remember_error(b, "the browser said", buf);
+		}
 	} else if (strcmp(m->method, "Page.javascriptDialogOpening") == 0) {
 		/* an alert() would hold the page's main thread forever */
 		cJSON	*params = cJSON_CreateObject();
@@ -696,7 +717,9 @@ browser_open(struct browser *b, const char *init, const char *url,
 	    (rc = browser_call(b, "Page.enable", NULL, 1, timeout_ms, NULL, why,
 	    cap)) != 0 ||
 	    (rc = browser_call(b, "Runtime.enable", NULL, 1, timeout_ms, NULL,
-	    why, cap)) != 0)
+	    why, cap)) != 0 ||
+	    (rc = browser_call(b, "Log.enable", NULL, 1, timeout_ms, NULL, why,
+	    cap)) != 0)
 		return rc;
 	p = cJSON_CreateObject();
 	cJSON_AddNumberToObject(p, "width", b->width);

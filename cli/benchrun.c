@@ -83,6 +83,22 @@ bench_exit_meaning(int code, int compared)
 	return "interrupted";
 }
 
+/* SLOPTIMIZE_BENCH_TRACE=1: where a bench's wall time goes, on stderr
+ * (docs/performance.md's breakdown). */
+static void
+trace(const char *what)
+{
+	static int64_t	t0;
+	int64_t		now = mono_ms();
+
+	if (getenv("SLOPTIMIZE_BENCH_TRACE") == NULL)
+		return;
+	if (t0 == 0)
+		t0 = now;
+	fprintf(stderr, "bench trace: %-8s %6.2f s\n", what,
+	    (double)(now - t0) / 1000);
+}
+
 /* --- the URL ------------------------------------------------------------- */
 
 /* base with sloptimize=bench:<scene> in its query (before any #). */
@@ -142,6 +158,7 @@ run_page(const struct bench_req *r, struct browser *b, const char *url,
 	    "{ mode: 'virtual', seed: %d });\n})();\n", pagebench_js, SEED);
 	rc = browser_open(b, init, url, OPEN_MS, why, sizeof(why));
 	free(init);
+	trace("loaded");
 	if (rc != 0)
 		return fail(o, BENCH_EXIT_ENV, "%s", why);
 
@@ -241,7 +258,9 @@ failed:
 	} else if (rc == -ECANCELED)
 		rc = fail(o, BENCH_EXIT_ENV, "cancelled");
 	else
-		rc = fail(o, BENCH_EXIT_ENV, "%s", why);
+		rc = fail(o, BENCH_EXIT_ENV, "%s%s%s", why,
+		    *browser_page_error(b) ? "; before that, " : "",
+		    browser_page_error(b));
 out:
 	if (shown)
 		fputs("\n", stderr);
@@ -646,16 +665,20 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
 		return fail(o, BENCH_EXIT_ENV, "%s", why);
 	if (bench_url(base_url, r->scene, url, sizeof(url)) != 0)
 		return fail(o, BENCH_EXIT_USAGE, "the URL is too long");
+	trace("launch");
 	if ((rc = browser_launch(&bo, &b, why, sizeof(why))) != 0) {
 		if (rc == -EINTR)
 			return fail(o, 130, "interrupted");
 		return fail(o, BENCH_EXIT_ENV, "%s", why);
 	}
+	trace("launched");
 	rc = run_page(r, b, url, &res, o);
 	snprintf(why, sizeof(why), "%s", browser_version(b));
+	trace("ran");
 	if (browser_close(b) != 0 && rc == 0)
 		rc = fail(o, BENCH_EXIT_ENV, "the browser's processes outlived "
 		    "SIGKILL");
+	trace("closed");
 	if (rc != 0) {
 		cJSON_Delete(res);
 		return rc;
