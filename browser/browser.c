@@ -529,6 +529,7 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	uv_process_options_t	 po;
 	uv_stdio_container_t	 stdio[5];
 	char			*argv[64], profile_arg[PATH_MAX + 32],
+				 dumps_arg[PATH_MAX + 32],
 				 size_arg[64], *extra = NULL, *tok, *save,
 				 inner[BROWSER_WHY_MAX];
 	const char		*tmp = getenv("TMPDIR"), *env;
@@ -576,6 +577,8 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	    b->profile);
 	snprintf(size_arg, sizeof(size_arg), "--window-size=%d,%d", b->width,
 	    b->height);
+	snprintf(dumps_arg, sizeof(dumps_arg), "--crash-dumps-dir=%s/crashes",
+	    b->profile);
 	flags_add(argv, &argc, 64, b->exe);
 	flags_add(argv, &argc, 64, "--headless=new");
 	flags_add(argv, &argc, 64, "--remote-debugging-pipe");
@@ -591,6 +594,11 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	flags_add(argv, &argc, 64, "--disable-default-apps");
 	flags_add(argv, &argc, 64, "--mute-audio");
 	flags_add(argv, &argc, 64, "--hide-scrollbars");
+	/* the crash reporter's handler runs in a session of its own (our
+	 * group kill does not reach it: it exits when the browser does) and
+	 * keeps its database in the profile, not the user's config */
+	flags_add(argv, &argc, 64, "--disable-breakpad");
+	flags_add(argv, &argc, 64, dumps_arg);
 	/* a headless page is never "in the background": full-rate frames */
 	flags_add(argv, &argc, 64, "--disable-background-timer-throttling");
 	flags_add(argv, &argc, 64, "--disable-renderer-backgrounding");

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,7 +161,7 @@ run_page(const struct bench_req *r, struct browser *b, const char *url,
 	free(init);
 	trace("loaded");
 	if (rc != 0)
-		return fail(o, BENCH_EXIT_ENV, "%s", why);
+		goto failed;
 
 	oj = cJSON_CreateObject();
 	cJSON_AddStringToObject(oj, "scene", r->scene);
@@ -179,7 +180,7 @@ run_page(const struct bench_req *r, struct browser *b, const char *url,
 	    "{}");
 	free(opts);
 	if ((rc = browser_eval_send(b, expr, &run_id, why, sizeof(why))) != 0)
-		return fail(o, BENCH_EXIT_ENV, "%s", why);
+		goto failed;
 
 	phase_at = moved_at = mono_ms();
 	for (;;) {
@@ -667,8 +668,13 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
 		return fail(o, BENCH_EXIT_USAGE, "the URL is too long");
 	trace("launch");
 	if ((rc = browser_launch(&bo, &b, why, sizeof(why))) != 0) {
-		if (rc == -EINTR)
-			return fail(o, 130, "interrupted");
+		const char *sig = strstr(why, "signal ");
+
+		if (rc == -EINTR) {
+			/* the browser is gone with its handle; why says which */
+			o->signal = sig ? atoi(sig + 7) : SIGINT;
+			return fail(o, 128 + o->signal, "interrupted");
+		}
 		return fail(o, BENCH_EXIT_ENV, "%s", why);
 	}
 	trace("launched");
