@@ -73,6 +73,7 @@ rec?.track('camera', () => camera.position, { follows: 'unit', reach: { name: 'b
 // (crates.js; its switches are the changes a bench compares)
 let crates = null;
 globalThis.sloptimize?.scene('crates', () => {
+  crates?.dispose();   // set up again (a second bench in this page): the same view, not twice the crates
   crates = buildCrates({ scene, camera, renderer, sun, ground });
   return { renderer, settleFrames: 2 };
 });
