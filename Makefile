@@ -73,7 +73,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder install \
+.PHONY: FORCE all deps run test asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder bench-verify install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -301,6 +301,10 @@ bench-sink: deps
 bench-recorder: deps
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
+
+bench-verify: deps
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/verify.mjs
 
 # --- install ----------------------------------------------------------------
 

@@ -176,8 +176,8 @@ print_run(const cJSON *run)
 	cJSON_ArrayForEach(it, get(b, "notes"))
 		if (cJSON_IsString(it))
 			printf("  note: %s\n", it->valuestring);
-	printf("  written %s (%s s)\n", str(run, "path"),
-	    fmt(round(numv(b, "wallMs") / 100) / 10, a, sizeof(a)));
+	printf("  written %s (%.1f s)\n", str(run, "path"),
+	    numv(b, "wallMs") / 1000);
 }
 
 static void

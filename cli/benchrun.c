@@ -40,7 +40,8 @@
 
 extern const char pagebench_js[];	/* build/gen/pagebench.c */
 
-#define OPEN_MS		60000	/* the browser's start, the page's load */
+#define OPEN_MS		120000	/* the browser's start, the page's load: minutes
+				   on a loaded machine (docs/performance.md) */
 #define STALL_MS	60000	/* no new frame for this long: hung */
 #define POLL_MS		1000
 #define SEED		1
@@ -108,13 +109,13 @@ bench_url(const char *base, const char *scene, char *out, size_t cap)
 {
 	const char	*hash = strchr(base, '#'), *q = strchr(base, '?');
 	size_t		 head = hash ? (size_t)(hash - base) : strlen(base);
-	char		 sep = q != NULL && (hash == NULL || q < hash) ?
-			    (head > 0 && (base[head - 1] == '?' ||
-			    base[head - 1] == '&') ? 0 : '&') : '?';
+	const char	*sep = "?";
 	int		 n;
 
-	n = snprintf(out, cap, "%.*s%s%ssloptimize=bench:%s%s", (int)head,
-	    base, sep ? (char[2]){ sep, 0 } : "", "", scene, hash ? hash : "");
+	if (q != NULL && (hash == NULL || q < hash))
+		sep = base[head - 1] == '?' || base[head - 1] == '&' ? "" : "&";
+	n = snprintf(out, cap, "%.*s%ssloptimize=bench:%s%s", (int)head, base,
+	    sep, scene, hash ? hash : "");
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
@@ -667,6 +668,7 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
 	if (bench_url(base_url, r->scene, url, sizeof(url)) != 0)
 		return fail(o, BENCH_EXIT_USAGE, "the URL is too long");
 	trace("launch");
+	bo.start_ms = OPEN_MS;
 	if ((rc = browser_launch(&bo, &b, why, sizeof(why))) != 0) {
 		const char *sig = strstr(why, "signal ");
 

@@ -70,9 +70,23 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
   let shift = 0;           // added to real time after a release: never backwards
   let random = realRandom;
   let nextId = 0;
-  const queue = new Map();     // id → callback, run by the next step()
+  // id → callback, run by the next step(); the frame under way runs from
+  // the other map, swapped in (no allocation a frame), so a callback that
+  // cancels another of its own frame stops it, as in a browser
+  let queue = new Map(), batch = new Map();
   const pending = new Map();   // id → [real id, callback]: passthrough requests
   const errors = { count: 0, first: null };
+  let stepTime = 0, ran = 0;
+  function runOne(cb) {
+    ran++;
+    try {
+      cb(stepTime);
+    } catch (e) {
+      errors.count++;
+      if (errors.first === null) errors.first = String((e && e.stack) || e).split('\n').slice(0, 2).join(' ');
+      if (typeof g.reportError === 'function') g.reportError(e);
+    }
+  }
 
   const vnow = () => base + (frame * 1000) / 60;
   const now = () => (virtual ? vnow() : realNow() + shift);
@@ -98,6 +112,7 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
 
   function cancelAnimationFrame(id) {
     queue.delete(id);
+    batch.delete(id);
     const p = pending.get(id);
     if (p) {
       if (realCancel) realCancel(p[0]);
@@ -174,19 +189,14 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
     step() {
       if (!virtual) throw new Error('clock.step(): the clock is not engaged');
       frame++;
-      const t = vnow();
-      const batch = [...queue.values()];
-      queue.clear();
-      for (const cb of batch) {
-        try {
-          cb(t);
-        } catch (e) {
-          errors.count++;
-          if (errors.first === null) errors.first = String((e && e.stack) || e).split('\n').slice(0, 2).join(' ');
-          if (typeof g.reportError === 'function') g.reportError(e);
-        }
-      }
-      return batch.length;
+      stepTime = vnow();
+      const run = queue;
+      queue = batch;
+      batch = run;
+      ran = 0;
+      run.forEach(runOne);
+      run.clear();
+      return ran;
     },
   };
   if (mode === 'virtual') clock.engage({ seed });

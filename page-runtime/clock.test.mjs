@@ -59,10 +59,19 @@ test('clock_animation_frames_queue_and_run_on_step_with_the_frame_time', () => {
   const t0 = 1000.25;
   assert.deepEqual(seen, [t0 + TICK_MS, t0 + 2 * TICK_MS, t0 + 3 * TICK_MS],
     'one call per step (a callback queued during a step waits for the next), the cancelled one never');
+  seen.length = 0;
+  // a callback that cancels another of its own frame stops it
+  let second = 0;
+  let idB = 0;
+  p.g.requestAnimationFrame(() => p.g.cancelAnimationFrame(idB));
+  idB = p.g.requestAnimationFrame(() => { second++; });
+  c.step();
+  assert.equal(second, 0, 'cancelled by an earlier callback of the same frame');
   // inside a frame, time is frozen at the frame's time
   p.g.requestAnimationFrame(() => { seen.push(p.g.performance.now()); p.advance(7); seen.push(p.g.performance.now()); });
   c.step();
   assert.equal(seen.at(-1), seen.at(-2));
+  assert.equal(seen.length, 4, 'the loop in both frames, and the frozen-time callback two readings');
 });
 
 test('clock_a_throwing_callback_is_counted_and_the_rest_still_run', () => {

@@ -9,6 +9,9 @@
 //   - instancing the crates → improved, exit 0, draw calls down by
 //     exactly 2 × (2,000 − 1) (each crate was drawn in the main pass and
 //     the shadow pass; the instanced mesh once in each), triangles equal;
+//   - a bench over a budget at level error → 1; with --compare the
+//     budgets' distances are printed and recorded and the exit stays the
+//     verdict's; a timing budget is not judged on SwiftShader;
 //   - a bench from another regime with the same configHash → 3;
 //   - no browser → 4 with the install hint; no --launch → 4; nothing to
 //     compare with → 4 before any browser starts;
@@ -131,10 +134,19 @@ test('bench_needs_a_browser_a_launch_and_a_before_bench_each_said_with_exit_4', 
 });
 
 test('bench_a_a_is_exit_5_every_time_and_instancing_is_improved_by_the_exact_draw_calls', { timeout: 900000 }, async () => {
+  // budgets: draw calls at level error (the crates are far over), frame
+  // time too (not judged on a software renderer)
+  fs.writeFileSync(path.join(project, 'sloptimize.budgets.json'),
+    JSON.stringify({ 'perf.budget.draw_calls': 100, 'perf.budget.frame_ms_p95': { max: 16.7, level: 'error' } }));
   // the baseline, at the URL the dev server recorded in dev.json
   const dev = JSON.parse(fs.readFileSync(path.join(project, '.sloptimize', 'dev.json'), 'utf8'));
   let r = await bench(['--scene', 'crates', '--launch', ...SMALL]);
-  assert.equal(r.code, 0, r.err);
+  assert.equal(r.code, 1, `a budget at level error is breached: ${r.err}`);
+  assert.equal(r.doc.meaning, 'budget breached');
+  assert.deepEqual(r.doc.budgets.breached, ['perf.budget.draw_calls']);
+  const frameBudget = r.doc.budgets.items.find((i) => i.key === 'perf.budget.frame_ms_p95');
+  assert.equal(frameBudget.state, 'not-judged');
+  assert.match(frameBudget.text, /not judged \(software regime/);
   const b0 = r.doc.run.bench;
   assert.equal(b0.environment.url, `${dev.url}?sloptimize=bench:crates`);
   assert.equal(b0.regime, 'software');
@@ -153,6 +165,8 @@ test('bench_a_a_is_exit_5_every_time_and_instancing_is_improved_by_the_exact_dra
     r = await bench(['--scene', 'crates', '--launch', ...SMALL, '--compare', 'last', '--change', `a/a ${i}`]);
     assert.equal(r.code, 5, `A/A ${i}: ${r.err}\n${r.out.slice(0, 2000)}`);
     assert.equal(r.doc.compare.verdict, 'no-detectable-change');
+    assert.match(r.doc.compare.history.line.distances['perf.budget.draw_calls'], /over by/,
+      'the distance is recorded; the breach does not turn 5 into 1');
     assert.equal(r.doc.run.bench.environment.configHash, b0.environment.configHash);
     assert.equal(r.doc.run.bench.render.calls, b0.render.calls);
     verdicts.push(r.code);
@@ -206,6 +220,9 @@ test('bench_a_a_is_exit_5_every_time_and_instancing_is_improved_by_the_exact_dra
   assert.deepEqual(line.change, { ref: 'git:0000000', description: 'instance the crates' });
   assert.equal(line.verdict, 'improved');
   assert.equal(line.after.calls, line.before.calls - 2 * (CRATES - 1));
+  assert.equal(line.budgets['perf.budget.draw_calls'], 'inside');
+  assert.equal(line.budgets['perf.budget.frame_ms_p95'], 'not-judged');
+  fs.rmSync(path.join(project, 'sloptimize.budgets.json'));
 
   // a bench from another regime with the same configHash: incomparable
   const last = benches().at(-1);
@@ -240,6 +257,13 @@ test('bench_torn_files_are_said_and_the_history_stays_whole', async () => {
   assert.equal(lines.at(-1), '', 'ends with a newline');
   assert.equal(JSON.parse(lines.at(-2)).verdict, 'no-detectable-change');
   assert.equal(lines.at(-3), '{"at":"2026-12-01T00:00:00Z","verd', 'the torn line stays a line of its own');
+  // the words a person reads
+  const h = await cli(['bench', '--project', project, '--compare', files[2], files[3]]);
+  assert.equal(h.code, 5);
+  assert.match(h.out, /^compare crates-\S+ → crates-\S+: no-detectable-change$/m);
+  assert.match(h.out, /^ {2}draw calls +[\d,]+ → [\d,]+ +0 +no-detectable-change \(decisive\)$/m);
+  assert.match(h.out, /^ {2}not-compared: software regime: timing is reported, never compared$/m);
+  assert.match(h.out, /^exit 5: no-detectable-change \(a result, not a failure\)$/m);
 });
 
 function hangPage(name, setupJs) {

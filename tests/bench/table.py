@@ -38,6 +38,7 @@ def benches(build):
         "http": (["sh", os.path.join(t, "bench", "http.sh"), build], TOP),
         "recorder": (["node", "bench/recorder.mjs"], t),
         "sink": (["node", "bench/sink.mjs"], t),
+        "verify": (["node", "bench/verify.mjs"], t),
     }, b
 
 
