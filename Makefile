@@ -61,10 +61,11 @@ LDLIBS		+= $(PKG_LIBS) -lm
 # Everything but the two mains goes into one archive that the programs
 # and every test link against.
 LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c \
-		   sink/*.c image/*.c) \
+		   sink/*.c image/*.c browser/*.c) \
 		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
-LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o
+LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o \
+		   $(BUILD)/gen/pagebench.o
 TEST_SRC	:= $(wildcard tests/test_*.c)
 TEST_BIN	:= $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC	:= $(wildcard tests/fuzz/fuzz_*.c)
@@ -74,7 +75,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run dist deb test test-loaded asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder install \
+.PHONY: FORCE all deps run dist deb test test-loaded asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder bench-verify install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -114,6 +115,27 @@ $(BUILD)/gen/skill.c: skills/sloptimize/SKILL.md
 	   echo ';'; } >$@
 
 $(BUILD)/gen/skill.o: $(BUILD)/gen/skill.c $(BUILD)/flags
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -c -o $@ $<
+
+# The bench runtime (page-runtime/clock.js and bench.js) as one classic
+# script — their import lines and export keywords taken out — which
+# `sloptimize bench --launch` has the browser run before any page script
+# (docs/bench.md); then as a C string.  `?` is written `\?` so that no
+# "??x" in the script is read as a trigraph.
+$(BUILD)/gen/pagebench.js: page-runtime/clock.js page-runtime/bench.js
+	@mkdir -p $(dir $@)
+	@{ echo '// generated from page-runtime/clock.js and bench.js by the Makefile'; \
+	   sed -e '/^import /d' -e 's/^export //' $^; } >$@
+
+$(BUILD)/gen/pagebench.c: $(BUILD)/gen/pagebench.js
+	@{ echo '/* generated from page-runtime/clock.js and bench.js by the Makefile */'; \
+	   echo 'const char pagebench_js[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' \
+	       -e 's/$$/\\n"/' $<; \
+	   echo ';'; } >$@
+
+$(BUILD)/gen/pagebench.o: $(BUILD)/gen/pagebench.c $(BUILD)/flags
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -336,6 +358,10 @@ bench-sink: deps-test
 bench-recorder: deps-test
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/recorder.mjs
+
+bench-verify: deps-test
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/verify.mjs
 
 # --- install ----------------------------------------------------------------
 

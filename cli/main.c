@@ -26,6 +26,7 @@ static const struct {
 	{ "replay", verb_replay, "append a recorded session, re-stamped to now" },
 	{ "check", verb_check, "every budget against the last measurement" },
 	{ "hook-status", verb_hook_status, "at most five lines for a prompt hook" },
+	{ "bench", verb_bench, "a bench of a scene, and a verdict on a change" },
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
 	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },
 	{ "gate", verb_gate, "the correctness gate: a frame against its golden" },

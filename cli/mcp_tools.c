@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/check.h"
+#include "cli/benchrun.h"
 #include "cli/cli.h"
 #include "cli/daemon_get.h"
 #include "cli/fix.h"
@@ -25,6 +26,7 @@
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 #include "project/append.h"
+#include "project/bench.h"
 #include "project/project.h"
 
 /* --- arguments ------------------------------------------------------------- */
@@ -677,6 +679,98 @@ tool_run_gate(struct call *c)
 		mcp_call_fail(c, "%s", why);
 }
 
+/* --- the bench ------------------------------------------------------------ */
+
+/*
+ * run_bench: `sloptimize bench` with the same checks and exit codes, its
+ * --json document as the result (exit and meaning in it: a verdict, a
+ * breached budget, an environment that could not bench — all results the
+ * model reads).  Only a request that makes no sense is a tool error.
+ * Runs here on the pool, in a browser of its own; a cancelled call takes
+ * the browser down.
+ */
+static void
+tool_run_bench(struct call *c)
+{
+	static const char *const known[] = { "scene", "launch", "url",
+	    "frames", "warmup", "runs", "setup_timeout", "compare", "after",
+	    "change_ref", "change", NULL };
+	struct bench_req	 r;
+	struct bench_outcome	 o;
+	long			 frames = 600, warmup = 120, runs = 3, setup = 60;
+	int			 launch = 0;
+
+	memset(&r, 0, sizeof(r));
+	if (mcp_args_known(c, known) || mcp_arg_str(c, "scene", 0, &r.scene) ||
+	    mcp_arg_bool(c, "launch", &launch) ||
+	    mcp_arg_str(c, "url", 0, &r.url) ||
+	    mcp_arg_int(c, "frames", 1, 100000, &frames) ||
+	    mcp_arg_int(c, "warmup", 0, 100000, &warmup) ||
+	    mcp_arg_int(c, "runs", 1, 20, &runs) ||
+	    mcp_arg_int(c, "setup_timeout", 1, 3600, &setup) ||
+	    mcp_arg_str(c, "compare", 0, &r.compare) ||
+	    mcp_arg_str(c, "after", 0, &r.compare_b) ||
+	    mcp_arg_str(c, "change_ref", 0, &r.change_ref) ||
+	    mcp_arg_str(c, "change", 0, &r.change))
+		return;
+	r.project = c->m->project;
+	r.launch = launch;
+	r.frames = (int)frames;
+	r.warmup = (int)warmup;
+	r.runs = (int)runs;
+	r.setup_timeout_ms = (int)setup * 1000;
+	r.cancel = &c->cancelled;
+	r.now_ms = c->now_ms;
+	bench_execute(&r, &o);
+	if (o.exit == BENCH_EXIT_USAGE) {
+		mcp_call_fail(c, "%s", o.err);
+		cJSON_Delete(o.doc);
+		return;
+	}
+	c->out = o.doc;
+}
+
+/* get_bench_ledger: bench-history.jsonl, the loop's memory: the last
+ * lines (of one scene), and every line that does not parse, said. */
+static void
+tool_get_bench_ledger(struct call *c)
+{
+	static const char *const known[] = { "last", "scene", NULL };
+	const char	*scene = NULL;
+	long		 last = 20;
+	cJSON		*lines, *skipped, *kept, *it, *next;
+	char		 why[512];
+	int		 n;
+
+	if (mcp_args_known(c, known) || mcp_arg_int(c, "last", 0, 100000,
+	    &last) || mcp_arg_str(c, "scene", 0, &scene))
+		return;
+	if (project_bench_history_read(c->m->project, 0, &lines, &skipped,
+	    why, sizeof(why)) != 0) {
+		mcp_call_fail(c, "%s", why);
+		return;
+	}
+	kept = cJSON_CreateArray();
+	for (it = lines ? lines->child : NULL; it != NULL; it = next) {
+		next = it->next;
+		if (scene != NULL && (cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "scene")) == NULL ||
+		    strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		    it, "scene")), scene) != 0))
+			continue;
+		cJSON_AddItemToArray(kept, cJSON_DetachItemViaPointer(lines, it));
+	}
+	cJSON_Delete(lines);
+	while (last > 0 && (n = cJSON_GetArraySize(kept)) > last)
+		cJSON_DeleteItemFromArray(kept, 0);
+	c->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c->out, "v", 1);
+	cJSON_AddStringToObject(c->out, "file", PROJECT_DIR "/"
+	    PROJECT_BENCH_HISTORY);
+	cJSON_AddItemToObject(c->out, "lines", kept);
+	cJSON_AddItemToObject(c->out, "skipped", skipped);
+}
+
 /* --- the tools ---------------------------------------------------------- */
 
 #define FILTER_PROPS \
@@ -856,6 +950,52 @@ const struct tool mcp_tools[] = {
 	  "\"error\":{\"type\":\"string\"},\"golden\":{\"type\":\"object\"},\"frame\":{\"type\":\"object\"},"
 	  "\"files\":{\"type\":\"object\"},\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
 	  0, tool_run_gate, NULL },
+	{ "run_bench", "Bench a scene, or compare two benches",
+	  "A bench of a scene the game names (sloptimize.scene), in a "
+	  "headless Chromium sloptimize launches (launch: true; the open tab "
+	  "is not available yet), and with compare a verdict on the change: "
+	  "exactly `sloptimize bench --json`. The result's exit says what to "
+	  "do: 0 improved (keep the change), 1 regressed (revert), 5 "
+	  "no-detectable-change (a result: revert), 3 incomparable (the "
+	  "benches differ in configuration, regime or GPU: fix that first), "
+	  "4 environment (no browser, no page, no scene, nothing to compare "
+	  "with: the error says which); a bench without compare exits 1 when "
+	  "a budget at level error is breached. Timing from a software "
+	  "renderer is reported and never compared: the verdict is then "
+	  "decided by draw calls and triangles. Never invent a scene: use the "
+	  "one the project names. A bench takes minutes: raise the client's "
+	  "request timeout.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$\",\"description\":\"run a bench of this scene (leave it out to compare two existing benches)\"},"
+	  "\"launch\":{\"type\":\"boolean\",\"description\":\"bench in a headless Chromium sloptimize starts (required for now)\"},"
+	  "\"url\":{\"type\":\"string\",\"description\":\"the game's page (default: .sloptimize/dev.json, written by the Vite plugin)\"},"
+	  "\"frames\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000,\"description\":\"measured frames a run (default 600)\"},"
+	  "\"warmup\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000,\"description\":\"frames before the runs (default 120)\"},"
+	  "\"runs\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":20,\"description\":\"runs (default 3)\"},"
+	  "\"setup_timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,\"description\":\"seconds for the scene's setup (default 60)\"},"
+	  "\"compare\":{\"type\":\"string\",\"description\":\"the before bench: last (the newest of the scene) or a bench file name; without scene, last compares the two newest\"},"
+	  "\"after\":{\"type\":\"string\",\"description\":\"without scene: the after bench to compare with compare\"},"
+	  "\"change_ref\":{\"type\":\"string\",\"description\":\"the change compared, e.g. git:1a2b3c4 (recorded in the ledger)\"},"
+	  "\"change\":{\"type\":\"string\",\"description\":\"what the change does, in a few words (recorded in the ledger)\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"exit\",\"meaning\"],\"properties\":{"
+	  "\"exit\":{\"enum\":[0,1,3,4,5]},\"meaning\":{\"type\":\"string\"},\"error\":{\"type\":\"string\"},"
+	  "\"run\":{\"type\":\"object\"},\"compare\":{\"type\":\"object\",\"properties\":{"
+	  "\"verdict\":{\"enum\":[\"improved\",\"regressed\",\"no-detectable-change\",\"incomparable\"]}}},"
+	  "\"budgets\":{\"type\":\"object\"}}}",
+	  0, tool_run_bench, NULL },
+	{ "get_bench_ledger", "The bench ledger",
+	  "bench-history.jsonl: one line per comparison (the change's ref and "
+	  "description, before and after, the verdict and each metric's, the "
+	  "budgets' distances). Read it before trying a change: do not retry "
+	  "what it shows reverted. Lines that do not parse are listed in "
+	  "skipped, never dropped in silence.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"last\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000,\"description\":\"the last N lines (default 20; 0: all)\"},"
+	  "\"scene\":{\"type\":\"string\",\"description\":\"only this scene's\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"file\",\"lines\",\"skipped\"],\"properties\":{"
+	  "\"lines\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+	  "\"skipped\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"line\",\"offset\",\"why\"]}}}}",
+	  1, tool_get_bench_ledger, NULL },
 };
 
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);

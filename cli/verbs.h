@@ -19,5 +19,6 @@ int	verb_mcp(int argc, char **argv);
 int	verb_init_agent(int argc, char **argv);
 int	verb_init(int argc, char **argv);
 int	verb_check(int argc, char **argv);
+int	verb_bench(int argc, char **argv);
 
 #endif

@@ -5,10 +5,11 @@
 // them all in order, a couple of seconds apart, so that each lands in its
 // own second (the recorder makes at most one hitch record a second).
 //
-// The sloptimize lines are the three marked "sloptimize:" below; under
+// The sloptimize lines are the four marked "sloptimize:" below; under
 // `vite build` they are dropped (import.meta.env.DEV is false there), and
 // so is everything the dev plugin injects.
 import * as THREE from 'three';
+import { buildCrates } from './crates.js';
 
 const renderer = new THREE.WebGLRenderer({ antialias: false });
 renderer.setPixelRatio(1);
@@ -56,8 +57,10 @@ let snapOffset = 0;
 let spawned = [];
 
 // ?bench=1 leaves the recorder to tests/bench/recorder.mjs, which makes
-// and stops its own around the same renderer
-const bench = new URLSearchParams(location.search).has('bench');
+// and stops its own around the same renderer; a page opened for a bench
+// scene (?sloptimize=bench:NAME, what `sloptimize bench --launch` opens)
+// records nothing: its frames run on the bench's virtual clock
+const bench = new URLSearchParams(location.search).has('bench') || globalThis.sloptimize?.bench?.urlScene() != null;
 // sloptimize: the recorder (present in the dev server only; see docs/recorder.md)
 const rec = import.meta.env.DEV && !bench ? globalThis.sloptimize?.createRecorder({
   renderer, context: () => ({ view: 'tps', crowd: spawned.length ? 'busy' : 'calm' }),
@@ -65,6 +68,15 @@ const rec = import.meta.env.DEV && !bench ? globalThis.sloptimize?.createRecorde
 // sloptimize: the unit the view is arranged around, and the camera on its boom
 rec?.track('unit', () => unit.position);
 rec?.track('camera', () => camera.position, { follows: 'unit', reach: { name: 'boom', get: () => BOOM.length() } });
+
+// sloptimize: the bench scene — 2,000 crates in view, each its own mesh
+// (crates.js; its switches are the changes a bench compares)
+let crates = null;
+globalThis.sloptimize?.scene('crates', () => {
+  crates?.dispose();   // set up again (a second bench in this page): the same view, not twice the crates
+  crates = buildCrates({ scene, camera, renderer, sun, ground });
+  return { renderer, settleFrames: 2 };
+});
 
 const log = document.getElementById('log');
 const say = (s) => { log.textContent = `${s}\n${log.textContent}`.split('\n').slice(0, 8).join('\n'); };
@@ -190,7 +202,7 @@ async function scripted() {
 document.getElementById('b-scripted').addEventListener('click', () => { if (!window.demo.running) scripted(); });
 
 window.demo = { stutter: (n) => STUTTERS[n](), scripted, done: [], running: false, finished: false, recorder: rec,
-  renderer, unit, camera };
+  renderer, unit, camera, get crates() { return crates; } };
 
 // --- the loop --------------------------------------------------------------------
 
@@ -199,11 +211,16 @@ function loop(t) {
   requestAnimationFrame(loop);
   const dt = Math.min(0.1, (t - last) / 1000);  // the sim clamps its step at 100 ms
   last = t;
-  angle += ORBIT_SPEED * dt;
-  unit.position.set(Math.cos(angle) * ORBIT_R + snapOffset, 0.7, Math.sin(angle) * ORBIT_R);
-  unit.rotation.z = -angle;
-  camera.position.copy(unit.position).add(BOOM);
-  camera.lookAt(unit.position);
+  if (crates) {
+    // the bench's view: the camera holds still over the crates
+    crates.tick(dt);
+  } else {
+    angle += ORBIT_SPEED * dt;
+    unit.position.set(Math.cos(angle) * ORBIT_R + snapOffset, 0.7, Math.sin(angle) * ORBIT_R);
+    unit.rotation.z = -angle;
+    camera.position.copy(unit.position).add(BOOM);
+    camera.lookAt(unit.position);
+  }
   renderer.render(scene, camera);
 }
 requestAnimationFrame(loop);

@@ -13,7 +13,13 @@
 //    createRecorder(options) makes the recorder with the plugin's defaults
 //    (endpoint: same origin, build).  With `auto: true` (the default) a
 //    THREE.WebGLRenderer made without a recorder gets one by itself,
-//    through three's own __THREE_DEVTOOLS__ announcement.
+//    through three's own __THREE_DEVTOOLS__ announcement;
+//  - installs the bench runtime (bench.js: the virtual clock in
+//    passthrough, `sloptimize.scene`, `sloptimize.bench`) unless the
+//    launched browser installed it first; a page opened for a bench
+//    (?sloptimize=bench:NAME) gets no recorder and no panel by itself;
+//  - writes .sloptimize/dev.json ({url, pid, at}) when the dev server
+//    listens, for `sloptimize bench --launch` (docs/bench.md).
 //
 // docs/recorder.md says what the game writes and what it does not.
 import fs from 'node:fs';
@@ -22,15 +28,17 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const PREFIX = '/@sloptimize/';
-const SERVED = new Set(['recorder.js', 'frames.js', 'motion.js', 'delivery.js', 'panel.js', 'history.js']);
+const SERVED = new Set(['recorder.js', 'frames.js', 'motion.js', 'delivery.js', 'panel.js', 'history.js', 'clock.js', 'bench.js']);
 
 function bootstrap({ build, budgetFrameMs, auto, panel }) {
   const defaults = JSON.stringify({ endpoint: '', ...(build ? { build } : {}), ...(budgetFrameMs ? { budgetFrameMs } : {}) });
   return `// sloptimize's dev bootstrap, made by page-runtime/vite.js
 import { createRecorder } from './recorder.js';
+import { installBench } from './bench.js';
 ${panel ? `import { createPanel } from './panel.js';` : ''}
 const defaults = ${defaults};
-const api = globalThis.sloptimize = {
+// the clock and the scenes first (a launched bench put them there already)
+const api = Object.assign(installBench(globalThis, { mode: 'passthrough' }), {
   recorder: null,
   panel: null,
   createRecorder(options = {}) {
@@ -39,19 +47,20 @@ const api = globalThis.sloptimize = {
     api.recorder = { rec, renderer: options.renderer, auto: false };
     return rec;
   },
-  get rec() { return api.recorder ? api.recorder.rec : null; },
-};
+});
+Object.defineProperty(api, 'rec', { get() { return api.recorder ? api.recorder.rec : null; }, configurable: true });
+const benchPage = api.bench.urlScene() !== null;
 ${auto ? `// three announces every WebGLRenderer to __THREE_DEVTOOLS__ as it is made
 const devtools = globalThis.__THREE_DEVTOOLS__ || (globalThis.__THREE_DEVTOOLS__ = new EventTarget());
 devtools.addEventListener('observe', (e) => {
   const r = e.detail;
-  if (!r || !r.isWebGLRenderer || api.recorder) return;
+  if (!r || !r.isWebGLRenderer || api.recorder || benchPage) return;
   queueMicrotask(() => {
     if (api.recorder) return;
     api.recorder = { rec: createRecorder({ ...defaults, renderer: r }), renderer: r, auto: true };
   });
 });` : ''}
-${panel ? `api.panel = createPanel({ endpoint: location.origin });` : ''}
+${panel ? `if (!benchPage) api.panel = createPanel({ endpoint: location.origin });` : ''}
 `;
 }
 
@@ -75,8 +84,38 @@ function frameBudget(root, warn) {
   return undefined;
 }
 
+// .sloptimize/dev.json: where `sloptimize bench --launch` finds the dev
+// server.  Written atomically (temp, rename), removed when the server
+// closes if it is still this server's.
+function devJson(server, project) {
+  const dir = path.join(path.resolve(project || server.config.root), '.sloptimize');
+  const file = path.join(dir, 'dev.json');
+  const http = server.httpServer;
+  if (!http) return;
+  http.once('listening', () => {
+    // from the bound address (resolvedUrls comes after this event)
+    const a = http.address();
+    const host = !a.address || a.address === '::' || a.address === '0.0.0.0' ? 'localhost'
+      : String(a.address).includes(':') ? `[${a.address}]` : a.address;
+    const url = `${server.config.server.https ? 'https' : 'http'}://${host}:${a.port}${server.config.base || '/'}`;
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, `${JSON.stringify({ url, pid: process.pid, at: new Date().toISOString() })}\n`);
+      fs.renameSync(tmp, file);
+    } catch (e) {
+      server.config.logger.warn(`sloptimize: could not write ${file}: ${e.message}`);
+    }
+  });
+  http.once('close', () => {
+    try {
+      if (JSON.parse(fs.readFileSync(file, 'utf8')).pid === process.pid) fs.unlinkSync(file);
+    } catch { /* gone or another server's */ }
+  });
+}
+
 export default function sloptimize({ daemon = 'http://127.0.0.1:7567', build = process.env.SLOPTIMIZE_BUILD_ID || undefined,
-  budgetFrameMs, auto = true, panel = true } = {}) {
+  budgetFrameMs, auto = true, panel = true, project } = {}) {
   const target = String(daemon).replace(/\/+$/, '');
   return {
     name: 'sloptimize',
@@ -95,6 +134,7 @@ export default function sloptimize({ daemon = 'http://127.0.0.1:7567', build = p
       if (budgetFrameMs !== undefined && fromFile !== undefined && Number(budgetFrameMs) !== fromFile)
         server.config.logger.warn(`sloptimize: budgetFrameMs ${budgetFrameMs} (the plugin's option) wins over sloptimize.budgets.json's frame_ms_p95 ${fromFile}: the recorder's hitches and sloptimize check disagree`);
       const budget = budgetFrameMs ?? fromFile;
+      devJson(server, project);
       server.middlewares.use((req, res, next) => {
         if (!req.url || !req.url.startsWith(PREFIX)) return next();
         const name = req.url.slice(PREFIX.length).split(/[?#]/)[0];

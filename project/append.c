@@ -732,6 +732,32 @@ project_goldens_append(const char *project, cJSON *rec, char *why,
 	return rc;
 }
 
+/* --- other ledgers: one checked line ----------------------------------- */
+
+int
+project_line_append(const char *project, const char *name, const char *line,
+    size_t len, const struct project_write *w, char *why, size_t cap)
+{
+	char	*buf;
+	int	 rc;
+
+	if (name[0] == '\0' || strchr(name, '/') != NULL || name[0] == '.')
+		return say(why, cap, -EINVAL, "'%s' is not a file name of "
+		    ".sloptimize/", name);
+	if (memchr(line, '\n', len) != NULL || memchr(line, '\r', len) != NULL)
+		return say(why, cap, -EINVAL, "a line of %s holds no newline",
+		    name);
+	if ((rc = project_json_check(line, len, why, cap)) != 0)
+		return rc;
+	if ((buf = malloc(len + 1)) == NULL)
+		return say(why, cap, -ENOMEM, "out of memory");
+	memcpy(buf, line, len);
+	buf[len] = '\n';
+	rc = append_lines(project, name, buf, len + 1, w, why, cap);
+	free(buf);
+	return rc;
+}
+
 /* --- batches of records ------------------------------------------------- */
 
 /* Copy valid JSON text without the whitespace between tokens: one line. */

@@ -125,6 +125,19 @@ int	project_write_once(int fd, const char *buf, size_t len);
 int	project_goldens_append(const char *project, cJSON *rec, char *why,
 	    size_t cap);
 
+/*
+ * Append one JSON object as a line to <project>/.sloptimize/<name> (a
+ * plain file name: bench-history.jsonl) through the same writer as the
+ * fixes: checked with project_json_check, one write(2) under the file's
+ * lock, a newline first if the file ends inside a line, fsynced.  line is
+ * the object's text without a newline (one is added).  0, or a negative
+ * errno with why: -EINVAL for text that is not one valid JSON object on
+ * one line, or the errors of project_fix_append.
+ */
+int	project_line_append(const char *project, const char *name,
+	    const char *line, size_t len, const struct project_write *w,
+	    char *why, size_t cap);
+
 /* What project_records_append did with a batch. */
 #define PROJECT_REFUSALS_KEPT	64	/* refusals listed; all counted */
 struct project_refusal {

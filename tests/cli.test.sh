@@ -167,7 +167,7 @@ for f in $("${S%/*}/sloptimized" --help | grep -o '^  --[a-z-]*' | tr -d ' '); d
 	printf '%s\n' "$man8" | grep -q -- "$f" || fail "sloptimized(8) does not document $f"
 done
 man1=$(sed 's/\\-/-/g' "$top/docs/sloptimize.1")
-for v in issues report history fix watch replay hook-status doctor mcp init-agent; do
+for v in issues report history fix watch replay hook-status doctor mcp init-agent bench; do
 	for f in $("$S" "$v" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
 		printf '%s\n' "$man1" | grep -q -- "$f" || fail "sloptimize(1) does not document $v $f"
 	done

@@ -53,7 +53,8 @@ done
 addr=$(sed -n 's/.*"listen":[^"]*"\([^"]*\)".*/\1/p' "$state/daemon.json")
 
 # the game on Vite, proxying /api/sloptimize to the daemon
-SLOPTIMIZE_DAEMON="http://$addr" node "$top/demo/node_modules/vite/bin/vite.js" "$top/demo" \
+SLOPTIMIZE_DAEMON="http://$addr" SLOPTIMIZE_PROJECT="$demo" \
+    node "$top/demo/node_modules/vite/bin/vite.js" "$top/demo" \
     --host 127.0.0.1 --port 5173 >"$demo/vite.log" 2>&1 &
 pids="$pids $!"
 i=0
@@ -95,6 +96,7 @@ if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
 	echo
 fi
 echo "try: $B/sloptimize issues --project $demo"
+echo "     $B/sloptimize bench --scene crates --launch --project $demo"
 echo "$pids" >"$demo/pids"	# what cleanup stops (tests/demo.test.sh checks)
 if [ -n "${SLOPTIMIZE_DEMO_ONCE:-}" ]; then exit 0; fi
 echo "Ctrl-C to stop."

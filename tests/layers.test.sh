@@ -19,13 +19,14 @@ allowed() {	# room: the rooms it may include besides itself
 	notifier)	echo "ledger" ;;
 	image)		echo "" ;;
 	sink)		echo "ledger project watchers" ;;
+	browser)	echo "ledger project image" ;;
 	daemon)		echo "ledger project watchers notifier sink image" ;;
-	cli)		echo "ledger project watchers notifier sink image" ;;
+	cli)		echo "ledger project watchers notifier sink image browser" ;;
 	*)		echo "?" ;;
 	esac
 }
 
-for room in ledger project watchers notifier sink image daemon cli; do
+for room in ledger project watchers notifier sink image browser daemon cli; do
 	ok="$room $(allowed "$room")"
 	for f in "$room"/*.c "$room"/*.h; do
 		[ -f "$f" ] || continue

@@ -128,6 +128,34 @@ assert all(r.get("id") and r.get("type") == "fix" for r in recs), recs
 	fi
 fi
 
+# 5. the bench (docs/bench.md): the fixture benches, and what bench
+#    --compare prints and appends for them (no browser: files only)
+for f in tests/fixtures/bench/*.json; do valid bench.json "$f" "bench ${f##*/}"; done
+if [ -x "$cli" ]; then
+	bp="$tmp/benchproject"
+	mkdir -p "$bp/.sloptimize/bench"
+	cp tests/fixtures/bench/crates-before.json "$bp/.sloptimize/bench/crates-20261201T100000.000Z.json"
+	cp tests/fixtures/bench/crates-after.json "$bp/.sloptimize/bench/crates-20261201T110000.000Z.json"
+	printf '{"perf.budget.draw_calls": 300, "perf.budget.frame_ms_p95": {"max": 16.7, "level": "warn"}}\n' \
+	    >"$bp/sloptimize.budgets.json"
+	rc=0
+	"$cli" bench --compare last --json --project "$bp" --change-ref git:abc1234 \
+	    --change "instance the crates" >"$tmp/out.json" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -eq 0 ]; then valid bench-output.json "$tmp/out.json" "bench --compare last --json (improved)"
+	else echo "exit $rc, not 0 (improved)" >>"$tmp/err"; bad "bench --compare last --json (improved)"; fi
+	if node tests/validate.mjs --jsonl schemas/bench-history-line.json "$bp/.sloptimize/bench-history.jsonl" \
+	    >"$tmp/err" 2>&1; then ok "bench-history.jsonl lines"; else bad "bench-history.jsonl lines"; fi
+	rc=0
+	"$cli" bench --compare crates-20261201T100000.000Z crates-20261201T100000.000Z --json --project "$bp" \
+	    >"$tmp/out.json" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -eq 5 ]; then valid bench-output.json "$tmp/out.json" "bench --compare A A --json (exit 5)"
+	else echo "exit $rc, not 5" >>"$tmp/err"; bad "bench --compare A A --json (exit 5)"; fi
+	rc=0
+	"$cli" bench --compare nothing-here other --json --project "$bp" >"$tmp/out.json" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -eq 4 ]; then valid bench-output.json "$tmp/out.json" "bench --compare (no such bench) --json (exit 4)"
+	else echo "exit $rc, not 4" >>"$tmp/err"; bad "bench --compare (no such bench) --json (exit 4)"; fi
+fi
+
 [ -z "$failed" ] || echo "failed:$failed"
 echo "schemas: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -40,6 +40,7 @@ def benches(build):
         "recorder": (["node", "bench/recorder.mjs"], t),
         "sink": (["node", "bench/sink.mjs"], t),
         "gate": ([sys.executable, os.path.join(t, "bench", "gate.py"), build], TOP),
+        "verify": (["node", "bench/verify.mjs"], t),
     }, b
 
 

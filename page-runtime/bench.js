@@ -1,0 +1,470 @@
+// bench.js — named bench scenes and the bench loop (DESIGN §16, docs/bench.md).
+//
+// A game names its representative views in reviewed source (the agent
+// must not invent its own workload, seed §8.3):
+//
+//   globalThis.sloptimize?.scene('crates', async (ctx) => {
+//     buildCrates(); camera.position.set(0, 30, 40); camera.lookAt(0, 0, 0);
+//     return { renderer, settleFrames: 10 };
+//   });
+//
+// or reads `?sloptimize=bench:NAME` itself (bench.urlScene()), sets the
+// view up at load, and then names it with `scene(NAME)` and no setup.
+// `sloptimize.bench.run({scene, frames, warmup, runs})` then sets the
+// scene up, steps the warm-up frames and R runs of N frames under the
+// virtual clock (clock.js), each frame paced by the browser's own
+// requestAnimationFrame, and measures per frame:
+//
+//   workMs    real time of the frame's work: clock.step(), which runs the
+//             game's animation-frame callbacks (its logic and its render
+//             calls, as far as the main thread does them)
+//   insideMs  real time inside renderer.render (all calls of the frame)
+//   counters  renderer.info: draw calls, triangles, points, lines (summed
+//             over the frame's render calls), programs, geometries,
+//             textures (at the frame's end)
+//   gpuMs     where the browser gives it: a ring of TIME_ELAPSED queries
+//             (EXT_disjoint_timer_query_webgl2) read frames late, never
+//             blocking, never begun while another timer query is active,
+//             dropped when GPU_DISJOINT is set
+//
+// and the regime from the unmasked renderer string
+// (WEBGL_debug_renderer_info): software (SwiftShader, llvmpipe…),
+// hardware, or unknown.  The extension's presence says nothing about the
+// regime: SwiftShader has it too.
+//
+// The page needs nothing else: not the recorder (a recorder found running
+// is stopped for the bench — its heartbeats would carry virtual time into
+// the ledger — and the result says so), not the daemon.  The launched
+// browser's CLI calls run() through CDP; the open tab's relay will call
+// the same run().  progress() is what a driver polls while run() is under
+// way: a page whose main thread hangs does not answer it.
+//
+// Injected as a classic script too (see clock.js): imports only from
+// ./clock.js on one line, exports only `export function` / `export const`.
+import { installClock, TICK_MS, CLOCK_MODE } from './clock.js';
+
+export const BENCH_DEFAULTS = Object.freeze({ frames: 600, warmup: 120, runs: 3 });
+export const BENCH_LIMITS = Object.freeze({ frames: 100000, warmup: 100000, runs: 20 });
+export const SCENE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const GPU_RING = 8;          // queries in flight: results come ≥ 1 frame late
+const GPU_DRAIN_FRAMES = 10; // real frames to wait for a run's last results
+
+const SOFTWARE = /swiftshader|llvmpipe|softpipe|lavapipe|software rasterizer|microsoft basic render|mesa offscreen/i;
+
+// The regime a renderer string puts timing in (seed §6.4).
+export function classifyRegime(renderer) {
+  if (typeof renderer !== 'string' || renderer === '') return 'unknown';
+  return SOFTWARE.test(renderer) ? 'software' : 'hardware';
+}
+
+// Nearest-rank percentile of the first n values of an ascending array:
+// the value at rank ceil(q × n) (1-based), a value that was measured —
+// never an interpolation between two frames.
+export function nearestRank(sorted, n, q) {
+  if (n <= 0) return NaN;
+  const rank = Math.min(n, Math.max(1, Math.ceil(q * n)));
+  return sorted[rank - 1];
+}
+
+// Median of n values (the mean of the middle two for an even n).
+export function median(values, n = values.length) {
+  if (n <= 0) return NaN;
+  const s = Float64Array.from(values.slice(0, n)).sort();
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+// The statistics of one run's frame times: values[0..n), NaN entries (a
+// frame without a measure) left out.  null when nothing was measured.
+export function summarize(values, n = values.length) {
+  const s = new Float64Array(n);
+  let m = 0, sum = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (Number.isFinite(v)) { s[m++] = v; sum += v; }
+  }
+  if (m === 0) return null;
+  const sorted = s.subarray(0, m).sort();
+  return {
+    n: m,
+    medianMs: m % 2 ? sorted[(m - 1) / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2,
+    p95Ms: nearestRank(sorted, m, 0.95),
+    p99Ms: nearestRank(sorted, m, 0.99),
+    maxMs: sorted[m - 1],
+    meanMs: sum / m,
+  };
+}
+
+// A counter over a run: its median, and its range (a counter that moves
+// inside a run is animation; one whose medians differ between runs makes
+// the bench's counters unstable).
+export function counterStats(values, n = values.length) {
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < n; i++) { if (values[i] < lo) lo = values[i]; if (values[i] > hi) hi = values[i]; }
+  return { median: median(values, n), min: lo, max: hi };
+}
+
+// Round for the result: a few decimals, never a long float tail.
+const r3 = (x) => Math.round(x * 1000) / 1000;
+
+function checkOptions(o) {
+  const opt = { ...BENCH_DEFAULTS, setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, ...o };
+  if (typeof opt.scene !== 'string' || !SCENE_NAME.test(opt.scene))
+    throw new Error(`bench: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
+  for (const k of ['frames', 'warmup', 'runs']) {
+    const v = opt[k], lo = k === 'warmup' ? 0 : 1;
+    if (!Number.isInteger(v) || v < lo || v > BENCH_LIMITS[k])
+      throw new Error(`bench: ${k} is a whole number from ${lo} to ${BENCH_LIMITS[k]}, not ${JSON.stringify(v)}`);
+  }
+  return opt;
+}
+
+// The query-parameter way of naming a scene: ?sloptimize=bench:NAME.
+export function urlScene(search) {
+  const m = /(?:^|[?&])sloptimize=bench(?::|%3A)([^&#]*)/i.exec(String(search || ''));
+  if (!m) return null;
+  try { return decodeURIComponent(m[1]); } catch { return null; }
+}
+
+/*
+ * The GPU timer: one TIME_ELAPSED query around each frame's work, in a
+ * ring, results read when the browser has them (the frame-profiler seed's
+ * idiom).  begin() refuses while another timer query is active (the
+ * game's own, stats-gl's); a game that begins one while ours is active
+ * ends ours (its sample is void) and turns the timer off for the bench,
+ * with the reason.  A disjoint result (the GPU's clock jumped) is dropped.
+ */
+function createGpuTimer(gl) {
+  const none = (why) => ({ available: false, why, begin() {}, end() {}, poll() {}, stop() {}, frames: 0, dropped: null });
+  if (!gl || typeof gl.createQuery !== 'function') return none('not a WebGL2 context');
+  const ext = gl.getExtension('EXT_disjoint_timer_query_webgl2');
+  if (!ext) return none('the browser does not expose EXT_disjoint_timer_query_webgl2');
+  const slots = [];
+  for (let i = 0; i < GPU_RING; i++) slots.push({ q: gl.createQuery(), frame: -1, busy: false });
+  let head = 0, active = null, off = null;
+  const dropped = { busy: 0, disjoint: 0, late: 0, foreign: 0 };
+  let frames = 0;
+  const origBegin = gl.beginQuery, origEnd = gl.endQuery;
+  // another user of TIME_ELAPSED while ours is open: ours gives way
+  gl.beginQuery = function (target, q) {
+    if (active && target === ext.TIME_ELAPSED_EXT && q !== active.q) {
+      origEnd.call(gl, ext.TIME_ELAPSED_EXT);
+      active.busy = false; active.frame = -1; active = null;
+      dropped.foreign++;
+      off = 'the page runs its own timer queries (stats-gl?): GPU time is not measured while it does';
+    }
+    return origBegin.call(this, target, q);
+  };
+  const timer = {
+    available: true,
+    get why() { return off; },
+    get frames() { return frames; },
+    dropped,
+    begin(frame) {
+      if (off) return;
+      if (gl.getQuery(ext.TIME_ELAPSED_EXT, gl.CURRENT_QUERY)) { dropped.busy++; return; }
+      const s = slots[head];
+      if (s.busy) { dropped.busy++; return; }     // ring full: results not back yet
+      origBegin.call(gl, ext.TIME_ELAPSED_EXT, s.q);
+      s.busy = true; s.frame = frame; active = s;
+      head = (head + 1) % GPU_RING;
+    },
+    end() {
+      if (!active) return;
+      origEnd.call(gl, ext.TIME_ELAPSED_EXT);
+      active = null;
+    },
+    // hand each result that is back to sink(frame, ms)
+    poll(sink) {
+      const disjoint = gl.getParameter(ext.GPU_DISJOINT_EXT);
+      for (const s of slots) {
+        if (!s.busy || s === active) continue;
+        if (!gl.getQueryParameter(s.q, gl.QUERY_RESULT_AVAILABLE)) continue;
+        const ns = gl.getQueryParameter(s.q, gl.QUERY_RESULT);
+        s.busy = false;
+        if (disjoint) { dropped.disjoint++; continue; }
+        frames++;
+        sink(s.frame, ns / 1e6);
+      }
+    },
+    // the results still out are dropped: counted as late
+    stop() {
+      if (active) { origEnd.call(gl, ext.TIME_ELAPSED_EXT); active = null; }
+      for (const s of slots) { if (s.busy) { dropped.late++; s.busy = false; } gl.deleteQuery(s.q); }
+      gl.beginQuery = origBegin;
+    },
+  };
+  return timer;
+}
+
+function rendererInfo(gl) {
+  const out = { renderer: null, vendor: null };
+  if (!gl) return out;
+  const dbg = gl.getExtension('WEBGL_debug_renderer_info');
+  if (dbg) {
+    out.renderer = String(gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL));
+    out.vendor = String(gl.getParameter(dbg.UNMASKED_VENDOR_WEBGL));
+  }
+  return out;
+}
+
+/*
+ * installBench(g, {mode, seed}) → the page's bench API on
+ * g.sloptimize (merged into what is there: the dev bootstrap's
+ * recorder and panel live beside it).  Installs the clock first.  Once
+ * per global.
+ */
+export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } = {}) {
+  const api = g.sloptimize && typeof g.sloptimize === 'object' ? g.sloptimize : (g.sloptimize = {});
+  if (api.bench && api.clock) return api;
+  const clock = installClock(g, { mode, seed });
+  const scenes = new Map();
+  const renderers = [];
+  let state = { phase: 'idle', run: 0, runs: 0, frame: 0, frames: 0, scene: null, since: clock.real(), error: null };
+
+  // three announces each WebGLRenderer to __THREE_DEVTOOLS__ as it is made
+  // (the dev bootstrap listens the same way); the last one is the default
+  const devtools = g.__THREE_DEVTOOLS__ || (typeof g.EventTarget === 'function' ? (g.__THREE_DEVTOOLS__ = new g.EventTarget()) : null);
+  if (devtools && typeof devtools.addEventListener === 'function')
+    devtools.addEventListener('observe', (e) => { if (e.detail && e.detail.isWebGLRenderer) renderers.push(e.detail); });
+
+  const realFrame = () => new Promise((resolve) => {
+    if (clock.realRaf) clock.realRaf(resolve);
+    else setTimeout(resolve, 0);
+  });
+  const setPhase = (phase, extra = {}) => { state = { ...state, ...extra, phase, since: clock.real() }; };
+
+  function scene(name, setup, options = {}) {
+    if (typeof name !== 'string' || !SCENE_NAME.test(name))
+      throw new Error(`sloptimize.scene: a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(name)}`);
+    if (setup !== undefined && typeof setup !== 'function')
+      throw new TypeError(`sloptimize.scene('${name}'): setup is a function`);
+    scenes.set(name, { setup: setup || null, options });
+  }
+
+  // A scene counts once the game has named it: a game that sets its view
+  // up at load from ?sloptimize=bench:NAME says so with scene(NAME) and
+  // no setup.  The URL alone is not enough — the launched browser always
+  // carries it, and a typo must not bench whatever view the page shows.
+  async function waitScene(name, ms) {
+    for (let waited = 0; ; waited += 25) {
+      if (scenes.has(name)) return scenes.get(name);
+      if (waited >= ms) {
+        const known = [...scenes.keys()];
+        throw new Error(`bench: no scene '${name}' on this page (${known.length ? `it has: ${known.join(', ')}` : 'it names none'}); ` +
+          `a game names one with sloptimize.scene('${name}', setup) or reads ?sloptimize=bench:${name} (docs/bench.md)`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  // what setup gets: a way to run frames (a setup that needs the game's
+  // loop to turn calls it; nothing runs frames behind its back, so the
+  // number of frames before the bench is the same every time)
+  const setupContext = {
+    clock,
+    async frames(n = 1) {
+      for (let i = 0; i < n; i++) { await realFrame(); clock.step(); }
+    },
+  };
+
+  async function run(options = {}) {
+    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
+      throw new Error(`bench: a bench is already running (${state.phase})`);
+    const opt = checkOptions(options);
+    const t0 = clock.real();
+    setPhase('scene', { scene: opt.scene, run: 0, runs: opt.runs, frame: 0, frames: opt.frames, error: null });
+    const engaged = clock.engage({ seed: opt.seed });
+    const errorsBefore = clock.errors.count;
+    let restore = null, gpu = null;
+    try {
+      const entry = await waitScene(opt.scene, opt.waitSceneMs);
+      const notes = [];
+      const rec = api.recorder && api.recorder.rec ? api.recorder.rec : api.rec;
+      if (rec && typeof rec.stop === 'function') {
+        rec.stop();
+        if (api.recorder) api.recorder = null;
+        notes.push('the recorder was running and is stopped for the bench (its heartbeats would carry virtual time)');
+      }
+
+      setPhase('setup');
+      let setupOut = {};
+      if (entry.setup) {
+        let timer;
+        const timeout = new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`bench: the setup of scene '${opt.scene}' did not finish in ${opt.setupTimeoutMs / 1000} s`)),
+            opt.setupTimeoutMs);
+        });
+        try {
+          setupOut = (await Promise.race([Promise.resolve().then(() => entry.setup(setupContext)), timeout])) || {};
+        } catch (e) {
+          if (/did not finish/.test(String(e && e.message))) throw e;
+          throw new Error(`bench: the setup of scene '${opt.scene}' threw: ${(e && e.message) || e}`);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      const renderer = setupOut.renderer || entry.options.renderer || renderers[renderers.length - 1];
+      if (!renderer || typeof renderer.render !== 'function' || !renderer.info)
+        throw new Error(`bench: scene '${opt.scene}' has no three.js renderer to measure: return { renderer } from its setup`);
+      const settle = Number.isInteger(setupOut.settleFrames) && setupOut.settleFrames >= 0 ? setupOut.settleFrames
+        : Number.isInteger(entry.options.settleFrames) ? entry.options.settleFrames : 0;
+
+      // inside render, and the frame's counters summed over its calls
+      const info = renderer.info;
+      const cur = { inside: 0, calls: 0, triangles: 0, points: 0, lines: 0, renders: 0 };
+      const original = renderer.render;
+      const wrapper = function (...args) {
+        const a = clock.real();
+        try {
+          return original.apply(this, args);
+        } finally {
+          cur.inside += clock.real() - a;
+          cur.renders++;
+          if (info.autoReset !== false) {
+            cur.calls += info.render.calls; cur.triangles += info.render.triangles;
+            cur.points += info.render.points; cur.lines += info.render.lines;
+          }
+        }
+      };
+      renderer.render = wrapper;
+      restore = () => { if (renderer.render === wrapper) renderer.render = original; };
+      const gl = typeof renderer.getContext === 'function' ? renderer.getContext() : null;
+      const device = rendererInfo(gl);
+      gpu = createGpuTimer(gl);
+
+      const N = opt.frames;
+      const work = new Float64Array(N), inside = new Float64Array(N), gpuMs = new Float64Array(N);
+      const K = ['calls', 'triangles', 'points', 'lines', 'programs', 'geometries', 'textures'];
+      const counters = Object.fromEntries(K.map((k) => [k, new Float64Array(N)]));
+      let gpuBase = 0;        // frame numbers of the run under way start here
+      const gpuSink = (f, ms) => { const i = f - gpuBase; if (i >= 0 && i < N) gpuMs[i] = ms; };
+
+      // one frame: paced by the browser's frame, timed on the real clock
+      let frameNo = 0;
+      async function frame(i, measuring) {
+        await realFrame();
+        cur.inside = 0; cur.calls = 0; cur.triangles = 0; cur.points = 0; cur.lines = 0; cur.renders = 0;
+        if (measuring) gpu.begin(frameNo);
+        const a = clock.real();
+        clock.step();
+        const w = clock.real() - a;
+        if (measuring) gpu.end();
+        frameNo++;
+        if (measuring) {
+          work[i] = w; inside[i] = cur.inside;
+          if (info.autoReset === false) {
+            cur.calls = info.render.calls; cur.triangles = info.render.triangles;
+            cur.points = info.render.points; cur.lines = info.render.lines;
+          }
+          counters.calls[i] = cur.calls; counters.triangles[i] = cur.triangles;
+          counters.points[i] = cur.points; counters.lines[i] = cur.lines;
+          counters.programs[i] = Array.isArray(info.programs) ? info.programs.length : NaN;
+          counters.geometries[i] = info.memory ? info.memory.geometries : NaN;
+          counters.textures[i] = info.memory ? info.memory.textures : NaN;
+        }
+        gpu.poll(gpuSink);
+        state.frame = i + 1;
+      }
+
+      setPhase('settle', { frames: settle, frame: 0 });
+      for (let i = 0; i < settle; i++) await frame(i, false);
+      setPhase('warmup', { frames: opt.warmup, frame: 0 });
+      const w0 = clock.real();
+      for (let i = 0; i < opt.warmup; i++) await frame(i, false);
+      const warmupMs = clock.real() - w0;
+
+      const runs = [];
+      let framesWithoutRender = 0;
+      for (let r = 0; r < opt.runs; r++) {
+        setPhase('run', { run: r + 1, frames: N, frame: 0 });
+        gpuMs.fill(NaN);
+        gpuBase = frameNo;
+        const r0 = clock.real();
+        for (let i = 0; i < N; i++) {
+          await frame(i, true);
+          if (cur.renders === 0) framesWithoutRender++;
+        }
+        const wallMs = clock.real() - r0;
+        // the last frames' GPU results come a few frames later: wait for
+        // them without stepping the game, a bounded number of frames
+        for (let k = 0; k < GPU_DRAIN_FRAMES && gpu.available && !gpu.why; k++) {
+          await realFrame();
+          gpu.poll(gpuSink);
+        }
+        const frameStats = summarize(work, N);
+        const insideStats = summarize(inside, N);
+        const gpuStats = gpu.available && !gpu.why ? summarize(gpuMs, N) : null;
+        const c = {};
+        let vary = false;
+        for (const k of K) {
+          const st = counterStats(counters[k], N);
+          if (Number.isNaN(st.median)) continue;
+          c[k] = st.median;
+          if (st.min !== st.max) { vary = true; c[`${k}Range`] = [st.min, st.max]; }
+        }
+        const one = {
+          frame: { medianMs: r3(frameStats.medianMs), p95Ms: r3(frameStats.p95Ms), p99Ms: r3(frameStats.p99Ms),
+            maxMs: r3(frameStats.maxMs), meanMs: r3(frameStats.meanMs) },
+          render: { insideMs: r3(insideStats.medianMs), insideP95Ms: r3(insideStats.p95Ms) },
+          counters: c,
+          countersVary: vary,
+          wallMs: r3(wallMs),
+        };
+        if (gpuStats) one.gpu = { medianMs: r3(gpuStats.medianMs), p95Ms: r3(gpuStats.p95Ms), frames: gpuStats.n };
+        runs.push(one);
+      }
+      gpu.stop();
+      restore();
+      restore = null;
+
+      const errors = clock.errors.count - errorsBefore;
+      if (framesWithoutRender > 0)
+        notes.push(`${framesWithoutRender} measured frames made no render call: the game's loop did not run then`);
+      const result = {
+        v: 1,
+        scene: opt.scene,
+        sceneSetup: entry.setup ? 'setup' : 'at-load',
+        frames: N,
+        warmup: opt.warmup,
+        settleFrames: settle,
+        runs: opt.runs,
+        clock: { mode: CLOCK_MODE, tickMs: r3(TICK_MS), seed: opt.seed, engagedBy: engaged ? 'bench' : 'page-load' },
+        regime: classifyRegime(device.renderer),
+        device,
+        viewport: {
+          width: g.innerWidth, height: g.innerHeight, devicePixelRatio: g.devicePixelRatio,
+          canvas: gl && gl.canvas ? [gl.canvas.width, gl.canvas.height] : null,
+        },
+        gpuTimer: gpu.available
+          ? { available: true, frames: gpu.frames, dropped: { ...gpu.dropped }, ...(gpu.why ? { why: gpu.why } : {}) }
+          : { available: false, why: gpu.why },
+        perRun: runs,
+        setupMs: r3(w0 - t0),
+        warmupMs: r3(warmupMs),
+        errors: errors ? { count: errors, first: clock.errors.first } : { count: 0 },
+        notes,
+      };
+      setPhase('done');
+      return result;
+    } catch (e) {
+      setPhase('failed', { error: String((e && e.message) || e) });
+      throw e;
+    } finally {
+      if (restore) restore();
+      if (gpu && state.phase === 'failed') { try { gpu.stop(); } catch { /* the context may be lost */ } }
+      if (engaged) clock.release();
+    }
+  }
+
+  // what a driver polls: the phase, the frame reached, and for how long
+  // (real ms) the phase has lasted
+  function progress() {
+    return { phase: state.phase, scene: state.scene, run: state.run, runs: state.runs, frame: state.frame, frames: state.frames,
+      phaseMs: r3(clock.real() - state.since), error: state.error, clock: clock.mode, scenes: [...scenes.keys()] };
+  }
+
+  api.clock = clock;
+  api.scene = scene;
+  api.bench = { run, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
+  return api;
+}
