@@ -263,7 +263,7 @@ verb_bench(int argc, char **argv)
 	struct bench_outcome	 o;
 	const char		*frames = NULL, *warmup = NULL, *runs = NULL,
 				*setup = NULL, *pos[1];
-	int			 launch = 0, npos = 1, rc, setup_s = 60;
+	int			 launch = 0, npos = 1, rc, setup_s = BENCH_SETUP_S;
 	struct cli_opt		 opts[] = {
 		{ "scene", OPT_ARG, &r.scene },
 		{ "launch", OPT_FLAG, &launch },
@@ -279,9 +279,9 @@ verb_bench(int argc, char **argv)
 	};
 
 	memset(&r, 0, sizeof(r));
-	r.frames = 600;
-	r.warmup = 120;
-	r.runs = 3;
+	r.frames = BENCH_FRAMES;
+	r.warmup = BENCH_WARMUP;
+	r.runs = BENCH_RUNS;
 	if ((rc = cli_parse(argc, argv, opts, &c, usage, pos, &npos)) >= 0)
 		return rc;
 	if (npos > 0 && r.compare == NULL) {

@@ -1,14 +1,12 @@
 /*
  * bench_check — the one seam between `sloptimize check --bench SCENE`
- * (and the MCP tool check_budgets' `bench`) and the bench verb, which is
- * built on another branch.  check calls only this function.
+ * (and the MCP tool check_budgets' `bench`) and the bench verb: check
+ * calls only this function.
  *
- * JOIN (for the lead): cli/bench_stub.c is the stand-in of a build
- * without the bench verb; when the bench lands, delete bench_stub.c and
- * implement bench_for_check beside the bench verb, with this contract:
+ * Implemented in cli/bench_check.c on the bench verb's own run:
  *
- *   Run a bench of `scene` for `project` (the open tab through the
- *   daemon, or a launched browser as the bench's own defaults say) and
+ *   Run a bench of `scene` for `project` (a launched browser, with
+ *   the bench's defaults; the open tab is not reachable yet) and
  *   hand back its result in profile.json's shape, so that check judges
  *   it by the same rule as a profile:
  *     { "at": ISO, "regime": "hardware"|"software"|"unknown",

@@ -34,6 +34,12 @@
 #define BENCH_EXIT_ENV		4
 #define BENCH_EXIT_NO_CHANGE	5
 
+/* The defaults of every way in: the verb, run_bench, check --bench. */
+#define BENCH_FRAMES		600	/* measured frames a run */
+#define BENCH_WARMUP		120
+#define BENCH_RUNS		3
+#define BENCH_SETUP_S		60	/* the scene's setup deadline */
+
 struct bench_req {
 	const char	*project;
 	const char	*scene;		/* run a bench of it; NULL: files only */

@@ -697,7 +697,8 @@ tool_run_bench(struct call *c)
 	    "change_ref", "change", NULL };
 	struct bench_req	 r;
 	struct bench_outcome	 o;
-	long			 frames = 600, warmup = 120, runs = 3, setup = 60;
+	long			 frames = BENCH_FRAMES, warmup = BENCH_WARMUP,
+				 runs = BENCH_RUNS, setup = BENCH_SETUP_S;
 	int			 launch = 0;
 
 	memset(&r, 0, sizeof(r));

@@ -102,10 +102,10 @@ test('get_profile and check_budgets: the same answers as the CLI, with its exit 
     assert.equal(c.maxAgeMs, 600000);
     assert.deepEqual(stable(c), stable(cliCheck(dir, env, '--counters-only', '--max-age', '10m')));
 
-    // a bench through the seam: 4 in a build without the bench
+    // a bench through the bench verb: no dev server here, so 4
     c = structured(await client.callTool({ name: 'check_budgets', arguments: { bench: 'crates' } }));
     assert.equal(c.exit, 4);
-    assert.match(c.error, /bench not available in this build/);
+    assert.match(c.error, /bench of scene 'crates': .*(dev\.json|--url)/);
 
     // a malformed budgets file: 2, its faults by key
     fs.writeFileSync(path.join(dir, 'sloptimize.budgets.json'), '{"perf.budget.draw_calls": {"max": 30, "levle": "warn"}}');
