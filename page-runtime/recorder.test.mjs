@@ -337,7 +337,8 @@ test('outbox: batches in order as a JSON array; retries with backoff while the d
   let up = false;
   let srv = null;
   srv = await server((req, res, body, got) => {
-    if (!up) { res.statusCode = 503; res.end('{}'); return; }
+    // the daemon's own 503 (docs/api.md): it answered, it is reachable
+    if (!up) { res.statusCode = 503; res.setHeader('content-type', 'application/json'); res.end('{"error":{"code":"busy","message":"busy"}}'); return; }
     const u = new URL(req.url, srv.url);
     assert.equal(u.pathname, '/api/sloptimize/records');
     assert.match(u.searchParams.get('page'), /^[0-9a-z]{16}$/);
@@ -364,6 +365,37 @@ test('outbox: batches in order as a JSON array; retries with backoff while the d
     st = ob.status();
     assert.equal(st.sent, 50);
     assert.deepEqual(srv.got.map((r) => r.n), Array.from({ length: 50 }, (_, i) => i + 10), 'in order, nothing twice');
+    ob.stop();
+  } finally { srv.s.close(); }
+});
+
+test('outbox: a proxy\'s 500 or 502 in plain text is not the daemon — not "reachable", kept and retried', async () => {
+  // Vite's proxy answers 502 (older ones 500) with an empty text/plain
+  // body when nothing listens behind it: the records were not taken
+  let up = false, status = 500;
+  const srv = await server((req, res, body, got) => {
+    if (!up) { res.statusCode = status; res.setHeader('content-type', 'text/plain'); res.end(); return; }
+    got.push(...JSON.parse(body));
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ v: 1, records: 1, accepted: 1, refused: 0, refusals: [], bytes: body.length }));
+  });
+  try {
+    const ob = new Outbox({ endpoint: srv.url, backoffMinMs: 10, backoffMaxMs: 20 });
+    ob.push({ type: 'heartbeat', n: 1 });
+    let st = await ob.flush();
+    assert.equal(st.reachable, false, JSON.stringify(st));
+    assert.match(st.lastError, /^500 .*the daemon did not answer/);
+    assert.equal(st.queued, 1, 'kept');
+    status = 502;
+    st = await ob.flush();
+    assert.equal(st.reachable, false);
+    assert.match(st.lastError, /^502 /);
+    up = true;
+    const end = Date.now() + 5000;
+    while (ob.queued() > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    st = ob.status();
+    assert.equal(st.reachable, true);
+    assert.deepEqual(srv.got.map((r) => r.n), [1], 'sent once the daemon answered');
     ob.stop();
   } finally { srv.s.close(); }
 });
