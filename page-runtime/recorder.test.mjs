@@ -764,3 +764,311 @@ test('recorder: an entry for the frame that names no script leaves it long-scrip
   assert.equal(hitch.classification[0].guess, 'long-script');
   assert.match(hitch.script.unavailable, /named no script/);
 });
+
+// --- the recorder on a scripted page, on a virtual clock -----------------------
+//
+// What these check is not timing: performance.now() is replaced by a clock
+// the test moves, so a "34 ms frame" is 34 ms whatever the machine's load.
+// The page is a stand-in for three.js with the parts the recorder reads
+// (render(), info, properties, a scene graph, a camera's world matrix);
+// tests/game.test.mjs and tests/games/ drive the real thing.
+function virtualPage({ loaf = false } = {}) {
+  const real = performance.now;
+  let vt = 10000;
+  performance.now = () => vt;
+  let raf = null;
+  const saved = { PerformanceObserver: globalThis.PerformanceObserver };
+  let made = [];
+  globalThis.requestAnimationFrame = (fn) => { raf = fn; return 1; };
+  globalThis.cancelAnimationFrame = () => { raf = null; };
+  if (loaf) {
+    globalThis.PerformanceObserver = class {
+      static supportedEntryTypes = ['long-animation-frame'];
+      observe() {}
+      disconnect() {}
+      takeRecords() { const e = made; made = []; return e; }
+    };
+  }
+  const props = new Map();
+  const programs = [];
+  const canvas = { width: 400, height: 300 };
+  let nextId = 1;
+  const camera = { position: { x: 0, y: 2, z: 5 }, quaternion: { x: 0, y: 0, z: 0, w: 1 },
+    matrixWorld: { elements: new Array(16).fill(0) } };
+  const scene = { isScene: true, visible: true, children: [], type: 'Scene' };
+  const page = {
+    vt: () => vt, canvas, camera, scene, programs,
+    renderCost: 0, triangles: 100, textures: 0,
+    renderer: {
+      domElement: canvas, properties: { has: (o) => props.has(o), get: (o) => props.get(o) },
+      info: { render: { calls: 0, triangles: 0, points: 0, lines: 0 }, memory: { geometries: 1, textures: 0 }, programs },
+      render(sc, cam) {
+        // a material never rendered gets a program (a compile); a texture never used is uploaded
+        const walk = (o) => {
+          if (o.material && !props.has(o.material)) {
+            const prog = { id: nextId++ };
+            programs.push(prog);
+            props.set(o.material, { currentProgram: prog });
+          }
+          if (o.material && o.material.map && !props.has(o.material.map)) {
+            props.set(o.material.map, {});
+            page.renderer.info.memory.textures++;
+          }
+          for (const c of o.children || []) walk(c);
+        };
+        walk(sc);
+        vt += page.renderCost;
+        page.renderer.info.render.calls = 1;
+        page.renderer.info.render.triangles = page.triangles;
+        const e = cam.matrixWorld.elements;
+        e[12] = cam.position.x; e[13] = cam.position.y; e[14] = cam.position.z;
+      },
+    },
+    mesh(name, material, parent = scene) {
+      const o = { isMesh: true, type: 'Mesh', id: nextId++, name, material, visible: true, children: [], parent };
+      parent.children.push(o);
+      return o;
+    },
+    material(name, type = 'ShaderMaterial', extra = {}) { return { type, name, id: nextId++, ...extra }; },
+    // one frame of `ms`: script time outside render, then render
+    frame(ms, { cost = 0 } = {}) {
+      vt += ms - cost;
+      page.renderCost = cost;
+      raf(vt);
+      page.renderer.render(scene, camera);
+      page.renderCost = 0;
+    },
+    entry(e) { made.push(e); },
+    tick: () => new Promise((r) => setTimeout(r, 0)),
+    restore() {
+      performance.now = real;
+      delete globalThis.requestAnimationFrame;
+      delete globalThis.cancelAnimationFrame;
+      globalThis.PerformanceObserver = saved.PerformanceObserver;
+    },
+  };
+  return page;
+}
+
+async function recordOn(page, srv, opts = {}) {
+  return createRecorder({ renderer: page.renderer, endpoint: srv.url, confirm: false, heartbeatMs: 3600000, ...opts });
+}
+
+function collector() {
+  return server((req, res, body, got) => {
+    const recs = JSON.parse(body);
+    got.push(...recs);
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length, refused: 0, refusals: [], bytes: body.length }));
+  });
+}
+
+async function finish(rec, page, srv) {
+  await rec.flush();
+  rec.stop();
+  await page.tick();
+  page.restore();
+  srv.s.close();
+  return srv.got;
+}
+
+test('recorder: a slow game is not judged against a median of one or two frames (34 ms frames from the start are no hitch)', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 80; i++) { page.frame(34.2); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  assert.deepEqual(got.filter((r) => r.type === 'hitch').map((r) => [r.frame, r.frameMs, r.medianMs]), []);
+});
+
+test('recorder: delta.triangles is the change since the frame before, not the count', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  page.triangles = 75000;
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  page.triangles = 75566;
+  page.frame(90); page.frame(16); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs >= 90);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.delta.triangles, 566);
+});
+
+test('recorder: a canvas resize is one resize record, and the frames of the new size are judged against their own level', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 90; i++) { page.frame(10); await page.tick(); }
+  page.canvas.width = 1600; page.canvas.height = 1200;
+  page.frame(120, { cost: 100 });          // the reallocation and the first frame at the new size
+  await page.tick();
+  for (let i = 0; i < 150; i++) { page.frame(45, { cost: 40 }); await page.tick(); }   // the new level: 4.5 × the old
+  const got = await finish(rec, page, srv);
+  const hitches = got.filter((r) => r.type === 'hitch');
+  assert.equal(hitches.length, 1, JSON.stringify(hitches.map((r) => [r.frame, r.frameMs, r.classification[0].guess])));
+  assert.equal(hitches[0].classification[0].guess, 'resize');
+  assert.deepEqual(hitches[0].resize, { from: [400, 300], to: [1600, 1200] });
+  assert.match(hitches[0].footprint.key, /^hitch\|unset\|resize\|-\|ctx:$/);
+});
+
+// A burst of new materials, unnamed (runtime ids only) or named by
+// instance, on a fresh page: the footprint must not move with the ids, the
+// instance numbers or which part of the burst landed in the frame.
+async function compileBurst({ named, split, skipIds = 0 }) {
+  const srv = await collector();
+  const page = virtualPage();
+  for (let i = 0; i < skipIds; i++) page.material('warm-up');     // shifts every runtime id
+  page.mesh('ground', page.material('mat_ground', 'MeshLambertMaterial'));
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const group = page.mesh('', null);
+  group.isMesh = false; group.type = 'Group';
+  const add = (from, to) => { for (let i = from; i < to; i++) page.mesh(named ? `beacon_${i}` : '', page.material(named ? `mat_glow_${i}` : '', 'ShaderMaterial'), group); };
+  if (split) {
+    add(0, 5); page.frame(160, { cost: 150 }); await page.tick();
+    // more than a second on: each compile gets its own record
+    for (let i = 0; i < 80; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+    add(5, 12); page.frame(170, { cost: 160 }); await page.tick();
+  } else { add(0, 12); page.frame(300, { cost: 290 }); await page.tick(); }
+  page.frame(16); await page.tick();
+  const got = await finish(rec, page, srv);
+  return got.filter((r) => r.type === 'hitch' && r.classification[0].guess === 'shader-compile');
+}
+
+test('footprint: a compile burst is one footprint across reloads, runtime ids and the frame it landed in', async () => {
+  const a = await compileBurst({ named: true, split: false });
+  const b = await compileBurst({ named: true, split: true, skipIds: 7 });
+  const c = await compileBurst({ named: false, split: false });
+  const d = await compileBurst({ named: false, split: false, skipIds: 3 });
+  assert.equal(a.length, 1); assert.equal(b.length, 2);
+  const ids = new Set([...a, ...b].map((r) => r.footprint.id));
+  assert.equal(ids.size, 1, JSON.stringify([...a, ...b].map((r) => r.footprint.key)));
+  assert.equal(a[0].footprint.key, 'hitch|unset|shader-compile|ShaderMaterial:mat_glow_#@beacon_#|ctx:');
+  assert.ok(a[0].minted.includes('mat_glow_0@beacon_0'), 'minted keeps the names as they are, for a human');
+  assert.equal(c[0].footprint.id, d[0].footprint.id, `${c[0].footprint.key} vs ${d[0].footprint.key}`);
+  assert.ok(!/#\d/.test(c[0].footprint.key), c[0].footprint.key);
+  assert.ok(a[0].footprint.key.length <= 200);
+});
+
+test('recorder: the census\'s finds go to the frame whose programs moved, not to a long-script hitch queued before it', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  // two hitches before the after-frame task gets to run (a busy machine)
+  page.frame(80, { cost: 2 });                                   // a script ran long
+  for (let i = 0; i < 12; i++) page.mesh(`beacon_${i}`, page.material(`mat_glow_${i}`));
+  page.frame(90, { cost: 85 });                                  // the compile
+  page.frame(16, { cost: 2 });
+  await page.tick();
+  const got = await finish(rec, page, srv);
+  const hitches = got.filter((r) => r.type === 'hitch');
+  const compile = hitches.find((r) => r.delta.programs === 12);
+  const script = hitches.find((r) => r.frameMs === 80);
+  assert.ok(compile && script, JSON.stringify(hitches.map((r) => [r.frameMs, r.classification[0].guess, r.minted])));
+  assert.equal(compile.classification[0].guess, 'shader-compile');
+  assert.equal(compile.minted.length, 12);
+  assert.deepEqual(script.minted, []);
+});
+
+test('recorder: the camera passed to render() is tracked for jitter with no game code', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.camera.position.x = i * 0.1; page.frame(16); await page.tick(); }
+  page.camera.position.x = 6.0 + 2.5; page.frame(16); await page.tick();      // a snap
+  for (let i = 61; i < 90; i++) { page.camera.position.x = i * 0.1; page.frame(16); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const j = got.filter((r) => r.type === 'jitter');
+  assert.ok(j.some((r) => r.track === 'camera' && r.kind === 'snap' && r.units > 2), JSON.stringify(j));
+  assert.equal(got.find((r) => r.type === 'jitter').phase, 'unset', 'the phase says the game set none');
+});
+
+test('recorder: at 4 fps the Long Animation Frames wait outlasts a frame, so a named script is still named', async () => {
+  const srv = await collector();
+  const page = virtualPage({ loaf: true });
+  const rec = await recordOn(page, srv, { budgetFrameMs: 16.7 });
+  for (let i = 0; i < 60; i++) { page.frame(250, { cost: 20 }); await page.tick(); }
+  const from = page.vt();
+  page.frame(1400, { cost: 20 });                      // 1,380 ms of script outside render
+  const to = page.vt();
+  await page.tick();
+  page.frame(250, { cost: 20 }); await page.tick();    // its entry comes two frames later: 500 ms
+  page.entry({ startTime: from, duration: to - from, scripts: [{ startTime: from + 1, duration: to - from - 25,
+    sourceFunctionName: 'pathfind', sourceURL: 'http://127.0.0.1:5173/src/ai.js?t=99', sourceCharPosition: 10, invoker: 'FrameRequestCallback', invokerType: 'user-callback' }] });
+  page.frame(250, { cost: 20 }); await page.tick();
+  page.frame(250, { cost: 20 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 1400);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.classification[0].guess, 'long-script');
+  assert.equal(h.classification[0].confidence, 'high');
+  assert.equal(h.script.name, 'pathfind');
+  assert.equal(h.footprint.key, 'hitch|unset|long-script|pathfind@/src/ai.js|ctx:');
+});
+
+test('recorder: a named script that covers a sliver of the frame is not its cause: low confidence, how much it covered, no-script key', async () => {
+  const srv = await collector();
+  const page = virtualPage({ loaf: true });
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(200, { cost: 20 }); await page.tick(); }
+  const from = page.vt();
+  page.frame(1732, { cost: 20 });
+  const to = page.vt();
+  page.entry({ startTime: from, duration: to - from, scripts: [{ startTime: to - 30, duration: 26, sourceFunctionName: 'animate',
+    sourceURL: 'http://127.0.0.1:5173/src/main.js', sourceCharPosition: 5, invoker: 'FrameRequestCallback', invokerType: 'user-callback' }] });
+  await page.tick();
+  for (let i = 0; i < 4; i++) { page.frame(200, { cost: 20 }); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 1732);
+  assert.ok(h);
+  assert.equal(h.classification[0].guess, 'long-script');
+  assert.equal(h.classification[0].confidence, 'low');
+  assert.match(h.classification[0].evidence, /animate .*covered 26 ms of it \(2 %\): not what the frame waited on/);
+  assert.ok(h.script.share < 0.5);
+  assert.equal(h.footprint.key, 'hitch|unset|long-script|no-script|ctx:');
+});
+
+test('recorder: its own scripts are never named as a cause', async () => {
+  const srv = await collector();
+  const page = virtualPage({ loaf: true });
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const from = page.vt();
+  page.frame(130, { cost: 2 });
+  const to = page.vt();
+  const own = new URL('./recorder.js', import.meta.url).href;
+  page.entry({ startTime: from, duration: to - from, scripts: [{ startTime: from + 1, duration: to - from - 5,
+    sourceFunctionName: 'afterFrame', sourceURL: own, sourceCharPosition: 1, invoker: 'TimerHandler:setTimeout', invokerType: 'user-callback' }] });
+  await page.tick();
+  for (let i = 0; i < 4; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 130);
+  assert.ok(h);
+  assert.ok(!JSON.stringify(h.script).includes('recorder.js'), JSON.stringify(h.script));
+  assert.ok(h.recorderMs >= 100, `the record says the recorder's own work took its time: ${h.recorderMs}`);
+  assert.ok(!/recorder\.js/.test(h.footprint.key));
+});
+
+test('classifier: a 4096² upload beside one trivial new material is texture-upload; its stall in the next frame is the upload\'s', () => {
+  const f = frame({ frameMs: 900, insideMs: 700, delta: { programs: 1, textures: 1 }, uploadBytes: 4096 * 4096 * 4 * 4 / 3 });
+  const c = classifyFrame(f);
+  assert.equal(c[0].guess, 'texture-upload', JSON.stringify(c));
+  assert.equal(c[0].confidence, 'high');
+  assert.match(c[0].evidence, /about 85\.3 MB uploaded/);
+  assert.equal(c.find((g) => g.guess === 'shader-compile').confidence, 'low');
+  // twelve programs beside a small texture stay a compile
+  assert.equal(classifyFrame(frame({ insideMs: 90, delta: { programs: 12, textures: 1 }, uploadBytes: 65536 }))[0].guess, 'shader-compile');
+  // the stall after a 2048² upload on an existing material, with a script named that covers a sliver
+  const after = classifyFrame(frame({ frameMs: 438, insideMs: 3, loaf: 'found', before: { programs: 0, textures: 1, uploadBytes: 2048 * 2048 * 4 },
+    script: { name: 'animate', sourceURL: 'http://x/main.js', charPosition: 1, invoker: 'FrameRequestCallback', durationMs: 9, coveredMs: 6, share: 0.014 } }));
+  assert.equal(after[0].guess, 'texture-upload', JSON.stringify(after));
+  assert.match(after[0].evidence, /textures \+1 \(about 16 MB\) in the frame before/);
+});
+
+test('classifier: the recorder\'s own time is left out of the verdict and said', () => {
+  const c = classifyFrame(frame({ frameMs: 60, insideMs: 40, recorderMs: 15 }));
+  assert.equal(c[0].guess, 'long-render');
+  assert.match(c[0].evidence, /the recorder's own work took 15 ms of this frame/);
+});
