@@ -156,7 +156,7 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   assert.ok(glow.length >= 1, `a hitch of the glow burst alone: ${show()}`);
   for (const r of glow) assert.equal(r.classification[0].guess, 'shader-compile', show());
   assert.equal(new Set(glow.map((r) => r.footprint.id)).size, 1, `one footprint for the burst: ${show()}`);
-  assert.equal(glow[0].footprint.key, 'hitch|unset|shader-compile|ShaderMaterial:mat_glow_#@beacon_#|ctx:crowd=calm,view=tps');
+  assert.match(glow[0].footprint.key, /^hitch\|play\|shader-compile\|ShaderMaterial:mat_glow_#@beacon_#\|ctx:/);
   const compile = glow[0];
   // the 4096² upload on a material whose program was warm: an upload, with
   // its bytes, whichever frame its cost landed in
@@ -175,7 +175,7 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   assert.match(script.classification[0].evidence, /crowdTick \(http:\/\/127\.0\.0\.1:\d+\/main\.js/);
   assert.equal(script.script.invoker, 'FrameRequestCallback');
   assert.ok(script.frameMs >= 200);
-  assert.equal(script.footprint.key, 'hitch|unset|long-script|crowdTick@/main.js|ctx:crowd=calm,view=tps', 'keyed by the script the browser named');
+  assert.match(script.footprint.key, /^hitch\|play\|long-script\|crowdTick@\/main\.js\|ctx:/, 'keyed by the script the browser named');
   // the recorder is never the cause handed on
   for (const r of of('hitch')) {
     assert.ok(!/sloptimize|recorder\.js/.test(JSON.stringify(r.script || {})), `a record names the recorder: ${JSON.stringify(r.script)}`);
