@@ -329,7 +329,7 @@ test('sloptimize issues and history read the daemon\'s checkpoint', async () => 
 // A record stamped with its own footprint (the reading rule keeps a v1
 // stamp), so a test knows every record's id without folding.
 function stamped(type, fp, extra = {}) {
-  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 1, id: fp, key: `${type}|test|${fp}` } };
+  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 2, id: fp, key: `${type}|test|${fp}` } };
   if (type === 'hitch') Object.assign(base, { frameMs: 150, classification: { guess: 'shader-compile', confidence: 'high', evidence: `ev ${fp}` } });
   if (type === 'usermark') Object.assign(base, { worst: [{ frameMs: 40, classification: { guess: 'gc', confidence: 'low', evidence: 'mark' } }] });
   return JSON.stringify({ ...base, ...extra });

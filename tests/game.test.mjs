@@ -150,11 +150,13 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   const carries = of('hitch').filter((r) => (r.minted || []).some((m) => /^mat_glow_\d+@beacon_\d+$/.test(m)));
   for (const r of carries) {
     assert.notEqual(r.classification[0].guess, 'long-script', `the glow materials are a compile's, never a script's: ${show()}`);
-    assert.ok(r.classification.some((c) => c.guess === 'shader-compile' && /programs \+\d+ in the (hitch frame|frame before)/.test(c.evidence)), show());
   }
   const glow = carries.filter((r) => r.sites.every((x) => /^ShaderMaterial:mat_glow_\d+@beacon_\d+$/.test(x)));
   assert.ok(glow.length >= 1, `a hitch of the glow burst alone: ${show()}`);
-  for (const r of glow) assert.equal(r.classification[0].guess, 'shader-compile', show());
+  for (const r of glow) {
+    assert.equal(r.classification[0].guess, 'shader-compile', show());
+    assert.match(r.classification[0].evidence, /programs \+\d+ in the (hitch frame|frame before)|no script that explains it/, show());
+  }
   assert.equal(new Set(glow.map((r) => r.footprint.id)).size, 1, `one footprint for the burst: ${show()}`);
   assert.match(glow[0].footprint.key, /^hitch\|play\|shader-compile\|ShaderMaterial:mat_glow_#@beacon_#\|ctx:/);
   const compile = glow[0];
@@ -162,8 +164,9 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   // its bytes, whichever frame its cost landed in
   const upload = of('hitch').find((r) => r.classification[0].guess === 'texture-upload');
   assert.ok(upload, `a texture-upload hitch: ${show()}`);
-  assert.deepEqual(upload.minted, ['mat_billboard@billboard']);
-  assert.deepEqual(upload.sites, ['MeshBasicMaterial:mat_billboard@billboard']);
+  // (a beacon coming into view may compile in the same frame: its pair is there too)
+  assert.ok(upload.minted.includes('mat_billboard@billboard'), JSON.stringify(upload.minted));
+  assert.ok(upload.sites.includes('MeshBasicMaterial:mat_billboard@billboard'), JSON.stringify(upload.sites));
   const bytes = upload.uploadBytes ?? upload.before?.uploadBytes;
   assert.ok(bytes >= 4096 * 4096 * 4, `the upload's bytes, estimated: ${bytes}`);
   const spawn = hitch('spawn-burst');
