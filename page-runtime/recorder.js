@@ -698,7 +698,7 @@ class Recorder {
   // slices of at most CENSUS_SLICE_MS (a big scene takes several tasks:
   // no task of the recorder's own is long), then the hitches' records and
   // the jitter records.  The census's finds go to the frame whose
-  // resources moved (a compile, an upload: where they appeared), else to
+  // resources moved (a compile, an upload, new geometry: where they appeared), else to
   // the first hitch queued, else to the first frame — never to whichever
   // hitch happened to be queued first.  Anything that reads the census
   // state or the ring's spawned counts (a heartbeat, a usermark, stop)
@@ -718,7 +718,8 @@ class Recorder {
     this.nWork = 0;
     if (n > 0) {
       const ring = this.ring;
-      const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0; };
+      // (geometries too: a spawn burst of new meshes moves them, not programs)
+      const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
       let target = -1;
       for (let i = 0; i < n && target < 0; i++) if ((this.workKind[i] & W_HITCH) !== 0 && moved(i)) target = i;
       for (let i = 0; i < n && target < 0; i++) if (moved(i)) target = i;
