@@ -25,7 +25,8 @@ export const HITCH_GUESSES = Object.freeze([
 // programs next to a 1 MiB texture are a compile.
 export const UPLOAD_PER_PROGRAM = 8 * 1024 * 1024;
 // A named script is the frame's cause only when it covers at least this
-// share of the time outside render (footprint.js keys it the same way).
+// share of the page's time outside render — the part of it the browser's
+// Long Animation Frames entries cover (footprint.js keys it the same way).
 export const SCRIPT_SHARE_MIN = 0.5;
 
 // Per-frame fields, one typed array each.
@@ -228,19 +229,30 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
   const s = f.loaf === 'found' ? f.script : null;
   const share = s && typeof s.share === 'number' ? s.share : s ? 1 : 0;
   const named = s !== null && share >= SCRIPT_SHARE_MIN;
+  // The page's time outside render as the browser saw it (its Long
+  // Animation Frames entries over the frame, recorder.js loafPageMs), when
+  // known; the rest of the time outside render no entry covered: a wait
+  // outside the page.
+  const page = typeof f.pageMs === 'number' && (f.loaf === 'found' || f.loaf === 'none') ? Math.min(outside, f.pageMs) : NaN;
+  const waited = page === page ? outside - page : 0;
+  const waitNote = waited >= 1 ? `; no Long Animation Frames entry covered the other ${r1(waited)} ms (a wait outside the page)` : '';
   const scriptEvidence = () => {
     if (s) {
       const where = s.sourceURL ? ` (${s.sourceURL}${s.charPosition >= 0 ? `:${s.charPosition}` : ''})` : '';
       const who = `${s.name || '(anonymous)'}${where}, ${r1(s.durationMs)} ms, invoked by ${s.invoker || 'unknown'}`;
-      if (named) return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; the script that ran long: ${who}${selfNote}`;
+      const of = page === page ? `of the ${r1(page)} ms the page's long animation frames covered` : 'of it';
+      if (named) {
+        return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; the script that ran long: ${who}, ` +
+          `covering ${r1(s.coveredMs ?? s.durationMs)} ms ${of} (${Math.round(share * 100)} %)${waitNote}${selfNote}`;
+      }
       return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; the longest script the browser named, ${who}, ` +
-        `covered ${r1(s.coveredMs ?? s.durationMs)} ms of it (${Math.round(share * 100)} %): not what the frame waited on${selfNote}`;
+        `covered ${r1(s.coveredMs ?? s.durationMs)} ms ${of} (${Math.round(share * 100)} %): not what the frame waited on${waitNote}${selfNote}`;
     }
     const why = f.loaf === 'unsupported'
       ? 'this browser has no Long Animation Frames API, so the script is not named'
       : f.loaf === 'short' ? 'the Long Animation Frames API reports no frame under 50 ms, so the script is not named'
         : 'the Long Animation Frames API named no script for this frame';
-    return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; ${why}${selfNote}`;
+    return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; ${why}${waitNote}${selfNote}`;
   };
 
   // The frame after a compile or an upload, held back outside render with
@@ -262,7 +274,12 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
   }
 
   if (out.length === 0) {
-    const idle = insideShare < 0.5 && f.loaf === 'absent';
+    // no entry over the frame, or entries over less than half of its
+    // time outside render (and 50 ms or more uncovered): most of it was
+    // a wait outside the page, whatever sliver of script came before or
+    // after — one phenomenon, one verdict, however much of an entry came
+    const mostlyWaited = waited >= 50 && waited >= 0.5 * outside;
+    const idle = insideShare < 0.5 && (f.loaf === 'absent' || mostlyWaited);
     if (insideShare >= 0.5) {
       out.push({ guess: 'long-render', confidence: 'medium',
         evidence: `${inRender}${geometries ? `, geometries ${geometries > 0 ? '+' : ''}${geometries}` : ', no counter moved'}${selfNote}` });
@@ -271,9 +288,12 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
       // a collection or its own work held the main thread; none came for
       // this one, so the main thread waited: on the GPU process, the
       // compositor or the machine.  Not a script.
+      const sliver = s ? `; the longest script it named, ${s.name || '(anonymous)'}, covered ${r1(s.coveredMs ?? s.durationMs)} ms` : '';
+      const what = f.loaf === 'absent'
+        ? 'the browser made no Long Animation Frames entry for the frame: nothing held the main thread for 50 ms of it'
+        : `the browser's Long Animation Frames entries covered only ${r1(page)} ms of it${sliver}: for the other ${r1(waited)} ms nothing held the main thread for 50 ms`;
       out.push({ guess: 'gc-or-upload-by-elimination', confidence: moved ? 'low' : 'medium',
-        evidence: `${r1(outside)} of ${r1(f.frameMs)} ms outside render, and the browser made no Long Animation Frames entry ` +
-          `for the frame: nothing held the main thread for 50 ms of it, so the wait was outside the page ` +
+        evidence: `${r1(outside)} of ${r1(f.frameMs)} ms outside render, and ${what}, so the wait was outside the page ` +
           `(the GPU process, the compositor or the machine)${moved ? `; geometries ${geometries > 0 ? '+' : ''}${geometries}` : '; no counter moved'}${selfNote}` });
     } else {
       out.push({ guess: 'long-script', confidence: named ? 'high' : s ? 'low' : 'medium', evidence: scriptEvidence() });

@@ -28,7 +28,7 @@
 //
 // What it does not do (seed §3.4): no JS stack sampling, no heap
 // snapshots, no network waterfall.  docs/recorder.md says what is measured.
-import { canonicalContext, footprintKey, footprintId, FOOTPRINT_VERSION } from './footprint.js';
+import { canonicalContext, footprintKey, footprintId, scriptField, FOOTPRINT_VERSION } from './footprint.js';
 import {
   FrameRing, FLAG_PAUSED, FLAG_RESIZE, FLAG_PANEL, RING_FRAMES, classifyFrame, RateLimit, loafSettled, loafOverlaps,
 } from './frames.js';
@@ -55,6 +55,11 @@ const LOAF_FRAMES = 3;            // frames after a hitch's by which the browser
 const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
 const CONFIRM_MS = 2500;
 const CENSUS_SLICE_MS = 0.5;      // the census walks at most this long per task (a big scene takes several)
+// …but at least this many objects: a slice is bounded by its work, not by
+// the wall clock alone — on a loaded machine a preempted task's 0.5 ms of
+// wall time is a handful of objects, and a census of a small scene spread
+// over several frames cannot say which of them drew what it found
+const CENSUS_SLICE_MIN = 256;
 const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
 // this.fr: the per-frame doubles (a double in an object field or an
 // argument can cost a heap number per store or call)
@@ -69,6 +74,10 @@ const NO_CENSUS = Object.freeze({ spawned: Object.freeze([]), spawnedCount: 0, r
   minted: Object.freeze([]), mintedCount: 0 });
 
 const r1 = (v) => Math.round(v * 10) / 10;
+// The hitch limit's key: the verdict, and for a long script the script
+// (footprint v2's cause): one record a second per cause, so a second
+// script that runs long within a second of another is still recorded.
+const limitKey = (cls, f) => (cls[0].guess === 'long-script' ? `long-script|${scriptField(f)}` : cls[0].guess);
 const now = () => performance.now();
 const isoAt = (t) => new Date(performance.timeOrigin + t).toISOString();
 
@@ -127,6 +136,28 @@ export function textureBytes(tex) {
     return Math.round(w * h * depth * texel * faces * mips);
   } catch { return 0; }
 }
+// The finds of two censuses in a row, as one (a census that walked while
+// frames came goes with the next one: runWork).
+function mergeFinds(a, b) {
+  const cat = (x, y, max) => (x.length === 0 ? y : y.length === 0 ? x : [...new Set([...x, ...y])].sort().slice(0, max));
+  const list = (x, y, max) => (x.length === 0 ? y : y.length === 0 ? x : [...x, ...y].slice(0, max));
+  return { spawned: list(a.spawned, b.spawned, MAX_NAMES), spawnedCount: a.spawnedCount + b.spawnedCount,
+    removed: list(a.removed, b.removed, MAX_NAMES), removedCount: a.removedCount + b.removedCount,
+    minted: cat(a.minted, b.minted, MAX_MINTED), mintedCount: a.mintedCount + b.mintedCount,
+    sites: cat(a.sites, b.sites, MAX_MINTED), uploadBytes: a.uploadBytes + b.uploadBytes };
+}
+
+// three writes an object's modelViewMatrix each time it draws it (and
+// for a shadow map); one never drawn keeps the identity it was made with.
+// Without the matrix (not three's object) it cannot be told: drawn.
+function neverDrawn(o) {
+  const m = o.modelViewMatrix;
+  const e = m && m.elements;
+  if (!e || e.length !== 16) return false;
+  return e[0] === 1 && e[5] === 1 && e[10] === 1 && e[15] === 1 && e[12] === 0 && e[13] === 0 && e[14] === 0 &&
+    e[1] === 0 && e[2] === 0 && e[4] === 0 && e[6] === 0 && e[8] === 0 && e[9] === 0 && e[3] === 0 && e[7] === 0 && e[11] === 0;
+}
+
 const TEXTURE_SLOTS = ['map', 'normalMap', 'roughnessMap', 'metalnessMap', 'emissiveMap', 'aoMap', 'alphaMap',
   'bumpMap', 'envMap', 'lightMap', 'displacementMap', 'specularMap', 'gradientMap', 'matcap'];
 
@@ -205,7 +236,8 @@ class Recorder {
     this.seenTextures = new WeakSet();
     this.cs = { gen: 0, stamp: new WeakMap(), cur: [], prev: [], nCur: 0, nPrev: 0, stack: [], nStack: 0,
       running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
-      newTextures: null, uploadBytes: 0 };
+      newTextures: null, newPrograms: null, uploadBytes: 0 };
+    this.carry = null;            // a census's finds that no queued frame took yet (workFor)
     this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
     this.visitor = null;
     this.censuses = 0;            // for frames (the heartbeat's are not counted)
@@ -607,6 +639,12 @@ class Recorder {
     ring.commit();
     for (let i = 0; i < this.nScenes; i++) this.censusScenes[i] = this.scenes[i];
     this.nCensusScenes = this.nScenes;
+    // The first census only marks what is there as seen.  It walks now,
+    // once, at the close of the first frame — before the next frame's
+    // render, which may draw what the game added meanwhile (the first roll
+    // of a dice game, whose compile is the find): a census after that
+    // render would take the burst for the scene that was already there.
+    if (!this.censused) { this.censused = true; this.firstCensus(); }
 
     // The hitch rule, inline (a call with double arguments boxes them), on
     // the frame without the recorder's own time.  No relative judgement
@@ -626,8 +664,7 @@ class Recorder {
     // never on a steady frame; it and the hitch's record are made in a
     // task after the frame (runWork): the recorder must never be the
     // hitch it reports.  What must be read now is: the camera.
-    if (hitch || !this.censused || dG !== 0 || dT !== 0 || dP !== 0) {
-      this.censused = true;
+    if (hitch || dG !== 0 || dT !== 0 || dP !== 0) {
       this.addWork(s, hitch ? W_HITCH | W_CENSUS : W_CENSUS);
     }
     if (resized) {
@@ -707,42 +744,69 @@ class Recorder {
   runWork(budget = CENSUS_SLICE_MS) {
     this.workQueued = false;
     const c = this.cs;
-    if (this.nWork > 0 && !c.running) this.censusBegin(this.censusDone);
-    if (c.running && !this.censusStep(budget)) { this.queueWork(); return; }
-    let census = null;
-    if (c.done) {
-      census = this.censusEnd();
-      this.censusDone = true;
-    }
-    const n = this.nWork;
-    this.nWork = 0;
-    if (n > 0) {
-      const ring = this.ring;
-      // (geometries too: a spawn burst of new meshes moves them, not programs)
-      const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
-      let target = -1;
-      for (let i = 0; i < n && target < 0; i++) if ((this.workKind[i] & W_HITCH) !== 0 && moved(i)) target = i;
-      for (let i = 0; i < n && target < 0; i++) if (moved(i)) target = i;
-      for (let i = 0; i < n && target < 0; i++) if ((this.workKind[i] & W_HITCH) !== 0) target = i;
-      if (target < 0) target = 0;
-      if (census) {
-        const s = this.workSlot[target];
-        this.censuses++;
-        ring.spawned[s] = census.spawnedCount;
-        // what was first used in a frame, kept for the frame after it: a
-        // stall there is the same cause (the GPU process finishing it)
-        if (moved(target) || census.uploadBytes > 0) {
-          this.lastFinds = { frame: ring.frame[s], sites: census.sites, minted: census.minted, mintedCount: census.mintedCount,
-            uploadBytes: census.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
-        }
+    for (;;) {
+      if (this.nWork > 0 && !c.running) this.censusBegin(this.censusDone);
+      if (c.running && !this.censusStep(budget)) { this.queueWork(); break; }
+      let census = null;
+      if (c.done) {
+        census = this.censusEnd();
+        this.censusDone = true;
       }
-      for (let i = 0; i < n; i++) {
-        const s = this.workSlot[i];
-        if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, census && i === target ? census : NO_CENSUS, i);
-      }
+      // frames closed after the census began wait for the next one: the
+      // walk may have passed what they drew before they drew it
+      if (this.workFor(census, c.began) === 0) break;
+      if (budget !== Infinity) { this.queueWork(); break; }
     }
     this.motion.flush();
     if (this.pending.length > 0) this.resolvePending(false);
+  }
+
+  // Give a finished census's finds to the queued frames it covers (those
+  // closed by the time it began) and make their hitches' records; keep
+  // the rest queued, in order.  Returns how many are left.
+  workFor(census, began) {
+    const n = this.nWork;
+    if (n === 0) return 0;
+    const ring = this.ring;
+    const covered = (i) => census === null || ring.frame[this.workSlot[i]] <= began;
+    // (geometries too: a spawn burst of new meshes moves them, not programs)
+    const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
+    let target = -1, any = false;
+    for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0 && moved(i)) target = i;
+    for (let i = 0; i < n && target < 0; i++) if (covered(i) && moved(i)) target = i;
+    for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0) target = i;
+    for (let i = 0; i < n && !any; i++) any = covered(i);
+    if (target < 0 && any) for (let i = 0; i < n && target < 0; i++) if (covered(i)) target = i;
+    if (census && this.carry) { census = mergeFinds(this.carry, census); this.carry = null; }
+    // a census no queued frame was closed before (frames came while it
+    // walked): what it found may be theirs, so it goes with the next one
+    if (census && !any) this.carry = census;
+    if (census && target >= 0) {
+      const s = this.workSlot[target];
+      this.censuses++;
+      ring.spawned[s] = census.spawnedCount;
+      // what was first used in a frame, kept for the frame after it: a
+      // stall there is the same cause (the GPU process finishing it)
+      if (moved(target) || census.uploadBytes > 0) {
+        this.lastFinds = { frame: ring.frame[s], sites: census.sites, minted: census.minted, mintedCount: census.mintedCount,
+          uploadBytes: census.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
+      }
+    }
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const s = this.workSlot[i];
+      if (covered(i)) {
+        if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, census && i === target ? census : NO_CENSUS, i);
+        continue;
+      }
+      if (m !== i) {
+        this.workSlot[m] = s; this.workKind[m] = this.workKind[i]; this.workHasCam[m] = this.workHasCam[i];
+        for (let k = 0; k < CAM; k++) this.workCam[m * CAM + k] = this.workCam[i * CAM + k];
+      }
+      m++;
+    }
+    this.nWork = m;
+    return m;
   }
 
   /*
@@ -760,18 +824,32 @@ class Recorder {
   censusBegin(mint) {
     const c = this.cs;
     c.gen++;
+    c.began = this.frameNo;       // it covers the frames closed by now
     c.mint = mint;
     c.running = true;
     c.done = false;
     const props = this.renderer.properties;
     c.props = props && typeof props.has === 'function' && typeof props.get === 'function' ? props : null;
-    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.newTextures = null; c.uploadBytes = 0;
+    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.newTextures = null; c.newPrograms = null;
+    c.uploadBytes = 0;
     const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
     c.nStack = 0;
     for (let i = this.nCensusScenes - 1; i >= 0; i--) {
       const sc = this.censusScenes[i];
       if (sc) c.stack[c.nStack++] = sc;
     }
+  }
+
+  // The first census, whole, now (closeFrame): what it meets is marked
+  // seen, nothing is minted.  Once per recorder.
+  firstCensus() {
+    if (this.cs.running || this.censusDone) return;
+    this.ownBegin();
+    this.censusBegin(false);
+    this.censusStep(Infinity);
+    this.censusEnd();
+    this.censusDone = true;
+    this.ownEnd();
   }
 
   // Walk until the stack is empty (true) or `budget` ms are spent (false).
@@ -786,7 +864,7 @@ class Recorder {
       this.censusVisit(o);
       const ch = o.children;
       if (ch) for (let i = ch.length - 1; i >= 0; i--) stack[c.nStack++] = ch[i];
-      if ((++k & 63) === 0 && budget !== Infinity && performance.now() - t0 >= budget) return false;
+      if ((++k & 63) === 0 && k >= CENSUS_SLICE_MIN && budget !== Infinity && performance.now() - t0 >= budget) return false;
     }
     c.running = false;
     c.done = true;
@@ -797,9 +875,11 @@ class Recorder {
     const c = this.cs;
     c.done = false;
     const mint = c.mint;
+    // only what the walk met is marked seen: a program compiled after the
+    // walk passed its material (a sliced census, a frame between its
+    // slices) is new to the next census, not lost to this one
     if (c.newTextures) for (const tex of c.newTextures) this.seenTextures.add(tex);
-    const programs = this.renderer.info && this.renderer.info.programs;
-    if (programs) for (let i = 0; i < programs.length; i++) this.seenPrograms.add(programs[i]);
+    if (c.newPrograms) for (const prog of c.newPrograms) this.seenPrograms.add(prog);
     let removed = null, removedCount = 0;
     for (let i = 0; i < c.nPrev; i++) {
       const o = c.prev[i];
@@ -823,6 +903,12 @@ class Recorder {
     if (!(o.isMesh || o.isLine || o.isPoints || o.isSprite)) return;
     const c = this.cs;
     const fresh = !c.stamp.has(o);
+    // An object three has never drawn is not counted yet: it is "first
+    // rendered" in the frame that draws it.  A census between the task
+    // that added a thousand crates and the frame that drew them (the
+    // heartbeat's) would otherwise take them, and the spawn's own frame
+    // would find none.
+    if (fresh && neverDrawn(o)) return;
     c.stamp.set(o, c.gen);
     c.cur[c.nCur++] = o;
     if (fresh) {
@@ -850,7 +936,11 @@ class Recorder {
     let minting = fresh;
     if (props && props.has(m)) {
       const prog = props.get(m).currentProgram;
-      if (prog && !this.seenPrograms.has(prog)) minting = true;
+      if (prog && !this.seenPrograms.has(prog)) {
+        minting = true;
+        const np = c.newPrograms || (c.newPrograms = []);
+        if (!np.includes(prog)) np.push(prog);
+      }
     }
     if (props) {
       for (let i = 0; i < TEXTURE_SLOTS.length; i++) {
@@ -888,7 +978,13 @@ class Recorder {
     const frame = ring.frame[s], at = ring.end[s];
     f.loaf = !this.loafSupported ? 'unsupported' : f.frameMs < LOAF_MIN_MS ? 'short' : 'none';
     const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
-    if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
+    // only a hitch whose verdict is long-script waits for its script: a
+    // compile with a long-script guess below it goes at once, with the
+    // script if the entry is already in; a frame under 50 ms never gets
+    // an entry and does not wait.  A waiting one meets the limit when
+    // its script is known (resolvePending): the limit is per cause.
+    const wantsScript = this.loafSupported && cls[0].guess === 'long-script' && f.frameMs >= LOAF_MIN_MS;
+    if (!wantsScript && !this.hitchLimit.allow(at, limitKey(cls, f), f.frameMs)) return;
     const rec = {
       type: 'hitch', frame, frameMs: r1(f.frameMs),
       medianMs: Number.isFinite(f.medianMs) && !f.young ? r1(f.medianMs) : undefined,
@@ -920,15 +1016,10 @@ class Recorder {
         quaternion: [r3(c[o + 3]), r3(c[o + 4]), r3(c[o + 5]), r3(c[o + 6])] };
     }
     if (this.keysHeld.size) rec.world.inputsHeld = [...this.keysHeld];
-    // only a hitch whose verdict is long-script waits for its script: a
-    // compile with a long-script guess below it goes at once, with the
-    // script if the entry is already in; a frame under 50 ms never gets
-    // an entry and does not wait
-    const wantsScript = this.loafSupported && cls[0].guess === 'long-script' && f.frameMs >= LOAF_MIN_MS;
     if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
       const script = this.findScript(at - f.frameMs, at, f);
       if (script) {
-        f.script = script; f.loaf = 'found';
+        f.script = script; f.loaf = 'found'; f.pageMs = script.pageMs;
         cls.splice(0, cls.length, ...classifyFrame(f, { spawnBurst: this.spawnBurst }));
         rec.script = script;
       }
@@ -1004,21 +1095,32 @@ class Recorder {
     const keep = [];
     let due = 0;
     for (const p of this.pending) {
-      const script = this.findScript(p.from, p.to, p.f);
+      // The wait ends when the browser has said all it will of the frame
+      // (an entry ending at or after it; or LOAF_FRAMES frames since), at
+      // the deadline, or when forced — not at the first script found: an
+      // entry over the start of the frame (the game's loop, a sliver of
+      // it) comes before the one over the rest, and ending there named
+      // the loop instead of the 250 ms callback that followed it.
       const framesOver = this.frameNo >= p.frame + LOAF_FRAMES;
-      if (!script && !force && t < p.deadline && !framesOver && !loafSettled(this.loafs, p.to)) {
+      if (!force && t < p.deadline && !framesOver && !loafSettled(this.loafs, p.to)) {
         keep.push(p);
         if (due === 0 || p.frame + LOAF_FRAMES < due) due = p.frame + LOAF_FRAMES;
         continue;
       }
+      const script = this.findScript(p.from, p.to, p.f);
+      p.f.pageMs = this.loafPageMs(p.from, p.to, p.f.insideMs || 0);
       if (script) { p.f.script = script; p.f.loaf = 'found'; p.rec.script = script; }
       else if (!loafOverlaps(this.loafs, p.from, p.to)) {
         p.f.loaf = 'absent';
         p.rec.script = { unavailable: 'the browser made no Long Animation Frames entry for this frame: nothing held the main thread for 50 ms of it' };
       } else p.rec.script = { unavailable: 'the Long Animation Frames API named no script of the page for this frame' };
       const own = this.ownLoafMs(p.from, p.to);
-      if (own >= 0.1 && !(p.rec.recorderMs >= own)) p.rec.recorderMs = r1(own);
-      this.emit(p.rec, p.at, { cls: classifyFrame(p.f, { spawnBurst: this.spawnBurst }) });
+      if (own >= 0.1 && !(p.rec.recorderMs >= own)) { p.rec.recorderMs = r1(own); p.f.recorderMs = own; }
+      const cls = classifyFrame(p.f, { spawnBurst: this.spawnBurst });
+      // the limit of one a second is per cause here: two different
+      // scripts in one second are two causes, two records
+      if (!this.hitchLimit.allow(p.at, limitKey(cls, p.f), p.f.frameMs)) continue;
+      this.emit(p.rec, p.at, { cls });
     }
     this.pending = keep;
     this.loafDue = due;
@@ -1053,34 +1155,64 @@ class Recorder {
     return ms;
   }
 
+  // The page's time in the frame outside render as the browser saw it:
+  // how much of [from, to − inside] its Long Animation Frames entries
+  // cover, less the recorder's own scripts there.  Entries never overlap
+  // one another.  The rest of the frame no entry covers: nothing held the
+  // main thread for 50 ms there, so it waited on something outside the
+  // page (the GPU process, the compositor, the machine).
+  loafPageMs(from, to, inside) {
+    const end = to - inside;
+    let ms = 0;
+    for (const e of this.loafs) {
+      const o = Math.min(e.startTime + e.duration, end) - Math.max(e.startTime, from);
+      if (o <= 0) continue;
+      ms += o;
+      for (const sc of e.scripts || []) {
+        if (!this.isOwnScript(sc)) continue;
+        const so = Math.min(sc.startTime + sc.duration, end) - Math.max(sc.startTime, from);
+        if (so > 0) ms -= so;
+      }
+    }
+    return Math.max(0, ms);
+  }
+
   // The page's longest script over the frame (from, to] — never the
   // recorder's — with how much of the frame's time outside render it
-  // covered: a script that contains the frame's render (the rAF callback
-  // that calls it) covers its own time less the render's.
+  // covered (`coveredMs`: a script that contains the frame's render, the
+  // animation-frame callback that calls it, covers its own time less the
+  // render's) and what share that is of the page's time there
+  // (`pageMs`, loafPageMs: the time the browser's long frames cover).  The
+  // share is over the page's time, not the whole frame: on a software
+  // renderer a long frame is often followed by a wait outside the page
+  // (the GPU process catching up) that no script of the page spent, and
+  // the 254 ms crowd tick in a 450 ms frame is still what the page spent it
+  // on.  The wait is said beside it (classifyFrame).
   findScript(from, to, f = null) {
     let best = null, bestCovered = -1;
     const inside = f ? f.insideMs || 0 : 0;
+    const end = to - inside;
     for (const e of this.loafs) {
       if (e.startTime > to || e.startTime + e.duration < from) continue;
       for (const sc of e.scripts || []) {
         const s0 = sc.startTime, s1 = sc.startTime + sc.duration;
         if (s0 > to || s1 < from) continue;
         if (this.isOwnScript(sc)) continue;
-        const overlap = Math.min(s1, to) - Math.max(s0, from);
-        const covered = Math.max(0, overlap - (s0 <= to && s1 >= to - 1 ? inside : 0));
+        const covered = Math.max(0, Math.min(s1, end) - Math.max(s0, from));
         if (covered > bestCovered) { best = sc; bestCovered = covered; }
       }
     }
     if (!best) return null;
-    const outside = f ? Math.max(0, f.frameMs - inside - (f.recorderMs || 0)) : 0;
     const out = {
       name: best.sourceFunctionName || '', sourceURL: best.sourceURL || '',
       charPosition: typeof best.sourceCharPosition === 'number' ? best.sourceCharPosition : -1,
       invoker: best.invoker || '', invokerType: best.invokerType || '', durationMs: r1(best.duration),
     };
     if (f) {
+      const page = Math.max(bestCovered, this.loafPageMs(from, to, inside));
       out.coveredMs = r1(bestCovered);
-      out.share = outside > 0 ? Math.round(Math.min(1, bestCovered / outside) * 1000) / 1000 : 1;
+      out.pageMs = r1(page);
+      out.share = page > 0 ? Math.round(Math.min(1, bestCovered / page) * 1000) / 1000 : 0;
     }
     return out;
   }
@@ -1416,6 +1548,9 @@ class Recorder {
       own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
+      // stop() has made its last records and handed them on (sent, or to
+      // the browser's beacon): nothing more will be sent
+      stopped: !!this.outbox.stopped,
     };
   }
 

@@ -657,79 +657,35 @@ test('classifier: a frame the browser made no Long Animation Frames entry for is
   assert.equal(classifyFrame(frame({ frameMs: 140, insideMs: 120, loaf: 'absent' }))[0].guess, 'long-render');
 });
 
-// The recorder itself, frame by frame: animation frames and the browser's
-// Long Animation Frames entries are the browser's, so here they are
-// driven by the test (the real ones: tests/game.test.mjs, the demo's
-// crowdTick named); the frames' times are real, the records go to a real
-// HTTP server.
+// The recorder itself, frame by frame, on the virtual clock (virtualPage,
+// below): animation frames and the browser's Long Animation Frames
+// entries are the browser's, so here they are driven by the test (the
+// real ones: tests/game.test.mjs, the demo's crowdTick named).  Not real
+// time: on a loaded machine a real 70 ms busy loop came with 26 ms
+// frames of the machine's own around it, and one of those could take
+// the hitch limit's second.
 async function loafScenario(entriesAt) {
-  const srv = await server((req, res, body, got) => {
-    const recs = JSON.parse(body);
-    got.push(...recs);
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ v: 1, records: recs.length, accepted: recs.length, refused: 0, refusals: [], bytes: body.length }));
-  });
-  let raf = null;
-  const saved = { PerformanceObserver: globalThis.PerformanceObserver };
-  let made = [];                  // entries the browser has made, not yet taken
-  globalThis.requestAnimationFrame = (fn) => { raf = fn; return 1; };
-  globalThis.cancelAnimationFrame = () => { raf = null; };
-  globalThis.PerformanceObserver = class {
-    static supportedEntryTypes = ['long-animation-frame'];
-    observe() {}
-    disconnect() {}
-    takeRecords() { const e = made; made = []; return e; }
-  };
-  const busy = (ms) => { const t = performance.now(); while (performance.now() - t < ms); };
-  const renderer = { render() {}, info: { render: { calls: 1, triangles: 2, points: 0, lines: 0 }, memory: { geometries: 1, textures: 0 }, programs: [] } };
-  const scene = { traverseVisible() {} };
-  // the default budget: a 25 ms frame is a hitch, an ordinary 2–3 ms one never
-  const rec = createRecorder({ renderer, endpoint: srv.url, confirm: false, loafWaitMs: 60000 });
-  let renderEnd = 0;
-  const frameOnce = async (ms) => {
-    busy(ms);
-    raf(performance.now());
-    renderer.render(scene, {});
-    renderEnd = performance.now();
-    await new Promise((r) => setTimeout(r, 0));      // the after-frame task, if queued
-  };
+  const srv = await collector();
+  const page = virtualPage({ loaf: true });
+  // the default budget: a 25 ms frame is a hitch, an ordinary 16 ms one never
+  const rec = await recordOn(page, srv, { loafWaitMs: 60000 });
   try {
-    // ordinary frames for over a second: a slow first frame of cold code
-    // is a hitch too, and would take the rate limit's second
-    // (and a second since the last hitch any load spike made: the hitch
-    // limit allows one long-script record a second)
-    const start = performance.now();
-    let warm = start, seen = rec.state().made.hitch;
-    while (performance.now() - warm < 1100 && performance.now() - start < 20000) {
-      await frameOnce(2);
-      const m = rec.state().made.hitch + rec.state().held;
-      if (m !== seen) { seen = m; warm = performance.now(); }
-    }
-    // the frame as the recorder measures it: from the end of the last
-    // render to the end of this one (whatever the machine's load added)
-    const stallFrom = renderEnd;
-    await frameOnce(70);                            // the hitch: 70 ms outside render
-    const stallTo = renderEnd;
+    for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+    const from = page.vt();
+    page.frame(70, { cost: 0.5 });                  // the hitch: 69.5 ms outside render
+    const to = page.vt();
+    await page.tick();
     const held = [];
     for (let k = 1; k <= 6; k++) {
-      const e = entriesAt(k, stallFrom, stallTo);
-      if (e) made.push(e);
-      await frameOnce(2);
+      const e = entriesAt(k, from, to);
+      if (e) page.entry(e);
+      page.frame(16, { cost: 2 });
+      await page.tick();
       held.push(rec.state().held);
     }
-    const stall = (r) => r.type === 'hitch' && r.frameMs >= 70;
-    await waitUntil(() => srv.got.some(stall), () => `the hitch sent (the server has hitches of ${JSON.stringify(srv.got.filter((r) => r.type === 'hitch').map((r) => r.frameMs))} ms)`);
-    // what is left (a heartbeat) goes now, so stop() has nothing to send
-    // after the server and the globals are gone
-    await rec.flush();
-    return { held, hitch: srv.got.find(stall) };
-  } finally {
-    rec.stop();
-    srv.s.close();
-    delete globalThis.requestAnimationFrame;
-    delete globalThis.cancelAnimationFrame;
-    globalThis.PerformanceObserver = saved.PerformanceObserver;
-  }
+    const got = await finish(rec, page, srv);
+    return { held, hitch: got.find((r) => r.type === 'hitch' && r.frameMs === 70), got };
+  } catch (e) { page.restore(); srv.s.close(); throw e; }
 }
 
 async function waitUntil(cond, what, ms = 10000) {
@@ -775,7 +731,9 @@ test('recorder: an entry for the frame that names no script leaves it long-scrip
 function virtualPage({ loaf = false } = {}) {
   const real = performance.now;
   let vt = 10000;
-  performance.now = () => vt;
+  // page.readCost: each read of the clock moves it (a census's slices
+  // then end on their budget, as on a real clock)
+  performance.now = () => { const t = vt; vt += page.readCost; return t; };
   let raf = null;
   const saved = { PerformanceObserver: globalThis.PerformanceObserver };
   let made = [];
@@ -798,7 +756,7 @@ function virtualPage({ loaf = false } = {}) {
   const scene = { isScene: true, visible: true, children: [], type: 'Scene' };
   const page = {
     vt: () => vt, canvas, camera, scene, programs,
-    renderCost: 0, triangles: 100, textures: 0,
+    readCost: 0, renderCost: 0, triangles: 100, textures: 0,
     renderer: {
       domElement: canvas, properties: { has: (o) => props.has(o), get: (o) => props.get(o) },
       info: { render: { calls: 0, triangles: 0, points: 0, lines: 0 }, memory: { geometries: 1, textures: 0 }, programs },
@@ -814,6 +772,8 @@ function virtualPage({ loaf = false } = {}) {
             props.set(o.material.map, {});
             page.renderer.info.memory.textures++;
           }
+          // three writes the modelViewMatrix of what it draws
+          if (o.modelViewMatrix) o.modelViewMatrix.elements[12] = 1;
           for (const c of o.children || []) walk(c);
         };
         walk(sc);
@@ -825,7 +785,10 @@ function virtualPage({ loaf = false } = {}) {
       },
     },
     mesh(name, material, parent = scene) {
-      const o = { isMesh: true, type: 'Mesh', id: nextId++, name, material, visible: true, children: [], parent };
+      const mv = new Array(16).fill(0);
+      mv[0] = mv[5] = mv[10] = mv[15] = 1;      // identity until drawn
+      const o = { isMesh: true, type: 'Mesh', id: nextId++, name, material, visible: true, children: [], parent,
+        modelViewMatrix: { elements: mv } };
       parent.children.push(o);
       return o;
     },
@@ -1025,7 +988,8 @@ test('recorder: a named script that covers a sliver of the frame is not its caus
   assert.ok(h);
   assert.equal(h.classification[0].guess, 'long-script');
   assert.equal(h.classification[0].confidence, 'low');
-  assert.match(h.classification[0].evidence, /animate .*covered 26 ms of it \(2 %\): not what the frame waited on/);
+  // (its 26 ms less the 16 of the render inside it: the callback that rendered)
+  assert.match(h.classification[0].evidence, /animate .*covered 10 ms of the 1712 ms the page's long animation frames covered \(1 %\): not what the frame waited on/);
   assert.ok(h.script.share < 0.5);
   assert.equal(h.footprint.key, 'hitch|unset|long-script|no-script|ctx:');
 });
@@ -1071,4 +1035,162 @@ test('classifier: the recorder\'s own time is left out of the verdict and said',
   const c = classifyFrame(frame({ frameMs: 60, insideMs: 40, recorderMs: 15 }));
   assert.equal(c[0].guess, 'long-render');
   assert.match(c[0].evidence, /the recorder's own work took 15 ms of this frame/);
+});
+
+// --- what the demo's crowdTick frame showed in headless Chromium on a loaded
+// machine (docs/recorder.md, "Long Animation Frames"): the entries of one
+// long frame, as the browser made them ----------------------------------------
+
+const script = (name, startTime, duration, file = 'main.js') => ({ startTime, duration, sourceFunctionName: name,
+  sourceURL: `http://127.0.0.1:5173/${file}`, sourceCharPosition: 7, invoker: 'FrameRequestCallback', invokerType: 'user-callback' });
+
+// A 40 ms game, then one long frame [from, to] with 5 ms of render at its
+// end; `entries(from, to)` lists [k, entry]: the entry comes after the k-th
+// frame that follows.  Returns the records.
+async function longFrame(entries, { ms = 450, more = [] } = {}) {
+  const srv = await collector();
+  const page = virtualPage({ loaf: true });
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(40, { cost: 5 }); await page.tick(); }
+  const frames = [];
+  for (const m of [ms, ...more]) {
+    const from = page.vt();
+    page.frame(m, { cost: 5 });
+    const to = page.vt();
+    frames.push([from, to, entries(from, to)]);
+    await page.tick();
+    for (let k = 1; k <= 6; k++) {
+      for (const [at, e] of frames.at(-1)[2]) if (at === k) page.entry(e);
+      page.frame(40, { cost: 5 }); await page.tick();
+    }
+    for (let i = 0; i < 30; i++) { page.frame(40, { cost: 5 }); await page.tick(); }
+  }
+  return (await finish(rec, page, srv)).filter((r) => r.type === 'hitch');
+}
+
+test('recorder: a sliver of the game loop at the start of the frame does not end the wait — the long callback in the entry after it is named', async () => {
+  // the loop's entry over the frame's first 5 ms comes first; the one
+  // holding the 254 ms callback a frame later; 180 ms of the frame no
+  // entry covers (the GPU process catching up, on SwiftShader)
+  const hitches = await longFrame((from, to) => [
+    [1, { startTime: from - 20, duration: 25, scripts: [script('loop', from - 15, 18)] }],
+    [2, { startTime: from + 5, duration: 260, scripts: [script('crowdTick', from + 6, 254)] }],
+    [3, { startTime: to - 30, duration: 40, scripts: [] }],
+  ]);
+  const h = hitches.find((r) => r.frameMs === 450);
+  assert.ok(h, JSON.stringify(hitches.map((r) => [r.frameMs, r.classification[0].guess])));
+  assert.equal(h.classification[0].guess, 'long-script', JSON.stringify(h.classification));
+  assert.equal(h.classification[0].confidence, 'high');
+  assert.equal(h.script.name, 'crowdTick');
+  assert.equal(h.script.coveredMs, 254);
+  assert.equal(h.script.pageMs, 290, 'the page\'s time: the entries over the frame outside render');
+  assert.ok(h.script.share > 0.8, String(h.script.share));
+  assert.match(h.classification[0].evidence, /crowdTick .*254 ms of the 290 ms the page's long animation frames covered \(88 %\); no Long Animation Frames entry covered the other 155 ms \(a wait outside the page\)/);
+  assert.equal(h.footprint.key, 'hitch|unset|long-script|crowdTick@/main.js|ctx:');
+});
+
+test('recorder: a frame mostly outside any entry is a wait outside the page — one verdict and one footprint, whether a sliver of script came or none', async () => {
+  // the first long frame: a sliver of the loop (10 ms) over its start, the
+  // rest (435 ms) no entry; the second: no entry at all
+  let n = 0;
+  const got = await longFrame((from) => (n++ === 0
+    ? [[1, { startTime: from - 20, duration: 30, scripts: [script('loop', from - 15, 25)] }]]
+    : []), { more: [450] });
+  const long = got.filter((r) => r.frameMs === 450);
+  assert.equal(long.length, 2, JSON.stringify(got.map((r) => [r.frameMs, r.classification[0].guess])));
+  for (const h of long) assert.equal(h.classification[0].guess, 'gc-or-upload-by-elimination', JSON.stringify(h.classification));
+  assert.match(long[0].classification[0].evidence, /entries covered only 10 ms of it; the longest script it named, loop, covered 10 ms: for the other 435 ms nothing held the main thread/);
+  assert.match(long[1].classification[0].evidence, /made no Long Animation Frames entry for the frame/);
+  assert.equal(long[0].footprint.id, long[1].footprint.id, `${long[0].footprint.key} vs ${long[1].footprint.key}`);
+  assert.equal(long[0].footprint.key, 'hitch|unset|gc-or-upload-by-elimination|-|ctx:');
+});
+
+test('recorder: two different scripts that run long within one second are two records and two footprints', async () => {
+  const srv = await collector();
+  const page = virtualPage({ loaf: true });
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const long = [];
+  for (const name of ['pathfind', 'crowdTick']) {
+    const from = page.vt();
+    page.frame(300, { cost: 2 });
+    const to = page.vt();
+    page.entry({ startTime: from, duration: to - from + 5, scripts: [script(name, from + 1, 290)] });
+    long.push(to);
+    await page.tick();
+    for (let i = 0; i < 10; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  }
+  assert.ok(long[1] - long[0] < 1000, 'within one second');
+  const got = await finish(rec, page, srv);
+  const h = got.filter((r) => r.type === 'hitch' && r.frameMs === 300);
+  assert.deepEqual(h.map((r) => r.script.name), ['pathfind', 'crowdTick'], JSON.stringify(got.filter((r) => r.type === 'hitch').map((r) => [r.frameMs, r.classification[0].guess])));
+  assert.equal(new Set(h.map((r) => r.footprint.id)).size, 2);
+});
+
+test('recorder: objects added before a census and drawn after it are the spawn frame\'s, not the census\'s', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  page.mesh('crate', crate);                       // the material is warm
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  page.renderer.info.memory.geometries++;          // a frame that wants a census
+  page.frame(16, { cost: 2 });
+  page.frame(16, { cost: 2 });                     // closes it: its census is queued
+  for (let i = 0; i < 100; i++) page.mesh('crate', crate);    // a task adds a hundred crates…
+  await page.tick();                               // …the census runs before any frame drew them
+  page.renderer.info.memory.geometries += 100;
+  page.frame(300, { cost: 280 });                  // the frame that draws them
+  await page.tick();
+  page.frame(16, { cost: 2 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 300);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.classification[0].guess, 'spawn-burst', JSON.stringify(h.classification));
+  assert.equal(h.world.spawnedCount, 100);
+});
+
+test('recorder: a program compiled while a sliced census walks is found by the next census, for the frame that compiled it', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const beacon = page.mesh('beacon_0', page.material('mat_glow_0'));     // walked first
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  for (let i = 0; i < 1500; i++) page.mesh('crate', crate);
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  page.renderer.info.memory.geometries++;
+  page.frame(16, { cost: 2 });
+  page.frame(16, { cost: 2 });
+  page.readCost = 0.3;                             // the census's first slice: the beacon and some crates
+  await page.tick();
+  page.readCost = 0;
+  beacon.material = page.material('mat_glow_1');   // a new material on an object already drawn
+  page.frame(300, { cost: 290 });                  // compiled in this frame, while the census was half way
+  await page.tick();
+  page.frame(16, { cost: 2 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  // (the frame is a little over 300 ms: the slice's clock reads count)
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs >= 300);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.classification[0].guess, 'shader-compile');
+  assert.deepEqual(h.sites, ['ShaderMaterial:mat_glow_1@beacon_0']);
+  assert.equal(h.footprint.key, 'hitch|unset|shader-compile|ShaderMaterial:mat_glow_#@beacon_#|ctx:');
+});
+
+test('recorder: a compile in the second frame of a fresh page has its sites (the first census walks before that frame draws)', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  page.mesh('desk', page.material('', 'ShadowMaterial'));
+  const rec = await recordOn(page, srv);
+  page.frame(16, { cost: 2 });                       // the game's first render: its desk
+  for (let i = 0; i < 4; i++) page.mesh('', page.material('Glass', 'MeshStandardMaterial'));   // the first roll's dice…
+  page.frame(400, { cost: 390 });                    // …drawn, compiled, in the very next frame
+  await page.tick();
+  page.frame(16, { cost: 2 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 400);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.classification[0].guess, 'shader-compile');
+  assert.deepEqual(h.sites, ['MeshStandardMaterial:Glass@Mesh']);
+  assert.deepEqual(h.warmup, { frames: 2, needed: 30 });
 });
