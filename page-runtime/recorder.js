@@ -63,7 +63,7 @@ const CENSUS_SLICE_MIN = 256;
 const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
 // this.fr: the per-frame doubles (a double in an object field or an
 // argument can cost a heap number per store or call)
-const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_SELF = 5, FR_BASE_END = 6;
+const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_SELF = 5, FR_BASE_END = 6, FR_TICK_AT = 7;
 // this.own: the recorder's own main-thread time (its tasks, not the render
 // wrapper's few reads): a task's start, the total, the longest task, tasks
 const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3;
@@ -136,6 +136,15 @@ export function textureBytes(tex) {
     return Math.round(w * h * depth * texel * faces * mips);
   } catch { return 0; }
 }
+// The sites a hitch is keyed by (footprint v2): those of what its verdict
+// names — the materials whose program is new for a compile, whose
+// texture is new for an upload, the objects first drawn for a spawn —
+// else every site the census found.
+function sitesFor(finds, guess) {
+  const by = finds.sitesBy && finds.sitesBy[guess];
+  return by && by.length ? by : finds.sites || [];
+}
+
 // The finds of two censuses in a row, as one (a census that walked while
 // frames came goes with the next one: runWork).
 function mergeFinds(a, b) {
@@ -144,7 +153,9 @@ function mergeFinds(a, b) {
   return { spawned: list(a.spawned, b.spawned, MAX_NAMES), spawnedCount: a.spawnedCount + b.spawnedCount,
     removed: list(a.removed, b.removed, MAX_NAMES), removedCount: a.removedCount + b.removedCount,
     minted: cat(a.minted, b.minted, MAX_MINTED), mintedCount: a.mintedCount + b.mintedCount,
-    sites: cat(a.sites, b.sites, MAX_MINTED), uploadBytes: a.uploadBytes + b.uploadBytes };
+    sites: cat(a.sites, b.sites, MAX_MINTED), uploadBytes: a.uploadBytes + b.uploadBytes,
+    sitesBy: a.sitesBy && b.sitesBy ? Object.fromEntries(Object.keys(a.sitesBy).map((k) => [k, cat(a.sitesBy[k], b.sitesBy[k], MAX_MINTED)]))
+      : a.sitesBy || b.sitesBy };
 }
 
 // three writes an object's modelViewMatrix each time it draws it (and
@@ -189,7 +200,7 @@ class Recorder {
     this.times = new Float64Array(2);   // the render call under way: start, end
     // the per-frame doubles live in a typed array: a double stored in an
     // object's field can cost a fresh heap number per store
-    this.fr = new Float64Array(7);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN, FR_ABS, FR_SELF, FR_BASE_END
+    this.fr = new Float64Array(8);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN, FR_ABS, FR_SELF, FR_BASE_END, FR_TICK_AT
     this.fr[FR_END] = NaN; this.fr[FR_PREV_END] = NaN; this.fr[FR_MEDIAN] = NaN;
     this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
     this.own = new Float64Array(4);     // the recorder's own time: OWN_START, OWN_TOTAL, OWN_MAX, OWN_TASKS
@@ -326,8 +337,10 @@ class Recorder {
     };
     this.afterFrame = function afterFrame() { self.ownBegin(); self.runWork(); self.ownEnd(); };
 
-    this.onTick = () => {
+    this.onTick = (t) => {
       this.tick++;
+      // the animation frame's start (a number into a typed array: nothing allocated)
+      if (t > 0) this.fr[FR_TICK_AT] = t;
       this.raf = requestAnimationFrame(this.onTick);
     };
     if (typeof requestAnimationFrame === 'function') this.raf = requestAnimationFrame(this.onTick);
@@ -474,8 +487,15 @@ class Recorder {
 
   onRenderStart(scene, camera) {
     if (!this.frameOpen || this.frameTick !== this.tick) {
+      // A game that renders on demand (a dice roll, an editor) leaves
+      // animation frames with no render between two of its frames: the
+      // time it sat idle is not this frame's.  The frame then starts at
+      // the last animation frame's start, not at the last render's end.
+      const idle = this.frameTick >= 0 && this.tick - this.frameTick >= 2;
       if (this.frameOpen) this.closeFrame();
       this.openFrame();
+      const fr = this.fr;
+      if (idle && fr[FR_TICK_AT] > fr[FR_PREV_END]) fr[FR_PREV_END] = fr[FR_TICK_AT];
     }
     // remember the scenes of this frame (a composer renders several)
     let known = false;
@@ -788,7 +808,7 @@ class Recorder {
       // what was first used in a frame, kept for the frame after it: a
       // stall there is the same cause (the GPU process finishing it)
       if (moved(target) || census.uploadBytes > 0) {
-        this.lastFinds = { frame: ring.frame[s], sites: census.sites, minted: census.minted, mintedCount: census.mintedCount,
+        this.lastFinds = { frame: ring.frame[s], sites: census.sites, sitesBy: census.sitesBy, minted: census.minted, mintedCount: census.mintedCount,
           uploadBytes: census.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
       }
     }
@@ -829,8 +849,12 @@ class Recorder {
     c.running = true;
     c.done = false;
     const props = this.renderer.properties;
-    c.props = props && typeof props.has === 'function' && typeof props.get === 'function' ? props : null;
-    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.newTextures = null; c.newPrograms = null;
+    // three r15x and later have properties.has(); before, only get(),
+    // which makes an empty entry for what it has not seen (harmless: three
+    // makes the same on first use)
+    c.props = props && typeof props.get === 'function' ? props : null;
+    c.propsHas = c.props !== null && typeof props.has === 'function';
+    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.sitesBy = null; c.newTextures = null; c.newPrograms = null;
     c.uploadBytes = 0;
     const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
     c.nStack = 0;
@@ -894,9 +918,12 @@ class Recorder {
     for (let i = c.nCur; i < c.cur.length; i++) c.cur[i] = null;
     const mintedList = c.minted ? [...c.minted].sort() : [];
     const siteList = c.sites ? [...c.sites].sort() : [];
+    const by = (set) => (set && set.size ? [...set].sort().slice(0, MAX_MINTED) : []);
+    const sitesBy = c.sitesBy ? { 'shader-compile': by(c.sitesBy.compiled), 'texture-upload': by(c.sitesBy.uploaded),
+      'spawn-burst': by(c.sitesBy.fresh) } : null;
     return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
       removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length,
-      sites: siteList.slice(0, MAX_MINTED), uploadBytes: mint ? c.uploadBytes : 0 };
+      sites: siteList.slice(0, MAX_MINTED), sitesBy, uploadBytes: mint ? c.uploadBytes : 0 };
   }
 
   censusVisit(o) {
@@ -930,14 +957,25 @@ class Recorder {
     c.uploadBytes += textureBytes(tex);
   }
 
+  // Has three uploaded this texture (r143–r187: __webglTexture is made
+  // with its first upload; a texture whose image is still loading has none)?
+  uploaded(tex) {
+    const c = this.cs, props = c.props;
+    if (!tex || !tex.isTexture || this.seenTextures.has(tex) || (c.propsHas && !props.has(tex))) return false;
+    const p = props.get(tex);
+    return !!p && p.__webglTexture !== undefined;
+  }
+
   censusMaterial(o, m, fresh) {
     if (!m) return;
     const c = this.cs, props = c.props;
     let minting = fresh;
-    if (props && props.has(m)) {
+    let compiled = false, uploaded = false;
+    if (props && (!c.propsHas || props.has(m))) {
       const prog = props.get(m).currentProgram;
       if (prog && !this.seenPrograms.has(prog)) {
         minting = true;
+        compiled = true;
         const np = c.newPrograms || (c.newPrograms = []);
         if (!np.includes(prog)) np.push(prog);
       }
@@ -945,8 +983,9 @@ class Recorder {
     if (props) {
       for (let i = 0; i < TEXTURE_SLOTS.length; i++) {
         const tex = m[TEXTURE_SLOTS[i]];
-        if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+        if (this.uploaded(tex)) {
           minting = true;
+          uploaded = true;
           this.newTexture(tex);
         }
       }
@@ -954,8 +993,9 @@ class Recorder {
       if (u) {
         for (const k in u) {
           const tex = u[k] && u[k].value;
-          if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+          if (this.uploaded(tex)) {
             minting = true;
+            uploaded = true;
             this.newTexture(tex);
           }
         }
@@ -963,7 +1003,15 @@ class Recorder {
     }
     if (minting && c.mint) {
       (c.minted || (c.minted = new Set())).add(`${matName(m)}@${objName(o)}`);
-      (c.sites || (c.sites = new Set())).add(siteOf(m, o));
+      const site = siteOf(m, o);
+      (c.sites || (c.sites = new Set())).add(site);
+      // by what made it new: a compile's cause is the materials whose
+      // program is new, an upload's those whose texture is — not the
+      // note sprites that happened to come into view in the same frame
+      const by = c.sitesBy || (c.sitesBy = { compiled: new Set(), uploaded: new Set(), fresh: new Set() });
+      if (compiled) by.compiled.add(site);
+      if (uploaded) by.uploaded.add(site);
+      if (fresh) by.fresh.add(site);
     }
   }
 
@@ -992,7 +1040,8 @@ class Recorder {
       world: { spawned: census.spawned, removed: census.removed },
       minted: census.minted,
     };
-    if (census.sites && census.sites.length) rec.sites = census.sites;
+    const sites = sitesFor(census, cls[0].guess);
+    if (sites.length) rec.sites = sites;
     if (f.uploadBytes > 0) rec.uploadBytes = f.uploadBytes;
     if (f.recorderMs >= 0.1) rec.recorderMs = r1(f.recorderMs);
     if (f.resized) rec.resize = f.resized;
@@ -1002,7 +1051,8 @@ class Recorder {
     const heldBack = /in the frame before/.test(cls[0].evidence);
     if (heldBack && this.lastFinds && this.lastFinds.frame === frame - 1) {
       const lf = this.lastFinds;
-      if (lf.sites.length) rec.sites = lf.sites;
+      const held = sitesFor(lf, cls[0].guess);
+      if (held.length) rec.sites = held;
       if (lf.minted.length) rec.minted = lf.minted;
       rec.before = { frame: lf.frame, programs: lf.programs, textures: lf.textures, ...(lf.uploadBytes > 0 ? { uploadBytes: lf.uploadBytes } : {}) };
     }

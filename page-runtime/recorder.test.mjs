@@ -728,7 +728,7 @@ test('recorder: an entry for the frame that names no script leaves it long-scrip
 // The page is a stand-in for three.js with the parts the recorder reads
 // (render(), info, properties, a scene graph, a camera's world matrix);
 // tests/game.test.mjs and tests/games/ drive the real thing.
-function virtualPage({ loaf = false } = {}) {
+function virtualPage({ loaf = false, oldThree = false } = {}) {
   const real = performance.now;
   let vt = 10000;
   // page.readCost: each read of the clock moves it (a census's slices
@@ -758,18 +758,20 @@ function virtualPage({ loaf = false } = {}) {
     vt: () => vt, canvas, camera, scene, programs,
     readCost: 0, renderCost: 0, triangles: 100, textures: 0,
     renderer: {
-      domElement: canvas, properties: { has: (o) => props.has(o), get: (o) => props.get(o) },
+      // three before r15x: get() only, which makes an empty entry for what it has not seen
+      domElement: canvas, properties: oldThree ? { get: (o) => { if (!props.has(o)) props.set(o, {}); return props.get(o); } }
+        : { has: (o) => props.has(o), get: (o) => props.get(o) },
       info: { render: { calls: 0, triangles: 0, points: 0, lines: 0 }, memory: { geometries: 1, textures: 0 }, programs },
       render(sc, cam) {
         // a material never rendered gets a program (a compile); a texture never used is uploaded
         const walk = (o) => {
-          if (o.material && !props.has(o.material)) {
+          if (o.material && !(props.has(o.material) && props.get(o.material).currentProgram)) {
             const prog = { id: nextId++ };
             programs.push(prog);
             props.set(o.material, { currentProgram: prog });
           }
-          if (o.material && o.material.map && !props.has(o.material.map)) {
-            props.set(o.material.map, {});
+          if (o.material && o.material.map && !(props.has(o.material.map) && props.get(o.material.map).__webglTexture)) {
+            props.set(o.material.map, { __webglTexture: {} });   // three makes it with the upload
             page.renderer.info.memory.textures++;
           }
           // three writes the modelViewMatrix of what it draws
@@ -802,6 +804,8 @@ function virtualPage({ loaf = false } = {}) {
       page.renderCost = 0;
     },
     entry(e) { made.push(e); },
+    // animation frames with no render (a game that renders on demand, idle)
+    idle(ms, ticks) { for (let i = 0; i < ticks; i++) { vt += ms / ticks; raf(vt); } },
     tick: () => new Promise((r) => setTimeout(r, 0)),
     restore() {
       performance.now = real;
@@ -1193,4 +1197,60 @@ test('recorder: a compile in the second frame of a fresh page has its sites (the
   assert.equal(h.classification[0].guess, 'shader-compile');
   assert.deepEqual(h.sites, ['MeshStandardMaterial:Glass@Mesh']);
   assert.deepEqual(h.warmup, { frames: 2, needed: 30 });
+});
+
+test('recorder: a game that renders on demand — the time it sat idle between two renders is no frame\'s', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  page.idle(3000, 180);                              // three seconds of animation frames, nothing rendered
+  page.frame(16, { cost: 2 }); await page.tick();    // the next roll's first frame
+  for (let i = 0; i < 5; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  page.idle(3000, 180);
+  page.frame(200, { cost: 190 }); await page.tick();  // this one is long by itself: 190 ms after its animation frame began
+  page.frame(16, { cost: 2 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  const hitches = got.filter((r) => r.type === 'hitch');
+  assert.deepEqual(hitches.map((r) => r.frameMs), [190], 'only the frame long by itself, from its animation frame\'s start');
+});
+
+test('recorder: on a three with no properties.has() (r143, a game\'s own bundle), programs and uploads are still found, with their bytes', async () => {
+  const srv = await collector();
+  const page = virtualPage({ oldThree: true });
+  const warm = page.material('mat_board', 'MeshBasicMaterial');
+  page.mesh('board', warm);
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const map = { isTexture: true, image: { width: 4096, height: 4096 }, format: 1023, type: 1009, generateMipmaps: false };
+  page.mesh('billboard', page.material('mat_billboard', 'MeshBasicMaterial', { map }));
+  page.frame(900, { cost: 880 }); await page.tick();
+  page.frame(16, { cost: 2 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 900);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.uploadBytes, 4096 * 4096 * 4);
+  assert.equal(h.classification[0].guess, 'texture-upload', JSON.stringify(h.classification));
+  assert.deepEqual(h.sites, ['MeshBasicMaterial:mat_billboard@billboard']);
+});
+
+test('recorder: an upload\'s sites are what uploaded — not the objects that happened to come into view in the same frame', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const note = page.material('mat_note', 'SpriteMaterial');
+  page.mesh('note', note);
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const map = { isTexture: true, image: { width: 4096, height: 4096 }, format: 1023, type: 1009, generateMipmaps: false };
+  page.mesh('billboard', page.material('mat_billboard', 'MeshBasicMaterial', { map }));
+  for (let i = 0; i < 3; i++) page.mesh(`note_${i}`, note);      // notes scrolling in, their program warm
+  page.frame(900, { cost: 880 }); await page.tick();
+  page.frame(16, { cost: 2 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 900);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.classification[0].guess, 'texture-upload', JSON.stringify(h.classification));
+  assert.deepEqual(h.sites, ['MeshBasicMaterial:mat_billboard@billboard']);
+  assert.ok(h.minted.includes('mat_note@note_0'), 'minted still lists every pair, for a human');
+  assert.equal(h.footprint.key, 'hitch|unset|texture-upload|MeshBasicMaterial:mat_billboard@billboard|ctx:');
 });
