@@ -161,7 +161,8 @@ APT_PKGS := pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv \
 BREW_PKGS := pkg-config libuv libwebsockets cjson cmocka node curl
 
 deps: .deps-stamp
-.deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json
+.deps-stamp: Makefile tests/package.json tests/package-lock.json demo/package-lock.json \
+	    tests/games/dice-box/package-lock.json tests/games/chart-preview/package-lock.json
 	@if [ "$$(uname)" = Darwin ]; then \
 	    brew install $(BREW_PKGS); \
 	elif command -v apt-get >/dev/null; then \
@@ -184,6 +185,8 @@ deps: .deps-stamp
 	fi
 	cd tests && npm ci --no-audit --no-fund --loglevel=error
 	cd demo && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/games/dice-box && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/games/chart-preview && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # --- running ----------------------------------------------------------------
