@@ -362,8 +362,8 @@ script_file(const char *s, size_t n, size_t *at, size_t *len)
 /*
  * A long-script hitch's cause (v2): "name@file" of the script the browser
  * named ("(anonymous)" for no name, "-" for no file), else its invoker,
- * else "no-script" — also when the named script's `share` of the time
- * outside render is under one half.
+ * else "no-script" — also when the named script's `share` (of the page's time
+ * outside render, docs/recorder.md) is under one half.
  */
 static void
 kb_script(struct kb *k, struct jspan script)

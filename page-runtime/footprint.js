@@ -28,7 +28,7 @@ export const SITES_MAX = 120;      // the sites joined by '+'
 export const SITES_IN = 128;       // strings looked at
 export const SCRIPT_NAME_MAX = 48; // a script's function name
 export const SCRIPT_FILE_MAX = 64; // its file: the last bytes of the path
-export const SCRIPT_SHARE_MIN = 0.5;   // a named script below this share of the frame's time outside render is not its cause
+export const SCRIPT_SHARE_MIN = 0.5;   // a named script below this share of the page's time outside render (recorder.js) is not its cause
 
 // FNV-1a 32 of the UTF-8 bytes of a string (or of bytes), 8 lowercase hex.
 // A string is hashed as UTF-8 on the fly (a lone surrogate as U+FFFD, as
