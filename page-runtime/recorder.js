@@ -1117,9 +1117,20 @@ class Recorder {
     return f;
   }
 
+  // The browser's entries, kept as plain objects read once: an entry's
+  // fields are getters, and `scripts` is a new array on every read — the
+  // wait for a hitch's script reads them every frame it waits.
   keepLoafs(entries) {
     for (const e of entries) {
-      this.loafs.push(e);
+      const scripts = [];
+      for (const sc of e.scripts || []) {
+        const k = { startTime: sc.startTime, duration: sc.duration, sourceFunctionName: sc.sourceFunctionName || '',
+          sourceURL: sc.sourceURL || '', sourceCharPosition: sc.sourceCharPosition, invoker: sc.invoker || '',
+          invokerType: sc.invokerType || '', own: false };
+        k.own = this.isOwnScript(k);
+        scripts.push(k);
+      }
+      this.loafs.push({ startTime: e.startTime, duration: e.duration, scripts });
       if (this.loafs.length > 16) this.loafs.shift();
     }
   }
@@ -1200,7 +1211,7 @@ class Recorder {
     let ms = 0;
     for (const e of this.loafs) {
       if (e.startTime > to || e.startTime + e.duration < from) continue;
-      for (const sc of e.scripts || []) if (this.isOwnScript(sc)) ms += sc.duration;
+      for (const sc of e.scripts) if (sc.own) ms += sc.duration;
     }
     return ms;
   }
@@ -1218,8 +1229,8 @@ class Recorder {
       const o = Math.min(e.startTime + e.duration, end) - Math.max(e.startTime, from);
       if (o <= 0) continue;
       ms += o;
-      for (const sc of e.scripts || []) {
-        if (!this.isOwnScript(sc)) continue;
+      for (const sc of e.scripts) {
+        if (!sc.own) continue;
         const so = Math.min(sc.startTime + sc.duration, end) - Math.max(sc.startTime, from);
         if (so > 0) ms -= so;
       }
@@ -1244,10 +1255,10 @@ class Recorder {
     const end = to - inside;
     for (const e of this.loafs) {
       if (e.startTime > to || e.startTime + e.duration < from) continue;
-      for (const sc of e.scripts || []) {
+      for (const sc of e.scripts) {
         const s0 = sc.startTime, s1 = sc.startTime + sc.duration;
         if (s0 > to || s1 < from) continue;
-        if (this.isOwnScript(sc)) continue;
+        if (sc.own) continue;
         const covered = Math.max(0, Math.min(s1, end) - Math.max(s0, from));
         if (covered > bestCovered) { best = sc; bestCovered = covered; }
       }
