@@ -186,7 +186,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/refjson.c $(BUILD)/libsloptimize.a \
 #  deps-test  everything the test suite and the benchmarks use besides:
 #             cmocka, a notification server and Xvfb, nginx, wrk,
 #             valgrind, clang, ClickHouse, dpkg-dev and lintian, python3, …
-#             and npm ci in tests/adopt/ (the adopting game's packages)
+#             and npm ci in tests/adopt/ (the adopting game's packages) and
+#             tests/games/ (the real games the suite plays)
 # `make test` installs both.  Each installs only what is missing.
 APT_BUILD := pkg-config libc6-dev libuv1-dev libwebsockets-dev \
 	libwebsockets-evlib-uv libcjson-dev libnotify-dev libcurl4-openssl-dev \
@@ -240,13 +241,16 @@ endif
 	@touch $@
 
 deps-test: .deps-test-stamp
-.deps-test-stamp: .deps-stamp Makefile tests/adopt/package.json tests/adopt/package-lock.json
+.deps-test-stamp: .deps-stamp Makefile tests/adopt/package.json tests/adopt/package-lock.json \
+	    tests/games/dice-box/package-lock.json tests/games/chart-preview/package-lock.json
 ifeq ($(UNAME),Darwin)
 	brew install $(BREW_TEST)
 else
 	$(call apt_ensure,$(APT_TEST),$(CMD_TEST),deps-test)
 endif
 	cd tests/adopt && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/games/dice-box && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/games/chart-preview && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # what `make deb` needs beyond deps (dpkg-shlibdeps)

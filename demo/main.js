@@ -148,8 +148,11 @@ function spawnBurst(n = 1000) {
   }, 1500);
 }
 
-// Game logic that ran long: 250 ms of crowd simulation in one callback.
-function simulateCrowdAI(ms = 250) {
+// Game logic that ran long: 250 ms of crowd simulation in one callback —
+// or four of the game's frames, if those are longer (a loaded machine
+// with a software renderer can run this at 2 fps: 250 ms would then be
+// an ordinary frame, no stutter).
+function simulateCrowdAI(ms = Math.max(250, 4 * medianFrameMs())) {
   const end = performance.now() + ms;
   let x = 0;
   while (performance.now() < end) for (let i = 0; i < 1000; i++) x += Math.sqrt(i * x + 1);
@@ -161,8 +164,23 @@ function longScript() {
   say('250 ms of crowd AI in one frame');
 }
 
-// The unit lands 2.5 units off its path for good (a bad network correction).
+// The unit lands 2.5 units off its path for good (a bad network correction),
+// in a calm frame: the loop applies it on the first frame no longer than
+// 1.5 × the median and a second after the unit's last jitter record.  On
+// a loaded machine a long frame makes the unit jump by itself (its step
+// is clamped at 100 ms), and a snap landing in one would be that stall's
+// catch-up, not a snap — or share its second of the jitter limit.
+let snapDue = 0;           // when asked (performance.now()), 0: none
 function snap() {
+  snapDue = performance.now();
+  say('the unit will snap 2.5 units');
+}
+function snapNow(frameMs) {
+  if (snapDue === 0) return;
+  const lastJitter = rec?.state().incidents.filter((i) => i.type === 'jitter' && i.key?.startsWith('jitter|unit|')).pop();
+  const calm = frameMs <= 1.5 * medianFrameMs() && (!lastJitter || Date.now() - Date.parse(lastJitter.at) > 1100);
+  if (!calm && performance.now() - snapDue < 20000) return;
+  snapDue = 0;
   snapOffset += 2.5;
   say('the unit snapped 2.5 units');
 }
@@ -173,6 +191,11 @@ for (const b of document.querySelectorAll('[data-stutter]')) b.addEventListener(
 // --- the scripted run ----------------------------------------------------------
 
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+// n frames of the game (the loop's own count): the run is paced by frames
+// as well as by time, so on a machine slow enough to make a frame last
+// half a second the recorder still knows the game's level (30 frames)
+// before the first stutter, and each lands on a level of its own
+const frames = (n) => { const end = frameCount + n; return new Promise((r) => { const f = () => (frameCount >= end ? r() : setTimeout(f, 50)); f(); }); };
 // The recorder makes one hitch record a second, and one jitter record a
 // second per track: on a loaded machine an ordinary slow frame (and the
 // catch-up jump it makes the unit take) could take the second a stutter
@@ -189,11 +212,14 @@ async function scripted() {
   window.demo.running = true;
   say('scripted run: each stutter, 2 s apart');
   await wait(3000);                 // a few calm heartbeats first
+  await frames(45);                 // and the level known (the recorder warms up over 30 frames)
   for (const name of ['compile', 'texture', 'spawn', 'script', 'snap']) {
     await quiet();
     STUTTERS[name]();
+    while (snapDue !== 0) await wait(50);     // the snap waits for a calm frame
     window.demo.done.push(name);
     await wait(2200);
+    await frames(40);
   }
   window.demo.running = false;
   window.demo.finished = true;
@@ -207,8 +233,13 @@ window.demo = { stutter: (n) => STUTTERS[n](), scripted, done: [], running: fals
 // --- the loop --------------------------------------------------------------------
 
 let last = performance.now();
+let frameCount = 0;
+const recent = new Float64Array(31);          // the last frames' times, for the crowd tick's length
+function medianFrameMs() { return [...recent].sort((a, b) => a - b)[15]; }
 function loop(t) {
   requestAnimationFrame(loop);
+  recent[frameCount++ % recent.length] = t - last;
+  snapNow(t - last);        // (this frame's length, near enough: the time since the last one began)
   const dt = Math.min(0.1, (t - last) / 1000);  // the sim clamps its step at 100 ms
   last = t;
   if (crates) {

@@ -1,5 +1,6 @@
 /*
- * footprint — footprint v1 derivation and its helpers (DESIGN §6).
+ * footprint — footprint v2 derivation and its helpers (DESIGN §6,
+ * docs/footprint-v2.md: what enters a hitch's cause field).
  *
  * The key is built into a caller's buffer with bounded appends; a key that
  * would not fit is cut, which changes nothing for real records (keys are a
@@ -54,7 +55,7 @@ fnv1a64(const void *data, size_t len)
 uint32_t
 footprint_id(const char *key, size_t len)
 {
-	return fnv1a32_more(fnv1a32("v1:", 3), key, len);
+	return fnv1a32_more(fnv1a32("v2:", 3), key, len);
 }
 
 void
@@ -166,39 +167,258 @@ site_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* minted pairs: scrubbed, sorted, deduped, joined by "+"; "-" if none */
-static void
-kb_sites(struct kb *k, struct jspan minted)
+/* The length of the longest prefix of s[0..n) of at most `max` bytes that
+ * ends at a code point boundary (s is valid UTF-8). */
+static size_t
+utf8_head(const char *s, size_t n, size_t max)
 {
-	char		 store[FOOTPRINT_KEY_MAX];
-	char		*sites[128];
-	size_t		 pos = 0, used = 0, n = 0, i;
+	if (n <= max)
+		return n;
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/* Where the last `max` bytes of s[0..n) start, moved forward to a code
+ * point boundary. */
+static size_t
+utf8_tail(const char *s, size_t n, size_t max)
+{
+	size_t	i;
+
+	if (n <= max)
+		return 0;
+	i = n - max;
+	while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i++;
+	return i;
+}
+
+static int
+key_sep(char c)
+{
+	return c == '|' || c == ',' || c == '=' || c == '\n' || c == '\r' ||
+	    c == '\t' || c == '+';
+}
+
+/*
+ * One site as it enters a v2 key (docs/footprint-v2.md): every run of
+ * digits, with a '#' before it, becomes '#' (runtime ids and instance
+ * numbers are not identity); the separators and '+' become '_'; then at
+ * most FOOTPRINT_SITE_MAX bytes.  In place; returns the new length.
+ */
+static size_t
+site_normalize(char *s, size_t n)
+{
+	size_t	i = 0, o = 0;
+
+	while (i < n) {
+		char	c = s[i];
+
+		if ((c == '#' && i + 1 < n && s[i + 1] >= '0' &&
+		    s[i + 1] <= '9') || (c >= '0' && c <= '9')) {
+			if (c == '#')
+				i++;
+			while (i < n && s[i] >= '0' && s[i] <= '9')
+				i++;
+			s[o++] = '#';
+			continue;
+		}
+		s[o++] = key_sep(c) ? '_' : c;
+		i++;
+	}
+	o = utf8_head(s, o, FOOTPRINT_SITE_MAX);
+	s[o] = '\0';
+	return o;
+}
+
+/* Does the array hold a string? */
+static int
+has_string(struct jspan arr)
+{
+	size_t		 pos = 0;
 	struct jspan	 v;
 
-	while ((v = jscan_next(minted, &pos)).kind != J_NONE && n < 128) {
-		int	len;
+	if (arr.kind != J_ARRAY)
+		return 0;
+	while ((v = jscan_next(arr, &pos)).kind != J_NONE)
+		if (v.kind == J_STRING)
+			return 1;
+	return 0;
+}
 
-		if (v.kind != J_STRING || used >= sizeof(store) - 1)
-			continue;
-		len = jscan_str(v, store + used, sizeof(store) - used);
-		if (len < 0)
-			continue;
-		footprint_scrub(store + used);
-		sites[n++] = store + used;
-		used += (size_t)len + 1;
+/*
+ * A hitch's sites (v2): the writer's `sites` when it holds a string, else
+ * its `minted` pairs; each normalised, then sorted, deduplicated and
+ * joined by "+" while the whole stays within FOOTPRINT_SITES_MAX bytes,
+ * "+more" when some were left out; "-" if none.
+ */
+static void
+kb_sites(struct kb *k, struct jspan sites, struct jspan minted)
+{
+	static const size_t	 one = FOOTPRINT_SITE_MAX + 1;
+	char			 store[FOOTPRINT_SITES_IN * (FOOTPRINT_SITE_MAX + 1)];
+	char			 raw[FOOTPRINT_SITE_IN + 1];
+	char			*list[FOOTPRINT_SITES_IN];
+	size_t			 pos = 0, n = 0, i, bytes = 0;
+	struct jspan		 src = has_string(sites) ? sites : minted, v;
+	int			 joined = 0;
+
+	if (src.kind == J_ARRAY) {
+		while ((v = jscan_next(src, &pos)).kind != J_NONE &&
+		    n < FOOTPRINT_SITES_IN) {
+			int	len;
+
+			if (v.kind != J_STRING)
+				continue;
+			len = jscan_str(v, raw, sizeof(raw));
+			if (len < 0)
+				len = 0;
+			len = (int)site_normalize(raw, (size_t)len);
+			list[n] = store + n * one;
+			memcpy(list[n], raw, (size_t)len + 1);
+			n++;
+		}
 	}
 	if (n == 0) {
 		kb_lit(k, "-");
 		return;
 	}
-	qsort(sites, n, sizeof(sites[0]), site_cmp);
+	qsort(list, n, sizeof(list[0]), site_cmp);
 	for (i = 0; i < n; i++) {
-		if (i > 0 && strcmp(sites[i], sites[i - 1]) == 0)
+		size_t	len = strlen(list[i]);
+
+		if (i > 0 && strcmp(list[i], list[i - 1]) == 0)
 			continue;
-		if (i > 0)
+		if (joined > 0 && bytes + 1 + len > FOOTPRINT_SITES_MAX) {
+			kb_lit(k, "+more");
+			return;
+		}
+		if (joined > 0) {
 			kb_lit(k, "+");
-		kb_lit(k, sites[i]);
+			bytes++;
+		}
+		kb_lit(k, list[i]);
+		bytes += len;
+		joined++;
 	}
+}
+
+/* Copy s[0..n) scrubbed (separators and '+' to '_') into the key. */
+static void
+kb_clean(struct kb *k, const char *s, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		char	c = key_sep(s[i]) ? '_' : s[i];
+
+		kb_raw(k, &c, 1);
+	}
+}
+
+/* The length of "scheme://host" at the start of s, or 0. */
+static size_t
+url_origin(const char *s, size_t n)
+{
+	size_t	i = 0;
+
+	if (n == 0 || !((s[0] >= 'A' && s[0] <= 'Z') ||
+	    (s[0] >= 'a' && s[0] <= 'z')))
+		return 0;
+	for (i = 1; i < n; i++) {
+		char	c = s[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '+' || c == '.' ||
+		    c == '-'))
+			break;
+	}
+	if (i + 3 > n || s[i] != ':' || s[i + 1] != '/' || s[i + 2] != '/')
+		return 0;
+	for (i += 3; i < n && s[i] != '/'; i++)
+		;
+	return i;
+}
+
+/* A script's file as identity: the path without query, fragment, scheme
+ * and host, at most its last FOOTPRINT_SCRIPT_FILE_MAX bytes.  Sets
+ * where it is in s (at, len). */
+static void
+script_file(const char *s, size_t n, size_t *at, size_t *len)
+{
+	size_t	i, o;
+
+	for (i = 0; i < n && s[i] != '?' && s[i] != '#'; i++)
+		;
+	n = i;
+	o = url_origin(s, n);
+	i = o + utf8_tail(s + o, n - o, FOOTPRINT_SCRIPT_FILE_MAX);
+	*at = i;
+	*len = n - i;
+}
+
+/*
+ * A long-script hitch's cause (v2): "name@file" of the script the browser
+ * named ("(anonymous)" for no name, "-" for no file), else its invoker,
+ * else "no-script" — also when the named script's `share` (of the page's time
+ * outside render, docs/recorder.md) is under one half.
+ */
+static void
+kb_script(struct kb *k, struct jspan script)
+{
+	static const char *const names[] = { "share", "name", "sourceURL",
+	    "invoker" };
+	struct jspan	m[4];
+	char		name[FOOTPRINT_SITE_IN + 1], url[FOOTPRINT_SITE_IN + 1];
+	int		nn = 0, nu = 0;
+	size_t		at, len;
+	double		share;
+
+	if (script.kind != J_OBJECT) {
+		kb_lit(k, "no-script");
+		return;
+	}
+	jscan_getn(script, names, m, 4);
+	if (jscan_num(m[0], &share) == 0 && share < 0.5) {
+		kb_lit(k, "no-script");
+		return;
+	}
+	if (m[1].kind == J_STRING && (nn = jscan_str(m[1], name,
+	    sizeof(name))) < 0)
+		nn = 0;
+	if (m[2].kind == J_STRING && (nu = jscan_str(m[2], url,
+	    sizeof(url))) < 0)
+		nu = 0;
+	script_file(url, (size_t)nu, &at, &len);
+	if (nn > 0 || len > 0) {
+		if (nn > 0)
+			kb_clean(k, name, utf8_head(name, (size_t)nn,
+			    FOOTPRINT_SCRIPT_NAME_MAX));
+		else
+			kb_lit(k, "(anonymous)");
+		kb_lit(k, "@");
+		if (len > 0)
+			kb_clean(k, url + at, len);
+		else
+			kb_lit(k, "-");
+		return;
+	}
+	nu = 0;
+	if (m[3].kind == J_STRING && (nu = jscan_str(m[3], url,
+	    sizeof(url))) < 0)
+		nu = 0;
+	if (url_origin(url, (size_t)nu) > 0)
+		script_file(url, (size_t)nu, &at, &len);
+	else {
+		at = 0;
+		len = utf8_head(url, (size_t)nu, FOOTPRINT_SCRIPT_FILE_MAX);
+	}
+	if (len == 0)
+		kb_lit(k, "no-script");
+	else
+		kb_clean(k, url + at, len);
 }
 
 static void
@@ -223,12 +443,24 @@ footprint_derive(const struct jscan_result *r, char *key, size_t cap)
 
 	key[0] = '\0';
 	if (jscan_eq(f[F_TYPE], "hitch")) {
+		struct jspan	g = footprint_top_class(f[F_CLASSIFICATION]);
+		char		guess[64];
+
 		kb_lit(&k, "hitch|");
 		kb_field(&k, f[F_PHASE], "-");
 		kb_lit(&k, "|");
-		kb_field(&k, footprint_top_class(f[F_CLASSIFICATION]), "-");
+		kb_field(&k, g, "-");
 		kb_lit(&k, "|");
-		kb_sites(&k, f[F_MINTED]);
+		/* the cause field: by the verdict (docs/footprint-v2.md) */
+		if (g.kind != J_STRING || jscan_str(g, guess, sizeof(guess)) < 0)
+			guess[0] = '\0';
+		if (strcmp(guess, "long-script") == 0)
+			kb_script(&k, f[F_SCRIPT]);
+		else if (strcmp(guess, "gc-or-upload-by-elimination") == 0 ||
+		    strcmp(guess, "resize") == 0)
+			kb_lit(&k, "-");
+		else
+			kb_sites(&k, f[F_SITES], f[F_MINTED]);
 		kb_lit(&k, "|");
 	} else if (jscan_eq(f[F_TYPE], "usermark")) {
 		struct jspan	w0 = jscan_at(f[F_WORST], 0);

@@ -1,5 +1,6 @@
 /*
- * footprint — identity of a cause (DESIGN §6, footprint v1), plus the small
+ * footprint — identity of a cause (DESIGN §6, footprint v2:
+ * docs/footprint-v2.md), plus the small
  * text helpers the key needs: FNV-1a 32, separator scrubbing, ISO-8601
  * times.  Pure functions, no allocation.
  */
@@ -11,8 +12,17 @@
 
 #include "jscan.h"
 
-#define FOOTPRINT_VERSION	1
+#define FOOTPRINT_VERSION	2
 #define FOOTPRINT_KEY_MAX	4096	/* keys longer than this are cut */
+
+/* The bounds of a v2 hitch's cause field, in bytes (docs/footprint-v2.md);
+ * page-runtime/footprint.js has the same. */
+#define FOOTPRINT_SITE_IN	4096	/* of each string, what is looked at */
+#define FOOTPRINT_SITE_MAX	48	/* one site, normalised */
+#define FOOTPRINT_SITES_MAX	120	/* the sites joined */
+#define FOOTPRINT_SITES_IN	128	/* strings looked at */
+#define FOOTPRINT_SCRIPT_NAME_MAX 48	/* a script's function name */
+#define FOOTPRINT_SCRIPT_FILE_MAX 64	/* its file: the path's last bytes */
 
 /*
  * FNV-1a, the project's one non-cryptographic hash: 32 bits for ids
@@ -35,7 +45,7 @@ uint64_t	fnv1a64_more(uint64_t h, const void *data, size_t len);
  */
 uint32_t	crc32c_more(uint32_t crc, const void *data, size_t len);
 
-/* id of a v1 key: FNV-1a 32 of "v1:" + key */
+/* id of a v2 key: FNV-1a 32 of "v2:" + key */
 uint32_t	footprint_id(const char *key, size_t len);
 /* 8 lowercase hex digits + NUL */
 void		footprint_hex(uint32_t id, char out[9]);
@@ -46,7 +56,7 @@ int		footprint_parse_hex(const char *s, size_t n, uint32_t *id);
 void		footprint_scrub(char *s);
 
 /*
- * Derive the v1 key of a record from its top-level members (as found by
+ * Derive the v2 key of a record from its top-level members (as found by
  * jscan_object).  Returns the key length (cut at FOOTPRINT_KEY_MAX-1), or
  * -1 if the type has no derivation (not hitch, usermark or jitter).
  */

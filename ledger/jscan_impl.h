@@ -96,6 +96,7 @@ field_of(const char *p, uint32_t n)
 		case 'b': return IS("build") ? F_BUILD : -1;
 		case 'f': return IS("frame") ? F_FRAME : -1;
 		case 'p': return IS("phase") ? F_PHASE : -1;
+		case 's': return IS("sites") ? F_SITES : -1;
 		case 't': return IS("track") ? F_TRACK : -1;
 		case 'u': return IS("units") ? F_UNITS : -1;
 		case 'w': return IS("worst") ? F_WORST : -1;
@@ -103,7 +104,7 @@ field_of(const char *p, uint32_t n)
 		}
 	case 6:
 		return IS("minted") ? F_MINTED : IS("render") ? F_RENDER :
-		    IS("memory") ? F_MEMORY : -1;
+		    IS("memory") ? F_MEMORY : IS("script") ? F_SCRIPT : -1;
 	case 7:
 		return IS("frameMs") ? F_FRAMEMS : -1;
 	case 9:

@@ -172,7 +172,7 @@ int	ledger_sink_file(void *file, const void *data, size_t len);
  * A checkpoint is never half used: on any refusal the caller folds the
  * ledger from its start.
  */
-#define LEDGER_CHECKPOINT_VERSION	2	/* 2: fix evidence per build */
+#define LEDGER_CHECKPOINT_VERSION	3	/* 2: fix evidence per build; 3: rows keyed by footprint v2 (a v2 checkpoint holds v1 ids: refused, folded again) */
 int	ledger_checkpoint_write(const struct ledger *l,
 	    int (*cb)(void *arg, const void *data, size_t len), void *arg);
 int	ledger_checkpoint_read(const struct ledger_opts *opts,

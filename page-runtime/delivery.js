@@ -30,6 +30,24 @@
 // would be refused again.
 
 export const ROUTE = '/api/sloptimize/records';
+
+// The daemon's error codes (schemas/error.json): an error answer carrying
+// one of them came from the daemon.  Anything else — a dev server's proxy
+// answering 500 or 502 in plain text because it could not reach the
+// daemon — did not, and the daemon is not "reachable" for it.
+const DAEMON_CODES = new Set(['bad_path', 'bad_parameter', 'bad_length', 'unexpected_body', 'invalid_json', 'invalid_fix',
+  'invalid_settings', 'no_host', 'bad_host', 'bad_origin', 'forbidden', 'not_found', 'method_not_allowed', 'length_required',
+  'body_too_large', 'unsupported_media_type', 'upgrade_required', 'bad_upgrade', 'busy', 'not_regular_file', 'internal']);
+
+// Did this answer come from the daemon?  A success is the ingest's JSON
+// ({accepted, …} or {duplicate}); an error is {error: {code, message}}
+// with one of the daemon's codes.
+export function fromDaemon(status, answer) {
+  if (answer === null || typeof answer !== 'object') return false;
+  if (status >= 200 && status < 300) return 'accepted' in answer || 'duplicate' in answer || 'records' in answer;
+  const e = answer.error;
+  return e !== null && typeof e === 'object' && DAEMON_CODES.has(e.code);
+}
 const MAX_BODY = 512 * 1024;      // the route takes up to 1 MiB; half of it leaves room
 
 // A page's delivery id: 16 of [0-9a-z], random per recorder (the daemon
@@ -46,7 +64,7 @@ export class Outbox {
   constructor({ endpoint = '', fetch: fetchFn = globalThis.fetch?.bind(globalThis), maxQueued = 5000, maxBatch = 200,
     maxFlying = 2, pageId = newPageId(),
     backoffMinMs = 250, backoffMaxMs = 30000, now = () => Date.now(), setTimer = (fn, ms) => setTimeout(fn, ms),
-    clearTimer = (id) => clearTimeout(id), onChange = () => {} } = {}) {
+    clearTimer = (id) => clearTimeout(id), onChange = () => {}, onOwn = null } = {}) {
     this.url = `${String(endpoint).replace(/\/+$/, '')}${ROUTE}`;
     this.fetch = fetchFn;
     this.maxQueued = maxQueued;
@@ -60,6 +78,8 @@ export class Outbox {
     this.setTimer = setTimer;
     this.clearTimer = clearTimer;
     this.onChange = onChange;
+    // the recorder counts its own main-thread time (recorder.js, ownAdd)
+    this.onOwn = typeof onOwn === 'function' ? onOwn : null;
     this.queue = [];          // {rec, ready}, not yet in a batch
     this.sealed = [];         // {seq, n, body, flying}, by seq: sent, no answer yet
     this.flying = 0;          // requests under way
@@ -168,6 +188,13 @@ export class Outbox {
 
   // Start what may start now: retries first (in order), then a new batch.
   send() {
+    if (!this.onOwn) { this.sendNow(); return; }
+    const t0 = performance.now();
+    this.sendNow();
+    this.onOwn(performance.now() - t0);
+  }
+
+  sendNow() {
     if (this.stopped) return;
     if (this.retryAt > this.now()) { this.kick(0); return; }
     let started = false;
@@ -194,6 +221,15 @@ export class Outbox {
       });
       let answer = null;
       try { answer = await r.json(); } catch { /* an answer without JSON */ }
+      const daemon = fromDaemon(r.status, answer);
+      if (!daemon && (r.status >= 500 || r.status === 404 || r.status === 405)) {
+        // not the daemon's answer: a proxy in front of it (Vite's answers
+        // 500 or 502 when nothing listens) or another server — the daemon
+        // was not reached; kept and retried like a failed connection
+        this.stats.reachable = false;
+        this.stats.lastError = `${r.status} ${r.statusText || ''} from ${r.headers?.get?.('server') || 'something that is not the daemon'} (the daemon did not answer: is sloptimized running for this project?)`.replace(/\s+/g, ' ').trim().slice(0, 200);
+        throw Object.assign(new Error(this.stats.lastError), { notDaemon: true });
+      }
       if (r.ok) {
         ok = true;
         if (answer?.duplicate === true) {
@@ -224,8 +260,9 @@ export class Outbox {
       this.stats.reachable = true;
     } catch (e) {
       this.stats.reachable = false;
-      this.stats.lastError = String(e && e.message ? e.message : e).slice(0, 200);
+      if (!e || !e.notDaemon) this.stats.lastError = String(e && e.message ? e.message : e).slice(0, 200);
     }
+    const t0 = this.onOwn ? performance.now() : 0;
     this.flying--;
     b.flying = false;
     if (this.stopped && !ok) { this.settle(true); return; }
@@ -249,6 +286,7 @@ export class Outbox {
       this.kick(0);
     } else if (this.canSend()) this.kick(0);
     else this.settle();
+    if (this.onOwn) this.onOwn(performance.now() - t0);
   }
 
   // Resolve flush() waiters once nothing is left to send or under way, or

@@ -12,14 +12,29 @@ export const RING_FRAMES = 600;
 
 // The closed vocabulary of a hitch's classification (seed §3.3).  A new
 // guess is a change to the spec, never a string made up on the spot.
+// `resize` was added with footprint v2 (docs/recorder.md): a canvas
+// resize reallocates the drawing buffer and moves the frame time's level.
 export const HITCH_GUESSES = Object.freeze([
   'shader-compile', 'texture-upload', 'spawn-burst', 'long-render', 'long-script', 'gc-or-upload-by-elimination',
+  'resize',
 ]);
 
+// An upload of at least this many bytes per program compiled in the same
+// frame ranks before the compile: a 4096² RGBA texture (64 MiB, more with
+// mipmaps) next to one trivial new material is an upload; twelve new
+// programs next to a 1 MiB texture are a compile.
+export const UPLOAD_PER_PROGRAM = 8 * 1024 * 1024;
+// A named script is the frame's cause only when it covers at least this
+// share of the page's time outside render — the part of it the browser's
+// Long Animation Frames entries cover (footprint.js keys it the same way).
+export const SCRIPT_SHARE_MIN = 0.5;
+
 // Per-frame fields, one typed array each.
-const F64 = ['end', 'frameMs', 'insideMs'];
+const F64 = ['end', 'frameMs', 'insideMs', 'selfMs'];
 const I32 = ['frame', 'flags', 'calls', 'triangles', 'points', 'lines', 'geometries', 'textures', 'programs', 'spawned'];
-export const FLAG_PAUSED = 1;
+export const FLAG_PAUSED = 1;     // never judged, never in a median (a hidden page, phase 'paused', the panel open)
+export const FLAG_RESIZE = 2;     // the canvas's drawing buffer changed size in this frame
+export const FLAG_PANEL = 4;      // held because the sloptimize panel was open (with FLAG_PAUSED)
 
 export class FrameRing {
   constructor(capacity = RING_FRAMES) {
@@ -75,8 +90,10 @@ export class FrameRing {
   // median() of a field over the whole ring, into out[i]: for a caller on
   // the per-frame path, where a double returned by a call (or an index
   // computed in doubles) can be a heap number per call.
-  medianInto(field, out, i) {
-    const n = this.gather(field);
+  // With `fromAt`, only frames that ended after out[fromAt] (a resize
+  // re-bases the level).
+  medianInto(field, out, i, fromAt = -1) {
+    const n = fromAt >= 0 ? this.gather(field, out[fromAt]) : this.gather(field);
     if (n === 0) { out[i] = NaN; return; }
     const k = (n - 1) >> 1;        // nearest rank: ceil(n / 2) − 1
     partition(this.scratch, n, k);
@@ -160,23 +177,47 @@ export function loafOverlaps(entries, from, to) {
   return false;
 }
 
+const mb = (bytes) => `${r1(bytes / 1048576)} MB`;
+
 export function classifyFrame(f, { spawnBurst = 50 } = {}) {
   const out = [];
   const d = f.delta || {};
   const programs = d.programs | 0, textures = d.textures | 0, geometries = d.geometries | 0;
+  const bytes = f.uploadBytes > 0 ? f.uploadBytes : 0;
   const inside = f.insideMs || 0;
-  const outside = Math.max(0, f.frameMs - inside);
-  const insideShare = f.frameMs > 0 ? inside / f.frameMs : 0;
+  const self = f.recorderMs > 0 ? f.recorderMs : 0;
+  // the recorder's own work is not the game's: it is taken out of the
+  // time the verdict weighs, and said
+  const outside = Math.max(0, f.frameMs - inside - self);
+  const game = Math.max(inside, f.frameMs - self);
+  const insideShare = game > 0 ? inside / game : 0;
   const inRender = `${r1(inside)} of ${r1(f.frameMs)} ms inside render`;
+  const selfNote = self >= 0.1 ? `; the recorder's own work took ${r1(self)} ms of this frame (left out of this verdict)` : '';
 
-  if (programs > 0) {
-    out.push({ guess: 'shader-compile', confidence: insideShare >= 0.5 ? 'high' : 'medium',
-      evidence: `programs +${programs} in the hitch frame, ${inRender}` });
+  if (f.resized) {
+    const [w0, h0] = f.resized.from, [w1, h1] = f.resized.to;
+    out.push({ guess: 'resize', confidence: 'high',
+      evidence: `the canvas's drawing buffer went from ${w0}×${h0} to ${w1}×${h1} in this frame: it was reallocated, ` +
+        `and frames after it are judged against their own level once there are enough of them${selfNote}` });
   }
-  if (textures > 0) {
-    out.push({ guess: 'texture-upload', confidence: programs === 0 ? (insideShare >= 0.5 ? 'high' : 'medium') : 'low',
-      evidence: `textures +${textures}${programs ? `, programs +${programs}` : ', programs +0'} in the hitch frame, ${inRender}` });
+  // counter evidence, ranked by its cost: a big upload before a trivial compile
+  const compile = programs > 0 ? { guess: 'shader-compile', confidence: insideShare >= 0.5 ? 'high' : 'medium',
+    evidence: `programs +${programs} in the hitch frame, ${inRender}${selfNote}` } : null;
+  let upload = null;
+  if (textures > 0 || bytes > 0) {
+    const big = bytes >= UPLOAD_PER_PROGRAM * Math.max(1, programs);
+    const size = bytes > 0 ? ` (about ${mb(bytes)} uploaded, estimated from the new textures' sizes and formats)` : '';
+    upload = { guess: 'texture-upload',
+      confidence: programs === 0 || big ? (insideShare >= 0.5 ? 'high' : 'medium') : 'low',
+      evidence: `textures +${textures}${size}${programs ? `, programs +${programs}` : ', programs +0'} in the hitch frame, ${inRender}${selfNote}` };
+    upload.big = big;
   }
+  if (upload && compile && upload.big) out.push(upload, { ...compile, confidence: 'low' });
+  else {
+    if (compile) out.push(compile);
+    if (upload) out.push(upload);
+  }
+  if (upload) delete upload.big;
   if ((f.spawned | 0) >= spawnBurst) {
     const alone = programs === 0 && textures === 0;
     out.push({ guess: 'spawn-burst', confidence: alone ? 'high' : 'medium',
@@ -185,55 +226,83 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
   }
 
   const moved = programs !== 0 || textures !== 0 || geometries !== 0;
+  const s = f.loaf === 'found' ? f.script : null;
+  const share = s && typeof s.share === 'number' ? s.share : s ? 1 : 0;
+  const named = s !== null && share >= SCRIPT_SHARE_MIN;
+  // The page's time outside render as the browser saw it (its Long
+  // Animation Frames entries over the frame, recorder.js loafPageMs), when
+  // known; the rest of the time outside render no entry covered: a wait
+  // outside the page.
+  const page = typeof f.pageMs === 'number' && (f.loaf === 'found' || f.loaf === 'none') ? Math.min(outside, f.pageMs) : NaN;
+  const waited = page === page ? outside - page : 0;
+  const waitNote = waited >= 1 ? `; no Long Animation Frames entry covered the other ${r1(waited)} ms (a wait outside the page)` : '';
   const scriptEvidence = () => {
-    if (f.loaf === 'found' && f.script) {
-      const s = f.script;
+    if (s) {
       const where = s.sourceURL ? ` (${s.sourceURL}${s.charPosition >= 0 ? `:${s.charPosition}` : ''})` : '';
-      return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; the script that ran long: ` +
-        `${s.name || '(anonymous)'}${where}, ${r1(s.durationMs)} ms, invoked by ${s.invoker || 'unknown'}`;
+      const who = `${s.name || '(anonymous)'}${where}, ${r1(s.durationMs)} ms, invoked by ${s.invoker || 'unknown'}`;
+      const of = page === page ? `of the ${r1(page)} ms the page's long animation frames covered` : 'of it';
+      if (named) {
+        return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; the script that ran long: ${who}, ` +
+          `covering ${r1(s.coveredMs ?? s.durationMs)} ms ${of} (${Math.round(share * 100)} %)${waitNote}${selfNote}`;
+      }
+      return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; the longest script the browser named, ${who}, ` +
+        `covered ${r1(s.coveredMs ?? s.durationMs)} ms ${of} (${Math.round(share * 100)} %): not what the frame waited on${waitNote}${selfNote}`;
     }
     const why = f.loaf === 'unsupported'
       ? 'this browser has no Long Animation Frames API, so the script is not named'
       : f.loaf === 'short' ? 'the Long Animation Frames API reports no frame under 50 ms, so the script is not named'
         : 'the Long Animation Frames API named no script for this frame';
-    return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; ${why}`;
+    return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; ${why}${waitNote}${selfNote}`;
   };
 
   // The frame after a compile or an upload, held back outside render with
-  // no script to blame: the GPU process finishing that work (SwiftShader
-  // links a program after three.js's render call has returned; the next
-  // animation frame waits for it, the main thread idle, so no Long
-  // Animation Frames entry will ever come).  Its stall is the compile's.
+  // no script that explains it: the GPU process finishing that work
+  // (SwiftShader links a program, or takes a big upload, after three.js's
+  // render call has returned; the next animation frame waits for it, the
+  // main thread idle).  Its stall is the compile's or the upload's.
   const bp = f.before ? f.before.programs | 0 : 0, bt = f.before ? f.before.textures | 0 : 0;
-  const heldBack = out.length === 0 && insideShare < 0.5 && (bp > 0 || bt > 0) && !(f.loaf === 'found' && f.script);
+  const bb = f.before && f.before.uploadBytes > 0 ? f.before.uploadBytes : 0;
+  const heldBack = out.length === 0 && insideShare < 0.5 && (bp > 0 || bt > 0 || bb > 0) && !named;
   if (heldBack) {
-    const held = `then ${r1(outside)} of ${r1(f.frameMs)} ms outside render with no script named: the GPU process finishing it held this frame back`;
-    if (bp > 0) out.push({ guess: 'shader-compile', confidence: 'medium', evidence: `programs +${bp} in the frame before, ${held}` });
-    else out.push({ guess: 'texture-upload', confidence: 'medium', evidence: `textures +${bt} in the frame before, ${held}` });
+    const held = `then ${r1(outside)} of ${r1(f.frameMs)} ms outside render with no script that explains it: ` +
+      `the GPU process finishing it held this frame back${selfNote}`;
+    const upFirst = (bt > 0 || bb > 0) && (bp === 0 || bb >= UPLOAD_PER_PROGRAM * bp);
+    const upTxt = `textures +${bt}${bb > 0 ? ` (about ${mb(bb)})` : ''} in the frame before, ${held}`;
+    if (upFirst) out.push({ guess: 'texture-upload', confidence: 'medium', evidence: upTxt });
+    if (bp > 0) out.push({ guess: 'shader-compile', confidence: upFirst ? 'low' : 'medium', evidence: `programs +${bp} in the frame before, ${held}` });
+    if (!upFirst && (bt > 0 || bb > 0)) out.push({ guess: 'texture-upload', confidence: 'low', evidence: upTxt });
   }
 
   if (out.length === 0) {
-    const idle = insideShare < 0.5 && f.loaf === 'absent';
+    // no entry over the frame, or entries over less than half of its
+    // time outside render (and 50 ms or more uncovered): most of it was
+    // a wait outside the page, whatever sliver of script came before or
+    // after — one phenomenon, one verdict, however much of an entry came
+    const mostlyWaited = waited >= 50 && waited >= 0.5 * outside;
+    const idle = insideShare < 0.5 && (f.loaf === 'absent' || mostlyWaited);
     if (insideShare >= 0.5) {
       out.push({ guess: 'long-render', confidence: 'medium',
-        evidence: `${inRender}${geometries ? `, geometries ${geometries > 0 ? '+' : ''}${geometries}` : ', no counter moved'}` });
+        evidence: `${inRender}${geometries ? `, geometries ${geometries > 0 ? '+' : ''}${geometries}` : ', no counter moved'}${selfNote}` });
     } else if (idle) {
       // The browser reports every frame of 50 ms or more in which script,
       // a collection or its own work held the main thread; none came for
       // this one, so the main thread waited: on the GPU process, the
       // compositor or the machine.  Not a script.
+      const sliver = s ? `; the longest script it named, ${s.name || '(anonymous)'}, covered ${r1(s.coveredMs ?? s.durationMs)} ms` : '';
+      const what = f.loaf === 'absent'
+        ? 'the browser made no Long Animation Frames entry for the frame: nothing held the main thread for 50 ms of it'
+        : `the browser's Long Animation Frames entries covered only ${r1(page)} ms of it${sliver}: for the other ${r1(waited)} ms nothing held the main thread for 50 ms`;
       out.push({ guess: 'gc-or-upload-by-elimination', confidence: moved ? 'low' : 'medium',
-        evidence: `${r1(outside)} of ${r1(f.frameMs)} ms outside render, and the browser made no Long Animation Frames entry ` +
-          `for the frame: nothing held the main thread for 50 ms of it, so the wait was outside the page ` +
-          `(the GPU process, the compositor or the machine)${moved ? `; geometries ${geometries > 0 ? '+' : ''}${geometries}` : '; no counter moved'}` });
+        evidence: `${r1(outside)} of ${r1(f.frameMs)} ms outside render, and ${what}, so the wait was outside the page ` +
+          `(the GPU process, the compositor or the machine)${moved ? `; geometries ${geometries > 0 ? '+' : ''}${geometries}` : '; no counter moved'}${selfNote}` });
     } else {
-      out.push({ guess: 'long-script', confidence: f.loaf === 'found' && f.script ? 'high' : 'medium', evidence: scriptEvidence() });
+      out.push({ guess: 'long-script', confidence: named ? 'high' : s ? 'low' : 'medium', evidence: scriptEvidence() });
     }
     if (!moved && !idle) {
       out.push({ guess: 'gc-or-upload-by-elimination', confidence: 'low',
         evidence: `no counter moved (programs, textures, geometries +0)${f.heapDropMb > 0 ? `; JS heap fell ${r1(f.heapDropMb)} MB` : ''}` });
     }
-  } else if (!heldBack && insideShare < 0.5 && outside > 2 * (f.medianMs || 0) && outside > 0) {
+  } else if (!heldBack && !f.resized && insideShare < 0.5 && outside > 2 * (f.medianMs || 0) && outside > 0) {
     // the counters explain part of it, but most of the time went elsewhere
     out.push({ guess: 'long-script', confidence: 'low', evidence: scriptEvidence() });
   }

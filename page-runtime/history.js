@@ -14,95 +14,21 @@
 // CLI's JSON, value for value.  docs/panel.md lists the differences.
 //
 // ES module, no dependencies, no DOM: it runs in a page, a worker or node.
+// The footprint (DESIGN §6) lives in footprint.js, which the recorder
+// mints with; it is re-exported here for the fold's readers.
+import { footprintOf, num } from './footprint.js';
 
-export const FOOTPRINT_VERSION = 1;
+export {
+  FOOTPRINT_VERSION, fnv1a32, footprintId, footprintKey, footprintOf, scrub, canonicalContext, num,
+} from './footprint.js';
+
 export const SERIES_SLICES = 32;
 export const MAX_LINE = 1024 * 1024;
 
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
 const HEX8 = /^[0-9a-fA-F]{8}$/;
-const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 const INCIDENT_TYPES = new Set(['hitch', 'usermark', 'jitter']);
 const METRICS = ['p95Ms', 'medianMs', 'calls', 'triangles', 'programs'];
 const utf8 = new TextEncoder();
-
-// --- footprint v1 (DESIGN §6) -----------------------------------------------
-
-// FNV-1a 32 of the UTF-8 bytes of a string (or of bytes), 8 lowercase hex.
-// A string is hashed as UTF-8 on the fly (a lone surrogate as U+FFFD, as
-// TextEncoder writes it), without building the bytes.
-export function fnv1a32(data) {
-  let h = FNV_OFFSET;
-  if (typeof data !== 'string') {
-    for (let i = 0; i < data.length; i++) h = Math.imul(h ^ data[i], FNV_PRIME);
-    return (h >>> 0).toString(16).padStart(8, '0');
-  }
-  const n = data.length;
-  for (let i = 0; i < n; i++) {
-    let c = data.charCodeAt(i);
-    if (c < 0x80) {
-      h = Math.imul(h ^ c, FNV_PRIME);
-      continue;
-    }
-    if (c >= 0xd800 && c <= 0xdfff) {
-      const d = i + 1 < n ? data.charCodeAt(i + 1) : 0;
-      if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
-        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        i++;
-      } else c = 0xfffd;
-    }
-    if (c < 0x800) {
-      h = Math.imul(h ^ (0xc0 | (c >> 6)), FNV_PRIME);
-    } else if (c < 0x10000) {
-      h = Math.imul(h ^ (0xe0 | (c >> 12)), FNV_PRIME);
-      h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
-    } else {
-      h = Math.imul(h ^ (0xf0 | (c >> 18)), FNV_PRIME);
-      h = Math.imul(h ^ (0x80 | ((c >> 12) & 0x3f)), FNV_PRIME);
-      h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
-    }
-    h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
-  }
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
-
-export function footprintId(key) {
-  return fnv1a32(`v${FOOTPRINT_VERSION}:${key}`);
-}
-
-// The separators of a key and a situation become '_'.
-export function scrub(s) {
-  return String(s).replace(/[|,=\n\r\t]/g, '_');
-}
-
-// Code point order, which is UTF-8 byte order (the C side's strcmp).
-function compareUtf8(a, b) {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i), y = b.charCodeAt(i);
-    if (x === y) continue;
-    const xs = x >= 0xd800 && x <= 0xdfff, ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys) return xs ? 1 : -1; // a surrogate half is a code point past U+FFFF
-    return x - y;
-  }
-  return a.length - b.length;
-}
-
-// The host's situation as the canonical ctx string: facets sorted by key
-// (after scrubbing, in code point order), `k=v` joined by ','.  Facets that
-// are null or undefined are left out; other values are turned into strings.
-export function canonicalContext(facets) {
-  if (facets == null) return '';
-  const entries = facets instanceof Map ? [...facets] : Object.entries(facets);
-  const pairs = [];
-  for (const [k, v] of entries) {
-    if (v === null || v === undefined) continue;
-    pairs.push([scrub(k), scrub(v)]);
-  }
-  pairs.sort((a, b) => compareUtf8(a[0], b[0]) || compareUtf8(a[1], b[1]));
-  return pairs.map(([k, v]) => `${k}=${v}`).join(',');
-}
 
 // A ctx string parsed back into facets (the C side's rule: pieces split at
 // ',', each cut at its first '=', an empty key or an over-long piece left
@@ -130,24 +56,6 @@ function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-// A number, or a string that is exactly one JSON number; else null.
-export function num(v) {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (typeof v === 'string' && v.length < 63 && NUMBER.test(v)) {
-    const n = Number(v);
-    return Number.isFinite(n) ? n : null;
-  }
-  return null;
-}
-
-// A member that enters a key: a non-empty string (scrubbed), a number as
-// written, else the default.
-function keyField(v, dflt = '-') {
-  if (typeof v === 'string') return v === '' ? dflt : scrub(v);
-  if (typeof v === 'number' && Number.isFinite(v)) return scrub(String(v));
-  return dflt;
-}
-
 function topClass(cls) {
   const c = Array.isArray(cls) ? cls[0] : cls;
   return isObject(c) ? c : null;
@@ -166,69 +74,6 @@ function classificationOf(rec) {
   }
   if (rec.type === 'hitch' || rec.type === 'jitter') return topClass(rec.classification);
   return null;
-}
-
-function guessField(cls) {
-  const top = topClass(cls);
-  return keyField(top ? top.guess : undefined);
-}
-
-// The v1 key of a record, derived (DESIGN §6); null for a type that has none.
-export function footprintKey(rec) {
-  if (!isObject(rec)) return null;
-  const t = rec.type;
-  const phase = keyField(rec.phase);
-  const ctx = typeof rec.ctx === 'string' ? rec.ctx : '';
-  if (t === 'hitch') {
-    const sites = [];
-    if (Array.isArray(rec.minted)) {
-      for (const m of rec.minted) if (typeof m === 'string' && sites.length < 128) sites.push(scrub(m));
-    }
-    sites.sort(compareUtf8);
-    const uniq = sites.filter((s, i) => i === 0 || s !== sites[i - 1]);
-    return `hitch|${phase}|${guessField(rec.classification)}|${uniq.length ? uniq.join('+') : '-'}|ctx:${ctx}`;
-  }
-  if (t === 'usermark') {
-    const w0 = worst0(rec);
-    return `usermark|${phase}|${guessField(isObject(w0) ? w0.classification : undefined)}|ctx:${ctx}`;
-  }
-  if (t === 'jitter') {
-    const j = [0, 0, 0];
-    if (Array.isArray(rec.jump)) for (let i = 0; i < 3; i++) j[i] = num(rec.jump[i]) ?? 0;
-    const axis = Math.abs(j[1]) > Math.max(Math.abs(j[0]), Math.abs(j[2])) ? 'vertical' : 'horizontal';
-    return `jitter|${keyField(rec.track)}|${keyField(rec.kind)}|${phase}|${guessField(rec.classification)}|${axis}|ctx:${ctx}`;
-  }
-  return null;
-}
-
-function scalarText(v) {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
-  return '';
-}
-
-// The reading rule (DESIGN §6, seed §3.7): a record stamped v1 with an
-// 8-hex id keeps the writer's id and key; one stamped with an older
-// version or none is re-derived; a stamped v1 whose id is not 8 hex digits
-// is re-derived and `malformed`.  A type that cannot be derived keeps a
-// writer's valid id whatever its version.  {id: null} means no footprint.
-export function footprintOf(rec) {
-  const fp = isObject(rec) && isObject(rec.footprint) ? rec.footprint : null;
-  const fid = fp && typeof fp.id === 'string' && HEX8.test(fp.id) ? fp.id.toLowerCase() : null;
-  let malformed = false;
-  if (fp && num(fp.v) === FOOTPRINT_VERSION) {
-    if (fid) {
-      const key = typeof fp.key === 'string' ? fp.key : (footprintKey(rec) ?? '');
-      return { id: fid, key, malformed: false };
-    }
-    malformed = true;
-  }
-  const key = footprintKey(rec);
-  if (key === null) {
-    if (fid) return { id: fid, key: scalarText(fp.key), malformed };
-    return { id: null, key: null, malformed };
-  }
-  return { id: footprintId(key), key, malformed };
 }
 
 // --- times ------------------------------------------------------------------

@@ -28,8 +28,10 @@
 //
 // What it does not do (seed §3.4): no JS stack sampling, no heap
 // snapshots, no network waterfall.  docs/recorder.md says what is measured.
-import { canonicalContext, footprintKey, footprintId, FOOTPRINT_VERSION } from './history.js';
-import { FrameRing, FLAG_PAUSED, RING_FRAMES, classifyFrame, RateLimit, loafSettled, loafOverlaps } from './frames.js';
+import { canonicalContext, footprintKey, footprintId, scriptField, FOOTPRINT_VERSION } from './footprint.js';
+import {
+  FrameRing, FLAG_PAUSED, FLAG_RESIZE, FLAG_PANEL, RING_FRAMES, classifyFrame, RateLimit, loafSettled, loafOverlaps,
+} from './frames.js';
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
 
@@ -40,15 +42,31 @@ const MEDIAN_YOUNG = 60;          // below this many frames in the ring, the rol
 const MAX_SCENES = 4;             // distinct scenes rendered in one frame, kept for the census
 const MAX_NAMES = 32;             // names listed in world.spawned / removed
 const MAX_MINTED = 16;
-const LOAF_WAIT_MS = 250;         // how long a long-script hitch waits for its LoAF entry
+const LOAF_WAIT_MS = 250;         // the least a long-script hitch waits for its LoAF entry
+const LOAF_WAIT_MAX_MS = 3000;    // the most (a page at 1 fps: four frames would be 4 s)
+const LOAF_WAIT_FRAMES = 4;       // otherwise: this many frame times (the hitch's or the median, the longer)
+const WARM_FRAMES = 30;           // no relative judgement before the ring holds this many frames (since a resize)
+const PHASE_DEFAULT = 'unset';    // the phase when the game set none: said, not left out
+// the recorder's own modules: a script the browser names from here is the
+// recorder's, never a cause handed to the agent
+const OWN_BASE = (() => { try { return new URL('.', import.meta.url).href; } catch { return ''; } })();
 const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
 const LOAF_FRAMES = 3;            // frames after a hitch's by which the browser has made its entry, if any
 const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
 const CONFIRM_MS = 2500;
+const CENSUS_SLICE_MS = 0.5;      // the census walks at most this long per task (a big scene takes several)
+// …but at least this many objects: a slice is bounded by its work, not by
+// the wall clock alone — on a loaded machine a preempted task's 0.5 ms of
+// wall time is a handful of objects, and a census of a small scene spread
+// over several frames cannot say which of them drew what it found
+const CENSUS_SLICE_MIN = 256;
 const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
 // this.fr: the per-frame doubles (a double in an object field or an
 // argument can cost a heap number per store or call)
-const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4;
+const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_SELF = 5, FR_BASE_END = 6, FR_TICK_AT = 7;
+// this.own: the recorder's own main-thread time (its tasks, not the render
+// wrapper's few reads): a task's start, the total, the longest task, tasks
+const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3;
 // work for the after-frame task, per queued frame
 const W_CENSUS = 1, W_HITCH = 2;
 const CAM = 7;                    // camera position xyz + quaternion xyzw, per queued hitch
@@ -56,6 +74,10 @@ const NO_CENSUS = Object.freeze({ spawned: Object.freeze([]), spawnedCount: 0, r
   minted: Object.freeze([]), mintedCount: 0 });
 
 const r1 = (v) => Math.round(v * 10) / 10;
+// The hitch limit's key: the verdict, and for a long script the script
+// (footprint v2's cause): one record a second per cause, so a second
+// script that runs long within a second of another is still recorded.
+const limitKey = (cls, f) => (cls[0].guess === 'long-script' ? `long-script|${scriptField(f)}` : cls[0].guess);
 const now = () => performance.now();
 const isoAt = (t) => new Date(performance.timeOrigin + t).toISOString();
 
@@ -74,26 +96,103 @@ function chordMatches(c, e) {
 
 const objName = (o) => o.name || `${o.type || 'Object3D'}#${o.id}`;
 const matName = (m) => m.name || `${m.type || 'Material'}#${m.id}`;
+// A stable site (footprint v2, docs/footprint-v2.md): the material's type
+// and name, and the object's name path — up to three named levels under
+// the scene, an unnamed object by its type.  Never a runtime id.
+function objPath(o) {
+  let path = o.name || o.type || 'Object3D';
+  let p = o.parent, levels = 1;
+  while (p && !p.isScene && levels < 3) {
+    if (p.name) { path = `${p.name}/${path}`; levels++; }
+    p = p.parent;
+  }
+  return path;
+}
+const siteOf = (m, o) => `${m.type || 'Material'}${m.name ? `:${m.name}` : ''}@${objPath(o)}`;
+
+// Bytes per texel of three's formats and types (three's constants, by value:
+// the recorder never imports three).  Unknown: 4 (RGBA8).
+const FORMAT_CHANNELS = { 1021: 1, 1022: 3, 1023: 4, 1026: 1, 1027: 1, 1028: 1, 1029: 1, 1030: 2, 1031: 2, 1032: 3, 1033: 4 };
+const TYPE_BYTES = { 1009: 1, 1010: 1, 1011: 2, 1012: 2, 1013: 4, 1014: 4, 1015: 4, 1016: 2, 1017: 2, 1018: 2, 1019: 2, 1020: 4 };
+// An estimate of what a texture's first upload sent: width × height ×
+// depth × bytes per texel, × 4/3 with mipmaps, × 6 for a cube; a
+// compressed one by its mipmaps' data.  0 when nothing tells its size.
+export function textureBytes(tex) {
+  try {
+    if (tex.isCompressedTexture && Array.isArray(tex.mipmaps)) {
+      let n = 0;
+      for (const m of tex.mipmaps) n += m && m.data ? m.data.byteLength || 0 : 0;
+      return n;
+    }
+    let img = tex.image, faces = 1;
+    if (Array.isArray(img)) { faces = img.length; img = img[0]; }
+    if (!img) return 0;
+    const w = img.width || img.videoWidth || img.naturalWidth || 0;
+    const h = img.height || img.videoHeight || img.naturalHeight || 0;
+    const depth = img.depth || 1;
+    if (!(w > 0 && h > 0)) return 0;
+    const texel = (FORMAT_CHANNELS[tex.format] || 4) * (TYPE_BYTES[tex.type] || 1);
+    const mips = tex.generateMipmaps !== false && tex.minFilter !== 1006 && tex.minFilter !== 1003 ? 4 / 3 : 1;
+    return Math.round(w * h * depth * texel * faces * mips);
+  } catch { return 0; }
+}
+// The sites a hitch is keyed by (footprint v2): those of what its verdict
+// names — the materials whose program is new for a compile, whose
+// texture is new for an upload, the objects first drawn for a spawn —
+// else every site the census found.
+function sitesFor(finds, guess) {
+  const by = finds.sitesBy && finds.sitesBy[guess];
+  return by && by.length ? by : finds.sites || [];
+}
+
+// The finds of two censuses in a row, as one (a census that walked while
+// frames came goes with the next one: runWork).
+function mergeFinds(a, b) {
+  const cat = (x, y, max) => (x.length === 0 ? y : y.length === 0 ? x : [...new Set([...x, ...y])].sort().slice(0, max));
+  const list = (x, y, max) => (x.length === 0 ? y : y.length === 0 ? x : [...x, ...y].slice(0, max));
+  return { spawned: list(a.spawned, b.spawned, MAX_NAMES), spawnedCount: a.spawnedCount + b.spawnedCount,
+    removed: list(a.removed, b.removed, MAX_NAMES), removedCount: a.removedCount + b.removedCount,
+    minted: cat(a.minted, b.minted, MAX_MINTED), mintedCount: a.mintedCount + b.mintedCount,
+    sites: cat(a.sites, b.sites, MAX_MINTED), uploadBytes: a.uploadBytes + b.uploadBytes,
+    sitesBy: a.sitesBy && b.sitesBy ? Object.fromEntries(Object.keys(a.sitesBy).map((k) => [k, cat(a.sitesBy[k], b.sitesBy[k], MAX_MINTED)]))
+      : a.sitesBy || b.sitesBy };
+}
+
+// three writes an object's modelViewMatrix each time it draws it (and
+// for a shadow map); one never drawn keeps the identity it was made with.
+// Without the matrix (not three's object) it cannot be told: drawn.
+function neverDrawn(o) {
+  const m = o.modelViewMatrix;
+  const e = m && m.elements;
+  if (!e || e.length !== 16) return false;
+  return e[0] === 1 && e[5] === 1 && e[10] === 1 && e[15] === 1 && e[12] === 0 && e[13] === 0 && e[14] === 0 &&
+    e[1] === 0 && e[2] === 0 && e[4] === 0 && e[6] === 0 && e[8] === 0 && e[9] === 0 && e[3] === 0 && e[7] === 0 && e[11] === 0;
+}
+
 const TEXTURE_SLOTS = ['map', 'normalMap', 'roughnessMap', 'metalnessMap', 'emissiveMap', 'aoMap', 'alphaMap',
   'bumpMap', 'envMap', 'lightMap', 'displacementMap', 'specularMap', 'gradientMap', 'matcap'];
 
 class Recorder {
   constructor(opts = {}) {
     const { renderer, endpoint = '', build, budgetFrameMs = 16.7, context, usermarkKey = 'Control+F11',
-      heartbeatMs = 2000, spawnBurst = 50, confirm = true, motion = {}, fetch: fetchFn, loafWaitMs = LOAF_WAIT_MS } = opts;
+      heartbeatMs = 2000, spawnBurst = 50, confirm = true, motion = {}, fetch: fetchFn, loafWaitMs = LOAF_WAIT_MS,
+      trackCamera = true, askNote = true, phase = PHASE_DEFAULT } = opts;
     if (!renderer || typeof renderer.render !== 'function')
       throw new TypeError('createRecorder: `renderer` must be a THREE.WebGLRenderer (it has no render())');
     this.renderer = renderer;
+    this.canvas = renderer.domElement && typeof renderer.domElement.width === 'number' ? renderer.domElement : null;
     this.build = build === undefined || build === null || build === '' ? undefined : String(build);
     this.budgetFrameMs = Number(budgetFrameMs) > 0 ? Number(budgetFrameMs) : 16.7;
     this.context = typeof context === 'function' ? context : null;
     this.chord = parseChord(usermarkKey);
     this.heartbeatMs = heartbeatMs;
-    this.loafWaitMs = loafWaitMs;
+    this.loafWaitMs = Math.max(0, Number(loafWaitMs) || 0);
+    this.askNote = askNote;
     this.spawnBurst = spawnBurst;
     this.confirmOn = confirm;
     this.endpoint = String(endpoint || '').replace(/\/+$/, '');
-    this.phase = undefined;
+    // the game did not say: the records say 'unset' rather than nothing
+    this.phase = phase === undefined || phase === null || phase === '' ? undefined : String(phase);
     this.ctx = '';
     this.recording = true;
 
@@ -101,8 +200,20 @@ class Recorder {
     this.times = new Float64Array(2);   // the render call under way: start, end
     // the per-frame doubles live in a typed array: a double stored in an
     // object's field can cost a fresh heap number per store
-    this.fr = new Float64Array(5);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN, FR_ABS
+    this.fr = new Float64Array(8);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN, FR_ABS, FR_SELF, FR_BASE_END, FR_TICK_AT
     this.fr[FR_END] = NaN; this.fr[FR_PREV_END] = NaN; this.fr[FR_MEDIAN] = NaN;
+    this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
+    this.own = new Float64Array(4);     // the recorder's own time: OWN_START, OWN_TOTAL, OWN_MAX, OWN_TASKS
+    this.ownDepth = 0;
+    this.baseFrame = 0;                 // the frame the median's level starts from (0, or a resize)
+    this.canvasW = -1; this.canvasH = -1; this.prevW = 0; this.prevH = 0;
+    this.curResize = false;
+    this.panelOpen = false; this.panelWasOpen = false; this.curPanel = false;
+    this.panelFrames = 0;               // frames held because the panel was open, not yet said on a heartbeat
+    this.panelFramesTotal = 0;
+    this.autoCam = trackCamera ? -1 : -2;   // the index of the automatic camera track (-1: not made yet; -2: off)
+    this.autoCamObj = null;
+    this.camFilled = false;
     this.fr[FR_ABS] = 1.5 * this.budgetFrameMs;   // the hitch rule's absolute guard
     this.frameNo = 0;
     this.tick = 0;
@@ -134,7 +245,11 @@ class Recorder {
     // a generation stamp, census())
     this.seenPrograms = new WeakSet();
     this.seenTextures = new WeakSet();
-    this.cstate = null;
+    this.cs = { gen: 0, stamp: new WeakMap(), cur: [], prev: [], nCur: 0, nPrev: 0, stack: [], nStack: 0,
+      running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
+      newTextures: null, newPrograms: null, uploadBytes: 0 };
+    this.carry = null;            // a census's finds that no queued frame took yet (workFor)
+    this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
     this.visitor = null;
     this.censuses = 0;            // for frames (the heartbeat's are not counted)
     this.censused = false;        // the first census is queued
@@ -169,7 +284,12 @@ class Recorder {
     this.holdAll = false; this.cutAll = false; this.anyHold = false;
     this.hasReach = false;
 
-    this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed() });
+    this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed(),
+      onOwn: (ms) => this.ownAdd(ms) });
+    // a WebGPURenderer's info counts differently (render.calls counts
+    // render passes, not draws; there is no program list): say so, and
+    // never hand those counters on as if they were WebGL's
+    this.kind = renderer.isWebGPURenderer ? 'webgpu' : 'webgl';
     this.regime = this.detectRegime();
     this.loafSupported = typeof PerformanceObserver !== 'undefined' &&
       (PerformanceObserver.supportedEntryTypes || []).includes('long-animation-frame');
@@ -209,28 +329,39 @@ class Recorder {
       // rendering update waits for the GPU process), and a task queued now
       // would run only then — hundreds of milliseconds later.  A frame
       // already ≥ 100 ms long hardly notices the millisecond.
-      if (self.nWork > 0) self.runWork();
+      if (self.nWork > 0) self.runWork(Infinity);
       // a long-script hitch waiting for its script: look each frame at
       // what the browser has made since (takeRecords), not only when the
       // observer's own task gets to run
       if (self.pending.length > 0) self.resolvePending(false);
     };
-    this.afterFrame = function afterFrame() { self.runWork(); };
+    this.afterFrame = function afterFrame() { self.ownBegin(); self.runWork(); self.ownEnd(); };
 
-    this.onTick = () => {
+    this.onTick = (t) => {
       this.tick++;
+      // the animation frame's start (a number into a typed array: nothing allocated)
+      if (t > 0) this.fr[FR_TICK_AT] = t;
       this.raf = requestAnimationFrame(this.onTick);
     };
     if (typeof requestAnimationFrame === 'function') this.raf = requestAnimationFrame(this.onTick);
 
     this.onKeyDown = (e) => {
+      if (this.noteBox) {
+        // typing a note: the game sees none of it (text still goes into
+        // the box: stopping the event's way is not preventing its default)
+        e.stopImmediatePropagation();
+        if (e.key === 'Enter') { e.preventDefault(); this.noteSend(true); }
+        else if (e.key === 'Escape') { e.preventDefault(); this.noteSend(false); }
+        return;
+      }
       if (e.code) this.keysHeld.add(e.code);
       if (chordMatches(this.chord, e)) {
         e.preventDefault();
         e.stopPropagation();
-        this.usermark({});
+        this.askForNote();
       }
     };
+    this.onKeyPress = (e) => { if (this.noteBox) e.stopImmediatePropagation(); };
     this.onKeyUp = (e) => { if (e.code) this.keysHeld.delete(e.code); };
     this.onBlur = () => this.keysHeld.clear();
     this.hidden = typeof document !== 'undefined' && document.visibilityState === 'hidden';
@@ -242,6 +373,7 @@ class Recorder {
     if (typeof window !== 'undefined') {
       window.addEventListener('keydown', this.onKeyDown, true);
       window.addEventListener('keyup', this.onKeyUp, true);
+      window.addEventListener('keypress', this.onKeyPress, true);
       window.addEventListener('blur', this.onBlur);
       window.addEventListener('pagehide', this.onPageHide);
       document.addEventListener('visibilitychange', this.onHide);
@@ -249,20 +381,38 @@ class Recorder {
 
     if (this.loafSupported) {
       this.observer = new PerformanceObserver((list) => {
+        this.ownBegin();
         this.keepLoafs(list.getEntries());
         this.resolvePending(false);
+        this.ownEnd();
       });
       try { this.observer.observe({ type: 'long-animation-frame', buffered: false }); } catch { this.loafSupported = false; }
     }
 
     this.refreshContext();
     this.lastBeatAt = now();
-    this.ctxTimer = setInterval(() => this.everySecond(), 1000);
-    this.beatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.ctxTimer = setInterval(() => { this.ownBegin(); this.everySecond(); this.ownEnd(); }, 1000);
+    this.beatTimer = setInterval(() => { this.ownBegin(); this.heartbeat(); this.ownEnd(); }, this.heartbeatMs);
+    this.findPanel();
+    // the camera the game renders with is a tracked point with no game
+    // code (docs/recorder.md, "Jitter"): a track of its own, filled after
+    // the frame's first render (its world matrix is the frame's then)
+    if (this.autoCam === -1) {
+      this.autoCam = this.motion.addTrack('camera', {});
+      this.trackGet.push(null);
+      this.trackReach.push(null);
+      this.growTracks();
+    }
     globalThis[REGISTRY] = this.api;
   }
 
   detectRegime() {
+    if (this.kind === 'webgpu') {
+      // the backend says which API it drives; the adapter's name is not
+      // exposed synchronously, so the regime is not known
+      this.gpu = '';
+      return 'unknown';
+    }
     try {
       const gl = this.renderer.getContext();
       const ext = gl.getExtension('WEBGL_debug_renderer_info');
@@ -281,7 +431,44 @@ class Recorder {
   // seconds of frames, says the same.
   everySecond() {
     this.refreshContext();
-    if (this.ring.count >= MEDIAN_YOUNG) this.ring.medianInto('frameMs', this.fr, FR_MEDIAN);
+    if (!this.panelHost) this.findPanel();
+    if (this.frameNo - this.baseFrame >= MEDIAN_YOUNG) this.ring.medianInto('frameMs', this.fr, FR_MEDIAN, FR_BASE_END);
+  }
+
+  // The recorder's own main-thread time, task by task (nested calls count
+  // once).  It is put on the frame it lands in (FR_SELF → ring.selfMs),
+  // and that frame is judged without it: the recorder is never the hitch
+  // it reports.
+  ownBegin() {
+    if (this.ownDepth++ === 0) this.own[OWN_START] = performance.now();
+  }
+
+  ownEnd() {
+    if (--this.ownDepth > 0) return;
+    this.ownDepth = 0;
+    this.ownAdd(performance.now() - this.own[OWN_START]);
+  }
+
+  ownAdd(ms) {
+    if (!(ms > 0)) return;
+    const o = this.own;
+    o[OWN_TOTAL] += ms;
+    o[OWN_TASKS] += 1;
+    if (ms > o[OWN_MAX]) o[OWN_MAX] = ms;
+    this.fr[FR_SELF] += ms;
+  }
+
+  // The sloptimize panel (panel.js) marks its host element `data-open`
+  // while it is open: frames then are held, not judged (its own drawing
+  // would be the game's stutter).  Watched, not polled per frame.
+  findPanel() {
+    if (this.panelHost || typeof document === 'undefined' || typeof MutationObserver === 'undefined') return;
+    const host = document.querySelector('[data-sloptimize="panel"]');
+    if (!host) return;
+    this.panelHost = host;
+    this.panelOpen = host.hasAttribute('data-open');
+    this.panelObserver = new MutationObserver(() => { this.panelOpen = host.hasAttribute('data-open'); this.changed(); });
+    this.panelObserver.observe(host, { attributes: true, attributeFilter: ['data-open'] });
   }
 
   refreshContext() {
@@ -300,14 +487,22 @@ class Recorder {
 
   onRenderStart(scene, camera) {
     if (!this.frameOpen || this.frameTick !== this.tick) {
+      // A game that renders on demand (a dice roll, an editor) leaves
+      // animation frames with no render between two of its frames: the
+      // time it sat idle is not this frame's.  The frame then starts at
+      // the last animation frame's start, not at the last render's end.
+      const idle = this.frameTick >= 0 && this.tick - this.frameTick >= 2;
       if (this.frameOpen) this.closeFrame();
       this.openFrame();
+      const fr = this.fr;
+      if (idle && fr[FR_TICK_AT] > fr[FR_PREV_END]) fr[FR_PREV_END] = fr[FR_TICK_AT];
     }
     // remember the scenes of this frame (a composer renders several)
     let known = false;
     for (let i = 0; i < this.nScenes; i++) if (this.scenes[i] === scene) known = true;
     if (!known && this.nScenes < MAX_SCENES) this.scenes[this.nScenes++] = scene;
     if (this.camera === null || this.nScenes === 1) this.camera = camera;
+    if (this.autoCam >= 0 && !this.camFilled) this.frameCam = camera;
   }
 
   onRenderEnd() {
@@ -319,16 +514,22 @@ class Recorder {
     if (info) {
       const r = info.render;
       if (r) {
+        // WebGPU's render.calls counts render() calls, not draws: its
+        // drawCalls is the draw count
+        const calls = this.kind === 'webgpu' ? r.drawCalls | 0 : r.calls;
         if (info.autoReset === false) {
-          this.curCalls = r.calls; this.curTriangles = r.triangles; this.curPoints = r.points; this.curLines = r.lines;
+          this.curCalls = calls; this.curTriangles = r.triangles; this.curPoints = r.points; this.curLines = r.lines;
         } else {
-          this.curCalls += r.calls; this.curTriangles += r.triangles; this.curPoints += r.points; this.curLines += r.lines;
+          this.curCalls += calls; this.curTriangles += r.triangles; this.curPoints += r.points; this.curLines += r.lines;
         }
       }
       const m = info.memory;
       if (m) { this.memGeometries = m.geometries; this.memTextures = m.textures; }
       if (info.programs) this.memPrograms = info.programs.length;
     }
+    // the automatic camera track: the first render's camera, where the
+    // render left it (its world matrix is this frame's now)
+    if (this.autoCam >= 0 && !this.camFilled) this.fillCamera();
     // Judge a frame that will wake the agent as soon as its delta is
     // known: once it is past the hitch threshold and WAKE_MS it is such a
     // hitch whatever render calls follow, so it is closed at the end of
@@ -348,6 +549,23 @@ class Recorder {
     }
   }
 
+  fillCamera() {
+    this.camFilled = true;
+    const cam = this.frameCam, k = this.autoCam, pos = this.pos;
+    this.frameCam = null;
+    pos[3 * k] = NaN;
+    if (!cam || !cam.matrixWorld || !cam.matrixWorld.elements) return;
+    if (cam !== this.autoCamObj) {
+      // another camera: a cut on purpose, never a jump
+      if (this.autoCamObj !== null) this.motion.cutAt(k);
+      this.autoCamObj = cam;
+    }
+    const e = cam.matrixWorld.elements;
+    pos[3 * k] = e[12]; pos[3 * k + 1] = e[13]; pos[3 * k + 2] = e[14];
+    const sum = e[12] + e[13] + e[14];
+    if (!(sum - sum === 0)) { pos[3 * k] = NaN; this.motion.cutAt(k); }
+  }
+
   queueClose() {
     this.closeQueued = true;
     queueMicrotask(this.closeSoon);
@@ -360,9 +578,26 @@ class Recorder {
     this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
     this.nScenes = 0;
     const hidden = this.hidden;     // kept by a visibilitychange listener, not read per frame
-    // a frame that follows a hidden page measured the time away, not a frame
-    this.curPaused = hidden || this.wasHidden || this.phase === 'paused';
+    // a frame that follows a hidden page measured the time away, not a
+    // frame; a frame while the panel is open (or just after it closed)
+    // paid for the panel's drawing: held, not judged, and said
+    const panel = this.panelOpen;
+    this.curPanel = panel || this.panelWasOpen;
+    this.panelWasOpen = panel;
+    this.curPaused = hidden || this.wasHidden || this.phase === 'paused' || this.curPanel;
     this.wasHidden = hidden;
+    // a canvas resize: the drawing buffer is reallocated by this frame's
+    // render, and the frame time's level may move (two integer reads)
+    const cv = this.canvas;
+    if (cv) {
+      const w = cv.width | 0, h = cv.height | 0;
+      this.curResize = false;
+      if (w !== this.canvasW || h !== this.canvasH) {
+        if (this.canvasW >= 0) { this.curResize = true; this.prevW = this.canvasW; this.prevH = this.canvasH; }
+        this.canvasW = w; this.canvasH = h;
+      }
+    }
+    this.camFilled = false;
     const n = this.trackGet.length;
     // the host's hold/cut for this frame, then the tracked positions
     if (this.anyHold) {
@@ -375,11 +610,13 @@ class Recorder {
     }
     const pos = this.pos;
     for (let k = 0; k < n; k++) {
+      const get = this.trackGet[k];
+      if (get === null) continue;     // the automatic camera: filled after the first render
       // straight into the typed array: a double held across the try would
       // be boxed for the handler
       pos[3 * k] = NaN;
       try {
-        const p = this.trackGet[k]();
+        const p = get();
         if (p) {
           if (p.x !== undefined) { pos[3 * k] = p.x; pos[3 * k + 1] = p.y; pos[3 * k + 2] = p.z; }
           else { pos[3 * k] = p[0]; pos[3 * k + 1] = p[1]; pos[3 * k + 2] = p[2]; }
@@ -401,6 +638,9 @@ class Recorder {
     const first = !(fr[FR_PREV_END] === fr[FR_PREV_END]);     // NaN: no frame before
     const frameMs = first ? 0 : fr[FR_END] - fr[FR_PREV_END];
     const paused = this.curPaused || first;
+    const resized = this.curResize;
+    const self = fr[FR_SELF];       // the recorder's own time that landed in this frame
+    fr[FR_SELF] = 0;
     const dG = this.memGeometries - this.prevGeometries;
     const dT = this.memTextures - this.prevTextures;
     const dP = this.memPrograms - this.prevPrograms;
@@ -408,8 +648,10 @@ class Recorder {
     ring.end[s] = fr[FR_END];
     ring.frameMs[s] = frameMs;
     ring.insideMs[s] = fr[FR_INSIDE];
+    ring.selfMs[s] = self;
     ring.frame[s] = this.frameNo;
-    ring.flags[s] = paused ? FLAG_PAUSED : 0;
+    ring.flags[s] = (paused ? FLAG_PAUSED : 0) | (resized ? FLAG_RESIZE : 0) | (this.curPanel ? FLAG_PANEL : 0);
+    if (this.curPanel) { this.panelFrames++; this.panelFramesTotal++; }
     ring.calls[s] = this.curCalls; ring.triangles[s] = this.curTriangles;
     ring.points[s] = this.curPoints; ring.lines[s] = this.curLines;
     ring.geometries[s] = dG; ring.textures[s] = dT; ring.programs[s] = dP;
@@ -417,18 +659,41 @@ class Recorder {
     ring.commit();
     for (let i = 0; i < this.nScenes; i++) this.censusScenes[i] = this.scenes[i];
     this.nCensusScenes = this.nScenes;
+    // The first census only marks what is there as seen.  It walks now,
+    // once, at the close of the first frame — before the next frame's
+    // render, which may draw what the game added meanwhile (the first roll
+    // of a dice game, whose compile is the find): a census after that
+    // render would take the burst for the scene that was already there.
+    if (!this.censused) { this.censused = true; this.firstCensus(); }
 
-    // hitchThreshold(), inline: a call with double arguments boxes them
-    const med2 = fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
+    // The hitch rule, inline (a call with double arguments boxes them), on
+    // the frame without the recorder's own time.  No relative judgement
+    // before WARM_FRAMES frames of the current level (the start, or a
+    // resize): against a median of one or two frames every slow game's
+    // frame is a hitch.  Until then only a frame whose resources moved
+    // (a compile, an upload) and that would wake the agent is judged.
+    const game = frameMs - self;
     const abs = fr[FR_ABS];
-    const hitch = !paused && frameMs > (med2 > abs ? med2 : abs);
+    const young = this.frameNo - this.baseFrame <= WARM_FRAMES;
+    const med2 = !young && fr[FR_MEDIAN] === fr[FR_MEDIAN] ? 2 * fr[FR_MEDIAN] : 0;
+    const hitch = !paused && (resized
+      ? game > (med2 > abs ? med2 : abs)
+      : young ? (dP > 0 || dT > 0) && game > (abs > WAKE_MS ? abs : WAKE_MS)
+        : game > (med2 > abs ? med2 : abs));
     // a census when the scene's resources moved or the frame is judged,
     // never on a steady frame; it and the hitch's record are made in a
     // task after the frame (runWork): the recorder must never be the
     // hitch it reports.  What must be read now is: the camera.
-    if (hitch || !this.censused || dG !== 0 || dT !== 0 || dP !== 0) {
-      this.censused = true;
+    if (hitch || dG !== 0 || dT !== 0 || dP !== 0) {
       this.addWork(s, hitch ? W_HITCH | W_CENSUS : W_CENSUS);
+    }
+    if (resized) {
+      // the level after a resize is its own: the median starts again from
+      // the frames after this one (a resize is one record, not a flood)
+      this.baseFrame = this.frameNo;
+      fr[FR_BASE_END] = fr[FR_END];
+      this.resizeFrom0 = this.prevW; this.resizeFrom1 = this.prevH;
+      this.lastResize = this.frameNo;
     }
 
     if (this.motion.tracks.length > 0) {
@@ -443,9 +708,9 @@ class Recorder {
     // a long-script hitch waits for its entry only so many frames
     // (resolvePending); the after-frame task looks
     if (this.loafDue !== 0 && this.frameNo >= this.loafDue) { this.loafDue = 0; this.queueWork(); }
-    // a young ring's median is cheap and moves fast: remade each frame
+    // a young level's median is cheap and moves fast: remade each frame
     // until the once-a-second one takes over (everySecond)
-    if (ring.count < MEDIAN_YOUNG) ring.medianInto('frameMs', fr, FR_MEDIAN);
+    if (this.frameNo - this.baseFrame < MEDIAN_YOUNG) ring.medianInto('frameMs', fr, FR_MEDIAN, FR_BASE_END);
   }
 
   // Queue frame slot `s` for the after-frame task.  Numbers only; the
@@ -486,66 +751,159 @@ class Recorder {
     setTimeout(this.afterFrame, 0);
   }
 
-  // The after-frame task: one census for the frames that wanted one (its
-  // finds go to the first hitch among them, else the first of them: the
-  // frame where they appeared, unless the main thread was starved for
-  // several frames), the hitches' records,
-  // the jitter records.  Anything that reads the census state or the
-  // ring's spawned counts (a heartbeat, a usermark, stop) runs it first.
-  runWork() {
+  // The after-frame task: one census for the frames that wanted one, in
+  // slices of at most CENSUS_SLICE_MS (a big scene takes several tasks:
+  // no task of the recorder's own is long), then the hitches' records and
+  // the jitter records.  The census's finds go to the frame whose
+  // resources moved (a compile, an upload, new geometry: where they appeared), else to
+  // the first hitch queued, else to the first frame — never to whichever
+  // hitch happened to be queued first.  Anything that reads the census
+  // state or the ring's spawned counts (a heartbeat, a usermark, stop)
+  // runs it first.  `budget` Infinity: to the end now (a hitch that wakes
+  // the agent, flush, stop).
+  runWork(budget = CENSUS_SLICE_MS) {
     this.workQueued = false;
-    const n = this.nWork;
-    this.nWork = 0;
-    // the census's finds go to the first hitch queued (where they explain
-    // something), else to the first frame
-    let first = 0;
-    while (first < n && (this.workKind[first] & W_HITCH) === 0) first++;
-    if (first === n) first = 0;
-    let census = null;
-    for (let i = 0; i < n; i++) {
-      const s = this.workSlot[i];
-      let c = NO_CENSUS;
-      if (census === null && i >= first) {
-        census = this.census(this.censusDone);
+    const c = this.cs;
+    for (;;) {
+      if (this.nWork > 0 && !c.running) this.censusBegin(this.censusDone);
+      if (c.running && !this.censusStep(budget)) { this.queueWork(); break; }
+      let census = null;
+      if (c.done) {
+        census = this.censusEnd();
         this.censusDone = true;
-        this.censuses++;
-        c = census;
-        this.ring.spawned[s] = census.spawnedCount;
       }
-      if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, c, i);
+      // frames closed after the census began wait for the next one: the
+      // walk may have passed what they drew before they drew it
+      if (this.workFor(census, c.began) === 0) break;
+      if (budget !== Infinity) { this.queueWork(); break; }
     }
     this.motion.flush();
     if (this.pending.length > 0) this.resolvePending(false);
   }
-  /*
-   * Walk the frame's scenes: objects first rendered since the last census
-   * (spawned), resources first used since then (a program compiled, a
-   * texture uploaded), and the material@object pairs they belong to
-   * (minted).  With `mint` false (the first census) everything is only
-   * marked as seen.  It runs only when something moved (a hitch, a memory
-   * counter), and once a heartbeat; it allocates only for what it found:
-   * the walk reuses one visitor, two object lists and a generation stamp
-   * per object (removed = on the last list, not stamped this time).
-   */
-  census(mint) {
-    const c = this.cstate || (this.cstate = {
-      gen: 0, stamp: new WeakMap(), cur: [], prev: [], nCur: 0, nPrev: 0,
-      mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, newTextures: null,
-    });
-    c.gen++;
-    c.mint = mint;
-    const props = this.renderer.properties;
-    c.props = props && typeof props.has === 'function' && typeof props.get === 'function' ? props : null;
-    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.newTextures = null;
-    const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
-    if (!this.visitor) this.visitor = (o) => this.censusVisit(o);
-    for (let i = 0; i < this.nCensusScenes; i++) {
-      const sc = this.censusScenes[i];
-      if (sc && typeof sc.traverseVisible === 'function') sc.traverseVisible(this.visitor);
+
+  // Give a finished census's finds to the queued frames it covers (those
+  // closed by the time it began) and make their hitches' records; keep
+  // the rest queued, in order.  Returns how many are left.
+  workFor(census, began) {
+    const n = this.nWork;
+    if (n === 0) return 0;
+    const ring = this.ring;
+    const covered = (i) => census === null || ring.frame[this.workSlot[i]] <= began;
+    // (geometries too: a spawn burst of new meshes moves them, not programs)
+    const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
+    let target = -1, any = false;
+    for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0 && moved(i)) target = i;
+    for (let i = 0; i < n && target < 0; i++) if (covered(i) && moved(i)) target = i;
+    for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0) target = i;
+    for (let i = 0; i < n && !any; i++) any = covered(i);
+    if (target < 0 && any) for (let i = 0; i < n && target < 0; i++) if (covered(i)) target = i;
+    if (census && this.carry) { census = mergeFinds(this.carry, census); this.carry = null; }
+    // a census no queued frame was closed before (frames came while it
+    // walked): what it found may be theirs, so it goes with the next one
+    if (census && !any) this.carry = census;
+    if (census && target >= 0) {
+      const s = this.workSlot[target];
+      this.censuses++;
+      ring.spawned[s] = census.spawnedCount;
+      // what was first used in a frame, kept for the frame after it: a
+      // stall there is the same cause (the GPU process finishing it)
+      if (moved(target) || census.uploadBytes > 0) {
+        this.lastFinds = { frame: ring.frame[s], sites: census.sites, sitesBy: census.sitesBy, minted: census.minted, mintedCount: census.mintedCount,
+          uploadBytes: census.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
+      }
     }
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const s = this.workSlot[i];
+      if (covered(i)) {
+        if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, census && i === target ? census : NO_CENSUS, i);
+        continue;
+      }
+      if (m !== i) {
+        this.workSlot[m] = s; this.workKind[m] = this.workKind[i]; this.workHasCam[m] = this.workHasCam[i];
+        for (let k = 0; k < CAM; k++) this.workCam[m * CAM + k] = this.workCam[i * CAM + k];
+      }
+      m++;
+    }
+    this.nWork = m;
+    return m;
+  }
+
+  /*
+   * The census: walk the frame's scenes for objects first rendered since
+   * the last census (spawned), resources first used since then (a program
+   * compiled, a texture uploaded: their bytes estimated), and the
+   * material@object pairs they belong to (minted, and as stable sites).
+   * With `mint` false (the first census) everything is only marked as
+   * seen.  It runs only when something moved (a hitch, a memory counter),
+   * and once a heartbeat; it allocates only for what it finds: an
+   * explicit stack (reused), one visitor, two object lists and a
+   * generation stamp per object (removed = on the last list, not stamped
+   * this time).  Sliced: censusStep() walks until its budget is spent.
+   */
+  censusBegin(mint) {
+    const c = this.cs;
+    c.gen++;
+    c.began = this.frameNo;       // it covers the frames closed by now
+    c.mint = mint;
+    c.running = true;
+    c.done = false;
+    const props = this.renderer.properties;
+    // three r15x and later have properties.has(); before, only get(),
+    // which makes an empty entry for what it has not seen (harmless: three
+    // makes the same on first use)
+    c.props = props && typeof props.get === 'function' ? props : null;
+    c.propsHas = c.props !== null && typeof props.has === 'function';
+    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.sitesBy = null; c.newTextures = null; c.newPrograms = null;
+    c.uploadBytes = 0;
+    const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
+    c.nStack = 0;
+    for (let i = this.nCensusScenes - 1; i >= 0; i--) {
+      const sc = this.censusScenes[i];
+      if (sc) c.stack[c.nStack++] = sc;
+    }
+  }
+
+  // The first census, whole, now (closeFrame): what it meets is marked
+  // seen, nothing is minted.  Once per recorder.
+  firstCensus() {
+    if (this.cs.running || this.censusDone) return;
+    this.ownBegin();
+    this.censusBegin(false);
+    this.censusStep(Infinity);
+    this.censusEnd();
+    this.censusDone = true;
+    this.ownEnd();
+  }
+
+  // Walk until the stack is empty (true) or `budget` ms are spent (false).
+  censusStep(budget) {
+    const c = this.cs, stack = c.stack;
+    const t0 = budget === Infinity ? 0 : performance.now();
+    let k = 0;
+    while (c.nStack > 0) {
+      const o = stack[--c.nStack];
+      stack[c.nStack] = null;
+      if (!o || o.visible === false) continue;
+      this.censusVisit(o);
+      const ch = o.children;
+      if (ch) for (let i = ch.length - 1; i >= 0; i--) stack[c.nStack++] = ch[i];
+      if ((++k & 63) === 0 && k >= CENSUS_SLICE_MIN && budget !== Infinity && performance.now() - t0 >= budget) return false;
+    }
+    c.running = false;
+    c.done = true;
+    return true;
+  }
+
+  censusEnd() {
+    const c = this.cs;
+    c.done = false;
+    const mint = c.mint;
+    // only what the walk met is marked seen: a program compiled after the
+    // walk passed its material (a sliced census, a frame between its
+    // slices) is new to the next census, not lost to this one
     if (c.newTextures) for (const tex of c.newTextures) this.seenTextures.add(tex);
-    const programs = this.renderer.info && this.renderer.info.programs;
-    if (programs) for (let i = 0; i < programs.length; i++) this.seenPrograms.add(programs[i]);
+    if (c.newPrograms) for (const prog of c.newPrograms) this.seenPrograms.add(prog);
     let removed = null, removedCount = 0;
     for (let i = 0; i < c.nPrev; i++) {
       const o = c.prev[i];
@@ -559,14 +917,25 @@ class Recorder {
     }
     for (let i = c.nCur; i < c.cur.length; i++) c.cur[i] = null;
     const mintedList = c.minted ? [...c.minted].sort() : [];
+    const siteList = c.sites ? [...c.sites].sort() : [];
+    const by = (set) => (set && set.size ? [...set].sort().slice(0, MAX_MINTED) : []);
+    const sitesBy = c.sitesBy ? { 'shader-compile': by(c.sitesBy.compiled), 'texture-upload': by(c.sitesBy.uploaded),
+      'spawn-burst': by(c.sitesBy.fresh) } : null;
     return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
-      removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length };
+      removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length,
+      sites: siteList.slice(0, MAX_MINTED), sitesBy, uploadBytes: mint ? c.uploadBytes : 0 };
   }
 
   censusVisit(o) {
     if (!(o.isMesh || o.isLine || o.isPoints || o.isSprite)) return;
-    const c = this.cstate;
+    const c = this.cs;
     const fresh = !c.stamp.has(o);
+    // An object three has never drawn is not counted yet: it is "first
+    // rendered" in the frame that draws it.  A census between the task
+    // that added a thousand crates and the frame that drew them (the
+    // heartbeat's) would otherwise take them, and the spawn's own frame
+    // would find none.
+    if (fresh && neverDrawn(o)) return;
     c.stamp.set(o, c.gen);
     c.cur[c.nCur++] = o;
     if (fresh) {
@@ -581,34 +950,69 @@ class Recorder {
     else this.censusMaterial(o, mat, fresh);
   }
 
+  newTexture(tex) {
+    const c = this.cs;
+    if (c.newTextures && c.newTextures.includes(tex)) return;
+    (c.newTextures || (c.newTextures = [])).push(tex);
+    c.uploadBytes += textureBytes(tex);
+  }
+
+  // Has three uploaded this texture (r143–r187: __webglTexture is made
+  // with its first upload; a texture whose image is still loading has none)?
+  uploaded(tex) {
+    const c = this.cs, props = c.props;
+    if (!tex || !tex.isTexture || this.seenTextures.has(tex) || (c.propsHas && !props.has(tex))) return false;
+    const p = props.get(tex);
+    return !!p && p.__webglTexture !== undefined;
+  }
+
   censusMaterial(o, m, fresh) {
     if (!m) return;
-    const c = this.cstate, props = c.props;
+    const c = this.cs, props = c.props;
     let minting = fresh;
-    if (props && props.has(m)) {
+    let compiled = false, uploaded = false;
+    if (props && (!c.propsHas || props.has(m))) {
       const prog = props.get(m).currentProgram;
-      if (prog && !this.seenPrograms.has(prog)) minting = true;
+      if (prog && !this.seenPrograms.has(prog)) {
+        minting = true;
+        compiled = true;
+        const np = c.newPrograms || (c.newPrograms = []);
+        if (!np.includes(prog)) np.push(prog);
+      }
     }
     if (props) {
       for (let i = 0; i < TEXTURE_SLOTS.length; i++) {
         const tex = m[TEXTURE_SLOTS[i]];
-        if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+        if (this.uploaded(tex)) {
           minting = true;
-          (c.newTextures || (c.newTextures = [])).push(tex);
+          uploaded = true;
+          this.newTexture(tex);
         }
       }
       const u = m.uniforms;
       if (u) {
         for (const k in u) {
           const tex = u[k] && u[k].value;
-          if (tex && tex.isTexture && props.has(tex) && !this.seenTextures.has(tex)) {
+          if (this.uploaded(tex)) {
             minting = true;
-            (c.newTextures || (c.newTextures = [])).push(tex);
+            uploaded = true;
+            this.newTexture(tex);
           }
         }
       }
     }
-    if (minting && c.mint) (c.minted || (c.minted = new Set())).add(`${matName(m)}@${objName(o)}`);
+    if (minting && c.mint) {
+      (c.minted || (c.minted = new Set())).add(`${matName(m)}@${objName(o)}`);
+      const site = siteOf(m, o);
+      (c.sites || (c.sites = new Set())).add(site);
+      // by what made it new: a compile's cause is the materials whose
+      // program is new, an upload's those whose texture is — not the
+      // note sprites that happened to come into view in the same frame
+      const by = c.sitesBy || (c.sitesBy = { compiled: new Set(), uploaded: new Set(), fresh: new Set() });
+      if (compiled) by.compiled.add(site);
+      if (uploaded) by.uploaded.add(site);
+      if (fresh) by.fresh.add(site);
+    }
   }
 
   // --- records --------------------------------------------------------------
@@ -622,14 +1026,36 @@ class Recorder {
     const frame = ring.frame[s], at = ring.end[s];
     f.loaf = !this.loafSupported ? 'unsupported' : f.frameMs < LOAF_MIN_MS ? 'short' : 'none';
     const cls = classifyFrame(f, { spawnBurst: this.spawnBurst });
-    if (!this.hitchLimit.allow(at, cls[0].guess, f.frameMs)) return;
+    // only a hitch whose verdict is long-script waits for its script: a
+    // compile with a long-script guess below it goes at once, with the
+    // script if the entry is already in; a frame under 50 ms never gets
+    // an entry and does not wait.  A waiting one meets the limit when
+    // its script is known (resolvePending): the limit is per cause.
+    const wantsScript = this.loafSupported && cls[0].guess === 'long-script' && f.frameMs >= LOAF_MIN_MS;
+    if (!wantsScript && !this.hitchLimit.allow(at, limitKey(cls, f), f.frameMs)) return;
     const rec = {
       type: 'hitch', frame, frameMs: r1(f.frameMs),
-      medianMs: Number.isFinite(f.medianMs) ? r1(f.medianMs) : undefined,
+      medianMs: Number.isFinite(f.medianMs) && !f.young ? r1(f.medianMs) : undefined,
       insideRenderMs: r1(f.insideMs), delta: f.delta,
       world: { spawned: census.spawned, removed: census.removed },
       minted: census.minted,
     };
+    const sites = sitesFor(census, cls[0].guess);
+    if (sites.length) rec.sites = sites;
+    if (f.uploadBytes > 0) rec.uploadBytes = f.uploadBytes;
+    if (f.recorderMs >= 0.1) rec.recorderMs = r1(f.recorderMs);
+    if (f.resized) rec.resize = f.resized;
+    if (f.young) rec.warmup = { frames: this.frameNo - this.baseFrame, needed: WARM_FRAMES };
+    // the stall after a compile or an upload is that work's: it carries
+    // the sites of the frame before, so both are one footprint
+    const heldBack = /in the frame before/.test(cls[0].evidence);
+    if (heldBack && this.lastFinds && this.lastFinds.frame === frame - 1) {
+      const lf = this.lastFinds;
+      const held = sitesFor(lf, cls[0].guess);
+      if (held.length) rec.sites = held;
+      if (lf.minted.length) rec.minted = lf.minted;
+      rec.before = { frame: lf.frame, programs: lf.programs, textures: lf.textures, ...(lf.uploadBytes > 0 ? { uploadBytes: lf.uploadBytes } : {}) };
+    }
     if (census.spawnedCount > census.spawned.length) rec.world.spawnedCount = census.spawnedCount;
     if (census.removedCount > census.removed.length) rec.world.removedCount = census.removedCount;
     if (census.mintedCount > census.minted.length) rec.mintedCount = census.mintedCount;
@@ -640,15 +1066,10 @@ class Recorder {
         quaternion: [r3(c[o + 3]), r3(c[o + 4]), r3(c[o + 5]), r3(c[o + 6])] };
     }
     if (this.keysHeld.size) rec.world.inputsHeld = [...this.keysHeld];
-    // only a hitch whose verdict is long-script waits for its script (up
-    // to LOAF_WAIT_MS): a compile with a long-script guess below it goes
-    // at once, with the script if the entry is already in; a frame under
-    // 50 ms never gets an entry and does not wait
-    const wantsScript = this.loafSupported && cls[0].guess === 'long-script' && f.frameMs >= LOAF_MIN_MS;
     if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
-      const script = this.findScript(at - f.frameMs, at);
+      const script = this.findScript(at - f.frameMs, at, f);
       if (script) {
-        f.script = script; f.loaf = 'found';
+        f.script = script; f.loaf = 'found'; f.pageMs = script.pageMs;
         cls.splice(0, cls.length, ...classifyFrame(f, { spawnBurst: this.spawnBurst }));
         rec.script = script;
       }
@@ -660,34 +1081,56 @@ class Recorder {
     if (!wantsScript) { this.emit(rec, at, { cls }); return; }
     // The waiting hitch is not in the outbox yet: it is queued when its
     // script is known (or the wait ends), so nothing made meanwhile — a
-    // shader compile's hitch, a heartbeat — waits behind it.
-    this.pending.push({ rec, f, at, from: at - f.frameMs, to: at, frame, deadline: now() + this.loafWaitMs });
+    // shader compile's hitch, a heartbeat — waits behind it.  The wait
+    // scales with the frame time (at 4 fps every frame outlasts a fixed
+    // 250 ms), bounded.
+    const level = Math.max(f.frameMs, Number.isFinite(f.medianMs) ? f.medianMs : 0);
+    const waitMs = Math.min(Math.max(this.loafWaitMs, LOAF_WAIT_MAX_MS), Math.max(this.loafWaitMs, LOAF_WAIT_FRAMES * level));
+    this.pending.push({ rec, f, at, from: at - f.frameMs, to: at, frame, deadline: now() + waitMs });
     this.resolvePending(false);
   }
 
   // What the ring knows of frame slot `s`, for the classifier.
   frameFacts(s, census = null) {
     const ring = this.ring;
+    const p = (s - 1 + ring.capacity) % ring.capacity;
+    const hasPrev = ring.count > 1;
     const delta = {
-      calls: ring.calls[s] - this.prevCallsOf(s),
-      triangles: ring.triangles[s],
+      calls: ring.calls[s] - (hasPrev ? ring.calls[p] : 0),
+      // a delta against the frame before, like every other member (it held
+      // the frame's absolute count)
+      triangles: ring.triangles[s] - (hasPrev ? ring.triangles[p] : 0),
       programs: ring.programs[s], textures: ring.textures[s], geometries: ring.geometries[s],
     };
-    const p = (s - 1 + ring.capacity) % ring.capacity;
-    const before = ring.count > 1 ? { programs: ring.programs[p], textures: ring.textures[p] } : null;
-    return { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta, before,
-      spawned: census ? census.spawnedCount : ring.spawned[s], heapDropMb: this.heapDropMb };
+    if (this.kind === 'webgpu') delete delta.programs;    // not measured there: absent, never 0
+    const frame = ring.frame[s];
+    const lf = this.lastFinds;
+    const before = hasPrev ? { programs: ring.programs[p], textures: ring.textures[p],
+      uploadBytes: lf && lf.frame === frame - 1 ? lf.uploadBytes : 0 } : null;
+    const f = { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta, before,
+      spawned: census ? census.spawnedCount : ring.spawned[s], heapDropMb: this.heapDropMb,
+      recorderMs: ring.selfMs[s], uploadBytes: census ? census.uploadBytes : 0,
+      young: frame - this.baseFrame <= WARM_FRAMES && (ring.flags[s] & FLAG_RESIZE) === 0 };
+    if ((ring.flags[s] & FLAG_RESIZE) !== 0 && this.lastResize === frame) {
+      f.resized = { from: [this.resizeFrom0, this.resizeFrom1], to: [this.canvasW, this.canvasH] };
+    }
+    return f;
   }
 
-  // Draw calls of the frame before slot s (for the calls delta).
-  prevCallsOf(s) {
-    const p = (s - 1 + this.ring.capacity) % this.ring.capacity;
-    return this.ring.count > 1 ? this.ring.calls[p] : 0;
-  }
-
+  // The browser's entries, kept as plain objects read once: an entry's
+  // fields are getters, and `scripts` is a new array on every read — the
+  // wait for a hitch's script reads them every frame it waits.
   keepLoafs(entries) {
     for (const e of entries) {
-      this.loafs.push(e);
+      const scripts = [];
+      for (const sc of e.scripts || []) {
+        const k = { startTime: sc.startTime, duration: sc.duration, sourceFunctionName: sc.sourceFunctionName || '',
+          sourceURL: sc.sourceURL || '', sourceCharPosition: sc.sourceCharPosition, invoker: sc.invoker || '',
+          invokerType: sc.invokerType || '', own: false };
+        k.own = this.isOwnScript(k);
+        scripts.push(k);
+      }
+      this.loafs.push({ startTime: e.startTime, duration: e.duration, scripts });
       if (this.loafs.length > 16) this.loafs.shift();
     }
   }
@@ -698,11 +1141,12 @@ class Recorder {
   // (loafSettled); when LOAF_FRAMES frames have closed after its own — by
   // then the browser has made every entry it will for it (measured in the
   // demo, docs/recorder.md: by the second frame after, 13–40 ms after its
-  // end, loaded or not); at its deadline (a page that stopped rendering);
-  // or when `force`d (flush, stop).  A frame of 50 ms or more with no
-  // entry at all had nothing holding the main thread for 50 ms of it: its
-  // wait was outside the page, and it is not long-script (classifyFrame,
-  // loaf 'absent').
+  // end, loaded or not); at its deadline (a few frame times, bounded: a
+  // page that stopped rendering); or when `force`d (flush, stop).  A frame
+  // of 50 ms or more with no entry over it when the wait ends had nothing
+  // holding the main thread for 50 ms of it: its wait was outside the
+  // page, whichever way the wait ended — one verdict, one footprint
+  // (classifyFrame, loaf 'absent').
   resolvePending(force) {
     if (this.pending.length === 0) return;
     // entries the browser has made but whose observer callback has not
@@ -712,19 +1156,32 @@ class Recorder {
     const keep = [];
     let due = 0;
     for (const p of this.pending) {
-      const script = this.findScript(p.from, p.to);
+      // The wait ends when the browser has said all it will of the frame
+      // (an entry ending at or after it; or LOAF_FRAMES frames since), at
+      // the deadline, or when forced — not at the first script found: an
+      // entry over the start of the frame (the game's loop, a sliver of
+      // it) comes before the one over the rest, and ending there named
+      // the loop instead of the 250 ms callback that followed it.
       const framesOver = this.frameNo >= p.frame + LOAF_FRAMES;
-      if (!script && !force && t < p.deadline && !framesOver && !loafSettled(this.loafs, p.to)) {
+      if (!force && t < p.deadline && !framesOver && !loafSettled(this.loafs, p.to)) {
         keep.push(p);
         if (due === 0 || p.frame + LOAF_FRAMES < due) due = p.frame + LOAF_FRAMES;
         continue;
       }
+      const script = this.findScript(p.from, p.to, p.f);
+      p.f.pageMs = this.loafPageMs(p.from, p.to, p.f.insideMs || 0);
       if (script) { p.f.script = script; p.f.loaf = 'found'; p.rec.script = script; }
-      else if (framesOver && !loafOverlaps(this.loafs, p.from, p.to)) {
+      else if (!loafOverlaps(this.loafs, p.from, p.to)) {
         p.f.loaf = 'absent';
         p.rec.script = { unavailable: 'the browser made no Long Animation Frames entry for this frame: nothing held the main thread for 50 ms of it' };
-      } else p.rec.script = { unavailable: 'the Long Animation Frames API named no script for this frame' };
-      this.emit(p.rec, p.at, { cls: classifyFrame(p.f, { spawnBurst: this.spawnBurst }) });
+      } else p.rec.script = { unavailable: 'the Long Animation Frames API named no script of the page for this frame' };
+      const own = this.ownLoafMs(p.from, p.to);
+      if (own >= 0.1 && !(p.rec.recorderMs >= own)) { p.rec.recorderMs = r1(own); p.f.recorderMs = own; }
+      const cls = classifyFrame(p.f, { spawnBurst: this.spawnBurst });
+      // the limit of one a second is per cause here: two different
+      // scripts in one second are two causes, two records
+      if (!this.hitchLimit.allow(p.at, limitKey(cls, p.f), p.f.frameMs)) continue;
+      this.emit(p.rec, p.at, { cls });
     }
     this.pending = keep;
     this.loafDue = due;
@@ -733,26 +1190,92 @@ class Recorder {
     if (keep.length === 0 && this.pendingTimer) { clearTimeout(this.pendingTimer); this.pendingTimer = null; }
     if (keep.length > 0 && !this.pendingTimer) {
       const wait = Math.max(0, Math.min(...keep.map((p) => p.deadline - t))) + 20;
-      this.pendingTimer = setTimeout(() => { this.pendingTimer = null; this.resolvePending(false); }, wait);
+      this.pendingTimer = setTimeout(() => {
+        this.pendingTimer = null;
+        this.ownBegin(); this.resolvePending(false); this.ownEnd();
+      }, wait);
     }
   }
 
-  findScript(from, to) {
-    let best = null;
+  // Is this Long Animation Frames script the recorder's own?  Its scripts
+  // are never handed to the agent as a cause.
+  isOwnScript(sc) {
+    if (!OWN_BASE) return false;
+    const u = String(sc.sourceURL || '');
+    const inv = String(sc.invoker || '');
+    return (u !== '' && u.startsWith(OWN_BASE)) || (u === '' && inv.startsWith(OWN_BASE));
+  }
+
+  // The recorder's own script time the browser saw over (from, to].
+  ownLoafMs(from, to) {
+    let ms = 0;
     for (const e of this.loafs) {
       if (e.startTime > to || e.startTime + e.duration < from) continue;
-      for (const sc of e.scripts || []) {
+      for (const sc of e.scripts) if (sc.own) ms += sc.duration;
+    }
+    return ms;
+  }
+
+  // The page's time in the frame outside render as the browser saw it:
+  // how much of [from, to − inside] its Long Animation Frames entries
+  // cover, less the recorder's own scripts there.  Entries never overlap
+  // one another.  The rest of the frame no entry covers: nothing held the
+  // main thread for 50 ms there, so it waited on something outside the
+  // page (the GPU process, the compositor, the machine).
+  loafPageMs(from, to, inside) {
+    const end = to - inside;
+    let ms = 0;
+    for (const e of this.loafs) {
+      const o = Math.min(e.startTime + e.duration, end) - Math.max(e.startTime, from);
+      if (o <= 0) continue;
+      ms += o;
+      for (const sc of e.scripts) {
+        if (!sc.own) continue;
+        const so = Math.min(sc.startTime + sc.duration, end) - Math.max(sc.startTime, from);
+        if (so > 0) ms -= so;
+      }
+    }
+    return Math.max(0, ms);
+  }
+
+  // The page's longest script over the frame (from, to] — never the
+  // recorder's — with how much of the frame's time outside render it
+  // covered (`coveredMs`: a script that contains the frame's render, the
+  // animation-frame callback that calls it, covers its own time less the
+  // render's) and what share that is of the page's time there
+  // (`pageMs`, loafPageMs: the time the browser's long frames cover).  The
+  // share is over the page's time, not the whole frame: on a software
+  // renderer a long frame is often followed by a wait outside the page
+  // (the GPU process catching up) that no script of the page spent, and
+  // the 254 ms crowd tick in a 450 ms frame is still what the page spent it
+  // on.  The wait is said beside it (classifyFrame).
+  findScript(from, to, f = null) {
+    let best = null, bestCovered = -1;
+    const inside = f ? f.insideMs || 0 : 0;
+    const end = to - inside;
+    for (const e of this.loafs) {
+      if (e.startTime > to || e.startTime + e.duration < from) continue;
+      for (const sc of e.scripts) {
         const s0 = sc.startTime, s1 = sc.startTime + sc.duration;
         if (s0 > to || s1 < from) continue;
-        if (!best || sc.duration > best.duration) best = sc;
+        if (sc.own) continue;
+        const covered = Math.max(0, Math.min(s1, end) - Math.max(s0, from));
+        if (covered > bestCovered) { best = sc; bestCovered = covered; }
       }
     }
     if (!best) return null;
-    return {
+    const out = {
       name: best.sourceFunctionName || '', sourceURL: best.sourceURL || '',
       charPosition: typeof best.sourceCharPosition === 'number' ? best.sourceCharPosition : -1,
       invoker: best.invoker || '', invokerType: best.invokerType || '', durationMs: r1(best.duration),
     };
+    if (f) {
+      const page = Math.max(bestCovered, this.loafPageMs(from, to, inside));
+      out.coveredMs = r1(bestCovered);
+      out.pageMs = r1(page);
+      out.share = page > 0 ? Math.round(Math.min(1, bestCovered / page) * 1000) / 1000 : 0;
+    }
+    return out;
   }
 
   onJitter(rec, t) {
@@ -821,14 +1344,29 @@ class Recorder {
       frame: { medianMs: r1(med('frameMs')), p95Ms: r1(ring.percentile('frameMs', 0.95, from)),
         insideRenderMs: r1(med('insideMs')), fps: r1(seconds > 0 ? frames / seconds : 0) },
       render: { calls: med('calls'), triangles: med('triangles'), points: med('points'), lines: med('lines') },
-      memory: { geometries: this.memGeometries, textures: this.memTextures, programs: this.memPrograms },
+      memory: this.kind === 'webgpu' ? { geometries: this.memGeometries, textures: this.memTextures }
+        : { geometries: this.memGeometries, textures: this.memTextures, programs: this.memPrograms },
     };
     this.lastBeatEnd = last;
     this.made.heartbeat++;
-    // a census now and then keeps `spawned` about the frame it names (the
-    // frames' own censuses first: theirs are the frames' finds)
-    if (this.workQueued || this.nWork > 0) this.runWork();
-    if (this.nCensusScenes > 0) { this.census(this.censusDone); this.censusDone = true; }
+    // a census now and then keeps `spawned` about the frame it names: one
+    // is started (sliced, in the after-frame tasks) unless one runs or
+    // frames wait for one
+    if (!this.cs.running && this.nWork === 0 && this.nCensusScenes > 0) {
+      this.censusBegin(this.censusDone);
+      this.queueWork();
+    }
+    // frames held while the panel was open are not the game's: said
+    if (this.panelFrames > 0) { rec.held = { panel: this.panelFrames }; this.panelFrames = 0; }
+    if (this.kind === 'webgpu') {
+      rec.renderer = 'webgpu';
+      rec.measured = 'WebGPU: render.calls is the draw count three reports for the frame (info.render.drawCalls), ' +
+        'memory.programs is not measured, and time inside render() is the CPU\'s submit, not the GPU\'s work';
+    }
+    // the recorder's own cost since the last heartbeat (docs/performance.md)
+    const own = this.own;
+    rec.recorder = { ms: r1(own[OWN_TOTAL] - (this.ownAtBeat || 0)), maxTaskMs: r1(own[OWN_MAX]) };
+    this.ownAtBeat = own[OWN_TOTAL];
     this.emit(rec, t, {});
   }
 
@@ -844,10 +1382,25 @@ class Recorder {
     let reachName = null, reachGet = null;
     if (typeof reach === 'function') { reachName = 'reach'; reachGet = reach; }
     else if (reach && typeof reach.get === 'function') { reachName = String(reach.name || 'reach'); reachGet = reach.get; }
+    if (reachGet) this.hasReach = true;
+    if (name === 'camera' && this.autoCam >= 0) {
+      // the game names its camera itself: its getter replaces the automatic one
+      const k = this.autoCam, t = this.motion.tracks[k];
+      t.follows = follows; t.reachName = reachName;
+      this.trackGet[k] = get;
+      this.trackReach[k] = reachGet;
+      this.autoCam = -2;
+      this.motion.cutAt(k);
+      return;
+    }
     this.motion.addTrack(name, { follows, reachName });
     this.trackGet.push(get);
     this.trackReach.push(reachGet);
-    if (reachGet) this.hasReach = true;
+    this.growTracks();
+  }
+
+  // The per-track typed arrays, one longer.
+  growTracks() {
     const pos = new Float64Array(3 * this.trackGet.length);
     pos.set(this.pos);
     this.pos = pos;
@@ -876,8 +1429,8 @@ class Recorder {
     return t ? t.index : -1;
   }
 
-  usermark({ windowMs = 5000, note, inputsHeld, world } = {}) {
-    if (this.workQueued || this.nWork > 0) this.runWork();    // the frames' spawned counts
+  usermark({ windowMs = 5000, note, inputsHeld, world } = {}, { hold = false } = {}) {
+    if (this.workQueued || this.nWork > 0) this.runWork(Infinity);    // the frames' spawned counts
     const t = now();
     const ring = this.ring;
     const from = t - windowMs;
@@ -910,9 +1463,64 @@ class Recorder {
     });
     this.hitchLimit.charge();
     this.made.usermark++;
+    // Ctrl+F11 asks for a note first: the record is made now (its window
+    // is the five seconds before the press) and sent with the note
+    if (hold) return { rec, t };
     this.emit(rec, t, {});
     this.confirm(rec);
     return { footprint: rec.footprint, frames, worst: rec.worst.length };
+  }
+
+  // The chord: a small box in the page asks for an optional note (Enter
+  // sends, Esc sends without one, 30 s of nothing too).  Keys typed there
+  // never reach the game: the recorder's capture listener on window runs
+  // before any of the game's and stops them (onKeyDown); a keyup goes on,
+  // so the game never keeps a key it saw pressed.
+  askForNote() {
+    if (this.noteBox) return;
+    const held = this.usermark({}, { hold: true });
+    if (!this.askNote || typeof document === 'undefined' || !document.body) {
+      this.emit(held.rec, held.t, {});
+      this.confirm(held.rec);
+      return;
+    }
+    const box = document.createElement('div');
+    box.className = 'sloptimize-usermark-note';
+    box.setAttribute('role', 'dialog');
+    box.setAttribute('aria-label', 'sloptimize: a note for this mark');
+    box.style.cssText = 'position:fixed;left:50%;bottom:24px;transform:translateX(-50%);z-index:2147483647;' +
+      'box-sizing:border-box;max-width:calc(100vw - 16px);width:420px;background:rgba(13,17,23,.96);color:#e6edf3;' +
+      'font:13px/1.4 system-ui,sans-serif;padding:8px 10px;border-radius:6px;border:1px solid #30363d';
+    const label = document.createElement('label');
+    label.textContent = 'sloptimize: what felt wrong? (Enter sends, Esc skips)';
+    label.style.cssText = 'display:block;margin:0 0 4px';
+    const input = document.createElement('input');
+    input.type = 'text';
+    input.maxLength = 500;
+    input.style.cssText = 'box-sizing:border-box;width:100%;font:inherit;padding:4px 6px;background:#0d1117;color:#e6edf3;' +
+      'border:1px solid #30363d;border-radius:4px';
+    label.appendChild(input);
+    box.appendChild(label);
+    document.body.appendChild(box);
+    this.noteBox = { box, input, held, prevFocus: document.activeElement,
+      timer: setTimeout(() => this.noteSend(false), 30000) };
+    // a pointer-locked game keeps the mouse; the keyboard comes here
+    try { input.focus({ preventScroll: true }); } catch { /* not focusable */ }
+  }
+
+  noteSend(withNote) {
+    const nb = this.noteBox;
+    if (!nb) return;
+    this.noteBox = null;
+    clearTimeout(nb.timer);
+    const note = withNote ? nb.input.value.trim() : '';
+    if (note) nb.held.rec.note = note.slice(0, 500);
+    nb.box.remove();
+    const p = nb.prevFocus;
+    if (p && p.isConnected && typeof p.focus === 'function') { try { p.focus({ preventScroll: true }); } catch { /* gone */ } }
+    if (!this.recording && this.outbox.stopped) return;
+    this.emit(nb.held.rec, nb.held.t, {});
+    this.confirm(nb.held.rec);
   }
 
   // One line on screen: the press was heard and what it kept.
@@ -924,7 +1532,8 @@ class Recorder {
       el.setAttribute('role', 'status');
       el.style.cssText = 'position:fixed;left:50%;bottom:24px;transform:translateX(-50%);z-index:2147483646;' +
         'background:rgba(13,17,23,.92);color:#e6edf3;font:13px/1.4 system-ui,sans-serif;padding:6px 12px;' +
-        'border-radius:6px;border:1px solid #30363d;pointer-events:none;white-space:nowrap';
+        'border-radius:6px;border:1px solid #30363d;pointer-events:none;box-sizing:border-box;' +
+        'max-width:calc(100vw - 16px);white-space:normal;overflow-wrap:anywhere;text-align:center';
       this.toast = el;
     }
     const w = rec.worst[0];
@@ -937,7 +1546,8 @@ class Recorder {
   }
 
   async flush() {
-    if (this.workQueued || this.nWork > 0) this.runWork();
+    if (this.workQueued || this.nWork > 0 || this.cs.running) this.runWork(Infinity);
+    if (this.noteBox) this.noteSend(false);
     // a long-script hitch still waiting for its script goes as it is
     if (this.pending.length) {
       await new Promise((r) => setTimeout(r, Math.max(0, Math.min(this.loafWaitMs, ...this.pending.map((p) => p.deadline - now())))));
@@ -957,6 +1567,7 @@ class Recorder {
     if (typeof window !== 'undefined') {
       window.removeEventListener('keydown', this.onKeyDown, true);
       window.removeEventListener('keyup', this.onKeyUp, true);
+      window.removeEventListener('keypress', this.onKeyPress, true);
       window.removeEventListener('blur', this.onBlur);
       window.removeEventListener('pagehide', this.onPageHide);
       document.removeEventListener('visibilitychange', this.onHide);
@@ -965,8 +1576,10 @@ class Recorder {
     // a task later, after any hitch of the last frames is made (they are
     // made a task after their frame): send everything, then stop; what the
     // daemon would not take goes with the browser's beacon
+    if (this.noteBox) this.noteSend(false);
+    if (this.panelObserver) this.panelObserver.disconnect();
     setTimeout(() => {
-      this.runWork();
+      this.runWork(Infinity);
       this.resolvePending(true);
       this.outbox.flush().then(() => {
         if (this.outbox.queued() > 0) this.outbox.beacon();
@@ -992,6 +1605,13 @@ class Recorder {
       dropped: { ...this.dropTotals, delivery: o.dropped }, refused: o.refused, lastRefusal: o.lastRefusal,
       reachable: o.reachable, lastError: o.lastError, lastSentAt: o.lastSentAt, backoffMs: o.backoffMs,
       loaf: this.loafSupported, censuses: this.censuses, incidents: this.incidents.slice(-20),
+      renderer: this.kind, panelOpen: this.panelOpen, heldPanelFrames: this.panelFramesTotal,
+      own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
+        msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
+      noteOpen: !!this.noteBox,
+      // stop() has made its last records and handed them on (sent, or to
+      // the browser's beacon): nothing more will be sent
+      stopped: !!this.outbox.stopped,
     };
   }
 

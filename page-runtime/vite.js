@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const PREFIX = '/@sloptimize/';
-const SERVED = new Set(['recorder.js', 'frames.js', 'motion.js', 'delivery.js', 'panel.js', 'history.js', 'clock.js', 'bench.js']);
+const SERVED = new Set(['recorder.js', 'frames.js', 'motion.js', 'delivery.js', 'panel.js', 'history.js', 'footprint.js', 'clock.js', 'bench.js']);
 
 function bootstrap({ build, budgetFrameMs, auto, panel }) {
   const defaults = JSON.stringify({ endpoint: '', ...(build ? { build } : {}), ...(budgetFrameMs ? { budgetFrameMs } : {}) });

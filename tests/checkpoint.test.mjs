@@ -405,7 +405,7 @@ test('a same-length edit far before the checkpoint, or perf.jsonl made again wit
 // A record stamped with its own footprint (the reading rule keeps a v1
 // stamp), so a test knows every record's id without folding.
 function stamped(type, fp, extra = {}) {
-  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 1, id: fp, key: `${type}|test|${fp}` } };
+  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 2, id: fp, key: `${type}|test|${fp}` } };
   if (type === 'hitch') Object.assign(base, { frameMs: 150, classification: { guess: 'shader-compile', confidence: 'high', evidence: `ev ${fp}` } });
   if (type === 'usermark') Object.assign(base, { worst: [{ frameMs: 40, classification: { guess: 'gc', confidence: 'low', evidence: 'mark' } }] });
   return JSON.stringify({ ...base, ...extra });

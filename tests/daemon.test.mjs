@@ -567,7 +567,7 @@ for i in range(20000):
 // A record stamped with its own footprint, so a test knows every
 // record's id without folding (a v1 stamp is kept by the reading rule).
 function stamped(type, fp, extra = {}) {
-  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 1, id: fp, key: `${type}|test|${fp}` } };
+  const base = { type, at: new Date().toISOString(), phase: 'play', build: 'v1', footprint: { v: 2, id: fp, key: `${type}|test|${fp}` } };
   if (type === 'hitch') Object.assign(base, { frameMs: 150, classification: { guess: 'shader-compile', confidence: 'high', evidence: `ev ${fp}` } });
   if (type === 'usermark') Object.assign(base, { worst: [{ frameMs: 40, classification: { guess: 'gc', confidence: 'low', evidence: 'mark' } }] });
   if (type === 'jitter') Object.assign(base, { track: 'unit', kind: 'snap', jump: [0.5, 0, 0], units: 0.5, classification: [{ guess: 'snap', confidence: 'high', evidence: 'e' }] });

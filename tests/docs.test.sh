@@ -51,7 +51,7 @@ until [ "$(wc -l < "$tmp/watch.out")" -ge 6 ] && [ "$(wc -l < "$tmp/watch.json")
 done
 cat "$tmp/watch.out"
 [ "$(wc -l < "$tmp/watch.out")" -eq 6 ] || fail "the page says six lines"
-grep -q '^sloptimize usermark .* note="stutter when banking left" .* +2 more since [0-9:]*: 81e5eb9b ×2 ' "$tmp/watch.out" ||
+grep -q '^sloptimize usermark .* note="stutter when banking left" .* +2 more since [0-9:]*: a64a6f58 ×2 ' "$tmp/watch.out" ||
     fail "the usermark's line has its note and what was held"
 n=$(grep -c ' → sloptimize issues --fp [0-9a-f]\{8\}$' "$tmp/watch.out")
 [ "$n" -eq 6 ] || fail "every line ends with its command ($n of 6)"
@@ -62,6 +62,6 @@ node -e '
     if (!Array.isArray(w.heldBy) || typeof w.held !== "number") throw "held " + JSON.stringify(w);
   }
   const m = lines.find((w) => w.record && w.record.type === "usermark");
-  if (m.record.note !== "stutter when banking left" || m.held !== 2 || m.heldBy[0].fp !== "81e5eb9b") throw "usermark " + JSON.stringify(m);
+  if (m.record.note !== "stutter when banking left" || m.held !== 2 || m.heldBy[0].fp !== "a64a6f58") throw "usermark " + JSON.stringify(m);
 ' "$tmp/watch.json" || fail "the --json shape of docs/cli-watch.md"
 echo "docs: the cli-watch example works as written"

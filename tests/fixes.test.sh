@@ -59,7 +59,7 @@ expect_rc 0 "$S" report --project "$P"		# pending is not a regression
 occ=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     r=json.loads(l)
-    if r.get("footprint",{}).get("id")==sys.argv[2] and r.get("footprint",{}).get("v")==1: o=l
+    if r.get("footprint",{}).get("id")==sys.argv[2] and r.get("footprint",{}).get("v")==2: o=l
 print(o.strip())' "$perf" "$ID")
 again() {	# build at: the occurrence again
 	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r["build"]=sys.argv[2]; r["at"]=sys.argv[3]; print(json.dumps(r))' "$occ" "$1" "$2"

@@ -86,18 +86,36 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${vite.url}/?scripted=1`);
-  await page.waitForFunction(() => window.demo && window.demo.finished, null, { timeout: 60000 });
+  // (the run is paced by the game's frames as well as by time: a deadline,
+  // long because a loaded machine can hold the demo at a few fps)
+  await page.waitForFunction(() => window.demo && window.demo.finished, null, { timeout: 240000 });
+  // the game's own key handling sees nothing typed into the note
+  await page.evaluate(() => {
+    window.gameKeys = [];
+    document.addEventListener('keydown', (e) => window.gameKeys.push(e.key));
+    window.addEventListener('keypress', (e) => window.gameKeys.push(`press:${e.key}`));
+  });
   await page.keyboard.press('Control+F11');
+  // Ctrl+F11 asks for an optional note in the page: typed, then Enter sends
+  const input = await page.waitForSelector('.sloptimize-usermark-note input', { timeout: 5000 });
+  assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.closest('.sloptimize-usermark-note') !== null), true, 'the note box has the keyboard');
+  // (the Control of the chord itself went down before it was a chord)
+  await page.evaluate(() => { window.gameKeys = []; });
+  await page.keyboard.type('stutter when turning');
+  assert.equal(await input.inputValue(), 'stutter when turning');
+  await page.keyboard.press('Enter');
+  assert.deepEqual(await page.evaluate(() => window.gameKeys), [], 'no key of the note reached the game');
   const toast = await page.waitForSelector('.sloptimize-usermark-toast', { timeout: 5000 });
   assert.match(await toast.textContent(), /marked the last 5 s — \d+ frames/);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, 'demo-usermark.png') });
-  // stop the recorder (it sends what it holds) and wait until it went:
-  // a hitch found in the last frames is made a task later
+  // stop the recorder (it sends what it holds) and wait until it has
+  // stopped: a hitch found in the last frames is made a task later, and
+  // what stop() sends goes after it returns
   await page.evaluate(() => window.demo.recorder.stop());
   const st = await waitFor(() => page.evaluate(() => {
     const s = window.demo.recorder.state();
-    return s.queued === 0 && s.held === 0 ? s : null;
+    return s.stopped && s.queued === 0 && s.held === 0 ? s : null;
   }), { timeout: 15000, what: 'the recorder delivered everything' });
   assert.equal(st.reachable, true, JSON.stringify(st));
   assert.equal(st.refused, 0, `the daemon refused records: ${st.lastRefusal}`);
@@ -120,20 +138,42 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   assert.equal(hb.regime, 'software', 'SwiftShader is a software regime');
 
   const hitch = (guess) => of('hitch').find((r) => r.classification[0].guess === guess);
-  // the button's compile: its own frame names the pairs it minted (the
-  // frame after it, held back while the GPU process links, is a
-  // shader-compile hitch too, by the frame before's programs)
-  const compiles = of('hitch').filter((r) => r.classification[0].guess === 'shader-compile' && r.delta.programs >= 1);
-  const compile = compiles.find((r) => r.minted.some((m) => /^mat_glow_\d+@beacon_\d+$/.test(m)));
-  assert.ok(compile, `a compile hitch minting mat_glow_N@beacon_N: ${JSON.stringify(of('hitch').map((r) => [r.classification[0].guess, r.frameMs, r.delta.programs, r.minted]))}`);
-  assert.match(compile.classification[0].evidence, /programs \+\d+ in the hitch frame/);
-  const upload = of('hitch').find((r) => r.classification[0].guess === 'texture-upload' && r.delta.textures >= 1);
-  assert.ok(upload, 'a texture-upload hitch');
-  assert.equal(upload.delta.textures, 1);
-  assert.equal(upload.delta.programs, 0);
-  assert.deepEqual(upload.minted, ['mat_billboard@billboard']);
+  const show = () => JSON.stringify(of('hitch').map((r) => [r.frame, r.classification[0].guess, r.frameMs, r.delta.programs, r.minted, r.footprint.key]));
+  // The button's compile (issue 23): the browser splits its cost across
+  // frames as the machine's load has it — the compile's own frame, the
+  // frame after it held back while the GPU process links — so what is
+  // asserted is what does not depend on where the cost landed: every
+  // hitch that carries the glow materials is a shader-compile hitch, they
+  // all have one footprint, named by the stable sites (never a runtime
+  // id), and the evidence is the programs of its frame or of the frame
+  // before.
+  // (a beacon out of view compiles when it comes into view, maybe beside
+  // another stutter: such a hitch carries other sites too, and is that
+  // frame's mix — but never a script's)
+  const carries = of('hitch').filter((r) => (r.minted || []).some((m) => /^mat_glow_\d+@beacon_\d+$/.test(m)));
+  for (const r of carries) {
+    assert.notEqual(r.classification[0].guess, 'long-script', `the glow materials are a compile's, never a script's: ${show()}`);
+  }
+  const glow = carries.filter((r) => r.sites.every((x) => /^ShaderMaterial:mat_glow_\d+@beacon_\d+$/.test(x)));
+  assert.ok(glow.length >= 1, `a hitch of the glow burst alone: ${show()}`);
+  for (const r of glow) {
+    assert.equal(r.classification[0].guess, 'shader-compile', show());
+    assert.match(r.classification[0].evidence, /programs \+\d+ in the (hitch frame|frame before)|no script that explains it/, show());
+  }
+  assert.equal(new Set(glow.map((r) => r.footprint.id)).size, 1, `one footprint for the burst: ${show()}`);
+  assert.match(glow[0].footprint.key, /^hitch\|play\|shader-compile\|ShaderMaterial:mat_glow_#@beacon_#\|ctx:/);
+  const compile = glow[0];
+  // the 4096² upload on a material whose program was warm: an upload, with
+  // its bytes, whichever frame its cost landed in
+  const upload = of('hitch').find((r) => r.classification[0].guess === 'texture-upload');
+  assert.ok(upload, `a texture-upload hitch: ${show()}`);
+  // (a beacon coming into view may compile in the same frame: its pair is there too)
+  assert.ok(upload.minted.includes('mat_billboard@billboard'), JSON.stringify(upload.minted));
+  assert.ok(upload.sites.includes('MeshBasicMaterial:mat_billboard@billboard'), JSON.stringify(upload.sites));
+  const bytes = upload.uploadBytes ?? upload.before?.uploadBytes;
+  assert.ok(bytes >= 4096 * 4096 * 4, `the upload's bytes, estimated: ${bytes}`);
   const spawn = hitch('spawn-burst');
-  assert.ok(spawn, 'a spawn-burst hitch');
+  assert.ok(spawn, `a spawn-burst hitch: ${show()}`);
   assert.ok((spawn.world.spawnedCount || spawn.world.spawned.length) >= 50);
   assert.ok(spawn.world.spawned.every((n) => n === 'crate'));
   const script = of('hitch').find((r) => r.classification[0].guess === 'long-script' && r.script && r.script.name === 'crowdTick');
@@ -141,6 +181,12 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   assert.match(script.classification[0].evidence, /crowdTick \(http:\/\/127\.0\.0\.1:\d+\/main\.js/);
   assert.equal(script.script.invoker, 'FrameRequestCallback');
   assert.ok(script.frameMs >= 200);
+  assert.match(script.footprint.key, /^hitch\|play\|long-script\|crowdTick@\/main\.js\|ctx:/, 'keyed by the script the browser named');
+  // the recorder is never the cause handed on
+  for (const r of of('hitch')) {
+    assert.ok(!/sloptimize|recorder\.js/.test(JSON.stringify(r.script || {})), `a record names the recorder: ${JSON.stringify(r.script)}`);
+    assert.ok(!/@sloptimize|recorder\.js/.test(r.footprint.key), r.footprint.key);
+  }
 
   const snap = of('jitter').find((r) => r.track === 'unit' && r.classification[0].guess === 'snap' && r.units > 2);
   assert.ok(snap, `the unit's snap: ${JSON.stringify(of('jitter').map((r) => [r.track, r.classification[0].guess, r.units]))}`);
@@ -150,6 +196,7 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
 
   const mark = of('usermark').at(-1);
   assert.ok(mark, 'the Ctrl+F11 usermark');
+  assert.equal(mark.note, 'stutter when turning', 'with the note typed in the page');
   assert.equal(mark.worst.length, 5);
   for (let i = 1; i < 5; i++) assert.ok(mark.worst[i - 1].frameMs >= mark.worst[i].frameMs, 'ranked');
   assert.ok(mark.frames > 0 && mark.p95Ms >= mark.medianMs);
@@ -158,7 +205,7 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   const rows = new Map(offlineIssues(project).map((r) => [r.id, r]));
   const incidents = recs.filter((r) => ['hitch', 'usermark', 'jitter'].includes(r.type));
   for (const r of incidents) {
-    assert.equal(r.footprint.v, 1);
+    assert.equal(r.footprint.v, 2);
     const row = rows.get(r.footprint.id);
     assert.ok(row, `the catalogue has ${r.footprint.id}`);
     assert.equal(row.key, r.footprint.key);
@@ -172,7 +219,8 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
     { timeout: 15000, what: `${want.length} wakes (have ${watch.ids().length})` });
   assert.deepEqual(watch.ids().map((id) => Number(id.split(':')[1])), want);
   const shaderWake = watch.lines.find((w) => w.record && w.record.type === 'hitch' && /shader-compile/.test(w.line));
-  if (compile.frameMs >= 100) assert.ok(shaderWake, 'the shader compile woke the agent');
+  if (glow.some((r) => r.frameMs >= 100)) assert.ok(shaderWake, 'the shader compile woke the agent');
+  assert.ok(compile);
   assert.ok(watch.lines.some((w) => /^sloptimize usermark /.test(w.line)), 'the usermark woke the agent');
   assert.ok(watch.lines.some((w) => /^sloptimize jitter .*snap/.test(w.line)), 'the snap woke the agent');
 });

@@ -18,9 +18,14 @@ What a ledger holds, and why:
   (with notes and five ranked worst frames) and jitter (snap and
   oscillation, horizontal and vertical) — a cause fixes every field its
   footprint hashes, so a cause is exactly one catalogue row;
-- footprints by the reading rule of DESIGN §6: most stamped v1 by the
-  writer, some unstamped (an older writer), some stamped v0; both must be
-  re-derived by a reader;
+- footprints by the reading rule of DESIGN §6 (footprint v2,
+  docs/footprint-v2.md): most stamped v2 by the writer, some stamped v1
+  or v0 (older writers), some unstamped; all but the v2 stamps must be
+  re-derived by a reader.  Names carry no digits (v2 keys collapse digit
+  runs: an instance number is not identity), and a long-script cause
+  names its script, so a cause is still one catalogue row — except a
+  wait outside the page (gc-or-upload-by-elimination), which v2 keys by
+  its verdict, phase and situation alone;
 - robots' records (automated: true), left out of the catalogue by default;
 - a few lines of a type no fold knows, which readers pass through;
 - B builds in order, and F fix records naming causes that occurred:
@@ -88,8 +93,71 @@ def context_string(facets):
     return ",".join(scrub(k) + "=" + scrub(v) for k, v in sorted(facets.items()))
 
 
+def letters(i):
+    """0 -> 'a', 25 -> 'z', 26 -> 'ba': a name with no digit in it."""
+    out = ""
+    while True:
+        out = "abcdefghijklmnopqrstuvwxyz"[i % 26] + out
+        i //= 26
+        if i == 0:
+            return out
+
+
+def _cut(b, limit):
+    while len(b) > limit:
+        b = b[:limit]
+        while b and (b[-1] & 0xC0) == 0x80 and not _whole(b):
+            b = b[:-1]
+    return b
+
+
+def _whole(b):
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _site(m):
+    """docs/footprint-v2.md: digit runs (and a '#' before one) -> '#';
+    separators and '+' -> '_'; at most 48 bytes."""
+    import re
+    t = re.sub(r"#?[0-9]+", "#", m)
+    t = t.translate({ord(c): "_" for c in "|,=\n\r\t+"})
+    return _cut(t.encode("utf-8"), 48).decode("utf-8")
+
+
+def _sites(rec):
+    src = rec.get("sites") or rec.get("minted") or []
+    uniq = sorted({_site(m) for m in src[:128]}, key=lambda s: s.encode("utf-8"))
+    if not uniq:
+        return "-"
+    out, size = [uniq[0]], len(uniq[0].encode("utf-8"))
+    for u in uniq[1:]:
+        b = len(u.encode("utf-8"))
+        if size + 1 + b > 120:
+            out.append("more")
+            break
+        out.append(u)
+        size += 1 + b
+    return "+".join(out)
+
+
+def _script(rec):
+    s = rec.get("script")
+    if not isinstance(s, dict) or not (s.get("name") or s.get("sourceURL")):
+        return "no-script"
+    url = s.get("sourceURL", "").split("?")[0].split("#")[0]
+    if "://" in url:
+        url = url[url.index("://") + 3:]
+        url = url[url.index("/"):] if "/" in url else ""
+    return scrub(s.get("name") or "(anonymous)").replace("+", "_") + "@" + (url or "-")
+
+
 def footprint_key(rec):
-    """The v1 key of an incident, written from DESIGN §6."""
+    """The v2 key of an incident, written from DESIGN §6 and docs/footprint-v2.md
+    (the subset this generator writes: short names, short paths)."""
     kind = rec["type"]
     phase = scrub(rec.get("phase") or "-")
     ctx = rec.get("ctx", "")
@@ -100,8 +168,14 @@ def footprint_key(rec):
         return scrub(cls["guess"]) if isinstance(cls, dict) and "guess" in cls else "-"
 
     if kind == "hitch":
-        sites = "+".join(sorted({scrub(m) for m in rec.get("minted", [])})) or "-"
-        return "|".join(("hitch", phase, verdict(rec.get("classification")), sites)) + "|ctx:" + ctx
+        guess = verdict(rec.get("classification"))
+        if guess == "long-script":
+            cause = _script(rec)
+        elif guess in ("gc-or-upload-by-elimination", "resize"):
+            cause = "-"
+        else:
+            cause = _sites(rec)
+        return "|".join(("hitch", phase, guess, cause)) + "|ctx:" + ctx
     if kind == "usermark":
         worst = rec.get("worst") or [{}]
         return "|".join(("usermark", phase, verdict(worst[0].get("classification")))) + "|ctx:" + ctx
@@ -127,6 +201,12 @@ class Cause:
         self.kind = rng.randrange(len(HITCH_KINDS))
         self.minted = ["mat_%s@%s" % (rng.choice(MATERIALS), rng.choice(objects))
                        for _ in range(rng.choice((0, 0, 1, 2, 3)))]
+        # a long-script cause's script: named after its first pair (none:
+        # the browser named no script)
+        first = self.minted[0].split("@") if self.minted else None
+        self.script = ({"name": "tick_%s_%s" % (first[0][4:], first[1]),
+                        "sourceURL": "http://127.0.0.1:5173/src/%s.js?t=1" % first[1].split("_")[0],
+                        "invoker": "FrameRequestCallback"} if first else None)
         self.track = rng.choice(("unit", "camera", "cargo"))
         self.motion = rng.choice(("snap", "oscillation"))
         self.vertical = rng.random() < 0.3
@@ -168,6 +248,8 @@ def occurrence(rng, cause, common, frame, objects):
                                             rng.randint(0, 2))},
             minted=list(cause.minted),
             classification=classification(rng, cause.kind))
+        if cause.script is not None and HITCH_KINDS[cause.kind][0] == "long-script":
+            rec["script"] = dict(cause.script, durationMs=round(rec["frameMs"] * 0.9, 1))
         if rng.random() < 0.25:
             rec["snapshotRef"] = "snap-%d" % frame
     elif cause.type == "usermark":
@@ -214,7 +296,7 @@ SESSION_NOTES = ("it stutters when I turn", "camera hitched right there", "feels
 def session(a):
     """One timed play session (see the module's docstring)."""
     rng = random.Random(a.seed)
-    objects = ["ship_%d" % i for i in range(10)] + ["raider_%d" % i for i in range(24)]
+    objects = ["ship_%s" % letters(i) for i in range(10)] + ["raider_%s" % letters(i) for i in range(24)]
     causes = []
     while len(causes) < 12:
         c = Cause(rng, objects)
@@ -277,7 +359,7 @@ def session(a):
                     rec["frameMs"] = max(rec["frameMs"], round(rng.uniform(100, 260), 1))
             if kind != "heartbeat":
                 key = footprint_key(rec)
-                rec["footprint"] = {"v": 1, "id": fnv1a32("v1:" + key), "key": key}
+                rec["footprint"] = {"v": 2, "id": fnv1a32("v2:" + key), "key": key}
             line = encode(rec) + "\n"
             f.write(line)
             written += len(line.encode("utf-8"))
@@ -318,8 +400,8 @@ def main():
         ap.error("--heartbeats is a share from 0 to 0.998, --zipf at least 0")
 
     rng = random.Random(a.seed)
-    objects = ["ship_%d" % i for i in range(10)] + ["raider_%d" % i for i in range(24)] + \
-              ["auto:%04x" % i for i in range(16)]
+    objects = ["ship_%s" % letters(i) for i in range(10)] + ["raider_%s" % letters(i) for i in range(24)] + \
+              ["auto:%s" % letters(i + 26 ** 3) for i in range(16)]
     causes = [Cause(rng, objects) for _ in range(a.causes)]
     # cumulative once: random.choices would sum every weight per draw,
     # and gives the same draws from the same sums
@@ -358,14 +440,17 @@ def main():
                 ci = rng.choices(population, cum_weights=cum)[0]
                 rec = occurrence(rng, causes[ci], common, frame, objects)
                 key = footprint_key(rec)
-                fid = fnv1a32("v1:" + key)
+                fid = fnv1a32("v2:" + key)
                 how = rng.random()
                 if how < 0.08:
                     pass  # an older writer: no footprint, the reader derives it
                 elif how < 0.10:
                     rec["footprint"] = {"v": 0, "id": fnv1a32("v0:" + rec["type"]), "key": rec["type"]}
+                elif how < 0.20:
+                    # a v1 writer: its stamp is re-derived with v2
+                    rec["footprint"] = {"v": 1, "id": fnv1a32("v1:" + rec["type"] + "|old"), "key": rec["type"] + "|old"}
                 else:
-                    rec["footprint"] = {"v": 1, "id": fid, "key": key}
+                    rec["footprint"] = {"v": 2, "id": fid, "key": key}
                 if rng.random() < 0.03:
                     rec["automated"] = True
                 else:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """indep_fold — an independent fold of a sloptimize ledger, for cross-checks.
 
-Written from shared/DESIGN.md (§5 records, §6 footprint v1, §7 the fold)
-and docs/json.md only; it shares no code with ledger/ (C) or page-runtime/
+Written from the design (§5 records, §6 footprint, §7 the fold),
+docs/footprint-v2.md and docs/json.md only; it shares no code with ledger/ (C) or page-runtime/
 (JS).  It is deliberately plain: Python's json module per line, dicts per
 footprint id.  It is not fast and does not need to be.
 
@@ -32,7 +32,9 @@ ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d
 SEPARATORS = "|,=\n\r\t"
 
 
-# --- footprint v1 (DESIGN §6) ------------------------------------------------
+# --- footprint v2 (DESIGN §6, docs/footprint-v2.md) ---------------------------
+
+VERSION = 2
 
 def fnv1a32(data):
     if isinstance(data, str):
@@ -86,19 +88,124 @@ def num(v):
     return None
 
 
+def utf8_cut(b, limit):
+    """The longest prefix of UTF-8 bytes b of at most `limit` bytes that
+    ends at a character boundary."""
+    if len(b) <= limit:
+        return b
+    n = limit
+    while n > 0 and (b[n] & 0xC0) == 0x80:
+        n -= 1
+    return b[:n]
+
+
+def utf8_last(b, limit):
+    """The bytes of b from where its last `limit` bytes start, moved
+    forward to a character boundary."""
+    if len(b) <= limit:
+        return b
+    i = len(b) - limit
+    while i < len(b) and (b[i] & 0xC0) == 0x80:
+        i += 1
+    return b[i:]
+
+
+def to_bytes(s):
+    return s.encode("utf-8", "replace") if isinstance(s, str) else b""
+
+
+def clean_bytes(b):
+    """The separators and '+' become '_'."""
+    return bytes(0x5F if c in b"|,=\n\r\t+" else c for c in b)
+
+
+def site(s):
+    """One site of a v2 hitch key: digit runs (with a '#' before them) are
+    '#', separators and '+' are '_', at most 48 bytes."""
+    b = utf8_cut(to_bytes(s), 4096)
+    out = bytearray()
+    i = 0
+    while i < len(b):
+        c = b[i]
+        starts_run = 0x30 <= c <= 0x39 or (c == 0x23 and i + 1 < len(b) and 0x30 <= b[i + 1] <= 0x39)
+        if starts_run:
+            i += 1
+            while i < len(b) and 0x30 <= b[i] <= 0x39:
+                i += 1
+            out.append(0x23)
+            continue
+        out.append(c)
+        i += 1
+    return utf8_cut(clean_bytes(bytes(out)), 48)
+
+
+def sites_of(rec):
+    src = rec.get("sites")
+    if not (isinstance(src, list) and any(isinstance(x, str) for x in src)):
+        src = rec.get("minted")
+    if not isinstance(src, list):
+        return "-"
+    strings = [x for x in src if isinstance(x, str)][:128]
+    uniq = sorted(set(site(x) for x in strings))
+    if not uniq:
+        return "-"
+    parts, size = [uniq[0]], len(uniq[0])
+    for u in uniq[1:]:
+        if size + 1 + len(u) > 120:
+            parts.append(b"more")
+            break
+        parts.append(u)
+        size += 1 + len(u)
+    return b"+".join(parts).decode("utf-8")
+
+
+def script_path(b):
+    """A script URL as identity: no query or fragment, no scheme://host,
+    its last 64 bytes."""
+    for sep in (b"?", b"#"):
+        if sep in b:
+            b = b[:b.index(sep)]
+    m = re.match(rb"[A-Za-z][A-Za-z0-9+.\-]*://[^/]*", b)
+    if m:
+        b = b[m.end():]
+    return utf8_last(b, 64)
+
+
+def script_of(rec):
+    s = rec.get("script")
+    if not isinstance(s, dict):
+        return "no-script"
+    share = num(s.get("share"))
+    if share is not None and share < 0.5:
+        return "no-script"
+    name = utf8_cut(to_bytes(s.get("name")), 4096)
+    path = script_path(utf8_cut(to_bytes(s.get("sourceURL")), 4096))
+    if name or path:
+        who = clean_bytes(utf8_cut(name, 48)) if name else b"(anonymous)"
+        where = clean_bytes(path) if path else b"-"
+        return (who + b"@" + where).decode("utf-8")
+    inv = utf8_cut(to_bytes(s.get("invoker")), 4096)
+    if re.match(rb"[A-Za-z][A-Za-z0-9+.\-]*://", inv):
+        inv = script_path(inv)
+    else:
+        inv = utf8_cut(inv, 64)
+    return clean_bytes(inv).decode("utf-8") if inv else "no-script"
+
+
 def derive_key(rec):
     t = rec.get("type")
     phase = field(rec, "phase")
     ctx = rec.get("ctx") if isinstance(rec.get("ctx"), str) else ""
     if t == "hitch":
-        minted = rec.get("minted")
-        pairs = set()
-        if isinstance(minted, list):
-            for m in minted:
-                if isinstance(m, str):
-                    pairs.add(scrub(m))
-        sites = "+".join(sorted(pairs, key=lambda s: s.encode("utf-8"))) or "-"
-        return "hitch|" + phase + "|" + guess_of(rec.get("classification")) + "|" + sites + "|ctx:" + ctx
+        top = top_class(rec.get("classification"))
+        g = top.get("guess") if top else None
+        if g == "long-script":
+            cause = script_of(rec)
+        elif g in ("gc-or-upload-by-elimination", "resize"):
+            cause = "-"
+        else:
+            cause = sites_of(rec)
+        return "hitch|" + phase + "|" + guess_of(rec.get("classification")) + "|" + cause + "|ctx:" + ctx
     if t == "usermark":
         return "usermark|" + phase + "|" + guess_of(first_worst(rec).get("classification")) + "|ctx:" + ctx
     if t == "jitter":
@@ -114,11 +221,22 @@ def derive_key(rec):
     return None
 
 
+def scalar_text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return json.dumps(v)
+    return ""
+
+
 def footprint_of(rec):
-    """(id, key, malformed) by the reading rule of DESIGN §6, or (None, None, m)."""
+    """(id, key, malformed) by the reading rule of DESIGN §6, or (None, None, m):
+    a stamp of the current version keeps its id; older ones are re-derived."""
     fp = rec.get("footprint")
     malformed = False
-    if isinstance(fp, dict) and type(fp.get("v")) in (int, float) and fp.get("v") == 1:
+    if isinstance(fp, dict) and type(fp.get("v")) in (int, float) and fp.get("v") == VERSION:
         fid = fp.get("id")
         if isinstance(fid, str) and HEX8.match(fid):
             key = fp.get("key")
@@ -128,8 +246,14 @@ def footprint_of(rec):
         malformed = True
     key = derive_key(rec)
     if key is None:
+        # a type with no derivation: the writer's id is all there is,
+        # whatever its version
+        fid = fp.get("id") if isinstance(fp, dict) else None
+        if isinstance(fid, str) and HEX8.match(fid):
+            k = fp.get("key")
+            return fid.lower(), k if isinstance(k, str) else scalar_text(k), malformed
         return None, None, malformed
-    return fnv1a32("v1:" + key), key, malformed
+    return fnv1a32("v%d:" % VERSION + key), key, malformed
 
 
 # --- times -------------------------------------------------------------------
@@ -460,8 +584,8 @@ def check_vectors(path):
     n = 0
     for v in doc.get("design", []):
         n += 1
-        if fnv1a32("v1:" + v["key"]) != v["id"]:
-            print("design vector %s: key hashes to %s" % (v["id"], fnv1a32("v1:" + v["key"])))
+        if fnv1a32("v%d:" % VERSION + v["key"]) != v["id"]:
+            print("design vector %s: key hashes to %s" % (v["id"], fnv1a32("v%d:" % VERSION + v["key"])))
             bad += 1
     for c in doc.get("records", []):
         n += 1

@@ -339,7 +339,7 @@ test('live: an appended record shows in Current Session and moves the Issues cou
     const rec = {
       type: 'hitch', at: new Date().toISOString(), phase: 'play', build: row.builds[row.builds.length - 1], frameMs: 187.5,
       medianMs: 8.2, classification: { guess: 'shader-compile', confidence: 'high', evidence: 'programs +4 in the hitch frame' },
-      footprint: { v: 1, id: row.id, key: row.key }, ctx: Object.entries(row.situation).map(([k, v]) => `${k}=${v}`).join(','),
+      footprint: { v: 2, id: row.id, key: row.key }, ctx: Object.entries(row.situation).map(([k, v]) => `${k}=${v}`).join(','),
     };
     appendFromProcess(perfPath(main.project), JSON.stringify(rec) + '\n');
     await waitFor(async () => (await count()) === row.count + 1, { what: `×${row.count + 1} on ${row.id}` });
@@ -546,7 +546,7 @@ test('the events socket reconnects by itself after the daemon restarts, and the 
     appendFromProcess(perfPath(project), JSON.stringify({
       type: 'usermark', at: new Date().toISOString(), phase: 'play', note: 'after the restart',
       worst: [{ frameMs: 64, classification: { guess: 'long-script', confidence: 'low', evidence: 'frame delta dominates' } }],
-      footprint: { v: 1, id: row.id, key: row.key },
+      footprint: { v: 2, id: row.id, key: row.key },
     }) + '\n');
     await page.keyboard.press('Control+F12');
     await page.click('#tab-session');

@@ -318,7 +318,7 @@ append_fix_filled_in_and_checked(void **state)
 		assert_int_equal(mkdir(dir, 0755), 0);
 	}
 	put(fx->perf, "{\"type\":\"hitch\",\"at\":\"2026-09-01T09:00:00Z\","
-	    "\"frameMs\":150,\"footprint\":{\"v\":1,\"id\":\"81e5eb9b\","
+	    "\"frameMs\":150,\"footprint\":{\"v\":2,\"id\":\"81e5eb9b\","
 	    "\"key\":\"k\"}}\n");
 	/* a typo of it: refused, the known one named */
 	cJSON_ReplaceItemInObject(rec, "footprints",

@@ -96,9 +96,9 @@ batch_footprint_by_the_reading_rule(void **state)
 	int		 rc;
 
 	(void)state;
-	/* stamped v1: the writer's id stays, even if it is not the hash */
+	/* stamped v2: the writer's id stays, even if it is not the hash */
 	o = row_of(b, SINK_PERF, "{\"type\":\"hitch\",\"frameMs\":141.2,"
-	    "\"footprint\":{\"v\":1,\"id\":\"0000abcd\",\"key\":\"k\"}}", 0, &rc);
+	    "\"footprint\":{\"v\":2,\"id\":\"0000abcd\",\"key\":\"k\"}}", 0, &rc);
 	assert_string_equal(s_of(o, "footprint_id"), "0000abcd");
 	assert_true(n_of(o, "malformed") == 0);
 	assert_true(n_of(o, "value") == 141.2);
@@ -106,26 +106,26 @@ batch_footprint_by_the_reading_rule(void **state)
 	assert_true(n_of(o, "has_at") == 0);
 	assert_string_equal(s_of(o, "day"), "1970-01-01");
 	cJSON_Delete(o);
-	/* unstamped: derived (DESIGN §6 vector 16a7255f) */
+	/* unstamped: derived (footprint v2 vector 4fb3b53a) */
 	o = row_of(b, SINK_PERF, "{\"type\":\"hitch\",\"classification\":"
 	    "{\"guess\":\"long-script\"}}", 10, &rc);
-	assert_string_equal(s_of(o, "footprint_id"), "16a7255f");
+	assert_string_equal(s_of(o, "footprint_id"), "4fb3b53a");
 	assert_string_equal(s_of(o, "footprint_key"),
-	    "hitch|-|long-script|-|ctx:");
+	    "hitch|-|long-script|no-script|ctx:");
 	assert_true(n_of(o, "has_value") == 0);
 	cJSON_Delete(o);
 	/* stamped v0: re-derived */
 	o = row_of(b, SINK_PERF, "{\"type\":\"hitch\",\"classification\":"
 	    "{\"guess\":\"long-script\"},\"footprint\":{\"v\":0,\"id\":"
 	    "\"ffffffff\"}}", 20, &rc);
-	assert_string_equal(s_of(o, "footprint_id"), "16a7255f");
+	assert_string_equal(s_of(o, "footprint_id"), "4fb3b53a");
 	assert_true(n_of(o, "malformed") == 0);
 	cJSON_Delete(o);
-	/* stamped v1, id not 8 hex: re-derived and flagged */
+	/* stamped v2, id not 8 hex: re-derived and flagged */
 	o = row_of(b, SINK_PERF, "{\"type\":\"hitch\",\"classification\":"
-	    "{\"guess\":\"long-script\"},\"footprint\":{\"v\":1,\"id\":"
+	    "{\"guess\":\"long-script\"},\"footprint\":{\"v\":2,\"id\":"
 	    "\"xyz\"}}", 30, &rc);
-	assert_string_equal(s_of(o, "footprint_id"), "16a7255f");
+	assert_string_equal(s_of(o, "footprint_id"), "4fb3b53a");
 	assert_true(n_of(o, "malformed") == 1);
 	cJSON_Delete(o);
 	batch_destroy(b);
@@ -143,7 +143,7 @@ batch_verdict_value_per_type(void **state)
 	    "\"phase\":\"match\",\"automated\":true,\"worst\":[{\"frameMs\":"
 	    "88,\"classification\":[{\"guess\":\"texture-upload\","
 	    "\"confidence\":\"low\"},{\"guess\":\"other\"}]}]}", 0, &rc);
-	assert_string_equal(s_of(o, "footprint_id"), "68faa5c5");
+	assert_string_equal(s_of(o, "footprint_id"), "7ac002c0");
 	assert_true(n_of(o, "automated") == 1);
 	assert_true(n_of(o, "value") == 88);
 	assert_string_equal(s_of(o, "unit"), "ms");

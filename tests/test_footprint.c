@@ -1,6 +1,8 @@
 /*
- * footprint: the six vectors of DESIGN §6, key derivation per type, the
- * reading rule, and ISO-8601 times.
+ * footprint: the v2 key vectors, key derivation per type, the reading
+ * rule (every record of schemas/footprint-vectors.json through the fold,
+ * as page-runtime/footprint.js and tests/indep_fold.py read them), and
+ * ISO-8601 times.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,20 +10,20 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
+#include "ledger/ledger.h"
 
 static const struct {
 	const char	*id, *key;
 } vectors[] = {
-	{ "81e5eb9b", "hitch|play|shader-compile|mat_hull@ship_1+mat_rock@ship_3|ctx:squad=duo,stance=helm" },
-	{ "16a7255f", "hitch|-|long-script|-|ctx:" },
-	{ "d423dcef", "jitter|unit|snap|play|snap|horizontal|ctx:hull=elong-x,squad=duo,stance=helm" },
-	{ "0ba16a4d", "jitter|camera|oscillation|play|follows-track|vertical|ctx:" },
-	{ "68faa5c5", "usermark|match|texture-upload|ctx:view=fp" },
-	{ "941f2650", "hitch|pl_ay|spawn-burst|x_y@z_w|ctx:a=b" },
+	{ "a64a6f58", "hitch|play|shader-compile|mat_hull@ship_#+mat_rock@ship_#|ctx:squad=duo,stance=helm" },
+	{ "4fb3b53a", "hitch|-|long-script|no-script|ctx:" },
+	{ "fc36b9b4", "hitch|play|long-script|crowdTick@/main.js|ctx:view=tps" },
 };
 
 static void
@@ -45,9 +47,17 @@ static const struct {
 	{ "{\"type\":\"hitch\",\"phase\":\"play\",\"ctx\":\"squad=duo,stance=helm\","
 	  "\"minted\":[\"mat_rock@ship_3\",\"mat_hull@ship_1\",\"mat_rock@ship_3\"],"
 	  "\"classification\":{\"guess\":\"shader-compile\",\"confidence\":\"medium\"}}",
-	  "hitch|play|shader-compile|mat_hull@ship_1+mat_rock@ship_3|ctx:squad=duo,stance=helm" },
+	  "hitch|play|shader-compile|mat_hull@ship_#+mat_rock@ship_#|ctx:squad=duo,stance=helm" },
 	{ "{\"type\":\"hitch\",\"classification\":[{\"guess\":\"long-script\"},{\"guess\":\"x\"}]}",
-	  "hitch|-|long-script|-|ctx:" },
+	  "hitch|-|long-script|no-script|ctx:" },
+	/* v2: the sites a writer gave win over its minted pairs; a script
+	 * named the browser's way keys a long-script hitch */
+	{ "{\"type\":\"hitch\",\"sites\":[\"ShaderMaterial:glow_12@orb_3\"],"
+	  "\"minted\":[\"glow_12@orb_3\"],\"classification\":{\"guess\":\"shader-compile\"}}",
+	  "hitch|-|shader-compile|ShaderMaterial:glow_#@orb_#|ctx:" },
+	{ "{\"type\":\"hitch\",\"script\":{\"name\":\"tick\",\"sourceURL\":"
+	  "\"http://127.0.0.1:5173/src/a.js?t=1\"},\"classification\":{\"guess\":\"long-script\"}}",
+	  "hitch|-|long-script|tick@/src/a.js|ctx:" },
 	{ "{\"type\":\"jitter\",\"track\":\"unit\",\"kind\":\"snap\",\"phase\":\"play\","
 	  "\"jump\":[0.6,0.3,0],\"ctx\":\"hull=elong-x,squad=duo,stance=helm\","
 	  "\"classification\":[{\"guess\":\"snap\"}]}",
@@ -126,6 +136,79 @@ footprint_hex_parse(void **state)
 	assert_int_equal(footprint_parse_hex("81e5eb9g", 8, &v), -1);
 }
 
+/*
+ * Every record of the shared vectors, folded alone: the id, the key and
+ * the malformed count the reading rule gives (schemas/footprint-vectors.json;
+ * the JS and Python readers check the same file).
+ */
+static void
+footprint_vectors_file(void **state)
+{
+	FILE		*f;
+	char		*text;
+	long		 size;
+	cJSON		*doc, *c;
+	int		 n = 0;
+
+	(void)state;
+	f = fopen("schemas/footprint-vectors.json", "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	rewind(f);
+	text = malloc((size_t)size + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+	text[size] = '\0';
+	fclose(f);
+	doc = cJSON_Parse(text);
+	free(text);
+	assert_non_null(doc);
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "design")) {
+		const char	*key = cJSON_GetObjectItem(c, "key")->valuestring;
+		char		 hex[9];
+
+		footprint_hex(footprint_id(key, strlen(key)), hex);
+		assert_string_equal(hex, cJSON_GetObjectItem(c, "id")->valuestring);
+	}
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "records")) {
+		struct ledger_opts	 o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 0,
+			NULL };
+		struct ledger		*l = ledger_create(&o);
+		struct ledger_event	 ev;
+		struct ledger_counts	 k;
+		char			*line;
+		cJSON			*id = cJSON_GetObjectItem(c, "id");
+		cJSON			*key = cJSON_GetObjectItem(c, "key");
+		const char		*name = cJSON_GetObjectItem(c, "name")->valuestring;
+
+		assert_non_null(l);
+		line = cJSON_PrintUnformatted(cJSON_GetObjectItem(c, "record"));
+		assert_non_null(line);
+		memset(&ev, 0, sizeof(ev));
+		assert_int_equal(ledger_fold_perf(l, line, strlen(line), 0, &ev), 0);
+		free(line);
+		if (cJSON_IsNull(id)) {
+			if (ev.incident)
+				fail_msg("%s: an incident %s", name, ev.id);
+		} else {
+			if (!ev.incident || strcmp(ev.id, id->valuestring) != 0)
+				fail_msg("%s: id %s, the vectors say %s", name,
+				    ev.id, id->valuestring);
+			if (strcmp(ev.key, key->valuestring) != 0)
+				fail_msg("%s: key %s, the vectors say %s", name,
+				    ev.key, key->valuestring);
+		}
+		ledger_counts(l, &k);
+		assert_int_equal(k.malformed_footprints,
+		    cJSON_IsTrue(cJSON_GetObjectItem(c, "malformed")) ? 1 : 0);
+		ledger_destroy(l);
+		n++;
+	}
+	assert_true(n >= 40);
+	cJSON_Delete(doc);
+}
+
 static void
 iso_round_trip(void **state)
 {
@@ -158,6 +241,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(footprint_vectors),
 		cmocka_unit_test(footprint_derive_per_type),
+		cmocka_unit_test(footprint_vectors_file),
 		cmocka_unit_test(footprint_no_derivation_for_other_types),
 		cmocka_unit_test(footprint_key_is_bounded),
 		cmocka_unit_test(footprint_hex_parse),

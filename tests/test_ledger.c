@@ -226,7 +226,7 @@ status_after(const char *perf, const char *fix1, const char *fix2,
 static void
 ledger_status_by_build_order(void **state)
 {
-	const char	*key = "hitch|play|long-script|-|ctx:";
+	const char	*key = "hitch|play|long-script|no-script|ctx:";
 	char		 id[9], fix[512], fix2[512];
 	/* b1 runs, the fix lands at 09:10, b2 first appears at 09:20 */
 	const char	*stale =
@@ -321,7 +321,7 @@ ledger_hostile_lines_are_counted(void **state)
 static void
 ledger_reading_rule(void **state)
 {
-	const char	*key = "hitch|-|long-script|-|ctx:";
+	const char	*key = "hitch|-|long-script|no-script|ctx:";
 	char		 id[9], t[4096];
 	struct ledger	*l = mk(0);
 	cJSON		*o;
@@ -335,12 +335,15 @@ ledger_reading_rule(void **state)
 	    /* v0: re-derived */
 	    "{\"type\":\"hitch\",\"footprint\":{\"v\":0,\"id\":\"deadbeef\","
 	    "\"key\":\"hitch\"},\"classification\":{\"guess\":\"long-script\"}}\n"
-	    /* v1 with a malformed id: re-derived and counted */
-	    "{\"type\":\"hitch\",\"footprint\":{\"v\":1,\"id\":\"xyz\"},"
+	    /* v2 with a malformed id: re-derived and counted */
+	    "{\"type\":\"hitch\",\"footprint\":{\"v\":2,\"id\":\"xyz\"},"
 	    "\"classification\":{\"guess\":\"long-script\"}}\n"
-	    /* v1 well formed: the writer's word stands, even if it differs */
-	    "{\"type\":\"hitch\",\"footprint\":{\"v\":1,\"id\":\"0badc0de\","
+	    /* v2 well formed: the writer's word stands, even if it differs */
+	    "{\"type\":\"hitch\",\"footprint\":{\"v\":2,\"id\":\"0badc0de\","
 	    "\"key\":\"writer|key\"},\"classification\":{\"guess\":\"x\"}}\n"
+	    /* v1 well formed: an older version, re-derived with v2 (not malformed) */
+	    "{\"type\":\"hitch\",\"footprint\":{\"v\":1,\"id\":\"16a7255f\","
+	    "\"key\":\"hitch|-|long-script|-|ctx:\"},\"classification\":{\"guess\":\"long-script\"}}\n"
 	    /* unknown type with a footprint: a row, worst null */
 	    "{\"type\":\"warm\",\"footprint\":{\"v\":1,\"id\":\"00000001\","
 	    "\"key\":\"warm|k\"},\"extra\":[1]}\n"
@@ -352,14 +355,14 @@ ledger_reading_rule(void **state)
 	feed(l, t, strlen(t));
 	o = issues(l);
 	r = row_of(o, id);
-	assert_int_equal(n(r, "count"), 4);
+	assert_int_equal(n(r, "count"), 5);
 	assert_true(n(cJSON_GetObjectItem(r, "worst"), "value") == 141.5);
 	assert_string_equal(s(row_of(o, "0badc0de"), "key"), "writer|key");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(row_of(o, "00000001"),
 	    "worst")));
 	assert_int_equal(n(cJSON_GetObjectItem(o, "counts"),
 	    "malformedFootprints"), 1);
-	assert_int_equal(n(cJSON_GetObjectItem(o, "counts"), "folded"), 7);
+	assert_int_equal(n(cJSON_GetObjectItem(o, "counts"), "folded"), 8);
 	assert_int_equal(n(cJSON_GetObjectItem(o, "counts"), "rows"), 3);
 	cJSON_Delete(o);
 	ledger_destroy(l);

@@ -332,6 +332,58 @@ try {
   bench('recorder allocation beyond the clock', null, Math.max(0, excess), 'B/frame', `0 B/frame (±${err2.toFixed(1)}, 2σ)`, excess <= err2,
     'two performance.now() a frame');
 
+  // The recorder's main-thread time all in (heartbeats, census slices,
+  // records, sends, the observer — not only inside render): (a) as it
+  // measures itself, task by task (state().own), over a session of play;
+  // (b) CDP's TaskDuration per frame, the same page with and without it,
+  // phases alternated — the anchor is the page without it.  On a loaded
+  // machine (b)'s difference carries the noise of the whole page's tasks;
+  // (a) is the figure the target is read on, (b) is printed beside it.
+  {
+    const SESSION = QUICK ? 600 : 3600;
+    const cdp2 = await page.context().newCDPSession(page);
+    await cdp2.send('Performance.enable');
+    await page.evaluate(() => {
+      window.bench.uninstall(); window.bench.endCost();
+      const r = window.demo.renderer;
+      window.allIn = { frames: 0, rec: null };
+      const tick = () => { window.allIn.frames++; requestAnimationFrame(tick); };
+      requestAnimationFrame(tick);
+      window.allIn.start = () => {
+        const rec = window.sloptimize.createRecorder({ renderer: r });
+        rec.track('unit', () => window.demo.unit.position);
+        window.allIn.rec = rec;
+      };
+      window.allIn.stop = () => { const st = window.allIn.rec.state(); window.allIn.rec.stop(); window.allIn.rec = null; return st.own; };
+    });
+    const taskMs = async () => Object.fromEntries((await cdp2.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value])).TaskDuration * 1000;
+    const phase = async (withRec) => {
+      if (withRec) await page.evaluate(() => window.allIn.start());
+      const f0 = await page.evaluate(() => window.allIn.frames), t0 = await taskMs();
+      await page.waitForFunction((n) => window.allIn.frames >= n, f0 + SESSION / 2, { timeout: 600000, polling: 200 });
+      const f1 = await page.evaluate(() => window.allIn.frames), t1 = await taskMs();
+      const own = withRec ? await page.evaluate(() => window.allIn.stop()) : null;
+      return { perFrame: (t1 - t0) / (f1 - f0), frames: f1 - f0, own };
+    };
+    const withR = [], without = [], owns = [];
+    for (let k = 0; k < 2; k++) {
+      const a = await phase(true); withR.push(a.perFrame); owns.push(a.own);
+      const b = await phase(false); without.push(b.perFrame);
+    }
+    const ownMs = owns.reduce((a, o) => a + o.ms, 0), ownFrames = SESSION;
+    const perFrame = ownMs / ownFrames, maxTask = Math.max(...owns.map((o) => o.maxTaskMs));
+    const ab = withR.reduce((a, b) => a + b, 0) / withR.length - without.reduce((a, b) => a + b, 0) / without.length;
+    console.log(`recorder main-thread time, all in, over ${ownFrames} frames of the demo in 2 sessions (ms/frame):`);
+    console.log(`  as it measures itself (its tasks, sends, census slices): ${f3(perFrame)} ms/frame, its longest task ${f3(maxTask)} ms, ${owns.reduce((a, o) => a + o.tasks, 0)} tasks`);
+    console.log(`  the page's task time per frame (CDP TaskDuration): with it ${withR.map(f3).join(', ')}, without it ${without.map(f3).join(', ')}: difference ${f3(ab)} (the whole page's noise is in it)`);
+    console.log('  target: ≤ 0.05 ms per frame over a session; no task of its own ≥ 1 ms');
+    bench('recorder main-thread time, all in (self-measured)', null, perFrame, 'ms/frame', '<= 0.05 ms/frame', perFrame <= 0.05);
+    bench('recorder main-thread time, A/B task time difference', without.reduce((a, b) => a + b, 0) / without.length, ab, 'ms/frame', '-', null,
+      'the same page without it, task time per frame');
+    bench('recorder longest task of its own', null, maxTask, 'ms', '< 1 ms', maxTask < 1);
+    await cdp2.detach();
+  }
+
   // stutter → wake line
   const probe = await fetch(`${daemon.base}/api/sloptimize/records`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
   if (probe.status === 404 || probe.status === 405) {
