@@ -108,7 +108,8 @@ for (const name of cases) {
       const want = JSON.parse(fs.readFileSync(issuesFile, 'utf8'));
       // the fold: fixes as their raw lines, so an id-less fix gets the C id
       const got = buildIssues(perf.records, { fixes: fixes.lines, now: NOW });
-      const w = without(want, ['generatedAt', 'source', 'skipped']);
+      // source and regime are the CLI's reading of the files (cli/regime.h)
+      const w = without(want, ['generatedAt', 'source', 'skipped', 'regime']);
       delete w.counts.lines;
       delete w.counts.skipped;
       assert.deepStrictEqual(without(got, ['generatedAt']), w);
@@ -142,7 +143,7 @@ for (const name of cases) {
       const { perf, fixes } = readCase(name);
       const want = JSON.parse(fs.readFileSync(path.join(fx, f), 'utf8'));
       const got = buildIssue(perf.records, id, { fixes: fixes.lines, now: NOW, offsets: perf.offsets });
-      assert.deepStrictEqual(without(got, ['generatedAt']), without(want, ['generatedAt', 'source']));
+      assert.deepStrictEqual(without(got, ['generatedAt']), without(want, ['generatedAt', 'source', 'regime']));
     });
   }
 }
@@ -210,7 +211,8 @@ test('the same catalogue, timeline and windows as the C fold on a generated ledg
     for (const extra of [[], ['--include-automated']]) {
       const want = cli(['issues', '--json', '--now', NOW, '--project', dir, ...extra]);
       const got = buildIssues(perf.records, { fixes: fixes.lines, now: NOW, includeAutomated: extra.length > 0 });
-      const w = without(want, ['generatedAt', 'source', 'skipped']);
+      // source and regime are the CLI's reading of the files (cli/regime.h)
+      const w = without(want, ['generatedAt', 'source', 'skipped', 'regime']);
       delete w.counts.lines;
       delete w.counts.skipped;
       assert.deepStrictEqual(without(got, ['generatedAt']), w, `issues ${extra}`);
@@ -230,7 +232,7 @@ test('the same catalogue, timeline and windows as the C fold on a generated ledg
     const top1 = cli(['issues', '--json', '--now', NOW, '--project', dir]).issues[0].id;
     const wantOne = cli(['issues', '--fp', top1, '--json', '--now', NOW, '--project', dir]);
     assert.deepStrictEqual(without(buildIssue(perf.records, top1, { fixes: fixes.lines, now: NOW, offsets: perf.offsets }), ['generatedAt']),
-      without(wantOne, ['generatedAt', 'source']));
+      without(wantOne, ['generatedAt', 'source', 'regime']));
     // fix windows: what `sloptimize fix --json` measured and appended
     const builds = buildHistory(perf.records, { now: NOW }).builds.map((b) => b.build);
     const rec = cli(['fix', '--title', 'check windows', '--before', builds[1], '--after', `${from}..${to}`, '--json', '--project', dir]);
