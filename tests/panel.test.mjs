@@ -705,7 +705,11 @@ test('Current Session shows the page recorder\'s own state: recording, sent, que
     assert.match(text, /Recorder recording · frame \d+/);
     assert.match(text, /build v-panel/);
     assert.match(text, /\d+ records sent · \d+ queued/);
-    assert.match(text, /none dropped/);
+    // what was dropped is what the recorder says (on a loaded machine the
+    // stand-in game's slow frames can pass its one-hitch-a-second limit)
+    const dropped = Object.entries(st.dropped || {}).filter(([, n]) => n > 0);
+    if (dropped.length === 0) assert.match(text, /none dropped/);
+    else assert.match(text, /dropped \d+ \w+/, `the recorder dropped ${JSON.stringify(st.dropped)}: the panel says so`);
     assert.match(text, st.reachable ? /daemon reachable/ : /daemon unreachable \(.*\), retrying/);
     if (st.refused) assert.match(text, /refused/, 'what the daemon refused is said');
     // it moves while the tab is open
