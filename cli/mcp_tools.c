@@ -22,6 +22,7 @@
 #include "cli/daemon_get.h"
 #include "cli/fix.h"
 #include "cli/gate.h"
+#include "cli/regime.h"
 #include "cli/mcp_impl.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
@@ -185,6 +186,17 @@ add_source(cJSON *o, const struct project_fold_info *fi)
 	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
 }
 
+/* What the last heartbeats ran on (cli/regime.h): an agent reading the
+ * rows' timings is told when a software renderer made them. */
+static void
+add_regime(cJSON *o, const struct project_fold_info *fi)
+{
+	struct cli_regime	r;
+
+	cli_regime_recent(fi->perf, &r);
+	cJSON_AddItemToObject(o, "regime", cli_regime_json(&r));
+}
+
 static int
 filters(struct call *c, struct ledger_opts *o)
 {
@@ -228,8 +240,10 @@ tool_get_issues(struct call *c)
 	q.limit = (size_t)limit;
 	if (fold(c, &o, &l, &fi) != 0)
 		return;
-	if ((c->out = ledger_issues_json(l, &q, c->now_ms)) != NULL)
+	if ((c->out = ledger_issues_json(l, &q, c->now_ms)) != NULL) {
 		add_source(c->out, &fi);
+		add_regime(c->out, &fi);
+	}
 	ledger_destroy(l);
 }
 
@@ -281,6 +295,7 @@ tool_get_issue(struct call *c)
 		cJSON_DeleteItemFromArray(occ, 0);
 	cJSON_AddNumberToObject(c->out, "occurrencesTotal", total);
 	add_source(c->out, &fi);
+	add_regime(c->out, &fi);
 }
 
 static void
@@ -807,6 +822,13 @@ const struct tool mcp_tools[] = {
 	  "worst value, the last verdict and its evidence, the situation, the "
 	  "fixes naming it and its status: open, pending (a fix waits for a "
 	  "build after it to run), fixed, or regressed. Most frequent first. "
+	  "Each fix carries its judgement: was → now (the p95 of its before "
+	  "and after windows, each with its noise interval) and a verdict — "
+	  "improved or regressed only past the noise with enough play; "
+	  "no-detectable-change, not-enough-evidence, software (a software "
+	  "renderer's timings are never evidence) or incomparable otherwise. "
+	  "`regime` says when the last heartbeats came from a software "
+	  "renderer: their frame times are not to be trusted. "
 	  "The same fold as `sloptimize issues --json`.",
 	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 	  "\"type\":{\"type\":\"string\",\"description\":\"only rows of this record type: hitch, usermark, jitter, …\"},"
@@ -822,7 +844,9 @@ const struct tool mcp_tools[] = {
 	{ "get_issue", "One issue",
 	  "One footprint: its catalogue row (with every fix and proposal "
 	  "naming it, and how each is judged) and its occurrences in file "
-	  "order (at, build, value, verdict, byte offset), the last ones kept. "
+	  "order (at, build, value, verdict, byte offset, and what tells it "
+	  "apart: the script named, bytes uploaded, sites, counters that "
+	  "moved, its regime), the last ones kept. "
 	  "Read it before acting on an issue: do not retry what a fix there "
 	  "already tried.",
 	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"id\"],\"properties\":{"
@@ -874,8 +898,11 @@ const struct tool mcp_tools[] = {
 	  "footprints it addresses: it is pending until a build that started "
 	  "after it has run, then the fold measures that build as its after "
 	  "window and judges it fixed or regressed. Never claim the fix "
-	  "worked before that. A footprint the ledger has never seen is "
-	  "refused with the nearest known ids.",
+	  "worked before that, nor past its judgement: a verdict other than "
+	  "improved (no-detectable-change, not-enough-evidence, software, "
+	  "incomparable) is no evidence the change made it faster. A "
+	  "footprint the ledger has never seen is refused with the nearest "
+	  "known ids.",
 	  FIX_INPUT, FIX_OUTPUT, 0, tool_record_fix, NULL },
 	{ "propose_fix", "Propose a fix",
 	  "Append a proposal to fixes.jsonl (`sloptimize fix propose`): a fix "

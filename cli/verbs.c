@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "cli/check.h"
 #include "cli/fix.h"
+#include "cli/regime.h"
 #include "daemon_get.h"
 #include "ledger/footprint.h"
 #include "ledger/impact.h"
@@ -105,12 +106,14 @@ add_source(cJSON *o, const struct project_fold_info *fi)
 static int
 write_json(const char *verb, struct ledger *l,
     const struct project_fold_info *fi, const struct ledger_query *q,
-    int buckets, int64_t now_ms)
+    int buckets, int64_t now_ms, const struct cli_regime *reg)
 {
 	cJSON	*extra = cJSON_CreateObject();
 	int	 rc;
 
 	add_source(extra, fi);
+	if (reg != NULL)
+		cJSON_AddItemToObject(extra, "regime", cli_regime_json(reg));
 	rc = q != NULL ? ledger_issues_write(l, q, now_ms, extra,
 	    ledger_sink_file, stdout) : ledger_history_write(l, buckets,
 	    now_ms, extra, ledger_sink_file, stdout);
@@ -197,6 +200,91 @@ verdict_guess(const cJSON *row)
 	return cJSON_IsObject(v) ? jstr(v, "guess") : "-";
 }
 
+/* " [93.9–100.3]" from an interval {lo, hi}, "" without one. */
+static void
+fmt_interval(const cJSON *iv, char *out, size_t cap)
+{
+	char	lo[32], hi[32];
+
+	*out = '\0';
+	if (!cJSON_IsObject(iv) || isnan(jnum(iv, "lo")) || isnan(jnum(iv, "hi")))
+		return;
+	fmt_num(jnum(iv, "lo"), "", lo, sizeof(lo));
+	fmt_num(jnum(iv, "hi"), "", hi, sizeof(hi));
+	snprintf(out, cap, " [%s\u2013%s]", lo, hi);
+}
+
+/* What a verdict (docs/json.md, "Fix verdicts") is called in a sentence. */
+static const char *
+verdict_words(const char *v)
+{
+	static const struct { const char *v, *words; } t[] = {
+		{ "improved", "improved" },
+		{ "regressed", "regressed" },
+		{ "no-detectable-change", "no detectable change" },
+		{ "not-enough-evidence", "not enough evidence yet" },
+		{ "software", "software renderer: timings are not evidence" },
+		{ "incomparable", "incomparable" },
+		{ "pending", "pending" },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcmp(v, t[i].v) == 0)
+			return t[i].words;
+	return v;
+}
+
+/*
+ * A fix's verdict on one line: was → now, each with its noise interval,
+ * the delta only when the verdict is past the noise, then the verdict and
+ * its reason.  Nothing for a fix without a judgement (an older fold).
+ */
+static void
+print_judgement(const cJSON *fix, const char *indent)
+{
+	const cJSON	*j = cJSON_GetObjectItemCaseSensitive(fix, "judgement");
+	const char	*v;
+	char		 was[32], now[32], wi[80], ni[80], d[32], pct[32];
+
+	if (!cJSON_IsObject(j))
+		return;
+	v = jstr(j, "verdict");
+	printf("%s", indent);
+	if (strcmp(v, "software") == 0 || strcmp(v, "incomparable") == 0) {
+		/* timings that are not to be compared are not put side by
+		 * side: each window's own, and why they stop there */
+		const cJSON	*b = cJSON_GetObjectItemCaseSensitive(fix,
+				    "before");
+		const cJSON	*a = cJSON_GetObjectItemCaseSensitive(fix,
+				    "after");
+
+		fmt_num(jnum(j, "was"), "ms", was, sizeof(was));
+		fmt_num(jnum(j, "now"), "ms", now, sizeof(now));
+		printf("before p95 %s on %s, after p95 %s on %s: ", was,
+		    cJSON_IsObject(b) ? jstr(b, "regime") : "-", now,
+		    cJSON_IsObject(a) ? jstr(a, "regime") : "-");
+	} else if (!isnan(jnum(j, "was")) || !isnan(jnum(j, "now"))) {
+		fmt_num(jnum(j, "was"), "ms", was, sizeof(was));
+		fmt_num(jnum(j, "now"), "ms", now, sizeof(now));
+		fmt_interval(cJSON_GetObjectItemCaseSensitive(j, "wasInterval"),
+		    wi, sizeof(wi));
+		fmt_interval(cJSON_GetObjectItemCaseSensitive(j, "nowInterval"),
+		    ni, sizeof(ni));
+		printf("was %s%s \u2192 now %s%s p95", was, wi, now, ni);
+		if ((strcmp(v, "improved") == 0 || strcmp(v, "regressed") == 0) &&
+		    !isnan(jnum(j, "deltaMs"))) {
+			fmt_num(fabs(jnum(j, "deltaMs")), "ms", d, sizeof(d));
+			fmt_num(fabs(jnum(j, "deltaPct")), "", pct, sizeof(pct));
+			printf(" %s%s (%s%s %%)", jnum(j, "deltaMs") < 0 ?
+			    "\u2212" : "+", d, jnum(j, "deltaMs") < 0 ?
+			    "\u2212" : "+", pct);
+		}
+		printf(": ");
+	}
+	printf("%s \u2014 %s\n", verdict_words(v), jstr(j, "reason"));
+}
+
 static void
 print_issue_table(const cJSON *issues, int limit)
 {
@@ -256,8 +344,118 @@ print_quoted(const char *s)
 	putchar('"');
 }
 
+/* Append to out what follows, " · " between pieces. */
 static void
-print_issue_detail(const cJSON *doc)
+what_add(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+what_add(char *out, size_t cap, const char *fmt, ...)
+{
+	size_t	n = strlen(out);
+	va_list	ap;
+
+	if (n > 0 && n + 3 < cap) {
+		snprintf(out + n, cap - n, " \u00b7 ");
+		n = strlen(out);
+	}
+	if (n + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(out + n, cap - n, fmt, ap);
+	va_end(ap);
+}
+
+/* The last path segment of a URL, without its query or fragment. */
+static void
+url_file(const char *url, char *out, size_t cap)
+{
+	const char	*end = url + strcspn(url, "?#"), *p = end;
+
+	while (p > url && p[-1] != '/')
+		p--;
+	snprintf(out, cap, "%.*s", (int)(end - p), p);
+}
+
+/*
+ * What tells an occurrence from the others of its footprint, from what
+ * its record carried (docs/json.md): the script the browser named, the
+ * bytes uploaded, the sites, the counters that moved, a software regime.
+ * "-" when the record carried none of it.
+ */
+static void
+occurrence_what(const cJSON *o, char *out, size_t cap)
+{
+	const cJSON	*sc = cJSON_GetObjectItemCaseSensitive(o, "script");
+	const cJSON	*st = cJSON_GetObjectItemCaseSensitive(o, "sites");
+	const cJSON	*d = cJSON_GetObjectItemCaseSensitive(o, "delta");
+	const cJSON	*it;
+	const char	*reg = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(o, "regime"));
+	char		 file[128], ms[32];
+	int		 n = 0;
+
+	*out = '\0';
+	if (cJSON_IsObject(sc)) {
+		const char	*name = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(sc, "name"));
+		const char	*inv = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(sc,
+				    "invoker"));
+		const char	*url = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(sc,
+				    "sourceURL"));
+		const char	*un = cJSON_GetStringValue(
+				    cJSON_GetObjectItemCaseSensitive(sc,
+				    "unavailable"));
+
+		file[0] = '\0';
+		if (url != NULL)
+			url_file(url, file, sizeof(file));
+		if (name != NULL || inv != NULL) {
+			fmt_num(jnum(sc, "durationMs"), "ms", ms, sizeof(ms));
+			what_add(out, cap, "script %s%s%s%s%s%s",
+			    name != NULL ? name : inv, *file ? " (" : "",
+			    file, *file ? ")" : "",
+			    isnan(jnum(sc, "durationMs")) ? "" : " ",
+			    isnan(jnum(sc, "durationMs")) ? "" : ms);
+		} else if (un != NULL)
+			what_add(out, cap, "no script named: %s", un);
+	}
+	if (!isnan(jnum(o, "uploadBytes"))) {
+		double	b = jnum(o, "uploadBytes");
+
+		if (b >= 1024 * 1024)
+			what_add(out, cap, "upload %.1f MiB", b / (1024 * 1024));
+		else if (b >= 1024)
+			what_add(out, cap, "upload %.1f KiB", b / 1024);
+		else
+			what_add(out, cap, "upload %.0f B", b);
+	}
+	cJSON_ArrayForEach(it, st) {
+		if (n++ == 3) {
+			what_add(out, cap, "+%d sites",
+			    cJSON_GetArraySize(st) - 3);
+			break;
+		}
+		what_add(out, cap, "%s", cJSON_GetStringValue(it) ?
+		    cJSON_GetStringValue(it) : "?");
+	}
+	cJSON_ArrayForEach(it, d)
+		if (cJSON_IsNumber(it) && it->valuedouble != 0 &&
+		    (strcmp(it->string, "programs") == 0 ||
+		    strcmp(it->string, "textures") == 0 ||
+		    strcmp(it->string, "geometries") == 0))
+			what_add(out, cap, "%s %+.0f", it->string,
+			    it->valuedouble);
+	if (reg != NULL && strcmp(reg, "software") == 0)
+		what_add(out, cap, "software renderer");
+	if (*out == '\0')
+		snprintf(out, cap, "-");
+}
+
+static void
+print_issue_detail(const cJSON *doc, const struct cli_regime *reg)
 {
 	const cJSON	*row = cJSON_GetObjectItemCaseSensitive(doc, "issue");
 	const cJSON	*it, *v;
@@ -266,6 +464,7 @@ print_issue_detail(const cJSON *doc)
 	fmt_worst(row, worst, sizeof(worst));
 	fmt_last(row, last, sizeof(last));
 	printf("issue     %s  (%s)\n", jstr(row, "id"), jstr(row, "status"));
+	cli_regime_say(stdout, "regime    ", reg);
 	printf("key       %s\n", jstr(row, "key"));
 	printf("count     %.0f\n", jnum(row, "count"));
 	printf("first     %s\n", jstr(row, "first"));
@@ -280,7 +479,7 @@ print_issue_detail(const cJSON *doc)
 	if (cJSON_IsObject(v))
 		printf("verdict   %s/%s \"%s\"\n", jstr(v, "guess"),
 		    jstr(v, "confidence"), jstr(v, "evidence"));
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row, "fixes"))
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row, "fixes")) {
 		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it,
 		    "pending")))
 			printf("fix       %s %s \"%s\" commit %s (pending: "
@@ -292,26 +491,31 @@ print_issue_detail(const cJSON *doc)
 			    "%s)\n", jstr(it, "id"), jstr(it, "at"),
 			    jstr(it, "title"), jstr(it, "commit"),
 			    jstr(it, "fixBuild"));
+		print_judgement(it, "          ");
+	}
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(row,
-	    "proposals"))
+	    "proposals")) {
 		printf("proposal  %s %s \"%s\" (%s)\n", jstr(it, "id"),
 		    jstr(it, "at"), jstr(it, "title"), jstr(it, "status"));
+		print_judgement(it, "          ");
+	}
 	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(row,
 	    "fixes")) == 0)
 		printf("record a fix with:\n  sloptimize fix --footprints %s "
 		    "--title \"…\" --commit <sha>\n", jstr(row, "id"));
-	printf("\n%-24s  %-16s  %9s  %-28s  %s\n", "AT", "BUILD", "VALUE",
-	    "VERDICT", "OFFSET");
+	printf("\n%-24s  %-16s  %9s  %-28s  %10s  %s\n", "AT", "BUILD",
+	    "VALUE", "VERDICT", "OFFSET", "WHAT TELLS IT APART");
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc,
 	    "occurrences")) {
-		char	val[32];
+		char	val[32], what[512];
 
 		fmt_num(jnum(it, "value"), "", val, sizeof(val));
 		v = cJSON_GetObjectItemCaseSensitive(it, "verdict");
-		printf("%-24s  %-16.16s  %9s  %-28.28s  %.0f\n",
+		occurrence_what(it, what, sizeof(what));
+		printf("%-24s  %-16.16s  %9s  %-28.28s  %10.0f  %s\n",
 		    jstr(it, "at"), jstr(it, "build"), val,
 		    cJSON_IsObject(v) ? jstr(v, "guess") : "-",
-		    jnum(it, "offset"));
+		    jnum(it, "offset"), what);
 		/* the player's own words, under the press they explain */
 		if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, "note"))) {
 			printf("%-24s  note: ", "");
@@ -340,6 +544,7 @@ verb_issues(int argc, char **argv)
 	struct ledger_query	 q = { 0 };
 	struct ledger		*l = NULL;
 	struct project_fold_info	 fi;
+	struct cli_regime	 reg;
 	cJSON			*out;
 	uint32_t		 id;
 
@@ -365,10 +570,11 @@ verb_issues(int argc, char **argv)
 	    FOLD_RESUME | PROJECT_RESUME_ANY_TIMELINE, &l, &fi)) >= 0)
 		return rc;
 	note_partial(&fi);
+	cli_regime_recent(fi.perf, &reg);
 	q.type = type;
 	q.status = status;
 	if (c.json && fp == NULL)
-		return write_json("issues", l, &fi, &q, 0, c.now_ms);
+		return write_json("issues", l, &fi, &q, 0, c.now_ms, &reg);
 	if (fp != NULL) {
 		char	hex[9];
 
@@ -388,13 +594,15 @@ verb_issues(int argc, char **argv)
 	}
 	if (c.json) {
 		add_source(out, &fi);
+		cJSON_AddItemToObject(out, "regime", cli_regime_json(&reg));
 		print_json(out);
 	} else if (fp != NULL)
-		print_issue_detail(out);
+		print_issue_detail(out, &reg);
 	else {
 		const cJSON	*rows = cJSON_GetObjectItemCaseSensitive(out,
 				    "issues");
 
+		cli_regime_say(stdout, "note: ", &reg);
 		if (cJSON_GetArraySize(rows) == 0)
 			printf("no issues in %s\n", fi.perf);
 		else
@@ -511,7 +719,8 @@ verb_report(int argc, char **argv)
 	struct ledger_query	 q = { .limit = 5 };
 	struct ledger		*l;
 	struct project_fold_info	 fi;
-	cJSON			*out, *reg, *row;
+	struct cli_regime	 reg;
+	cJSON			*out, *regd, *row;
 	int			 rc, regressed;
 
 	if ((rc = cli_parse(argc, argv, NULL, &c, report_usage, NULL, NULL)) >= 0)
@@ -522,10 +731,10 @@ verb_report(int argc, char **argv)
 	note_partial(&fi);
 	q.status = "regressed";
 	q.limit = 0;
-	reg = ledger_issues_json(l, &q, c.now_ms);
-	regressed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(reg,
+	regd = ledger_issues_json(l, &q, c.now_ms);
+	regressed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(regd,
 	    "issues"));
-	cJSON_Delete(reg);
+	cJSON_Delete(regd);
 	q.status = NULL;
 	q.limit = 0;
 	if ((out = ledger_issues_json(l, &q, c.now_ms)) == NULL) {
@@ -533,8 +742,10 @@ verb_report(int argc, char **argv)
 		return EXIT_FINDINGS;
 	}
 	rank_rows(cJSON_GetObjectItemCaseSensitive(out, "issues"), 5, 1);
+	cli_regime_recent(fi.perf, &reg);
 	if (c.json) {
 		add_source(out, &fi);
+		cJSON_AddItemToObject(out, "regime", cli_regime_json(&reg));
 		print_json(out);
 	} else {
 		const cJSON	*rows = cJSON_GetObjectItemCaseSensitive(out,
@@ -548,6 +759,7 @@ verb_report(int argc, char **argv)
 		if (regressed)
 			printf(" — %d regressed", regressed);
 		printf("\n");
+		cli_regime_say(stdout, "note: ", &reg);
 		cJSON_ArrayForEach(row, rows) {
 			char		 worst[32], last[32];
 			const cJSON	*v = cJSON_GetObjectItemCaseSensitive(row,
@@ -563,6 +775,20 @@ verb_report(int argc, char **argv)
 			if (cJSON_IsObject(v))
 				printf("   %s/%s: %s\n", jstr(v, "guess"),
 				    jstr(v, "confidence"), jstr(v, "evidence"));
+			/* the latest fix's verdict on its windows */
+			{
+				const cJSON	*fx = NULL, *f;
+
+				cJSON_ArrayForEach(f,
+				    cJSON_GetObjectItemCaseSensitive(row,
+				    "fixes"))
+					fx = f;
+				if (fx != NULL) {
+					printf("   fix %s \"%s\": ",
+					    jstr(fx, "id"), jstr(fx, "title"));
+					print_judgement(fx, "");
+				}
+			}
 			printf("   sloptimize issues --fp %s\n", jstr(row, "id"));
 		}
 	}
@@ -580,11 +806,40 @@ static const char history_usage[] =
 "medians of the heartbeats, the hitch count and worst hitch, and one\n"
 "window per build.  '-' marks a bucket without evidence.\n";
 
+/*
+ * A window's or bucket's regime in a column: "hw", "sw!" (a software
+ * renderer: its timings are not to be trusted), "unk", "-" (no
+ * heartbeat), with "+" when heartbeats of another regime were left out
+ * of its timings.  *software and *mixed are set when so.
+ */
 static void
-print_window_row(const char *label, const cJSON *b)
+fmt_regime(const cJSON *b, char *out, size_t cap, int *software, int *mixed)
+{
+	const char	*r = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(b, "regime"));
+	const cJSON	*rs = cJSON_GetObjectItemCaseSensitive(b, "regimes");
+	double		 own, all;
+
+	if (r == NULL) {
+		snprintf(out, cap, "-");
+		return;
+	}
+	own = jnum(rs, r);
+	all = jnum(rs, "hardware") + jnum(rs, "software") + jnum(rs, "unknown");
+	if (strcmp(r, "software") == 0)
+		*software = 1;
+	if (!isnan(own) && !isnan(all) && all > own)
+		*mixed = 1;
+	snprintf(out, cap, "%s%s", strcmp(r, "hardware") == 0 ? "hw" :
+	    strcmp(r, "software") == 0 ? "sw!" : "unk",
+	    !isnan(own) && !isnan(all) && all > own ? "+" : "");
+}
+
+static void
+print_window_row(const char *label, const cJSON *b, int *software, int *mixed)
 {
 	char	p95[32], med[32], calls[32], tris[32], prog[32], hit[32],
-		worst[32];
+		worst[32], reg[16], iv[80];
 	const cJSON	*it;
 
 	fmt_num(jnum(b, "p95Ms"), "", p95, sizeof(p95));
@@ -594,8 +849,17 @@ print_window_row(const char *label, const cJSON *b)
 	fmt_num(jnum(b, "programs"), "", prog, sizeof(prog));
 	fmt_num(jnum(b, "hitches"), "", hit, sizeof(hit));
 	fmt_num(jnum(b, "worstHitchMs"), "", worst, sizeof(worst));
-	printf("%-24.24s  %7s  %7s  %6s  %9s  %5s  %7s  %7s ", label, p95, med,
-	    calls, tris, prog, hit, worst);
+	fmt_regime(b, reg, sizeof(reg), software, mixed);
+	printf("%-24.24s  %7s  %7s  %6s  %9s  %5s  %7s  %7s  %-6s", label, p95,
+	    med, calls, tris, prog, hit, worst, reg);
+	/* a build's window: the p95's noise interval and its play time */
+	if (cJSON_GetObjectItemCaseSensitive(b, "p95Interval") != NULL) {
+		fmt_interval(cJSON_GetObjectItemCaseSensitive(b,
+		    "p95Interval"), iv, sizeof(iv));
+		printf(" p95%s", *iv ? iv : " [too few heartbeats]");
+		if (!isnan(jnum(b, "playSeconds")))
+			printf(" over %.0f s of play", jnum(b, "playSeconds"));
+	}
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(b, "builds"))
 		printf(" %s", cJSON_GetStringValue(it));
 	printf("\n");
@@ -640,7 +904,8 @@ verb_history(int argc, char **argv)
 		return rc;
 	note_partial(&fi);
 	if (c.json)
-		return write_json("history", l, &fi, NULL, buckets, c.now_ms);
+		return write_json("history", l, &fi, NULL, buckets, c.now_ms,
+		    NULL);
 	if ((out = ledger_history_json(l, buckets, c.now_ms)) == NULL) {
 		ledger_destroy(l);
 		fprintf(stderr, "sloptimize history: out of memory\n");
@@ -650,16 +915,27 @@ verb_history(int argc, char **argv)
 		add_source(out, &fi);
 		print_json(out);
 	} else {
-		printf("%-24s  %7s  %7s  %6s  %9s  %5s  %7s  %7s  %s\n",
+		int	software = 0, mixed = 0;
+
+		printf("%-24s  %7s  %7s  %6s  %9s  %5s  %7s  %7s  %-6s %s\n",
 		    "BUCKET", "P95", "MEDIAN", "CALLS", "TRIS", "PROG",
-		    "HITCHES", "WORST", "BUILDS");
+		    "HITCHES", "WORST", "REGIME", "BUILDS");
 		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(out,
 		    "buckets"))
-			print_window_row(jstr(b, "from"), b);
+			print_window_row(jstr(b, "from"), b, &software, &mixed);
 		printf("\n%-24s\n", "PER BUILD");
 		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(out,
 		    "builds"))
-			print_window_row(jstr(b, "build"), b);
+			print_window_row(jstr(b, "build"), b, &software, &mixed);
+		if (software)
+			printf("\nsw!: timings from a software renderer "
+			    "(SwiftShader, llvmpipe): frame times not to be "
+			    "trusted, and no fix is judged on them; counters "
+			    "are.\n");
+		if (mixed)
+			printf("%s+: heartbeats of another regime were left out "
+			    "of the timings (never averaged in); the counters "
+			    "count them.\n", software ? "" : "\n");
 	}
 	cJSON_Delete(out);
 	ledger_destroy(l);
@@ -702,6 +978,37 @@ split_list(const char *s)
 			p++;
 	}
 	return a;
+}
+
+/*
+ * A window `sloptimize fix` measured, with what a verdict on it will
+ * need (docs/json.md, "Fix verdicts"): its p95 and noise interval, its
+ * exposure, and its regime — said plainly when it is a software one.
+ */
+static void
+print_fix_window(const char *name, const cJSON *w)
+{
+	const char	*r;
+	char		 p95[32], iv[80];
+
+	if (!cJSON_IsObject(w))
+		return;
+	r = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "regime"));
+	fmt_num(jnum(w, "p95Ms"), "ms", p95, sizeof(p95));
+	fmt_interval(cJSON_GetObjectItemCaseSensitive(w, "p95Interval"), iv,
+	    sizeof(iv));
+	printf("  %-6s %s: p95 %s%s, %.0f heartbeats", name,
+	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "build")) ?
+	    jstr(w, "build") : "(a time range)", p95,
+	    *iv ? iv : " (too few heartbeats for a noise interval)",
+	    jnum(w, "heartbeats"));
+	if (!isnan(jnum(w, "playSeconds")))
+		printf(", %.0f s of play", jnum(w, "playSeconds"));
+	printf(", regime %s\n", r ? r : "-");
+	if (r != NULL && strcmp(r, "software") == 0)
+		printf("         timings from a software renderer (SwiftShader, "
+		    "llvmpipe) are not evidence: no verdict will be given on "
+		    "them (counters are still compared)\n");
 }
 
 int
@@ -773,11 +1080,15 @@ verb_fix(int argc, char **argv)
 	}
 	if (c.json)
 		print_json(rec);
-	else if (strcmp(mode, "applied") == 0)
+	else if (strcmp(mode, "applied") == 0) {
 		printf("recorded fix %s in %s/.sloptimize/fixes.jsonl: %s\n",
 		    jstr(rec, "id"), c.project, f.after ? "judged on the "
 		    "window given" : "pending until a build after it has run");
-	else
+		print_fix_window("before", cJSON_GetObjectItemCaseSensitive(rec,
+		    "before"));
+		print_fix_window("after", cJSON_GetObjectItemCaseSensitive(rec,
+		    "after"));
+	} else
 		printf("recorded %s %s in %s/.sloptimize/fixes.jsonl\n", mode,
 		    jstr(rec, strcmp(mode, "proposed") == 0 ? "id" : "ref"),
 		    c.project);

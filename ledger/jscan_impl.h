@@ -104,7 +104,8 @@ field_of(const char *p, uint32_t n)
 		}
 	case 6:
 		return IS("minted") ? F_MINTED : IS("render") ? F_RENDER :
-		    IS("memory") ? F_MEMORY : IS("script") ? F_SCRIPT : -1;
+		    IS("memory") ? F_MEMORY : IS("script") ? F_SCRIPT :
+		    IS("regime") ? F_REGIME : IS("window") ? F_WINDOW : -1;
 	case 7:
 		return IS("frameMs") ? F_FRAMEMS : -1;
 	case 9:

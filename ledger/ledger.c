@@ -60,8 +60,8 @@ ledger_create(const struct ledger_opts *opts)
 	l->opts.occurrences_of = NULL;
 	l->tmin = l->tmax = LEDGER_NO_TIME;
 	l->last_build = NO_BUILD;
-	samples_init(&l->hb, NMETRICS);
-	samples_init(&l->hp, 1);
+	samples_init(&l->hb, HB_COLS);
+	samples_init(&l->hp, HP_COLS);
 	if (opts->occurrences_of != NULL &&
 	    footprint_parse_hex(opts->occurrences_of,
 	    strlen(opts->occurrences_of), &l->occ_id) == 0) {
@@ -79,6 +79,12 @@ ledger_create(const struct ledger_opts *opts)
 fail:
 	ledger_destroy(l);
 	return NULL;
+}
+
+void
+ledger_set_judge(struct ledger *l, const struct ledger_judge *j)
+{
+	l->judge = *j;
 }
 
 void
@@ -463,9 +469,111 @@ incident_key(struct ledger *l, const struct jscan_result *r, int how,
 	return l->s_key;
 }
 
+/* A string member of a record, decoded (cut at cap - 1 bytes). */
+static void
+occ_str(cJSON *o, const char *name, struct jspan v)
+{
+	char	buf[512];
+
+	if (v.kind == J_STRING && jscan_str(v, buf, sizeof(buf)) > 0)
+		cJSON_AddStringToObject(o, name, buf);
+}
+
+static void
+occ_num(cJSON *o, const char *name, struct jspan v)
+{
+	double	d;
+
+	if ((v.kind == J_NUMBER || v.kind == J_STRING) && jscan_num(v, &d) == 0)
+		cJSON_AddNumberToObject(o, name, d);
+}
+
+/*
+ * What tells one occurrence from another (docs/json.md): the script the
+ * browser named, the bytes uploaded, the sites minted, the counters that
+ * moved, the regime.  Read as far as each record has them: a field the
+ * record does not carry is left out, never made up.
+ */
+static void
+occurrence_detail(struct ledger *l, const struct jscan_result *r,
+    struct jspan rec, uint32_t b, cJSON *o)
+{
+	static const char *const sn[] = {
+		"name", "sourceURL", "invoker", "invokerType", "durationMs",
+		"unavailable"
+	};
+	static const char *const dn[] = {
+		"programs", "textures", "geometries", "calls", "triangles"
+	};
+	struct jspan	 v, m[6], site, up;
+	cJSON		*x;
+	size_t		 pos = 0, k;
+	int		 code;
+	double		 d;
+
+	/* the script Long Animation Frames named */
+	v = jscan_get_in(r, rec, "script");
+	if (v.kind == J_OBJECT && (x = cJSON_CreateObject()) != NULL) {
+		jscan_getn_in(r, v, sn, m, 6);
+		for (k = 0; k < 6; k++)
+			if (k == 4)
+				occ_num(x, sn[k], m[k]);
+			else
+				occ_str(x, sn[k], m[k]);
+		if (cJSON_GetArraySize(x) > 0)
+			cJSON_AddItemToObject(o, "script", x);
+		else
+			cJSON_Delete(x);
+	}
+	/* the bytes uploaded: upload.bytes, or a number of its own */
+	up = jscan_get_in(r, rec, "upload");
+	v = up.kind == J_OBJECT ? jscan_get_in(r, up, "bytes") :
+	    jscan_get_in(r, rec, "uploadBytes");
+	if (jscan_num(v, &d) == 0)
+		cJSON_AddNumberToObject(o, "uploadBytes", d);
+	/* the sites: the record's own site, then the pairs it minted */
+	x = cJSON_CreateArray();
+	site = jscan_get_in(r, rec, "site");
+	if (x != NULL && site.kind == J_STRING) {
+		char	buf[512];
+
+		if (jscan_str(site, buf, sizeof(buf)) > 0)
+			cJSON_AddItemToArray(x, cJSON_CreateString(buf));
+	}
+	while (x != NULL && r->f[F_MINTED].kind == J_ARRAY &&
+	    cJSON_GetArraySize(x) < 16 &&
+	    (v = jscan_next(r->f[F_MINTED], &pos)).kind != J_NONE) {
+		char	buf[512];
+
+		if (v.kind == J_STRING && jscan_str(v, buf, sizeof(buf)) > 0)
+			cJSON_AddItemToArray(x, cJSON_CreateString(buf));
+	}
+	if (x != NULL && cJSON_GetArraySize(x) > 0)
+		cJSON_AddItemToObject(o, "sites", x);
+	else
+		cJSON_Delete(x);
+	/* the counters that moved */
+	v = jscan_get_in(r, rec, "delta");
+	if (v.kind == J_OBJECT && (x = cJSON_CreateObject()) != NULL) {
+		jscan_getn_in(r, v, dn, m, 5);
+		for (k = 0; k < 5; k++)
+			occ_num(x, dn[k], m[k]);
+		if (cJSON_GetArraySize(x) > 0)
+			cJSON_AddItemToObject(o, "delta", x);
+		else
+			cJSON_Delete(x);
+	}
+	code = regime_code(r->f[F_REGIME], REGIME_UNKNOWN);
+	if (code == REGIME_NONE && b != NO_BUILD && l->builds[b].last_regime)
+		code = l->builds[b].last_regime - 1;
+	if (code != REGIME_NONE)
+		cJSON_AddStringToObject(o, "regime", regime_name(code));
+}
+
 static int
 occurrence_add(struct ledger *l, int64_t at, uint32_t b, double value,
-    int has_value, const struct row *row, struct jspan note, uint64_t offset)
+    int has_value, const struct row *row, struct jspan note, uint64_t offset,
+    const struct jscan_result *r, struct jspan rec)
 {
 	cJSON	*o, *vd;
 	char	 iso[32];
@@ -504,6 +612,7 @@ occurrence_add(struct ledger *l, int64_t at, uint32_t b, double value,
 	if (note.kind == J_STRING && note.n > 0 &&
 	    jscan_str(note, l->s_note, sizeof(l->s_note)) > 0)
 		cJSON_AddStringToObject(o, "note", l->s_note);
+	occurrence_detail(l, r, rec, b, o);
 	cJSON_AddNumberToObject(o, "offset", (double)offset);
 	return 0;
 }
@@ -575,7 +684,34 @@ at_parse(struct ledger *l, const char *p, size_t n, int64_t *ms)
 	return iso_parse_ms(p, n, ms);
 }
 
-/* A heartbeat's or hitch's sample for the timeline. */
+int
+regime_code(struct jspan v, int dflt)
+{
+	if (v.kind != J_STRING)
+		return REGIME_NONE;
+	return jscan_eq(v, "hardware") ? REGIME_HARDWARE :
+	    jscan_eq(v, "software") ? REGIME_SOFTWARE :
+	    jscan_eq(v, "unknown") ? REGIME_UNKNOWN : dflt;
+}
+
+const char *
+regime_name(int code)
+{
+	switch (code) {
+	case REGIME_UNKNOWN: return "unknown";
+	case REGIME_HARDWARE: return "hardware";
+	case REGIME_SOFTWARE: return "software";
+	default: return NULL;
+	}
+}
+
+/*
+ * A heartbeat's or hitch's sample for the timeline.  A heartbeat's
+ * regime is always one of the three (one that names none, or one we do
+ * not know, is "unknown": its timings are not known to be a GPU's); a
+ * hitch's is kept only when it names one, so that a hitch of another
+ * regime never enters a window timed on this one.
+ */
 static int
 timeline_add(struct ledger *l, const struct jscan_result *r, enum rtype t,
     int64_t at, uint32_t b, double value)
@@ -584,9 +720,9 @@ timeline_add(struct ledger *l, const struct jscan_result *r, enum rtype t,
 	static const char *const rn[] = { "calls", "triangles" };
 	const struct jspan	*f = r->f;
 	struct jspan		 m[2];
-	double			 v[NMETRICS];
+	double			 v[HB_COLS];
 	struct build		*bd = b != NO_BUILD ? &l->builds[b] : NULL;
-	int			 rc;
+	int			 rc, code;
 
 	if (t == R_HEARTBEAT) {
 		jscan_getn_in(r, f[F_FRAME], fn, m, 2);
@@ -596,12 +732,21 @@ timeline_add(struct ledger *l, const struct jscan_result *r, enum rtype t,
 		v[2] = num_or_nan(m[0]);
 		v[3] = num_or_nan(m[1]);
 		v[4] = num_or_nan(jscan_get_in(r, f[F_MEMORY], "programs"));
+		v[HB_SECONDS] = num_or_nan(jscan_get_in(r, f[F_WINDOW],
+		    "seconds"));
+		if (!(v[HB_SECONDS] >= 0))
+			v[HB_SECONDS] = NAN;	/* no time is negative */
+		code = regime_code(f[F_REGIME], REGIME_UNKNOWN);
+		v[HB_REGIME] = code == REGIME_NONE ? REGIME_UNKNOWN : code;
 		if ((rc = samples_add(&l->hb, at, b, v)) != 0)
 			return rc;
 		if (bd != NULL)
 			bd->nhb++;
 	} else {
-		if ((rc = samples_add(&l->hp, at, b, &value)) != 0)
+		v[0] = value;
+		code = regime_code(f[F_REGIME], REGIME_UNKNOWN);
+		v[HP_REGIME] = code == REGIME_NONE ? NAN : code;
+		if ((rc = samples_add(&l->hp, at, b, v)) != 0)
 			return rc;
 		if (bd != NULL) {
 			bd->nhp++;
@@ -705,8 +850,13 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 	has_value = !isnan(value);
 
 	/* a build's evidence, which a fix without an after window waits for */
-	if (type == R_HEARTBEAT && b != NO_BUILD)
+	if (type == R_HEARTBEAT && b != NO_BUILD) {
+		int	code = regime_code(f[F_REGIME], REGIME_UNKNOWN);
+
 		l->builds[b].heartbeats++;
+		if (code != REGIME_NONE)
+			l->builds[b].last_regime = (uint8_t)(code + 1);
+	}
 	if (counted && at != LEDGER_NO_TIME && (l->opts.want_timeline ||
 	    (b != NO_BUILD && l->builds[b].watched))) {
 		if (l->tmin == LEDGER_NO_TIME || at < l->tmin)
@@ -758,10 +908,24 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		    verdict_set(&row->conf, vd[1], VERDICT_CONF) ||
 		    verdict_set(&row->evid, vd[2], VERDICT_EVID))
 			return -ENOMEM;
-		if (l->want_occ && id == l->occ_id &&
-		    occurrence_add(l, at, b, value, has_value, row,
-		    f[F_NOTE], offset))
-			return -ENOMEM;
+		if (l->want_occ && id == l->occ_id) {
+			/* the record as one span, for the members the scan
+			 * does not pick out */
+			const char	*p = line + skip, *e = line + len;
+			struct jspan	 rec;
+
+			while (p < e && *p != '{')
+				p++;
+			while (e > p && e[-1] != '}')
+				e--;
+			rec.p = p;
+			rec.n = (uint32_t)(e - p);
+			rec.kind = J_OBJECT;
+			rec.escaped = 0;
+			if (occurrence_add(l, at, b, value, has_value, row,
+			    f[F_NOTE], offset, &r, rec))
+				return -ENOMEM;
+		}
 	}
 
 	if (ev != NULL) {
@@ -788,6 +952,15 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		if (f[F_NOTE].kind == J_STRING)
 			jscan_str(f[F_NOTE], l->s_note, sizeof(l->s_note));
 		ev->note = l->s_note;
+		{
+			int	code = regime_code(f[F_REGIME], REGIME_UNKNOWN);
+
+			if (code == REGIME_NONE && b != NO_BUILD &&
+			    l->builds[b].last_regime != 0)
+				code = l->builds[b].last_regime - 1;
+			ev->regime = code == REGIME_NONE ? "" :
+			    regime_name(code);
+		}
 		if (row != NULL) {
 			memcpy(ev->id, row->hex, sizeof(ev->id));
 			ev->key = row->key;

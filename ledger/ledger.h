@@ -26,6 +26,21 @@
 
 struct ledger;
 
+/*
+ * What a fix's verdict needs (docs/json.md, "Fix verdicts"): each window
+ * at least min_heartbeats heartbeats of its regime and min_play_s seconds
+ * of play, and a change of at least min_effect_pct % of the before value
+ * whose noise intervals do not overlap.  0 (or less): the default.
+ */
+#define LEDGER_JUDGE_HEARTBEATS	30
+#define LEDGER_JUDGE_PLAY_S	60.0
+#define LEDGER_JUDGE_EFFECT_PCT	10.0
+struct ledger_judge {
+	unsigned	 min_heartbeats;
+	double		 min_play_s;
+	double		 min_effect_pct;
+};
+
 struct ledger_opts {
 	int64_t		 from_ms;	/* LEDGER_NO_TIME: unbounded */
 	int64_t		 to_ms;		/* LEDGER_NO_TIME: unbounded */
@@ -63,9 +78,17 @@ struct ledger_event {
 					   bytes); "" if none */
 	uint64_t	 count;		/* the row's count after this record */
 	const char	*status;	/* "open", "pending", "fixed", "regressed" */
+	const char	*regime;	/* what its timings ran on: the record's
+					   own `regime`, else its build's last
+					   heartbeat's ("hardware", "software",
+					   "unknown"); "" if not known */
 };
 
 struct ledger	*ledger_create(const struct ledger_opts *opts);
+/* What fix verdicts need from now on (the defaults until called): a
+ * rendering setting, not folded state.  Can't fail. */
+void		 ledger_set_judge(struct ledger *l,
+		    const struct ledger_judge *j);
 /* Accepts NULL. */
 void		 ledger_destroy(struct ledger *l);
 
@@ -172,7 +195,11 @@ int	ledger_sink_file(void *file, const void *data, size_t len);
  * A checkpoint is never half used: on any refusal the caller folds the
  * ledger from its start.
  */
-#define LEDGER_CHECKPOINT_VERSION	3	/* 2: fix evidence per build; 3: rows keyed by footprint v2 (a v2 checkpoint holds v1 ids: refused, folded again) */
+#define LEDGER_CHECKPOINT_VERSION	4	/* 2: fix evidence per build;
+					   3: rows keyed by footprint v2 (an
+					   older one holds v1 ids: refused,
+					   folded again);
+					   4: heartbeats' seconds and regime */
 int	ledger_checkpoint_write(const struct ledger *l,
 	    int (*cb)(void *arg, const void *data, size_t len), void *arg);
 int	ledger_checkpoint_read(const struct ledger_opts *opts,

@@ -22,6 +22,19 @@
 #define SERIES_SLICES	32
 #define SKIP_REASON	64
 #define NMETRICS	5	/* p95, median, calls, triangles, programs */
+/* Heartbeat columns: the metrics, then the seconds of play a heartbeat
+ * stands for (window.seconds) and its regime's code; hitch columns:
+ * frameMs and the hitch's own regime (none when it names none). */
+#define HB_SECONDS	5
+#define HB_REGIME	6
+#define HB_COLS		7
+#define HP_REGIME	1
+#define HP_COLS		2
+/* Regime codes (samples' code column): what the renderer was. */
+#define REGIME_UNKNOWN	0	/* "unknown", or a heartbeat without one */
+#define REGIME_HARDWARE	1
+#define REGIME_SOFTWARE	2
+#define REGIME_NONE	SAMPLES_CODE_NONE	/* a hitch that names none */
 
 struct row {
 	uint32_t	 id;
@@ -58,6 +71,10 @@ struct build {
 	uint64_t	 nhb, nhp;
 	int64_t		 ts_min, ts_max;	/* LEDGER_NO_TIME if none */
 	double		 worst;			/* NAN if none */
+	/* cache: the regime of its last heartbeat folded (REGIME_* + 1, 0:
+	 * none seen since this ledger was made or read) — what a record of
+	 * this build that names no regime of its own ran on */
+	uint8_t		 last_regime;
 };
 
 enum fix_state { FIX_APPLIED, FIX_PROPOSED, FIX_MERGED, FIX_REJECTED, FIX_OTHER };
@@ -81,6 +98,7 @@ struct skip {
 
 struct ledger {
 	struct ledger_opts	 opts;		/* occurrences_of not kept */
+	struct ledger_judge	 judge;		/* rendering: fix verdicts */
 	uint32_t		 occ_id;
 	int			 want_occ;
 	cJSON			*occ;
@@ -168,5 +186,10 @@ uint32_t	 ckpt_crc32c_sw(uint32_t crc, const void *data, size_t n);
 
 /* render.c */
 const char	*fix_state_name(enum fix_state s);
+
+/* ledger.c: a record's regime as a code (REGIME_*), or REGIME_NONE when
+ * `v` names none (not a string); `dflt` for a string we do not know */
+int		 regime_code(struct jspan v, int dflt);
+const char	*regime_name(int code);	/* NULL for REGIME_NONE */
 
 #endif

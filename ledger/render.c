@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ledger_impl.h"
+#include "noise.h"
 
 static void
 add_time(cJSON *o, const char *name, int64_t ms)
@@ -95,11 +96,10 @@ static cJSON	*build_window_json(struct ledger *, uint32_t);
  * judged by the fold; a proposal's windows are as written.
  */
 static void
-fix_judgement_json(cJSON *o, struct ledger *l, const struct fix *fx)
+fix_after_json(cJSON *o, struct ledger *l, const struct fix *fx, int pending)
 {
 	uint32_t	 ev;
 	cJSON		*w = NULL;
-	int		 pending = fix_counts(fx) && fix_pending(l, fx);
 
 	cJSON_DeleteItemFromObjectCaseSensitive(o, "pending");
 	cJSON_DeleteItemFromObjectCaseSensitive(o, "afterSource");
@@ -124,6 +124,24 @@ fix_judgement_json(cJSON *o, struct ledger *l, const struct fix *fx)
 		cJSON_AddNullToObject(o, "after");
 		cJSON_AddNullToObject(o, "afterSource");
 	}
+}
+
+/*
+ * The after window, and the verdict on the two windows as they stand
+ * (ledger/noise.h): every fix says whether its windows show a change past
+ * the noise, whatever its status says of the footprint.
+ */
+static void
+fix_judgement_json(cJSON *o, struct ledger *l, const struct fix *fx)
+{
+	int	pending = fix_counts(fx) && fix_pending(l, fx);
+
+	fix_after_json(o, l, fx, pending);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "judgement");
+	cJSON_AddItemToObject(o, "judgement", noise_judge(
+	    cJSON_GetObjectItemCaseSensitive(o, "before"),
+	    cJSON_GetObjectItemCaseSensitive(o, "after"), pending,
+	    &l->judge));
 }
 
 static cJSON *
@@ -436,26 +454,122 @@ add_summary(cJSON *o, size_t nhb, const double *med, size_t nhp,
 }
 
 /*
+ * Which regime a group's timings come from, given its heartbeats per
+ * regime code: hardware when it has any (the only timings to trust),
+ * else software, else unknown; -1 with no heartbeat.  The others' are
+ * left out of the timings, never averaged in (docs/json.md, "Regimes").
+ */
+static int
+pick_regime(const size_t *codes)
+{
+	if (codes[REGIME_HARDWARE] > 0)
+		return REGIME_HARDWARE;
+	if (codes[REGIME_SOFTWARE] > 0)
+		return REGIME_SOFTWARE;
+	if (codes[REGIME_UNKNOWN] + codes[REGIME_NONE] > 0)
+		return REGIME_UNKNOWN;
+	return -1;
+}
+
+/* Heartbeats of other regimes than the one picked? */
+static int
+regimes_mixed(const size_t *codes, int r)
+{
+	int	k;
+
+	for (k = 0; k < SAMPLES_CODES; k++)
+		if (k != r && codes[k] > 0 &&
+		    !(r == REGIME_UNKNOWN && k == REGIME_NONE))
+			return 1;
+	return 0;
+}
+
+static void
+add_regime(cJSON *o, const size_t *codes, int r)
+{
+	cJSON	*c;
+
+	if (r < 0)
+		cJSON_AddNullToObject(o, "regime");
+	else
+		cJSON_AddStringToObject(o, "regime", regime_name(r));
+	if ((c = cJSON_AddObjectToObject(o, "regimes")) == NULL)
+		return;
+	cJSON_AddNumberToObject(c, "hardware", (double)codes[REGIME_HARDWARE]);
+	cJSON_AddNumberToObject(c, "software", (double)codes[REGIME_SOFTWARE]);
+	cJSON_AddNumberToObject(c, "unknown",
+	    (double)(codes[REGIME_UNKNOWN] + codes[REGIME_NONE]));
+}
+
+/* q narrowed to heartbeats of regime r (q itself when none is left out). */
+static struct sgroups
+timed_query(const struct sgroups *q, int r, int mixed)
+{
+	struct sgroups	t = *q;
+
+	if (r >= 0 && mixed) {
+		t.ccol = HB_REGIME;
+		t.codes = 1u << r | (r == REGIME_UNKNOWN ? 1u << REGIME_NONE :
+		    0);
+	}
+	return t;
+}
+
+/* q narrowed to the hitches a window timed on regime r counts: those of
+ * r and those that name no regime of their own. */
+static struct sgroups
+hitch_query(const struct sgroups *q, int r)
+{
+	struct sgroups	t = *q;
+
+	if (r >= 0) {
+		t.ccol = HP_REGIME;
+		t.codes = 1u << r | 1u << REGIME_NONE;
+	}
+	return t;
+}
+
+/*
  * A measured window over the samples q selects: the build's when
- * `build` names one (from/to are its span), else [from, to].  Counts and
- * the worst hitch are given by the caller (the build's own tally, or one
- * over the range).
+ * `build` names one, else [from, to] (from/to are the window's span in
+ * both cases).  The counters are medians over every heartbeat; the
+ * timings (p95, median, the series, the hitches and the worst) over the
+ * heartbeats and hitches of one regime; the p95's noise interval and the
+ * play time from the same heartbeats.
  */
 static cJSON *
 window_json(struct ledger *l, const char *build, const struct sgroups *q,
-    int64_t from, int64_t to, size_t nhb, size_t nhp, double worst)
+    int64_t from, int64_t to)
 {
 	cJSON		*o = cJSON_CreateObject(), *a;
-	double		 med[NMETRICS], series[SERIES_SLICES];
-	struct sgroups	 sq;
-	int		 k;
+	double		 med[NMETRICS], tmed[2], series[SERIES_SLICES];
+	double		 worst, secs, *vals = NULL, lo, hi;
+	size_t		 codes[SAMPLES_CODES], nhb, nhp, nsecs, nv;
+	struct sgroups	 tq, hq, sq;
+	int		 k, r, mixed;
 
 	if (o == NULL)
 		return NULL;
 	double		*mp[NMETRICS] = { &med[0], &med[1], &med[2], &med[3],
-			    &med[4] }, *sp[1] = { series };
+			    &med[4] }, *tp[2] = { &tmed[0], &tmed[1] },
+			*sp[1] = { series };
 
-	if (samples_medians(&l->hb, q, NMETRICS, mp) != 0)
+	if (samples_codes(&l->hb, q, HB_REGIME, codes) != 0)
+		goto fail;
+	r = pick_regime(codes);
+	mixed = r >= 0 && regimes_mixed(codes, r);
+	tq = timed_query(q, r, mixed);
+	hq = hitch_query(q, r);
+	if (samples_medians(&l->hb, q, NMETRICS, mp) != 0 ||
+	    (mixed && samples_medians(&l->hb, &tq, 2, tp) != 0))
+		goto fail;
+	if (mixed) {
+		med[0] = tmed[0];
+		med[1] = tmed[1];
+	}
+	if (samples_tally(&l->hb, q, 0, &nhb, NULL, NULL) != 0 ||
+	    samples_tally(&l->hp, &hq, 0, &nhp, NULL, &worst) != 0 ||
+	    samples_sum(&l->hb, &tq, HB_SECONDS, &secs, &nsecs) != 0)
 		goto fail;
 	if (build)
 		cJSON_AddStringToObject(o, "build", build);
@@ -464,12 +578,34 @@ window_json(struct ledger *l, const char *build, const struct sgroups *q,
 	add_time(o, "from", from);
 	add_time(o, "to", to);
 	add_summary(o, nhb, med, nhp, worst);
+	add_regime(o, codes, r);
+	if (nsecs == 0)
+		cJSON_AddNullToObject(o, "playSeconds");
+	else
+		cJSON_AddNumberToObject(o, "playSeconds",
+		    round(secs * 100) / 100);
+	/* the p95's noise: its heartbeats in the order they came */
+	if ((vals = malloc(NOISE_MAX * sizeof(*vals))) == NULL ||
+	    samples_values(&l->hb, &tq, 0, vals, NOISE_MAX, &nv) != 0)
+		goto fail;
+	k = nv >= NOISE_MIN ? noise_interval(vals, nv, &lo, &hi) : -EINVAL;
+	if (k == -ENOMEM)
+		goto fail;
+	if (k == 0) {
+		cJSON	*i = cJSON_AddObjectToObject(o, "p95Interval");
+
+		cJSON_AddNumberToObject(i, "lo", lo);
+		cJSON_AddNumberToObject(i, "hi", hi);
+	} else
+		cJSON_AddNullToObject(o, "p95Interval");
+	free(vals);
+	vals = NULL;
 	if ((a = cJSON_AddArrayToObject(o, "series")) == NULL)
 		goto fail;
 	if (nhb == 0 || from == LEDGER_NO_TIME)
 		return o;
 	/* p95 medians over 32 slices of [from, to], cut like buckets */
-	sq = *q;
+	sq = tq;
 	sq.t0 = from;
 	sq.width = slice_width(from, to, SERIES_SLICES);
 	sq.ngroups = SERIES_SLICES;
@@ -480,20 +616,20 @@ window_json(struct ledger *l, const char *build, const struct sgroups *q,
 		    cJSON_CreateNumber(series[k]));
 	return o;
 fail:
+	free(vals);
 	cJSON_Delete(o);
 	return NULL;
 }
 
-/* The window of build b, from the build's tally. */
+/* The window of build b. */
 static cJSON *
 build_window_json(struct ledger *l, uint32_t b)
 {
 	const struct build	*bd = &l->builds[b];
 	struct sgroups		 q = { 1, b, SAMPLES_NO_TIME, SAMPLES_NO_TIME,
-				    0, 0, 1 };
+				    0, 0, 1, 0, 0 };
 
-	return window_json(l, bd->name, &q, bd->ts_min, bd->ts_max,
-	    (size_t)bd->nhb, (size_t)bd->nhp, bd->worst);
+	return window_json(l, bd->name, &q, bd->ts_min, bd->ts_max);
 }
 
 /* The timeline's buckets, computed for all of them at once. */
@@ -504,6 +640,8 @@ struct timeline {
 	double		 *med[NMETRICS], *worst;
 	uint32_t	**bl;		/* per bucket: its builds, sorted */
 	size_t		 *nbl, *capbl;
+	size_t		 *codes;	/* per bucket: heartbeats per regime */
+	int		 *reg;		/* per bucket: its timings' regime */
 };
 
 static void
@@ -521,6 +659,8 @@ timeline_free(struct timeline *tl)
 	free(tl->bl);
 	free(tl->nbl);
 	free(tl->capbl);
+	free(tl->codes);
+	free(tl->reg);
 	memset(tl, 0, sizeof(*tl));
 }
 
@@ -558,10 +698,87 @@ u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Each bucket's timings from one regime (pick_regime): where a bucket's
+ * heartbeats all share one, the medians over every heartbeat are already
+ * right; only the regimes of mixed buckets take another pass, and only
+ * when a hitch names another regime than its bucket's are hitches
+ * counted again.
+ */
+static int
+timeline_regimes(struct ledger *l, const struct sgroups *q,
+    struct timeline *tl)
+{
+	size_t		*hc = NULL, *cnt = NULL;
+	double		*tm[2] = { NULL, NULL }, *worst = NULL;
+	unsigned	 need = 0, hneed = 0;
+	int		 n = tl->n, k, r, rc = -ENOMEM;
+
+	if ((rc = samples_codes(&l->hb, q, HB_REGIME, tl->codes)) != 0)
+		return rc;
+	rc = -ENOMEM;
+	if ((hc = calloc((size_t)n * SAMPLES_CODES, sizeof(*hc))) == NULL ||
+	    (cnt = calloc((size_t)n, sizeof(*cnt))) == NULL ||
+	    (worst = calloc((size_t)n, sizeof(*worst))) == NULL ||
+	    (tm[0] = calloc((size_t)n, sizeof(double))) == NULL ||
+	    (tm[1] = calloc((size_t)n, sizeof(double))) == NULL)
+		goto done;
+	if ((rc = samples_codes(&l->hp, q, HP_REGIME, hc)) != 0)
+		goto done;
+	for (k = 0; k < n; k++) {
+		const size_t	*c = tl->codes + (size_t)k * SAMPLES_CODES;
+		const size_t	*h = hc + (size_t)k * SAMPLES_CODES;
+		int		 i;
+
+		tl->reg[k] = r = pick_regime(c);
+		if (r < 0)
+			continue;
+		if (regimes_mixed(c, r))
+			need |= 1u << r;
+		for (i = 0; i < SAMPLES_CODES; i++)
+			if (h[i] > 0 && i != r && i != REGIME_NONE)
+				hneed |= 1u << r;
+	}
+	for (r = 0; r < REGIME_NONE; r++) {
+		struct sgroups	tq;
+
+		if (need & 1u << r) {
+			tq = timed_query(q, r, 1);
+			if ((rc = samples_medians(&l->hb, &tq, 2, tm)) != 0)
+				goto done;
+			for (k = 0; k < n; k++)
+				if (tl->reg[k] == r) {
+					tl->med[0][k] = tm[0][k];
+					tl->med[1][k] = tm[1][k];
+				}
+		}
+		if (hneed & 1u << r) {
+			tq = hitch_query(q, r);
+			if ((rc = samples_tally(&l->hp, &tq, 0, cnt, NULL,
+			    worst)) != 0)
+				goto done;
+			for (k = 0; k < n; k++)
+				if (tl->reg[k] == r) {
+					tl->nhp[k] = cnt[k];
+					tl->worst[k] = worst[k];
+				}
+		}
+	}
+	rc = 0;
+done:
+	free(hc);
+	free(cnt);
+	free(worst);
+	free(tm[0]);
+	free(tm[1]);
+	return rc;
+}
+
 static int
 timeline_compute(struct ledger *l, int n, struct timeline *tl)
 {
-	struct sgroups	q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME, 0, 0, 0 };
+	struct sgroups	q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME, 0, 0, 0,
+			    0, 0 };
 	size_t		i, o;
 	int		k, m, rc = -ENOMEM;
 
@@ -584,11 +801,15 @@ timeline_compute(struct ledger *l, int n, struct timeline *tl)
 	for (m = 0; m < NMETRICS; m++)
 		if ((tl->med[m] = calloc((size_t)n, sizeof(double))) == NULL)
 			goto fail;
-	if ((rc = samples_medians(&l->hb, &q, NMETRICS, tl->med)) != 0)
+	if ((tl->codes = calloc((size_t)n * SAMPLES_CODES,
+	    sizeof(*tl->codes))) == NULL ||
+	    (tl->reg = calloc((size_t)n, sizeof(*tl->reg))) == NULL)
 		goto fail;
-	if ((rc = samples_tally(&l->hb, &q, 0, tl->nhb, NULL, NULL)) != 0 ||
+	if ((rc = samples_medians(&l->hb, &q, NMETRICS, tl->med)) != 0 ||
+	    (rc = samples_tally(&l->hb, &q, 0, tl->nhb, NULL, NULL)) != 0 ||
 	    (rc = samples_tally(&l->hp, &q, 0, tl->nhp, NULL,
 	    tl->worst)) != 0 ||
+	    (rc = timeline_regimes(l, &q, tl)) != 0 ||
 	    (rc = samples_each_build(&l->hb, &q, timeline_note_build,
 	    tl)) != 0 ||
 	    (rc = samples_each_build(&l->hp, &q, timeline_note_build,
@@ -624,6 +845,7 @@ bucket_json(const struct ledger *l, const struct timeline *tl, int k)
 	add_time(o, "from", tl->t0 + k * tl->w);
 	add_time(o, "to", tl->t0 + (k + 1) * tl->w);
 	add_summary(o, tl->nhb[k], med, tl->nhp[k], tl->worst[k]);
+	add_regime(o, tl->codes + (size_t)k * SAMPLES_CODES, tl->reg[k]);
 	if ((bb = cJSON_AddArrayToObject(o, "builds")) == NULL) {
 		cJSON_Delete(o);
 		return NULL;
@@ -733,8 +955,7 @@ ledger_window_json(struct ledger *l, const char *spec, int after,
 	const char	*dots;
 	uint32_t	 b = NO_BUILD;
 	int64_t		 from, to;
-	size_t		 i, nhb, nhp;
-	double		 worst;
+	size_t		 i;
 	cJSON		*o;
 
 	*err = NULL;
@@ -759,7 +980,7 @@ ledger_window_json(struct ledger *l, const char *spec, int after,
 			return NULL;
 		}
 	} else if ((dots = strstr(spec, "..")) != NULL) {
-		struct sgroups	q = { 0, 0, 0, 0, 0, 0, 1 };
+		struct sgroups	q = { 0, 0, 0, 0, 0, 0, 1, 0, 0 };
 
 		if (iso_parse_ms(spec, (size_t)(dots - spec), &from) ||
 		    iso_parse_ms(dots + 2, strlen(dots + 2), &to) || to < from) {
@@ -768,10 +989,7 @@ ledger_window_json(struct ledger *l, const char *spec, int after,
 		}
 		q.from = from;
 		q.to = to;
-		if (samples_tally(&l->hb, &q, 0, &nhb, NULL, NULL) != 0 ||
-		    samples_tally(&l->hp, &q, 0, &nhp, NULL, &worst) != 0 ||
-		    (o = window_json(l, NULL, &q, from, to, nhb, nhp,
-		    worst)) == NULL) {
+		if ((o = window_json(l, NULL, &q, from, to)) == NULL) {
 			*err = "out of memory";
 			return NULL;
 		}

@@ -436,10 +436,44 @@ decode_open(const struct samples *s, struct chunk *ch)
 	}
 }
 
+static inline double	double_of(uint64_t);
+
 static inline uint32_t
 want_code(const struct sgroups *q)
 {
 	return q->build == SAMPLES_NO_BUILD ? 0 : q->build + 1;
+}
+
+int
+samples_code(double v)
+{
+	if (v == 0 || v == 1 || v == 2)
+		return (int)v;
+	return SAMPLES_CODE_NONE;
+}
+
+static inline int
+code_wanted(const struct sgroups *q, double v)
+{
+	return q->codes == 0 || (q->codes >> samples_code(v) & 1u);
+}
+
+/* Does the code filter pass every sample of block b (1), none (0), or
+ * must each be looked at (-1)?  A column whose keys are all one value
+ * answers from the header. */
+static int
+block_codes(const struct sblock *b, const struct sgroups *q)
+{
+	const struct scol	*c;
+
+	if (q->codes == 0)
+		return 1;
+	c = &b->col[q->ccol];
+	if (c->measured == 0)
+		return code_wanted(q, NAN);
+	if (c->measured == b->n && c->kmin == c->kmax)
+		return code_wanted(q, double_of(c->kmin));
+	return -1;
 }
 
 /* Could block b hold a sample of groups [ga, gb) of q? */
@@ -447,6 +481,8 @@ static int
 block_wanted(const struct sblock *b, const struct sgroups *q, int ga, int gb)
 {
 	if (q->by_build && (want_code(q) < b->bmin || want_code(q) > b->bmax))
+		return 0;
+	if (block_codes(b, q) == 0)
 		return 0;
 	if (q->from != SAMPLES_NO_TIME && b->tmax < q->from)
 		return 0;
@@ -463,11 +499,13 @@ block_wanted(const struct sblock *b, const struct sgroups *q, int ga, int gb)
 }
 
 static inline int
-group_of(const struct sgroups *q, int64_t t, uint32_t bc)
+group_of(const struct sgroups *q, int64_t t, uint32_t bc, double cv)
 {
 	int64_t	g;
 
 	if (q->by_build && bc != want_code(q))
+		return -1;
+	if (!code_wanted(q, cv))
 		return -1;
 	if (q->from != SAMPLES_NO_TIME && t < q->from)
 		return -1;
@@ -503,6 +541,8 @@ block_group(const struct sblock *b, const struct sgroups *q)
 
 	if (q->by_build && (b->bmin != want_code(q) || b->bmax != b->bmin))
 		return -1;
+	if (block_codes(b, q) != 1)
+		return -1;
 	if ((q->from != SAMPLES_NO_TIME && b->tmin < q->from) ||
 	    (q->to != SAMPLES_NO_TIME && b->tmax > q->to))
 		return -1;
@@ -529,7 +569,8 @@ visit(const struct samples *s, const struct sgroups *q, unsigned cmask,
 	struct chunk	*ch;
 	int		 g[SAMPLES_BLOCK], whole;
 	size_t		 k, i;
-	struct need	 nd = { cmask, q->from != SAMPLES_NO_TIME ||
+	struct need	 nd = { cmask | (q->codes ? 1u << q->ccol : 0),
+			    q->from != SAMPLES_NO_TIME ||
 			    q->to != SAMPLES_NO_TIME || q->width > 0,
 			    q->by_build || builds };
 
@@ -556,7 +597,8 @@ visit(const struct samples *s, const struct sgroups *q, unsigned cmask,
 		else
 			break;
 		for (i = 0; i < ch->n; i++) {
-			int	x = group_of(q, ch->t[i], ch->b[i]);
+			int	x = group_of(q, ch->t[i], ch->b[i],
+				    q->codes ? ch->v[q->ccol][i] : 0);
 
 			g[i] = x >= ga && x < gb ? x : -1;
 		}
@@ -679,6 +721,113 @@ samples_tally(const struct samples *s, const struct sgroups *q, int col,
 	    tally_visit, &t);
 }
 
+struct codes_arg {
+	int	 col;
+	size_t	*counts;
+};
+
+static void
+codes_visit(void *arg, const struct chunk *ch, const int *g, int whole)
+{
+	struct codes_arg	*a = arg;
+	size_t			 i;
+
+	for (i = 0; i < ch->n; i++) {
+		int	x = whole >= 0 ? whole : g[i];
+
+		if (x >= 0)
+			a->counts[(size_t)x * SAMPLES_CODES +
+			    (size_t)samples_code(ch->v[a->col][i])]++;
+	}
+}
+
+int
+samples_codes(const struct samples *s, const struct sgroups *q, int col,
+    size_t *counts)
+{
+	struct codes_arg	a = { col, counts };
+	int			n = ngroups_of(q);
+
+	memset(counts, 0, (size_t)n * SAMPLES_CODES * sizeof(*counts));
+	return visit(s, q, 1u << col, 0, 0, n, codes_visit, &a);
+}
+
+struct sum_arg {
+	int	col;
+	double	sum;
+	size_t	measured;
+};
+
+static void
+sum_visit(void *arg, const struct chunk *ch, const int *g, int whole)
+{
+	struct sum_arg	*a = arg;
+	size_t		 i;
+
+	for (i = 0; i < ch->n; i++) {
+		if ((whole < 0 && g[i] != 0) || isnan(ch->v[a->col][i]))
+			continue;
+		a->sum += ch->v[a->col][i];
+		a->measured++;
+	}
+}
+
+int
+samples_sum(const struct samples *s, const struct sgroups *q, int col,
+    double *sum, size_t *measured)
+{
+	struct sum_arg	a = { col, 0, 0 };
+	int		rc = visit(s, q, 1u << col, 0, 0, 1, sum_visit, &a);
+
+	*sum = a.sum;
+	*measured = a.measured;
+	return rc;
+}
+
+struct values_arg {
+	int	 col;
+	double	*out;
+	size_t	 cap, n, seen, next, k;
+};
+
+static void
+values_visit(void *arg, const struct chunk *ch, const int *g, int whole)
+{
+	struct values_arg	*a = arg;
+	size_t			 i;
+
+	for (i = 0; i < ch->n && a->k < a->cap; i++) {
+		if ((whole < 0 && g[i] != 0) || isnan(ch->v[a->col][i]))
+			continue;
+		if (a->seen++ != a->next)
+			continue;
+		a->out[a->k++] = ch->v[a->col][i];
+		/* the next one kept: floor(k * n / cap), or every one */
+		a->next = a->n > a->cap ? (size_t)((uint64_t)a->k *
+		    (uint64_t)a->n / (uint64_t)a->cap) : a->k;
+	}
+}
+
+int
+samples_values(const struct samples *s, const struct sgroups *q, int col,
+    double *out, size_t cap, size_t *n)
+{
+	struct values_arg	a = { col, out, cap, 0, 0, 0, 0 };
+	size_t			measured = 0;
+	int			rc;
+
+	*n = 0;
+	if (cap == 0)
+		return 0;
+	if ((rc = samples_tally(s, q, col, NULL, &measured, NULL)) != 0)
+		return rc;
+	a.n = measured;
+	if ((rc = visit(s, q, 1u << col, 0, 0, 1, values_visit, &a)) != 0)
+		return rc;
+	*n = a.k;
+	return 0;
+}
+
 struct builds_arg {
 	int	(*fn)(void *, int, uint32_t);
 	void	 *arg;
@@ -740,7 +889,9 @@ range_pass(const struct samples *s, const struct sgroups *q, int ncols,
     size_t *cnt, uint64_t *kmin, uint64_t *kmax)
 {
 	struct chunk	*ch;
-	struct need	 nd = { (1u << ncols) - 1, q->from != SAMPLES_NO_TIME ||
+	struct need	 nd = { ((1u << ncols) - 1) |
+			    (q->codes ? 1u << q->ccol : 0),
+			    q->from != SAMPLES_NO_TIME ||
 			    q->to != SAMPLES_NO_TIME || q->width > 0,
 			    q->by_build };
 	size_t		 k, i;
@@ -769,7 +920,8 @@ range_pass(const struct samples *s, const struct sgroups *q, int ncols,
 		else
 			break;
 		for (i = 0; i < ch->n; i++) {
-			int	g = group_of(q, ch->t[i], ch->b[i]);
+			int	g = group_of(q, ch->t[i], ch->b[i],
+				    q->codes ? ch->v[q->ccol][i] : 0);
 
 			if (g < 0)
 				continue;

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define SAMPLES_BLOCK		512
-#define SAMPLES_MAXCOLS		5
+#define SAMPLES_MAXCOLS		8
 #define SAMPLES_SCRATCH		(128 * 1024)	/* keys a query may gather */
 #define SAMPLES_NO_BUILD	UINT32_MAX
 
@@ -59,19 +59,30 @@ size_t	samples_bytes(const struct samples *s);
 
 /*
  * Which samples a query looks at, and how it groups them: samples whose
- * build is `build` (when by_build) and whose time is in [from, to] (when
- * from/to are not SAMPLES_NO_TIME); then, when ngroups > 1 or t0/width are
- * set, group g = (t - t0) / width for 0 <= g < ngroups (others are left
- * out); else everything selected is group 0.
+ * build is `build` (when by_build), whose time is in [from, to] (when
+ * from/to are not SAMPLES_NO_TIME) and, when codes is not 0, whose code in
+ * column `ccol` is one of `codes` (bit k: code k; a column's code is its
+ * value as a small integer, SAMPLES_CODE_NONE when not measured — the
+ * regime of a heartbeat, say); then, when ngroups > 1 or t0/width are set,
+ * group g = (t - t0) / width for 0 <= g < ngroups (others are left out);
+ * else everything selected is group 0.
  */
 #define SAMPLES_NO_TIME		INT64_MIN
+#define SAMPLES_CODES		4	/* codes 0..2, and NONE */
+#define SAMPLES_CODE_NONE	3
 struct sgroups {
 	int		by_build;
 	uint32_t	build;
 	int64_t		from, to;
 	int64_t		t0, width;	/* width 0: one group */
 	int		ngroups;
+	int		ccol;		/* the code column, when codes != 0 */
+	unsigned	codes;		/* 0: every code */
 };
+
+/* A value's code: 0..SAMPLES_CODES-2 as written, NONE for NAN or any
+ * other value. */
+int	samples_code(double v);
 
 /* Per group: how many samples (count, may be NULL), how many have column
  * `col` measured (measured, may be NULL), and its largest value there
@@ -83,6 +94,23 @@ int	samples_tally(const struct samples *s, const struct sgroups *q, int col,
  * none; all columns in the same passes.  0 or -ENOMEM. */
 int	samples_medians(const struct samples *s, const struct sgroups *q,
 	    int ncols, double *const *median);
+/* Per group g and code k < SAMPLES_CODES, how many samples selected
+ * have code k in column col: counts[g * SAMPLES_CODES + k].  0 or -ENOMEM. */
+int	samples_codes(const struct samples *s, const struct sgroups *q, int col,
+	    size_t *counts);
+/* The sum of column col over the samples selected (one group) and how
+ * many were measured; sums in append order, so every reader that adds
+ * the same values in the same order gets the same double.  0 or -ENOMEM. */
+int	samples_sum(const struct samples *s, const struct sgroups *q, int col,
+	    double *sum, size_t *measured);
+/*
+ * The measured values of column col over the samples selected (one
+ * group), in append order, thinned to at most `cap` evenly spaced ones:
+ * of n measured, value j = floor(i * n / cap) for i < cap when n > cap.
+ * *n is how many were written.  0 or -ENOMEM.
+ */
+int	samples_values(const struct samples *s, const struct sgroups *q, int col,
+	    double *out, size_t cap, size_t *n);
 /* Call fn(arg, group, build) for every sample selected (builds may
  * repeat).  0, or the first non-zero return of fn. */
 int	samples_each_build(const struct samples *s, const struct sgroups *q,

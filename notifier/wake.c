@@ -464,6 +464,10 @@ wake_format(char *buf, size_t size, const struct ledger_event *ev,
 		wake_sb_puts(&t, " build=");
 		wake_sb_token(&t, ev->build);
 	}
+	/* seed §6.4: a software renderer's frame time is not a GPU's; the
+	 * line says so where the agent reads it, not only in the record */
+	if (strcmp(wake_str(ev->regime), "software") == 0)
+		wake_sb_puts(&t, " regime=software(timings-untrusted)");
 	if (wake_str(id)[0] != '\0') {
 		wake_sb_puts(&t, " id=");
 		wake_sb_token(&t, id);
@@ -586,10 +590,11 @@ wake_json(const struct ledger_event *ev, const char *id, const char *line,
 	wake_json_str_or_null(r, "confidence", ev->confidence);
 	wake_json_str_or_null(r, "evidence", ev->evidence);
 	wake_json_str_or_null(r, "note", ev->note);
+	wake_json_str_or_null(r, "regime", ev->regime);
 	if (wake_tally_json(held, o) < 0)
 		goto fail;
 	/* An Add that failed to allocate left its member out. */
-	if (cJSON_GetArraySize(r) != 14 || cJSON_GetArraySize(o) != 8)
+	if (cJSON_GetArraySize(r) != 15 || cJSON_GetArraySize(o) != 8)
 		goto fail;
 	return o;
 fail:

@@ -173,18 +173,193 @@ function sliceWidth(t0, t1, n) {
   return Math.ceil((t1 - t0 + 1) / n);
 }
 
+// --- regimes and noise (ledger/noise.c, docs/json.md "Regimes", "Fix verdicts")
+
+// Regime codes: 0 unknown, 1 hardware, 2 software; 3: a hitch naming none.
+const REGIMES = ['unknown', 'hardware', 'software'];
+const R_NONE = 3;
+
+function regimeCode(v, dflt) {
+  if (typeof v !== 'string') return R_NONE;
+  return v === 'hardware' ? 1 : v === 'software' ? 2 : v === 'unknown' ? 0 : dflt;
+}
+
+// The regime a group's timings come from: hardware when it has any
+// heartbeat of it, else software, else unknown; -1 with no heartbeat.
+function pickRegime(c) {
+  if (c[1] > 0) return 1;
+  if (c[2] > 0) return 2;
+  if (c[0] + c[R_NONE] > 0) return 0;
+  return -1;
+}
+
+// The fixed rule of a noise interval: the same constants as ledger/noise.h.
+export const NOISE = Object.freeze({ resamples: 1000, seed: 0x9e3779b9, max: 2048, min: 5 });
+
+// The heartbeats' values a window's interval is taken over: in write
+// order, thinned to NOISE.max evenly spaced ones (value floor(i·n/max)).
+function thin(values) {
+  const n = values.length;
+  if (n <= NOISE.max) return values;
+  const out = new Array(NOISE.max);
+  for (let i = 0; i < NOISE.max; i++) out[i] = values[Math.floor((i * n) / NOISE.max)];
+  return out;
+}
+
+/*
+ * The 95 % moving-block bootstrap interval of the nearest-rank median of
+ * v (in write order): {lo, hi}, or null for fewer than NOISE.min values.
+ * Step for step ledger/noise.c's noise_interval, so both folds give the
+ * same doubles: blocks of L (the smallest with L³ >= n) consecutive
+ * values from xorshift32 draws (modulo), each resample's median found by
+ * counting ranks, the 2.5th and 97.5th percentiles by nearest rank.
+ */
+export function noiseInterval(v) {
+  const n = v.length;
+  if (n < NOISE.min) return null;
+  const idx = Array.from({ length: n }, (_, i) => i).sort((a, b) => (v[a] < v[b] ? -1 : v[a] > v[b] ? 1 : a - b));
+  const sorted = new Float64Array(n), pos = new Uint32Array(n), cnt = new Uint32Array(n);
+  for (let r = 0; r < n; r++) {
+    sorted[r] = v[idx[r]];
+    pos[idx[r]] = r;
+  }
+  let L = 1;
+  while (L * L * L < n) L++;
+  const span = n - L + 1, k = (n + 1) >> 1, B = NOISE.resamples;
+  const med = new Float64Array(B);
+  let x = NOISE.seed >>> 0;
+  for (let b = 0; b < B; b++) {
+    cnt.fill(0);
+    for (let drawn = 0; drawn < n;) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
+      const s = x % span;
+      for (let j = 0; j < L && drawn < n; j++, drawn++) cnt[pos[s + j]]++;
+    }
+    let r = 0;
+    for (let cum = 0; r < n; r++) if ((cum += cnt[r]) >= k) break;
+    med[b] = sorted[r];
+  }
+  med.sort();
+  return { lo: med[Math.floor((B * 25 + 999) / 1000) - 1], hi: med[Math.floor((B * 975 + 999) / 1000) - 1] };
+}
+
+// |x| rounded to 1/scale, with its sign (ledger/noise.c's round_to).
+function roundTo(x, scale) {
+  const r = Math.round(Math.abs(x) * scale) / scale;
+  return x < 0 ? -r : r;
+}
+
+export const JUDGE_DEFAULTS = Object.freeze({ minHeartbeats: 30, minPlaySeconds: 60, minEffectPct: 10 });
+
+function windowRegime(w) {
+  const s = w.regime;
+  if (s === 'hardware' || s === 'software' || s === 'unknown') return s;
+  if (s === undefined && typeof w.heartbeats === 'number' && w.heartbeats > 0) return 'unknown';
+  return null;
+}
+
+function windowInterval(w) {
+  const i = w.p95Interval;
+  return isObject(i) && typeof i.lo === 'number' && typeof i.hi === 'number' ? { lo: i.lo, hi: i.hi } : null;
+}
+
+function tooShort(w, name, regime, j) {
+  let n = isObject(w.regimes) && typeof w.regimes[regime] === 'number' ? w.regimes[regime]
+    : typeof w.heartbeats === 'number' ? w.heartbeats : 0;
+  if (Number.isNaN(n)) n = 0;
+  const ps = typeof w.playSeconds === 'number' ? w.playSeconds : null;
+  if (n >= j.minHeartbeats && (ps === null || ps >= j.minPlaySeconds)) return null;
+  if (ps === null) {
+    return `the ${name} window has ${n.toFixed(0)} heartbeats (its play time was not recorded); a verdict needs ${j.minHeartbeats}: it is judged again as the window grows`;
+  }
+  return `the ${name} window has ${n.toFixed(0)} heartbeats and ${Math.floor(ps).toFixed(0)} s of play; a verdict needs ${j.minHeartbeats} and ${j.minPlaySeconds} s: it is judged again as the window grows`;
+}
+
+/*
+ * A fix's verdict from its before and after windows (ledger/noise.c's
+ * noise_judge, word for word): {verdict, metric, was, wasInterval, now,
+ * nowInterval, deltaMs, deltaPct, regime, reason, needs}.
+ */
+export function judgeFix(before, after, { pending = false, judge = {} } = {}) {
+  const j = { ...JUDGE_DEFAULTS };
+  if (judge.minHeartbeats > 0) j.minHeartbeats = judge.minHeartbeats;
+  if (judge.minPlaySeconds > 0) j.minPlaySeconds = judge.minPlaySeconds;
+  if (judge.minEffectPct > 0) j.minEffectPct = judge.minEffectPct;
+  const b = isObject(before) ? before : null, a = isObject(after) ? after : null;
+  const rb = b ? windowRegime(b) : null, ra = a ? windowRegime(a) : null;
+  const was = b && typeof b.p95Ms === 'number' ? b.p95Ms : null;
+  const now = a && typeof a.p95Ms === 'number' ? a.p95Ms : null;
+  const wi = b ? windowInterval(b) : null, ni = a ? windowInterval(a) : null;
+  let verdict = 'not-enough-evidence', why;
+  let short;
+  if (pending) {
+    verdict = 'pending';
+    why = 'no build after the fix has run yet: its after window is measured once one has';
+  } else if (!b) why = 'no before window: nothing to compare with';
+  else if (!a) why = 'no after window yet';
+  else if (rb === null || ra === null) why = `the ${rb === null ? 'before' : 'after'} window has no heartbeats`;
+  else if (rb === 'software' || ra === 'software') {
+    verdict = 'software';
+    why = `${rb === ra ? 'both windows ran' : rb === 'software' ? 'the before window ran' : 'the after window ran'} on a software renderer: its timings are not evidence of a fix (its counters are)`;
+  } else if (rb !== ra) {
+    verdict = 'incomparable';
+    why = `the before window ran on ${rb}, the after window on ${ra}: timings are compared like with like only`;
+  } else if ((short = tooShort(a, 'after', ra, j) ?? tooShort(b, 'before', rb, j)) !== null) why = short;
+  else if (was === null || now === null) why = `the ${was === null ? 'before' : 'after'} window has no p95`;
+  else if (!wi || !ni) why = `the ${!wi ? 'before' : 'after'} window carries no noise interval (written by an older sloptimize)`;
+  else {
+    const effect = (j.minEffectPct / 100) * Math.abs(was);
+    if (ni.hi < wi.lo && was - now >= effect) {
+      verdict = 'improved';
+      why = `the after interval lies wholly below the before interval, and the change is at least ${j.minEffectPct} % of before`;
+    } else if (ni.lo > wi.hi && now - was >= effect) {
+      verdict = 'regressed';
+      why = `the after interval lies wholly above the before interval, and the change is at least ${j.minEffectPct} % of before`;
+    } else if (ni.hi >= wi.lo && ni.lo <= wi.hi) {
+      verdict = 'no-detectable-change';
+      why = 'the intervals overlap: the difference is inside the noise';
+    } else {
+      verdict = 'no-detectable-change';
+      why = `the change is under ${j.minEffectPct} % of before`;
+    }
+  }
+  // a difference only between windows timed alike, and not on software
+  const comparable = rb !== null && rb === ra && rb !== 'software' && was !== null && now !== null;
+  return {
+    verdict, metric: 'p95Ms', was, wasInterval: wi, now, nowInterval: ni,
+    deltaMs: comparable ? roundTo(now - was, 100) : null,
+    deltaPct: comparable && was !== 0 ? roundTo(((now - was) / was) * 100, 10) : null,
+    regime: rb !== null && rb === ra ? rb : null,
+    reason: why,
+    needs: { heartbeats: j.minHeartbeats, playSeconds: j.minPlaySeconds, effectPct: j.minEffectPct },
+  };
+}
+
+// A window's or bucket's summary: counters over every heartbeat, timings
+// (p95, median, hitches, the worst) over one regime's (pickRegime), the
+// regime and the heartbeats of each.  Returns the regime's heartbeats.
 function summary(out, hbs, hps) {
+  const c = [0, 0, 0, 0];
+  for (const h of hbs) c[h.r]++;
+  const r = pickRegime(c);
+  const timed = r < 0 ? hbs : hbs.filter((h) => h.r === r || (r === 0 && h.r === R_NONE));
+  const hits = r < 0 ? hps : hps.filter((p) => p.r === r || p.r === R_NONE);
   out.heartbeats = hbs.length;
   for (let m = 0; m < METRICS.length; m++) {
     const vals = [];
-    for (const h of hbs) if (h.v[m] !== null) vals.push(h.v[m]);
+    for (const h of m < 2 ? timed : hbs) if (h.v[m] !== null) vals.push(h.v[m]);
     out[METRICS[m]] = median(vals);
   }
   let worst = null;
-  for (const p of hps) if (p.ms !== null && (worst === null || p.ms > worst)) worst = p.ms;
-  out.hitches = hbs.length === 0 && hps.length === 0 ? null : hps.length;
+  for (const p of hits) if (p.ms !== null && (worst === null || p.ms > worst)) worst = p.ms;
+  out.hitches = hbs.length === 0 && hits.length === 0 ? null : hits.length;
   out.worstHitchMs = worst;
-  return out;
+  out.regime = r < 0 ? null : REGIMES[r];
+  out.regimes = { hardware: c[1], software: c[2], unknown: c[0] + c[R_NONE] };
+  return timed;
 }
 
 // --- the fold ---------------------------------------------------------------
@@ -203,6 +378,45 @@ function hasInfinity(v) {
   return false;
 }
 export const OUT_OF_RANGE = 'number out of range';
+// What tells one occurrence from another (ledger/ledger.c's
+// occurrence_detail): the script the browser named, the bytes uploaded,
+// the sites, the counters that moved, the regime — each only when the
+// record has it.  `lastRegime`: its build's last heartbeat's code, or -1.
+function occurrenceDetail(rec, lastRegime) {
+  const out = {};
+  const str = (o, k, v) => { if (typeof v === 'string' && v !== '') o[k] = v; };
+  if (isObject(rec.script)) {
+    const x = {};
+    for (const k of ['name', 'sourceURL', 'invoker', 'invokerType']) str(x, k, rec.script[k]);
+    const d = num(rec.script.durationMs);
+    if (d !== null) x.durationMs = d;
+    str(x, 'unavailable', rec.script.unavailable);
+    if (Object.keys(x).length) out.script = x;
+  }
+  const ub = num(isObject(rec.upload) ? rec.upload.bytes : rec.uploadBytes);
+  if (ub !== null) out.uploadBytes = ub;
+  const sites = [];
+  if (typeof rec.site === 'string' && rec.site !== '') sites.push(rec.site);
+  if (Array.isArray(rec.minted)) {
+    for (const m of rec.minted) {
+      if (sites.length >= 16) break;
+      if (typeof m === 'string' && m !== '') sites.push(m);
+    }
+  }
+  if (sites.length) out.sites = sites;
+  if (isObject(rec.delta)) {
+    const x = {};
+    for (const k of ['programs', 'textures', 'geometries', 'calls', 'triangles']) {
+      const v = num(rec.delta[k]);
+      if (v !== null) x[k] = v;
+    }
+    if (Object.keys(x).length) out.delta = x;
+  }
+  let code = regimeCode(rec.regime, 0);
+  if (code === R_NONE && lastRegime >= 0) code = lastRegime;
+  if (code !== R_NONE) out.regime = REGIMES[code];
+  return out;
+}
 
 function parseLine(line) {
   const rec = JSON.parse(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line);
@@ -220,7 +434,7 @@ function parseLine(line) {
  * issue(), history() and window() render.
  */
 export class Fold {
-  constructor({ from = null, to = null, includeAutomated = false, occurrencesOf = null } = {}) {
+  constructor({ from = null, to = null, includeAutomated = false, occurrencesOf = null, judge = null } = {}) {
     this.from = timeOption(from);
     this.to = timeOption(to);
     this.includeAutomated = !!includeAutomated;
@@ -229,12 +443,14 @@ export class Fold {
     this.rows = new Map();
     this.builds = [];            // {name, first, heartbeats}
     this.buildIndex = new Map();
-    this.hbs = [];               // {t, b, v: [p95, median, calls, triangles, programs]}
-    this.hps = [];               // {t, b, ms}
+    this.hbs = [];               // {t, b, v: [p95, median, calls, triangles, programs], s: seconds, r: regime code}
+    this.hps = [];               // {t, b, ms, r: its own regime code, R_NONE if none}
+    this.judge = {};             // what fix verdicts need (JUDGE_DEFAULTS where unset)
     this.tmin = null;
     this.tmax = null;
     this.fixes = [];
     this.ignored = 0;            // entries that were not records at all
+    if (isObject(judge)) this.judge = { ...judge };
     this.counts = { folded: 0, incidents: 0, fixes: 0, malformedFootprints: 0, rows: 0, builds: 0 };
   }
 
@@ -243,7 +459,7 @@ export class Fold {
     let b = this.buildIndex.get(name);
     if (b === undefined) {
       b = this.builds.length;
-      this.builds.push({ name, first: at, heartbeats: 0 });
+      this.builds.push({ name, first: at, heartbeats: 0, lastRegime: -1 });
       this.buildIndex.set(name, b);
       this.counts.builds = this.builds.length;
     }
@@ -266,8 +482,13 @@ export class Fold {
     // Builds are ordered by first appearance, whatever the time filter.
     const b = !automated || this.includeAutomated ? this.buildOf(rec.build, at) : -1;
     this.counts.folded++;
-    // a build's evidence, which a fix without an after window waits for
-    if (b >= 0 && rec.type === 'heartbeat') this.builds[b].heartbeats++;
+    // a build's evidence, which a fix without an after window waits for;
+    // and the regime its records that name none ran on
+    if (b >= 0 && rec.type === 'heartbeat') {
+      this.builds[b].heartbeats++;
+      const code = regimeCode(rec.regime, 0);
+      if (code !== R_NONE) this.builds[b].lastRegime = code;
+    }
 
     const type = rec.type;
     let fp = null;
@@ -291,9 +512,12 @@ export class Fold {
           const fr = isObject(rec.frame) ? rec.frame : {};
           const re = isObject(rec.render) ? rec.render : {};
           const me = isObject(rec.memory) ? rec.memory : {};
-          this.hbs.push({ t: at, b, v: [num(fr.p95Ms), num(fr.medianMs), num(re.calls), num(re.triangles), num(me.programs)] });
+          const wi = isObject(rec.window) ? num(rec.window.seconds) : null;
+          const code = regimeCode(rec.regime, 0);
+          this.hbs.push({ t: at, b, v: [num(fr.p95Ms), num(fr.medianMs), num(re.calls), num(re.triangles), num(me.programs)],
+            s: wi !== null && wi >= 0 ? wi : null, r: code === R_NONE ? 0 : code });
         } else if (type === 'hitch') {
-          this.hps.push({ t: at, b, ms: value });
+          this.hps.push({ t: at, b, ms: value, r: regimeCode(rec.regime, 0) });
         }
       }
     }
@@ -340,6 +564,7 @@ export class Fold {
       };
       // a usermark's note: the player's own words (ledger/ledger.c)
       if (typeof rec.note === 'string' && rec.note !== '') occ.note = rec.note;
+      Object.assign(occ, occurrenceDetail(rec, b >= 0 ? this.builds[b].lastRegime : -1));
       occ.offset = offset;
       this.occurrences.push(occ);
     }
@@ -445,6 +670,9 @@ export class Fold {
       o.after = hbs.length + hps.length > 0 ? this.windowJson(hbs, hps, this.builds[ev].name, null, null) : null;
       o.afterSource = o.after ? 'fold' : null;
     }
+    // the verdict on the two windows as they stand (ledger/noise.c)
+    delete o.judgement;
+    o.judgement = judgeFix(o.before, o.after, { pending: o.pending, judge: this.judge });
     return o;
   }
 
@@ -531,12 +759,25 @@ export class Fold {
         if (to === null || s.t > to) to = s.t;
       }
     }
-    const o = summary({ build, from: isoOf(from), to: isoOf(to) }, hbs, hps);
+    const o = { build, from: isoOf(from), to: isoOf(to) };
+    const timed = summary(o, hbs, hps);
+    // the play time and the p95's noise, from the heartbeats timed
+    let secs = 0, nsecs = 0;
+    const p95s = [];
+    for (const h of timed) {
+      if (h.s !== null) {
+        secs += h.s;
+        nsecs++;
+      }
+      if (h.v[0] !== null) p95s.push(h.v[0]);
+    }
+    o.playSeconds = nsecs === 0 ? null : Math.round(secs * 100) / 100;
+    o.p95Interval = noiseInterval(thin(p95s));
     const series = [];
     if (hbs.length > 0 && from !== null) {
       const w = sliceWidth(from, to, SERIES_SLICES);
       const slices = Array.from({ length: SERIES_SLICES }, () => []);
-      for (const h of hbs) {
+      for (const h of timed) {
         const k = Math.floor((h.t - from) / w);
         if (h.v[0] !== null && k >= 0 && k < SERIES_SLICES) slices[k].push(h.v[0]);
       }
@@ -558,7 +799,8 @@ export class Fold {
       for (const h of this.hbs) bh[Math.floor((h.t - this.tmin) / w)].push(h);
       for (const p of this.hps) bp[Math.floor((p.t - this.tmin) / w)].push(p);
       for (let k = 0; k < n; k++) {
-        const bo = summary({ from: isoOf(this.tmin + k * w), to: isoOf(this.tmin + (k + 1) * w) }, bh[k], bp[k]);
+        const bo = { from: isoOf(this.tmin + k * w), to: isoOf(this.tmin + (k + 1) * w) };
+        summary(bo, bh[k], bp[k]);
         const seen = new Set();
         for (const s of bh[k]) if (s.b >= 0) seen.add(s.b);
         for (const s of bp[k]) if (s.b >= 0) seen.add(s.b);

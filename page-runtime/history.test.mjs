@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   buildHistory, buildIssue, buildIssues, canonicalContext, fnv1a32, footprintId, footprintOf,
-  measureWindow, median, parseIso, parseJsonl, parseSituation, Fold,
+  measureWindow, median, parseIso, parseJsonl, parseSituation, Fold, noiseInterval, judgeFix,
 } from './history.js';
 
 const top = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -98,6 +98,29 @@ test('times and medians follow docs/json.md', () => {
   assert.equal(median([5, 1, 3]), 3);
 });
 
+test('a noise interval is the one ledger/noise.c and tests/indep_fold.py give', () => {
+  // tests/test_noise.c holds the same numbers
+  assert.deepEqual(noiseInterval([20, 22, 19, 25, 30, 21, 23, 24, 18, 26, 28, 27]), { lo: 21, hi: 26 });
+  assert.deepEqual(noiseInterval(Array.from({ length: 100 }, (_, i) => (i % 7) + 10)), { lo: 12, hi: 13 });
+  assert.equal(noiseInterval([1, 2, 3, 4]), null, 'fewer than 5: no interval');
+});
+
+test('a fix verdict needs exposure, one regime that is not software, and a change past the noise', () => {
+  const w = (regime, n, play, p95, lo, hi) => ({ regime, heartbeats: n, regimes: { [regime]: n }, playSeconds: play, p95Ms: p95, p95Interval: { lo, hi } });
+  const noop = judgeFix(w('hardware', 40, 120, 95, 70, 110), w('hardware', 40, 120, 79, 64, 96));
+  assert.equal(noop.verdict, 'no-detectable-change', 'a −17 % inside the noise');
+  assert.equal(noop.deltaPct, -16.8);
+  assert.equal(judgeFix(w('hardware', 40, 120, 95, 90, 100), w('hardware', 40, 120, 60, 58, 62)).verdict, 'improved');
+  const sw = judgeFix(w('hardware', 40, 120, 95, 90, 100), w('software', 40, 120, 60, 58, 62));
+  assert.equal(sw.verdict, 'software');
+  assert.equal(sw.deltaMs, null, 'no delta between a GPU and SwiftShader');
+  assert.match(judgeFix(w('hardware', 40, 120, 95, 90, 100), w('hardware', 12, 36, 60, 58, 62)).reason,
+    /^the after window has 12 heartbeats and 36 s of play; a verdict needs 30 and 60 s/);
+  assert.equal(judgeFix(w('hardware', 40, 120, 95, 90, 100), null, { pending: true }).verdict, 'pending');
+  assert.equal(judgeFix(w('hardware', 12, 36, 95, 90, 100), w('hardware', 12, 36, 60, 58, 62),
+    { judge: { minHeartbeats: 10, minPlaySeconds: 20 } }).verdict, 'improved', 'the settings move the bar');
+});
+
 // --- the fixtures -----------------------------------------------------------
 
 for (const name of cases) {
@@ -108,7 +131,8 @@ for (const name of cases) {
       const want = JSON.parse(fs.readFileSync(issuesFile, 'utf8'));
       // the fold: fixes as their raw lines, so an id-less fix gets the C id
       const got = buildIssues(perf.records, { fixes: fixes.lines, now: NOW });
-      const w = without(want, ['generatedAt', 'source', 'skipped']);
+      // source and regime are the CLI's reading of the files (cli/regime.h)
+      const w = without(want, ['generatedAt', 'source', 'skipped', 'regime']);
       delete w.counts.lines;
       delete w.counts.skipped;
       assert.deepStrictEqual(without(got, ['generatedAt']), w);
@@ -142,7 +166,7 @@ for (const name of cases) {
       const { perf, fixes } = readCase(name);
       const want = JSON.parse(fs.readFileSync(path.join(fx, f), 'utf8'));
       const got = buildIssue(perf.records, id, { fixes: fixes.lines, now: NOW, offsets: perf.offsets });
-      assert.deepStrictEqual(without(got, ['generatedAt']), without(want, ['generatedAt', 'source']));
+      assert.deepStrictEqual(without(got, ['generatedAt']), without(want, ['generatedAt', 'source', 'regime']));
     });
   }
 }
@@ -210,7 +234,8 @@ test('the same catalogue, timeline and windows as the C fold on a generated ledg
     for (const extra of [[], ['--include-automated']]) {
       const want = cli(['issues', '--json', '--now', NOW, '--project', dir, ...extra]);
       const got = buildIssues(perf.records, { fixes: fixes.lines, now: NOW, includeAutomated: extra.length > 0 });
-      const w = without(want, ['generatedAt', 'source', 'skipped']);
+      // source and regime are the CLI's reading of the files (cli/regime.h)
+      const w = without(want, ['generatedAt', 'source', 'skipped', 'regime']);
       delete w.counts.lines;
       delete w.counts.skipped;
       assert.deepStrictEqual(without(got, ['generatedAt']), w, `issues ${extra}`);
@@ -230,7 +255,7 @@ test('the same catalogue, timeline and windows as the C fold on a generated ledg
     const top1 = cli(['issues', '--json', '--now', NOW, '--project', dir]).issues[0].id;
     const wantOne = cli(['issues', '--fp', top1, '--json', '--now', NOW, '--project', dir]);
     assert.deepStrictEqual(without(buildIssue(perf.records, top1, { fixes: fixes.lines, now: NOW, offsets: perf.offsets }), ['generatedAt']),
-      without(wantOne, ['generatedAt', 'source']));
+      without(wantOne, ['generatedAt', 'source', 'regime']));
     // fix windows: what `sloptimize fix --json` measured and appended
     const builds = buildHistory(perf.records, { now: NOW }).builds.map((b) => b.build);
     const rec = cli(['fix', '--title', 'check windows', '--before', builds[1], '--after', `${from}..${to}`, '--json', '--project', dir]);

@@ -89,6 +89,22 @@ const FETCH_TIMEOUT_MS = 10000;
 const SHOW_DELAY_MS = 150;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30000;
+// A region re-rendered by what arrives on its own (the events socket, the
+// timers) is re-rendered at most this often: in a 1 fps game every
+// render is main-thread time the game does not get, and a button replaced
+// between its press and its release is a click that never happens.
+const RENDER_MIN_MS = 250;
+// Pointer, mouse, touch and key events inside the open panel are the
+// panel's: the game never sees them (a click on a tab threw a ball).
+const GUARDED = ['pointerdown', 'pointerup', 'pointermove', 'pointercancel', 'mousedown', 'mouseup', 'mousemove',
+  'click', 'dblclick', 'auxclick', 'contextmenu', 'wheel', 'touchstart', 'touchmove', 'touchend', 'touchcancel',
+  'keydown', 'keyup', 'keypress'];
+const VERDICT_WORDS = {
+  improved: 'improved', regressed: 'regressed', 'no-detectable-change': 'no detectable change',
+  'not-enough-evidence': 'not enough evidence yet', software: 'software renderer: timings are not evidence',
+  incomparable: 'incomparable', pending: 'pending',
+};
+const TIMING_METRICS = new Set(['p95Ms', 'medianMs', 'worstHitchMs']);
 
 // --- small helpers ----------------------------------------------------------
 
@@ -169,15 +185,62 @@ function fmtBytes(n) {
 }
 
 // A delta, coloured by its direction only: every metric is lower-is-better.
-function deltaHtml(before, after, unit) {
+// A timing's delta that is not past the noise (`trusted` false: the fix's
+// verdict is not improved or regressed) is never coloured: it is shown
+// grey, as noise (data-direction="noise").
+function deltaHtml(before, after, unit, trusted = true) {
   if (before === null || before === undefined || after === null || after === undefined) {
     return '<span class="delta none" data-direction="none">no evidence</span>';
   }
   const d = after - before;
-  const dir = d < 0 ? 'better' : d > 0 ? 'worse' : 'same';
+  const dir = !trusted ? 'noise' : d < 0 ? 'better' : d > 0 ? 'worse' : 'same';
   const pct = before !== 0 ? ` (${d > 0 ? '+' : d < 0 ? '−' : '±'}${Math.abs((d / before) * 100).toFixed(0)}%)` : '';
   const mag = fmtNum(Math.abs(d), unit);
-  return `<span class="delta ${dir}" data-direction="${dir}">${d > 0 ? '+' : d < 0 ? '−' : '±'}${esc(mag)}${pct}</span>`;
+  return `<span class="delta ${dir}" data-direction="${dir}"${trusted ? '' : ' title="inside the noise, or not comparable: no change is claimed"'}>${d > 0 ? '+' : d < 0 ? '−' : '±'}${esc(mag)}${pct}</span>`;
+}
+
+// " [93.9–100.3]": a noise interval, in the unit of the value before it.
+function intervalText(iv) {
+  if (!iv || typeof iv.lo !== 'number' || typeof iv.hi !== 'number') return '';
+  const n = (v) => fmtNum(v, 'ms').replace(/ ms$/, '');
+  return ` [${n(iv.lo)}–${n(iv.hi)}]`;
+}
+
+// " (40 heartbeats, 120 s of play, hardware)": what a window's timing
+// stands on.
+function windowExposure(w) {
+  if (!w) return '';
+  const parts = [];
+  if (typeof w.heartbeats === 'number') parts.push(`${w.heartbeats} heartbeats`);
+  if (typeof w.playSeconds === 'number') parts.push(`${Math.round(w.playSeconds)} s of play`);
+  if (typeof w.regime === 'string') parts.push(w.regime === 'software' ? 'software renderer' : w.regime);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+/*
+ * A fix's verdict on its windows (the fold's `judgement`, docs/json.md
+ * "Fix verdicts"): was → now, each with its noise interval; a coloured
+ * delta only when the verdict is past the noise; a software renderer's
+ * or another regime's timings never side by side; then the verdict and
+ * its reason.  A fold without judgements (an older daemon) is said so,
+ * and nothing is claimed.
+ */
+function judgementHtml(f) {
+  const j = f && f.judgement;
+  if (!j || typeof j !== 'object') {
+    return '<div class="verdict" data-verdict="none" data-was>no verdict: this daemon does not judge fixes on their noise yet</div>';
+  }
+  const b = f.before && typeof f.before === 'object' ? f.before : null;
+  const a = f.after && typeof f.after === 'object' ? f.after : null;
+  const past = j.verdict === 'improved' || j.verdict === 'regressed';
+  let nums = '';
+  if (j.verdict === 'software' || j.verdict === 'incomparable') {
+    nums = `before p95 ${esc(fmtNum(j.was, 'ms'))} on ${esc(b && b.regime ? b.regime : '?')}, after p95 ${esc(fmtNum(j.now, 'ms'))} on ${esc(a && a.regime ? a.regime : '?')}: `;
+  } else if (j.was !== null || j.now !== null) {
+    nums = `was ${esc(fmtNum(j.was, 'ms'))}${esc(intervalText(j.wasInterval))} → now ${esc(fmtNum(j.now, 'ms'))}${esc(intervalText(j.nowInterval))} p95 `;
+    if (past && typeof j.deltaMs === 'number') nums += `${deltaHtml(j.was, j.now, 'ms')} `;
+  }
+  return `<div class="verdict ${esc(j.verdict)}" data-verdict="${esc(j.verdict)}" data-was>${nums}<strong>${esc(VERDICT_WORDS[j.verdict] || j.verdict)}</strong> <span class="reason">— ${esc(j.reason || '')}</span></div>`;
 }
 
 function shellQuote(s) {
@@ -342,6 +405,12 @@ header .conn[data-state="connecting"]::before, header .conn[data-state="retry"]:
 header .conn[data-state="offline"]::before { content: "● "; color: #f85149; }
 header .endpoint { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; color: #8b949e; }
 header .spacer { flex: 1; }
+header .regime { font-size: 12px; color: #ffa657; border: 1px solid #9e6a03; border-radius: 10px; padding: 1px 8px; }
+.verdict { font: 13px ui-monospace, monospace; margin: 6px 0; color: #e6edf3; }
+.verdict .reason { font-family: system-ui, sans-serif; color: #8b949e; }
+.verdict.software strong, .verdict.incomparable strong { color: #ffa657; }
+.verdict.no-detectable-change strong, .verdict.not-enough-evidence strong { color: #c9d1d9; }
+.delta.noise { color: #8b949e; }
 button { font: inherit; color: inherit; background: #21262d; border: 1px solid #363d47; border-radius: 6px; padding: 4px 10px; cursor: pointer; }
 button:hover { background: #2a313a; }
 button:focus-visible, [tabindex]:focus-visible, input:focus-visible, textarea:focus-visible, select:focus-visible { outline: 2px solid #58a6ff; outline-offset: 1px; }
@@ -520,6 +589,9 @@ class Panel {
     this.timings = { opens: [] };
     this.sock = { ws: null, state: 'connecting', retries: 0, timer: null, resume: null, lastError: null, hello: null };
     this.pending = {};
+    this.lastRender = {};       // region → when it was last re-rendered by schedule()
+    this.pressing = false;      // a pointer is down inside the panel
+    this.deferred = new Map();  // element → html held back while pressing
     this.build();
     this.listen();
     this.connect();
@@ -542,6 +614,7 @@ class Panel {
             <h1 id="title">sloptimize</h1>
             <span class="conn" data-conn data-state="connecting" role="status" aria-live="polite">connecting…</span>
             <span class="endpoint" data-endpoint></span>
+            <span class="regime" data-regime hidden title="frame times from a software renderer (SwiftShader, llvmpipe) are not a GPU's: no fix is judged on them; counters are"></span>
             <span class="spacer"></span>
             <span class="conn" aria-hidden="true">Ctrl+F12 · Esc</span>
             <button class="close" type="button" data-action="close" aria-label="Close the panel (Esc)">×</button>
@@ -595,8 +668,52 @@ class Panel {
       if (this.isOpen && !this.host.contains(e.target) && e.target !== this.host) this.focusFirst();
     };
     document.addEventListener('focusin', this.onFocusIn, true);
-    this.root.addEventListener('keydown', (e) => this.onPanelKey(e));
-    this.root.addEventListener('click', (e) => this.onClick(e));
+    /*
+     * The game never sees an event that happens in the panel.  A game
+     * listens on window or document, often in the capture phase (a click
+     * to throw, a mousedown to take the pointer): so the panel listens on
+     * window in the capture phase, ahead of any game listener registered
+     * after it (the Vite bootstrap makes the panel before the game's
+     * modules run), handles its own events there (click, keydown,
+     * pointermove: the panel has no listener of its own inside for these)
+     * and stops them.  Their default actions (focus, typing, scrolling, a
+     * radio's check) still happen: only propagation is stopped.
+     */
+    this.guard = (e) => {
+      if (this.destroyed) return;
+      const path = typeof e.composedPath === 'function' ? e.composedPath() : [];
+      const inside = path.includes(this.host);
+      if (e.type === 'pointerup' || e.type === 'mouseup' || e.type === 'pointercancel' || e.type === 'touchend' || e.type === 'touchcancel') {
+        if (this.pressing) {
+          this.pressing = false;
+          // after this event's click has been dispatched
+          setTimeout(() => this.flushDeferred(), 0);
+        }
+      }
+      if (!inside) return;
+      const target = path[0] || e.target;
+      if (e.type === 'pointerdown' || e.type === 'mousedown' || e.type === 'touchstart') this.pressing = true;
+      if (e.type === 'click') this.onClick(e, target);
+      else if (e.type === 'pointermove') this.onPointerMove(e, target);
+      else if (e.type === 'keydown') {
+        this.onPanelKey(e, target);
+      }
+      e.stopImmediatePropagation();
+    };
+    for (const t of GUARDED) window.addEventListener(t, this.guard, { capture: true });
+    // a pointer released outside the window ends the press too
+    this.onBlur = () => {
+      if (!this.pressing) return;
+      this.pressing = false;
+      this.flushDeferred();
+    };
+    window.addEventListener('blur', this.onBlur);
+    // the panel needs the pointer: a pointer lock taken while it is open
+    // (the game's own request) is given back at once
+    this.onLockChange = () => {
+      if (this.isOpen && document.pointerLockElement) this.releasePointer();
+    };
+    document.addEventListener('pointerlockchange', this.onLockChange);
     this.root.addEventListener('input', (e) => {
       if (e.target.matches('textarea[data-note]')) {
         this.session.note = e.target.value;
@@ -619,7 +736,7 @@ class Panel {
     (this.tabButtons[this.tab] || this.dialog).focus({ preventScroll: true });
   }
 
-  onPanelKey(e) {
+  onPanelKey(e, t = e.target) {
     if (e.key === 'Tab') {
       // the focus stays inside the dialog while it is open
       const list = this.focusables();
@@ -630,7 +747,6 @@ class Panel {
       list[next].focus();
       return;
     }
-    const t = e.target;
     if (t.getAttribute && t.getAttribute('role') === 'tab') {
       const ids = TABS.map((x) => x.id);
       let k = ids.indexOf(t.dataset.tab);
@@ -658,8 +774,8 @@ class Panel {
     }
   }
 
-  onClick(e) {
-    const el = e.target.closest('[data-action], [role="tab"]');
+  onClick(e, target = e.target) {
+    const el = target && typeof target.closest === 'function' ? target.closest('[data-action], [role="tab"]') : null;
     if (!el || !this.root.contains(el)) return;
     if (el.getAttribute('role') === 'tab') {
       this.selectTab(el.dataset.tab, { focus: true });
@@ -700,10 +816,20 @@ class Panel {
   // frame with the data in it, not a "loading" frame and then another
   // (both cost a full layout and raster of the dialog); a slow one gets
   // the loading state after that delay.
+  // Give the pointer back to the page: a pointer-locked game (an FPS)
+  // would otherwise keep it, and the panel could not be clicked.
+  releasePointer() {
+    try {
+      if (document.pointerLockElement && typeof document.exitPointerLock === 'function') document.exitPointerLock();
+    } catch { /* nothing to release */ }
+  }
+
   open({ at = performance.now() } = {}) {
     if (this.destroyed || this.isOpen) return;
     this.isOpen = true;
     this.openedAt = at;
+    this.releasePointer();
+    this.updateRegime();
     this.prevFocus = deepActiveElement();
     this.host.setAttribute('data-open', '');
     const show = () => {
@@ -747,6 +873,32 @@ class Panel {
     else this.open(o);
   }
 
+  /*
+   * The header says when timings come from a software renderer (seed
+   * §6.4): this page's own, as its recorder found it, else what the
+   * timeline's last bucket with heartbeats ran on.
+   */
+  updateRegime() {
+    const el = this.root.querySelector('[data-regime]');
+    if (!el) return;
+    let regime = null, where = '';
+    const r = this.recorder();
+    if (r) {
+      try {
+        regime = r.state().regime || null;
+        where = 'this page';
+      } catch { /* no state: the timeline may say */ }
+    }
+    const doc = this.histDoc();
+    if (!regime && doc && Array.isArray(doc.buckets)) {
+      for (let i = doc.buckets.length - 1; i >= 0 && !regime; i--) regime = doc.buckets[i].regime || null;
+      where = 'the last heartbeats';
+    }
+    el.dataset.regime = regime || '';
+    el.hidden = regime !== 'software';
+    el.textContent = regime === 'software' ? `software renderer (${where}): timings not to be trusted` : '';
+  }
+
   selectTab(id, { focus = false, load = true } = {}) {
     if (!TABS.some((t) => t.id === id)) return;
     this.tab = id;
@@ -764,16 +916,31 @@ class Panel {
     }
   }
 
-  // Coalesce renders of one region into one per animation frame.
+  // Coalesce renders of one region into one per animation frame, and at
+  // most one per RENDER_MIN_MS: what arrives faster is folded into the
+  // next render (the data is read when it runs, not when it was asked).
   schedule(name, fn) {
     if (this.pending[name]) return;
     this.pending[name] = true;
     const go = () => {
       this.pending[name] = false;
+      this.lastRender[name] = performance.now();
       if (!this.destroyed) fn();
     };
-    if (typeof requestAnimationFrame === 'function' && document.visibilityState !== 'hidden') requestAnimationFrame(go);
-    else setTimeout(go, 0);
+    const frame = () => {
+      if (typeof requestAnimationFrame === 'function' && document.visibilityState !== 'hidden') requestAnimationFrame(go);
+      else setTimeout(go, 0);
+    };
+    const wait = (this.lastRender[name] ?? -Infinity) + RENDER_MIN_MS - performance.now();
+    if (wait > 0) setTimeout(frame, wait);
+    else frame();
+  }
+
+  // The renders held back while a pointer was down in the panel.
+  flushDeferred() {
+    const held = [...this.deferred];
+    this.deferred.clear();
+    for (const [el, html] of held) if (el.isConnected) this.patch(el, html);
   }
 
   render(id) {
@@ -783,8 +950,15 @@ class Panel {
     else if (id === 'settings') this.renderSettings();
   }
 
-  // Re-render a region without losing the keyboard focus inside it.
+  // Re-render a region without losing the keyboard focus inside it.  While
+  // a pointer is down in the panel nothing is replaced (the button under
+  // it would be, and its click lost): the last html waits for the release.
   patch(el, html) {
+    if (this.pressing) {
+      this.deferred.set(el, html);
+      return;
+    }
+    this.deferred.delete(el);
     const active = this.root.activeElement;
     const key = active && el.contains(active) ? active.getAttribute('data-fk') : null;
     el.innerHTML = html;
@@ -1019,6 +1193,7 @@ class Panel {
       if (held) this.rendered('optimizations', true);
       await run('history', () => this.loadHistory());
       this.renderOptimizations();
+      this.updateRegime();
       this.rendered('optimizations');
       this.completeFixes().catch((err) => this.report(err));
     } else if (tab === 'settings') {
@@ -1199,7 +1374,7 @@ class Panel {
     clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => {
       if (!this.isOpen || this.tab !== 'issues' || this.destroyed) return;
-      this.loadIssues().then(() => this.renderIssues()).catch(() => { /* keep the live numbers */ });
+      this.loadIssues().then(() => this.schedule('issues', () => this.renderIssues())).catch(() => { /* keep the live numbers */ });
     }, 2000);
   }
 
@@ -1285,6 +1460,7 @@ class Panel {
     html += '</ul>';
     this.patch(list, html);
     this.updateCounts();
+    this.updateRegime();
     el.dataset.state = 'ready';
   }
 
@@ -1492,8 +1668,8 @@ class Panel {
     const b = f.before && typeof f.before === 'object' ? f.before : null;
     const a = f.after && typeof f.after === 'object' ? f.after : null;
     const waiting = f.pending === true;
-    const was = waiting ? `<span class="waiting" data-waiting>waiting for a build after this fix</span>${b ? ` · before: p95 ${esc(fmtNum(b.p95Ms, 'ms'))} on ${esc(b.build || fmtTime(b.from))}` : ''}`
-      : b || a ? `p95 ${esc(fmtNum(b ? b.p95Ms : null, 'ms'))} → ${esc(fmtNum(a ? a.p95Ms : null, 'ms'))} ${deltaHtml(b ? b.p95Ms : null, a ? a.p95Ms : null, 'ms')}` : '<span class="dim">no measured windows</span>';
+    const was = waiting ? `<span class="waiting" data-waiting>waiting for a build after this fix</span>${b ? ` · before: p95 ${esc(fmtNum(b.p95Ms, 'ms'))}${esc(intervalText(b.p95Interval))} on ${esc(b.build || fmtTime(b.from))}` : ''}`
+      : b || a ? judgementHtml(f) : '<span class="dim">no measured windows</span>';
     return `<div class="fixline" data-fix="${esc(f.id)}">${statusBadge(f.status)} <strong>${esc(f.title || f.id)}</strong> · ${esc(fmtTime(f.at))}${f.commit ? ` · <code>${esc(f.commit)}</code>` : ''}${f.fixBuild && !waiting ? ` · judged on ${esc(f.fixBuild)}` : ''}<br>${was}</div>`;
   }
 
@@ -1573,16 +1749,19 @@ class Panel {
     el.dataset.state = 'ready';
     el.dataset.view = cur.view;
     if (this.cross !== null) this.setCross(Math.min(this.cross, buckets.length - 1));
-    const strips = el.querySelector('.strips');
-    if (strips) {
-      strips.addEventListener('pointermove', (e) => {
-        const svg = strips.querySelector('svg.strip');
-        if (!svg) return;
-        const box = svg.getBoundingClientRect();
-        const i = Math.floor(((e.clientX - box.left) / box.width) * buckets.length);
-        if (i >= 0 && i < buckets.length) this.setCross(i);
-      });
-    }
+  }
+
+  // The pointer over the strips moves the shared crosshair (called by the
+  // guard: the panel's own pointer events go no further than window).
+  onPointerMove(e, target) {
+    const strips = target && typeof target.closest === 'function' ? target.closest('.strips') : null;
+    const n = this.histDoc()?.buckets?.length || 0;
+    if (!strips || !n) return;
+    const svg = strips.querySelector('svg.strip');
+    if (!svg) return;
+    const box = svg.getBoundingClientRect();
+    const i = Math.floor(((e.clientX - box.left) / box.width) * n);
+    if (i >= 0 && i < n) this.setCross(i);
   }
 
   timelineHtml(doc) {
@@ -1693,9 +1872,14 @@ class Panel {
   cardHtml(f) {
     const b = f.before && typeof f.before === 'object' ? f.before : null;
     const a = f.after && typeof f.after === 'object' ? f.after : null;
+    const j = f.judgement && typeof f.judgement === 'object' ? f.judgement : null;
+    // counters are exact: their deltas are facts; a timing's delta is
+    // coloured only when the fix's verdict is past the noise (the p95's)
+    const past = j && (j.verdict === 'improved' || j.verdict === 'regressed');
     const rows = CARD_METRICS.map((m) => {
       const bv = b ? b[m.key] : null, av = a ? a[m.key] : null;
-      return `<tr data-metric="${m.key}"><td>${esc(m.label)}</td><td class="num">${esc(fmtNum(bv, m.unit === 'ms' ? 'ms' : ''))}</td><td>→</td><td class="num">${esc(fmtNum(av, m.unit === 'ms' ? 'ms' : ''))}</td><td class="num">${deltaHtml(bv, av, m.unit === 'ms' ? 'ms' : '')}</td></tr>`;
+      const trusted = !TIMING_METRICS.has(m.key) || (m.key === 'p95Ms' && past);
+      return `<tr data-metric="${m.key}"><td>${esc(m.label)}</td><td class="num">${esc(fmtNum(bv, m.unit === 'ms' ? 'ms' : ''))}</td><td>→</td><td class="num">${esc(fmtNum(av, m.unit === 'ms' ? 'ms' : ''))}</td><td class="num">${deltaHtml(bv, av, m.unit === 'ms' ? 'ms' : '', trusted)}</td></tr>`;
     }).join('');
     const fps = Array.isArray(f.footprints) ? f.footprints : [];
     const proposed = f.status === 'proposed';
@@ -1704,15 +1888,15 @@ class Panel {
       <div class="head"><span class="title">${esc(f.title || '(untitled)')}</span>${statusBadge('pending')}</div>
       <div class="meta">${esc(fmtTime(f.at))}${f.commit ? ` · commit <code>${esc(f.commit)}</code>` : ''} · <code>${esc(f.id)}</code>${fps.length ? ' · ' + fps.map((id) => `<button type="button" class="fp" data-action="goto-issue" data-id="${esc(id)}" data-fk="card-fp-${esc(f.id)}-${esc(id)}">${esc(id)}</button>`).join(' ') : ''}</div>
       <div class="was waiting" data-waiting>waiting for a build after this fix</div>
-      <div class="meta">before ${esc(b ? b.build || `${fmtTime(b.from)}…` : '—')}${b ? ` · p95 ${esc(fmtNum(b.p95Ms, 'ms'))}` : ''} · after: not measured yet — the build that ran when it was recorded is the old code</div>
+      <div class="meta">before ${esc(b ? b.build || `${fmtTime(b.from)}…` : '—')}${b ? ` · p95 ${esc(fmtNum(b.p95Ms, 'ms'))}${esc(intervalText(b.p95Interval))}${esc(windowExposure(b))}` : ''} · after: not measured yet — the build that ran when it was recorded is the old code</div>
     </article>`;
     }
     return `<article class="card" data-card="${esc(f.id)}" data-status="${esc(f.status)}">
       <div class="head"><span class="title">${esc(f.title || '(untitled)')}</span>${statusBadge(f.status)}</div>
       <div class="meta">${esc(fmtTime(f.at))}${f.commit ? ` · commit <code>${esc(f.commit)}</code>` : ''} · <code>${esc(f.id)}</code>${fps.length ? ' · ' + fps.map((id) => `<button type="button" class="fp" data-action="goto-issue" data-id="${esc(id)}" data-fk="card-fp-${esc(f.id)}-${esc(id)}">${esc(id)}</button>`).join(' ') : ''}</div>
       ${f.solution || f.issue ? `<div class="meta">${f.issue ? esc(f.issue) : ''}${f.issue && f.solution ? ' → ' : ''}${f.solution ? esc(f.solution) : ''}</div>` : ''}
-      ${b || a ? `<div class="was" data-was>was ${esc(fmtNum(b ? b.p95Ms : null, 'ms'))} → now ${esc(fmtNum(a ? a.p95Ms : null, 'ms'))} p95 ${deltaHtml(b ? b.p95Ms : null, a ? a.p95Ms : null, 'ms')}</div>
-        <div class="meta">before ${esc(b ? b.build || `${fmtTime(b.from)}…` : '—')} · after ${esc(a ? a.build || `${fmtTime(a.from)}…` : '—')}</div>
+      ${b || a ? `${judgementHtml(f)}
+        <div class="meta">before ${esc(b ? b.build || `${fmtTime(b.from)}…` : '—')}${esc(windowExposure(b))} · after ${esc(a ? a.build || `${fmtTime(a.from)}…` : '—')}${esc(windowExposure(a))}</div>
         ${sparkPair(b, a, 'ms')}
         <table>${rows}</table>` : '<div class="spark-none">no measured windows: this fix was recorded without a ledger to measure</div>'}
       ${proposed ? `<div class="actions"><button type="button" class="primary" data-action="decide" data-decision="merged" data-id="${esc(f.id)}" data-fk="merge-${esc(f.id)}">Merge</button><button type="button" class="danger" data-action="decide" data-decision="rejected" data-id="${esc(f.id)}" data-fk="reject-${esc(f.id)}">Reject</button><span class="copied" data-decide-msg></span></div>` : ''}
@@ -1858,6 +2042,9 @@ class Panel {
     window.removeEventListener('keydown', this.onKey, true);
     window.removeEventListener('resize', this.onResize);
     document.removeEventListener('focusin', this.onFocusIn, true);
+    for (const t of GUARDED) window.removeEventListener(t, this.guard, { capture: true });
+    window.removeEventListener('blur', this.onBlur);
+    document.removeEventListener('pointerlockchange', this.onLockChange);
     clearTimeout(this.sock.timer);
     clearTimeout(this.settleTimer);
     const ws = this.sock.ws;

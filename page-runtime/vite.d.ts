@@ -7,11 +7,13 @@
 import type { Plugin } from 'vite';
 
 export interface SloptimizePluginOptions {
-  /** The daemon the dev server proxies /api/sloptimize to (default 'http://127.0.0.1:7567'). */
+  /** A fixed daemon address to proxy /api/sloptimize to, e.g. 'http://127.0.0.1:7567' (default: the daemon serving this project, found through its daemon.json). */
   daemon?: string;
-  /** Stamped on every record (default: $SLOPTIMIZE_BUILD_ID). */
+  /** The folder whose daemon to find and where .sloptimize/dev.json is written (default: Vite's root). */
+  project?: string;
+  /** Stamped on every record (default: $SLOPTIMIZE_BUILD_ID, else derived from git and moving with each edit; a fixed build freezes the fix loop). */
   build?: string;
-  /** The recorder's frame budget in milliseconds (default 16.7). */
+  /** The recorder's frame budget in milliseconds (default: sloptimize.budgets.json's perf.budget.frame_ms_p95, else 16.7). */
   budgetFrameMs?: number;
   /** A recorder for the first renderer the game makes, through three's __THREE_DEVTOOLS__ (default true). */
   auto?: boolean;

@@ -2,66 +2,200 @@
 //
 //   // vite.config.js
 //   import sloptimize from 'PATH/TO/page-runtime/vite.js';
-//   export default { plugins: [sloptimize({ daemon: 'http://127.0.0.1:7567' })] };
+//   export default { plugins: [sloptimize()] };
 //
 // Dev only (`apply: 'serve'`): `vite build` sees nothing of it.  It
-//  - proxies /api/sloptimize (HTTP and the events WebSocket) to the daemon,
-//    so the page talks to its own origin;
-//  - serves this folder (recorder, panel, the fold) under /@sloptimize/;
-//  - injects a small bootstrap into the dev page, ahead of the game's own
-//    modules: the Ctrl+F12 panel, and `globalThis.sloptimize`, whose
-//    createRecorder(options) makes the recorder with the plugin's defaults
-//    (endpoint: same origin, build).  With `auto: true` (the default) a
-//    THREE.WebGLRenderer made without a recorder gets one by itself,
-//    through three's own __THREE_DEVTOOLS__ announcement;
+//  - finds the daemon serving *this* project: `sloptimized --project DIR`
+//    records its address in its state directory (daemon.json, DESIGN §4),
+//    as `sloptimize watch` reads it, so `--listen 127.0.0.1:0` works and
+//    another project's daemon on the default port is not this one's;
+//  - proxies /api/sloptimize (HTTP and the events WebSocket) to it, so the
+//    page talks to its own origin; with no daemon it says so in one line
+//    of Vite's terminal and answers 503 {error}, never a stack trace;
+//  - serves the page runtime (every module of this folder but this one)
+//    as Vite modules under /@sloptimize/, and its entry,
+//    /@sloptimize/bootstrap.js, injected into the dev page ahead of the
+//    game's own modules: dev.js started with the plugin's defaults;
 //  - installs the bench runtime (bench.js: the virtual clock in
 //    passthrough, `sloptimize.scene`, `sloptimize.bench`) unless the
 //    launched browser installed it first; a page opened for a bench
 //    (?sloptimize=bench:NAME) gets no recorder and no panel by itself;
 //  - writes .sloptimize/dev.json ({url, pid, at}) when the dev server
-//    listens, for `sloptimize bench --launch` (docs/bench.md).
+//    listens, for `sloptimize bench --launch` (docs/bench.md);
+//  - reads sloptimize.budgets.json's frame_ms_p95 as the recorder's frame
+//    budget, so its hitches and `sloptimize check` agree;
+//  - stamps every record with the build: by default derived from git (the
+//    short HEAD and a hash of the uncommitted changes, so an edit is a new
+//    build and a fix has an after window) or, outside git, the dev
+//    server's start; a new one reaches the page over Vite's HMR channel.
 //
-// docs/recorder.md says what the game writes and what it does not.
+// docs/recorder.md ("With Vite") says what the game gets and what it
+// does not.  Node built-ins only.
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const PREFIX = '/@sloptimize/';
-const SERVED = new Set(['recorder.js', 'frames.js', 'motion.js', 'delivery.js', 'panel.js', 'history.js', 'footprint.js', 'clock.js', 'bench.js']);
+const ENTRY = `${PREFIX}bootstrap.js`;
+const API = '/api/sloptimize';
+const VIRTUAL = '\0sloptimize:';      // a runtime module's id in Vite's graph
+const GIT_TIMEOUT_MS = 10000;
+const DAEMON_JSON_TTL_MS = 1000;      // daemon.json is read again after this
+const BUILD_SETTLE_MS = 300;          // edits within this are one new build
 
-function bootstrap({ build, budgetFrameMs, auto, panel }) {
-  const defaults = JSON.stringify({ endpoint: '', ...(build ? { build } : {}), ...(budgetFrameMs ? { budgetFrameMs } : {}) });
-  return `// sloptimize's dev bootstrap, made by page-runtime/vite.js
-import { createRecorder } from './recorder.js';
-import { installBench } from './bench.js';
-${panel ? `import { createPanel } from './panel.js';` : ''}
-const defaults = ${defaults};
-// the clock and the scenes first (a launched bench put them there already)
-const api = Object.assign(installBench(globalThis, { mode: 'passthrough' }), {
-  recorder: null,
-  panel: null,
-  createRecorder(options = {}) {
-    if (api.recorder && api.recorder.auto && api.recorder.renderer === options.renderer) api.recorder.rec.stop();
-    const rec = createRecorder({ ...defaults, ...options });
-    api.recorder = { rec, renderer: options.renderer, auto: false };
-    return rec;
-  },
-});
-Object.defineProperty(api, 'rec', { get() { return api.recorder ? api.recorder.rec : null; }, configurable: true });
-const benchPage = api.bench.urlScene() !== null;
-${auto ? `// three announces every WebGLRenderer to __THREE_DEVTOOLS__ as it is made
-const devtools = globalThis.__THREE_DEVTOOLS__ || (globalThis.__THREE_DEVTOOLS__ = new EventTarget());
-devtools.addEventListener('observe', (e) => {
-  const r = e.detail;
-  if (!r || !r.isWebGLRenderer || api.recorder || benchPage) return;
-  queueMicrotask(() => {
-    if (api.recorder) return;
-    api.recorder = { rec: createRecorder({ ...defaults, renderer: r }), renderer: r, auto: true };
+// The modules a page may load: this folder's ES modules, found, not
+// listed, but for this file (Node's) and tests.
+function runtimeModules() {
+  try {
+    return new Set(fs.readdirSync(HERE).filter((f) => f.endsWith('.js') && f !== 'vite.js' && !f.includes('.test.')));
+  } catch {
+    return new Set();
+  }
+}
+
+// --- the daemon serving this project --------------------------------------
+
+// FNV-1a 32 of the UTF-8 bytes, 8 hex: project/statedir.c's project id.
+function fnv1a32(s) {
+  let h = 0x811c9dc5;
+  for (const b of Buffer.from(s, 'utf8')) h = Math.imul(h ^ b, 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+/*
+ * The daemon's state directory for a project (project/statedir.c,
+ * statedir_resolve): $XDG_STATE_HOME/sloptimize/<name>-<fnv1a32 of the
+ * absolute path>, else ~/.local/state/….
+ */
+export function stateDirOf(project, env = process.env) {
+  let abs = path.resolve(project);
+  try {
+    abs = fs.realpathSync(abs);
+  } catch { /* as given */ }
+  while (abs.length > 1 && abs.endsWith('/')) abs = abs.slice(0, -1);
+  const name = abs === '/' ? 'root' : path.basename(abs);
+  const xdg = env.XDG_STATE_HOME;
+  const base = xdg && xdg.startsWith('/') ? xdg : path.join(env.HOME && env.HOME.startsWith('/') ? env.HOME : os.homedir(), '.local', 'state');
+  return path.join(base, 'sloptimize', `${name}-${fnv1a32(abs)}`);
+}
+
+function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
+/*
+ * Where the daemon serving `project` listens: {host, port, pid} from its
+ * daemon.json, or {error} saying why not (none recorded, or the pid it
+ * names is gone).
+ */
+export function findDaemon(project, env = process.env) {
+  const file = path.join(stateDirOf(project, env), 'daemon.json');
+  let j;
+  try {
+    j = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    return { error: e.code === 'ENOENT' ? 'no daemon serves this project' : `cannot read ${file}: ${e.message}` };
+  }
+  if (typeof j.pid === 'number' && !pidAlive(j.pid)) return { error: `its daemon (pid ${j.pid}) is gone` };
+  const m = typeof j.listen === 'string' ? /^\[?([^\]]+?)\]?:(\d+)$/.exec(j.listen) : null;
+  if (!m) return { error: `${file} names no address` };
+  let host = m[1];
+  if (host === '0.0.0.0') host = '127.0.0.1';
+  if (host === '::') host = '::1';
+  return { host, port: Number(m[2]), pid: j.pid };
+}
+
+// --- the build ---------------------------------------------------------------
+
+// Run git in `cwd`; resolves {code, hash} with the sha1 of its output
+// (streamed: a diff of any size), or {code: -1} when git cannot run.
+function gitHash(cwd, args) {
+  return new Promise((resolve) => {
+    let child;
+    try {
+      child = spawn('git', ['-C', cwd, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch {
+      resolve({ code: -1 });
+      return;
+    }
+    const h = crypto.createHash('sha1');
+    let text = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), GIT_TIMEOUT_MS);
+    child.stdout.on('data', (d) => {
+      h.update(d);
+      if (text.length < 4096) text += d;
+    });
+    child.on('error', () => {
+      clearTimeout(timer);
+      resolve({ code: -1 });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, hash: h.digest('hex'), text });
+    });
   });
-});` : ''}
-${panel ? `if (!benchPage) api.panel = createPanel({ endpoint: location.origin });` : ''}
-`;
+}
+
+/*
+ * The build of the code in `root` now: git's short HEAD, and when the
+ * working tree differs from it (tracked changes, staged or not, and
+ * untracked files: their names, sizes and times) "+" and 8 hex of that
+ * difference — .sloptimize/, where the ledger grows, left out.  null
+ * outside git (or before its first commit).
+ */
+export async function gitBuild(root) {
+  const head = await gitHash(root, ['rev-parse', '--short', 'HEAD']);
+  if (head.code !== 0) return null;
+  const short = head.text.trim();
+  const spec = ['--', '.', ':(exclude).sloptimize'];
+  const diff = await gitHash(root, ['diff', 'HEAD', '--binary', ...spec]);
+  const others = await gitHash(root, ['ls-files', '--others', '--exclude-standard', '-z', ...spec]);
+  if (diff.code !== 0 || others.code !== 0) return short;
+  const h = crypto.createHash('sha1');
+  let dirty = false;
+  if (diff.text.length > 0) {
+    h.update(diff.hash);
+    dirty = true;
+  }
+  for (const f of others.text.split('\0').filter(Boolean).sort()) {
+    dirty = true;
+    try {
+      const st = fs.statSync(path.join(root, f));
+      h.update(`${f}\0${st.size}\0${st.mtimeMs}\0`);
+    } catch {
+      h.update(`${f}\0gone\0`);
+    }
+  }
+  // the name list was cut at 4 KiB: the whole of it counts too
+  if (others.text.length >= 4096) h.update(others.hash);
+  return dirty ? `${short}+${h.digest('hex').slice(0, 8)}` : short;
+}
+
+function startStamp(d) {
+  return `dev-${d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+}
+
+// --- the proxy ------------------------------------------------------------------
+
+function tell503(res, why, project) {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: `sloptimized is not running for this project (${why})`, project, start: `sloptimized --project ${project}` });
+  res.writeHead(503, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-sloptimize-proxy': 'no-daemon' });
+  res.end(body);
 }
 
 // The hitch rule's frame budget from sloptimize.budgets.json (its
@@ -90,11 +224,11 @@ function frameBudget(root, warn) {
 function devJson(server, project) {
   const dir = path.join(path.resolve(project || server.config.root), '.sloptimize');
   const file = path.join(dir, 'dev.json');
-  const http = server.httpServer;
-  if (!http) return;
-  http.once('listening', () => {
+  const hs = server.httpServer;
+  if (!hs) return;
+  hs.once('listening', () => {
     // from the bound address (resolvedUrls comes after this event)
-    const a = http.address();
+    const a = hs.address();
     const host = !a.address || a.address === '::' || a.address === '0.0.0.0' ? 'localhost'
       : String(a.address).includes(':') ? `[${a.address}]` : a.address;
     const url = `${server.config.server.https ? 'https' : 'http'}://${host}:${a.port}${server.config.base || '/'}`;
@@ -107,61 +241,237 @@ function devJson(server, project) {
       server.config.logger.warn(`sloptimize: could not write ${file}: ${e.message}`);
     }
   });
-  http.once('close', () => {
+  hs.once('close', () => {
     try {
       if (JSON.parse(fs.readFileSync(file, 'utf8')).pid === process.pid) fs.unlinkSync(file);
     } catch { /* gone or another server's */ }
   });
 }
 
-export default function sloptimize({ daemon = 'http://127.0.0.1:7567', build = process.env.SLOPTIMIZE_BUILD_ID || undefined,
-  budgetFrameMs, auto = true, panel = true, project } = {}) {
-  const target = String(daemon).replace(/\/+$/, '');
+export default function sloptimize({ daemon, project, build = process.env.SLOPTIMIZE_BUILD_ID || undefined,
+  budgetFrameMs, auto = true, panel = true } = {}) {
+  const fixed = daemon ? new URL(String(daemon)) : null;
+  let root = process.cwd();
+  let logger = console;
+  let server = null;
+  let found = null;               // {host, port, pid} or {error}
+  let foundAt = 0;
+  let said = null;                // the last state said in the terminal
+  const started = new Date();
+  let frameMs = budgetFrameMs;    // the hitch rule's budget (budgets file)
+  let autoBuild = null;           // the derived build, when `build` is not given
+  let buildJob = null;
+  let settle = null;
+
+  const projectDir = () => project ? path.resolve(root, project) : root;
+
+  // The daemon to talk to: the one given, else the one daemon.json names
+  // (read again every second, and at once after a failure).
+  function target() {
+    if (fixed) return { host: fixed.hostname.replace(/^\[|\]$/g, ''), port: Number(fixed.port || 80) };
+    if (!found || Date.now() - foundAt > DAEMON_JSON_TTL_MS) {
+      found = findDaemon(projectDir());
+      foundAt = Date.now();
+    }
+    return found;
+  }
+
+  // One line in Vite's terminal when the daemon goes or comes, never per
+  // request and never a stack trace.
+  function say(t, err) {
+    const down = !!(t.error || err);
+    const state = down ? 'down' : `${t.host}:${t.port}`;
+    if (state === said) return;
+    said = state;
+    if (down) {
+      const why = t.error || (err && err.code === 'ECONNREFUSED' ? 'nothing listens where it said' : err && (err.code || err.message));
+      logger.warn(`sloptimized is not running for this project (${why}): start it with  sloptimized --project ${projectDir()}`, { timestamp: true });
+    } else {
+      logger.info(`sloptimize: talking to sloptimized at ${t.host}:${t.port}${t.pid ? ` (pid ${t.pid})` : ''} for ${projectDir()}`, { timestamp: true });
+    }
+  }
+
+  function failed(err) {
+    found = null;                 // read daemon.json again next time
+    say({}, err);
+  }
+
+  function proxyHttp(req, res) {
+    const t = target();
+    if (t.error) {
+      say(t);
+      tell503(res, t.error, projectDir());
+      return;
+    }
+    const up = http.request({ host: t.host, port: t.port, method: req.method, path: req.url, headers: req.headers }, (ur) => {
+      say(t);
+      res.writeHead(ur.statusCode || 502, ur.headers);
+      ur.pipe(res);
+      ur.on('error', () => res.destroy());
+    });
+    up.on('error', (err) => {
+      failed(err);
+      tell503(res, err.code === 'ECONNREFUSED' ? 'nothing listens where it said' : (err.code || err.message), projectDir());
+    });
+    res.on('close', () => { if (!res.writableFinished) up.destroy(); });
+    req.on('error', () => up.destroy());
+    req.pipe(up);
+  }
+
+  // The events WebSocket: the upgrade request goes to the daemon as it
+  // came, then bytes both ways.  A page that closes, a daemon that goes:
+  // both sockets end quietly.
+  function proxyUpgrade(req, socket, head) {
+    const t = target();
+    socket.on('error', () => { /* the page went away */ });
+    if (t.error) {
+      say(t);
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const up = net.connect(t.port, t.host, () => {
+      say(t);
+      let text = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+      for (let i = 0; i < req.rawHeaders.length; i += 2) text += `${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`;
+      up.write(`${text}\r\n`);
+      if (head && head.length) up.write(head);
+      up.pipe(socket);
+      socket.pipe(up);
+    });
+    up.on('error', (err) => {
+      if (!up.connecting && up.bytesRead > 0) {
+        socket.destroy();
+        return;
+      }
+      failed(err);
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    });
+    socket.on('close', () => up.destroy());
+    up.on('close', () => socket.destroy());
+  }
+
+  // --- the build ---------------------------------------------------------------
+
+  async function currentBuild() {
+    if (build) return String(build);
+    if (!autoBuild) autoBuild = (await gitBuild(root)) || startStamp(started);
+    return autoBuild;
+  }
+
+  // Something in the project changed: work the build out again once the
+  // edits settle, and tell the page when it moved.
+  function changed(file) {
+    if (build || !file) return;
+    const rel = path.relative(root, file);
+    if (rel.startsWith('..') || /(^|\/)(\.sloptimize|\.git|node_modules)(\/|$)/.test(rel)) return;
+    clearTimeout(settle);
+    settle = setTimeout(() => {
+      const job = (buildJob || Promise.resolve()).then(async () => {
+        const before = autoBuild;
+        const now = (await gitBuild(root)) || startStamp(started);
+        if (now === before) return;
+        autoBuild = now;
+        const graph = server && (server.environments?.client?.moduleGraph || server.moduleGraph);
+        const mod = graph && graph.getModuleById(`${VIRTUAL}bootstrap.js`);
+        if (mod) graph.invalidateModule(mod);
+        logger.info(`sloptimize: build ${now}`, { timestamp: true });
+        const ws = server && (server.environments?.client?.hot || server.ws);
+        if (ws) ws.send({ type: 'custom', event: 'sloptimize:build', data: { build: now } });
+      });
+      buildJob = job.catch(() => {});
+    }, BUILD_SETTLE_MS);
+  }
+
   return {
     name: 'sloptimize',
     apply: 'serve',
     config() {
-      return {
-        server: {
-          proxy: {
-            '/api/sloptimize': { target, ws: true, changeOrigin: false },
-          },
-        },
-      };
+      // the ledger grows in .sloptimize/: nothing there is the game's code
+      return { server: { watch: { ignored: ['**/.sloptimize/**'] } } };
     },
-    configureServer(server) {
-      const fromFile = frameBudget(server.config.root, (m) => server.config.logger.warn(m));
+    configResolved(config) {
+      root = config.root || root;
+      logger = config.logger || logger;
+    },
+    // The entry and the runtime modules are Vite modules: the HTML's
+    // pre-transform resolves them (no "Failed to load url"), and the entry
+    // gets import.meta.hot for the build's updates.
+    resolveId(source, importer) {
+      const names = runtimeModules();
+      if (source === ENTRY) return `${VIRTUAL}bootstrap.js`;
+      if (source.startsWith(PREFIX)) {
+        const name = source.slice(PREFIX.length).split(/[?#]/)[0];
+        return names.has(name) ? `${VIRTUAL}${name}` : null;
+      }
+      if (importer && importer.startsWith(VIRTUAL) && source.startsWith('./')) {
+        const name = source.slice(2).split(/[?#]/)[0];
+        return names.has(name) ? `${VIRTUAL}${name}` : null;
+      }
+      return null;
+    },
+    async load(id) {
+      if (!id.startsWith(VIRTUAL)) return null;
+      const name = id.slice(VIRTUAL.length);
+      if (name === 'bootstrap.js') {
+        const defaults = { endpoint: '', build: await currentBuild(), auto, panel };
+        if (frameMs) defaults.budgetFrameMs = frameMs;
+        return `// sloptimize's dev entry (page-runtime/vite.js): dev.js with the plugin's defaults
+import { start } from '${PREFIX}dev.js';
+start(${JSON.stringify(defaults)}, { hot: import.meta.hot });
+`;
+      }
+      if (!runtimeModules().has(name)) return null;
+      return fs.promises.readFile(path.join(HERE, name), 'utf8');
+    },
+    configureServer(srv) {
+      server = srv;
+      const fromFile = frameBudget(root, (m) => logger.warn(m));
       if (budgetFrameMs !== undefined && fromFile !== undefined && Number(budgetFrameMs) !== fromFile)
-        server.config.logger.warn(`sloptimize: budgetFrameMs ${budgetFrameMs} (the plugin's option) wins over sloptimize.budgets.json's frame_ms_p95 ${fromFile}: the recorder's hitches and sloptimize check disagree`);
-      const budget = budgetFrameMs ?? fromFile;
-      devJson(server, project);
-      server.middlewares.use((req, res, next) => {
-        if (!req.url || !req.url.startsWith(PREFIX)) return next();
+        logger.warn(`sloptimize: budgetFrameMs ${budgetFrameMs} (the plugin's option) wins over sloptimize.budgets.json's frame_ms_p95 ${fromFile}: the recorder's hitches and sloptimize check disagree`);
+      frameMs = budgetFrameMs ?? fromFile;
+      devJson(srv, projectDir());
+      currentBuild().then((b) => logger.info(`sloptimize: build ${b}${build ? '' : ' (from git, or the dev server\'s start outside git)'}`, { timestamp: true }))
+        .catch(() => {});
+      const t = target();
+      if (t.error) say(t);
+      srv.middlewares.use((req, res, next) => {
+        if (!req.url) return next();
+        if (req.url === API || req.url.startsWith(`${API}/`) || req.url.startsWith(`${API}?`)) return proxyHttp(req, res);
+        if (!req.url.startsWith(PREFIX)) return next();
+        // the runtime's modules, for a page that imports them by URL
+        // (the entry itself is Vite's: it needs import.meta.hot)
         const name = req.url.slice(PREFIX.length).split(/[?#]/)[0];
-        if (name === 'bootstrap.js') {
-          res.setHeader('content-type', 'text/javascript; charset=utf-8');
-          res.setHeader('cache-control', 'no-cache');
-          res.end(bootstrap({ build, budgetFrameMs: budget, auto, panel }));
-          return;
-        }
-        if (!SERVED.has(name)) {
+        if (name === 'bootstrap.js') return next();
+        if (!runtimeModules().has(name)) {
           res.statusCode = 404;
           res.end('not a page-runtime module');
           return;
         }
         fs.readFile(path.join(HERE, name), (err, body) => {
-          if (err) { res.statusCode = 500; res.end(String(err.message)); return; }
+          if (err) {
+            res.statusCode = 404;
+            res.end('not a page-runtime module');
+            return;
+          }
           res.setHeader('content-type', 'text/javascript; charset=utf-8');
           res.setHeader('cache-control', 'no-cache');
           res.end(body);
         });
       });
+      if (srv.httpServer) {
+        srv.httpServer.on('upgrade', (req, socket, head) => {
+          if (req.url && (req.url === API || req.url.startsWith(`${API}/`))) proxyUpgrade(req, socket, head);
+        });
+      }
+      srv.watcher.on('change', changed);
+      srv.watcher.on('add', changed);
+      srv.watcher.on('unlink', changed);
     },
     transformIndexHtml: {
       order: 'pre',
       handler() {
-        // a src, not an inline script: Vite would try to resolve its imports
-        return [{ tag: 'script', attrs: { type: 'module', src: `${PREFIX}bootstrap.js` }, injectTo: 'head-prepend' }];
+        // a src, not an inline script: the entry is a module of its own
+        return [{ tag: 'script', attrs: { type: 'module', src: ENTRY }, injectTo: 'head-prepend' }];
       },
     },
   };

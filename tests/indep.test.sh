@@ -2,7 +2,9 @@
 # indep — the C fold against an independent Python fold (tests/indep_fold.py)
 # on a realistic generated ledger: every footprint id's count, first, last,
 # builds (first-seen order) and worst, plus key, type, phase, verdict,
-# situation, status, fixes, lastAgoMs, row order and counts.
+# situation, status, fixes, lastAgoMs, row order and counts; every
+# build's window (regime, timings, play time, noise interval) and every
+# fix's verdict.
 #
 #   sh tests/indep.test.sh [RECORDS [CAUSES]]     (default 20000 300)
 set -eu
@@ -26,5 +28,16 @@ if python3 tests/indep_fold.py compare "$tmp/game" "$tmp/issues.json" --now "$no
 	echo "indep: C fold and Python fold agree on every footprint"
 else
 	echo "indep: the folds disagree (lines above: <id>.<field>: expected <python>, got <C>)"
+	exit 1
+fi
+
+# the fix windows: regime, timings, play time and the p95's noise interval
+# of every build, and every fix's verdict from the windows it carries
+"$cli" history --json --now "$now" --project "$tmp/game" >"$tmp/history.json"
+if python3 tests/indep_fold.py windows "$tmp/game" "$tmp/history.json" &&
+    python3 tests/indep_fold.py judge "$tmp/issues.json"; then
+	echo "indep: C fold and Python fold agree on every window and verdict"
+else
+	echo "indep: the windows or verdicts disagree (lines above)"
 	exit 1
 fi

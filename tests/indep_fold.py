@@ -21,8 +21,16 @@ footprint id.  It is not fast and does not need to be.
   indep_fold.py objects FILE
         print the lines of a JSONL file that parse as JSON objects (for
         schema checks of fixture records), BOM and CR stripped
+  indep_fold.py windows DIR CLI_HISTORY_JSON
+        check every per-build window of `sloptimize history --json`
+        against this fold's: heartbeats, regime and regimes, the timed
+        p95 and median, playSeconds and the p95's noise interval
+        (docs/json.md "Regimes", "Fix verdicts"); one line per difference
+  indep_fold.py judge CLI_ISSUES_JSON
+        re-judge every fix of `sloptimize issues --json` from the before
+        and after windows it carries, and compare with its judgement
 """
-import json, re, sys, datetime
+import datetime, json, math, re, sys
 
 FNV_OFFSET, FNV_PRIME = 0x811C9DC5, 0x01000193
 HEX8 = re.compile(r"[0-9a-fA-F]{8}\Z")
@@ -598,6 +606,199 @@ def check_vectors(path):
     return bad == 0
 
 
+# --- regimes, noise, verdicts (docs/json.md) ---------------------------------
+#
+# Written from the rules, not from ledger/noise.c: the median of each
+# resample is found by sorting the resample, and the windows by filtering
+# lists.  What must match bit for bit is the order of draws (xorshift32
+# from 0x9e3779b9, start = draw % (n - L + 1)) and nearest ranks.
+
+REGIME_NAMES = ("unknown", "hardware", "software")
+
+
+def hb_regime(rec):
+    r = rec.get("regime")
+    return r if r in REGIME_NAMES else "unknown"
+
+
+def hitch_regime(rec):
+    r = rec.get("regime")
+    if not isinstance(r, str):
+        return None
+    return r if r in REGIME_NAMES else "unknown"
+
+
+def nearest_median(vals):
+    vals = sorted(vals)
+    return vals[(len(vals) + 1) // 2 - 1] if vals else None
+
+
+def bootstrap_interval(values):
+    n = len(values)
+    if n > 2048:
+        values = [values[(i * n) // 2048] for i in range(2048)]
+        n = 2048
+    if n < 5:
+        return None
+    L = 1
+    while L ** 3 < n:
+        L += 1
+    x = 0x9E3779B9
+    meds = []
+    for _ in range(1000):
+        res = []
+        while len(res) < n:
+            x ^= (x << 13) & 0xFFFFFFFF
+            x ^= x >> 17
+            x ^= (x << 5) & 0xFFFFFFFF
+            start = x % (n - L + 1)
+            res.extend(values[start:start + L])
+        meds.append(nearest_median(res[:n]))
+    meds.sort()
+    return {"lo": meds[25 - 1], "hi": meds[975 - 1]}
+
+
+def build_windows(ledger_dir, include_automated=False):
+    """{build: window} over the counted records with an `at`."""
+    out = {}
+    for _, _, rec in read_records(ledger_dir + "/.sloptimize/perf.jsonl"):
+        if not isinstance(rec, dict) or (rec.get("automated") is True and not include_automated):
+            continue
+        b, at = rec.get("build"), parse_iso(rec.get("at"))
+        if not isinstance(b, str) or b == "" or at is None:
+            continue
+        w = out.setdefault(b, {"hb": [], "hp": []})
+        if rec["type"] == "heartbeat":
+            fr = rec.get("frame") if isinstance(rec.get("frame"), dict) else {}
+            win = rec.get("window") if isinstance(rec.get("window"), dict) else {}
+            secs = num(win.get("seconds"))
+            w["hb"].append({"regime": hb_regime(rec), "p95": num(fr.get("p95Ms")),
+                            "median": num(fr.get("medianMs")),
+                            "seconds": secs if secs is not None and secs >= 0 else None})
+        elif rec["type"] == "hitch":
+            w["hp"].append({"regime": hitch_regime(rec), "ms": num(rec.get("frameMs"))})
+    result = {}
+    for b, w in out.items():
+        counts = {r: sum(1 for h in w["hb"] if h["regime"] == r) for r in REGIME_NAMES}
+        regime = ("hardware" if counts["hardware"] else "software" if counts["software"]
+                  else "unknown" if counts["unknown"] else None)
+        timed = [h for h in w["hb"] if h["regime"] == regime]
+        hits = [p for p in w["hp"] if regime is None or p["regime"] in (regime, None)]
+        secs = [h["seconds"] for h in timed if h["seconds"] is not None]
+        p95s = [h["p95"] for h in timed if h["p95"] is not None]
+        worst = [p["ms"] for p in hits if p["ms"] is not None]
+        result[b] = {
+            "heartbeats": len(w["hb"]), "regime": regime,
+            "regimes": {"hardware": counts["hardware"], "software": counts["software"], "unknown": counts["unknown"]},
+            "p95Ms": nearest_median(p95s),
+            "medianMs": nearest_median([h["median"] for h in timed if h["median"] is not None]),
+            "hitches": None if not w["hb"] and not hits else len(hits),
+            "worstHitchMs": max(worst) if worst else None,
+            # half up, as C's round() and JS's Math.round do for a sum >= 0
+            "playSeconds": None if not secs else math.floor(sum(secs) * 100 + 0.5) / 100,
+            "p95Interval": bootstrap_interval(p95s),
+        }
+    return result
+
+
+def check_windows(ledger_dir, cli_path):
+    with open(cli_path) as f:
+        cli = json.load(f)
+    want = build_windows(ledger_dir)
+    diffs = []
+    for w in cli.get("builds", []):
+        b = w.get("build")
+        if b not in want:
+            diffs.append("%s: a window this fold does not have" % b)
+            continue
+        for k, v in want[b].items():
+            if not same(v, w.get(k)):
+                diffs.append("%s.%s: expected %s, got %s" % (b, k, json.dumps(v), json.dumps(w.get(k))))
+    return diffs
+
+
+def judge(before, after, pending, h=30, play=60, effect=10):
+    """The verdict of docs/json.md "Fix verdicts", as (verdict, reason)."""
+    def regime(w):
+        r = w.get("regime")
+        if r in REGIME_NAMES:
+            return r
+        if "regime" not in w and isinstance(w.get("heartbeats"), (int, float)) and w["heartbeats"] > 0:
+            return "unknown"
+        return None
+
+    def interval(w):
+        i = w.get("p95Interval")
+        if isinstance(i, dict) and all(isinstance(i.get(k), (int, float)) and not isinstance(i.get(k), bool)
+                                      for k in ("lo", "hi")):
+            return i["lo"], i["hi"]
+        return None
+
+    def short(w, name, r):
+        regs = w.get("regimes")
+        n = regs.get(r) if isinstance(regs, dict) and isinstance(regs.get(r), (int, float)) else w.get("heartbeats", 0)
+        ps = w.get("playSeconds") if isinstance(w.get("playSeconds"), (int, float)) else None
+        if n >= h and (ps is None or ps >= play):
+            return None
+        if ps is None:
+            return ("the %s window has %d heartbeats (its play time was not recorded); a verdict needs %d: "
+                    "it is judged again as the window grows" % (name, n, h))
+        return ("the %s window has %d heartbeats and %d s of play; a verdict needs %d and %g s: "
+                "it is judged again as the window grows" % (name, n, int(ps // 1), h, play))
+
+    b = before if isinstance(before, dict) else None
+    a = after if isinstance(after, dict) else None
+    if pending:
+        return "pending", "no build after the fix has run yet: its after window is measured once one has"
+    if b is None:
+        return "not-enough-evidence", "no before window: nothing to compare with"
+    if a is None:
+        return "not-enough-evidence", "no after window yet"
+    rb, ra = regime(b), regime(a)
+    if rb is None or ra is None:
+        return "not-enough-evidence", "the %s window has no heartbeats" % ("before" if rb is None else "after")
+    if "software" in (rb, ra):
+        who = "both windows ran" if rb == ra else "the before window ran" if rb == "software" else "the after window ran"
+        return "software", who + " on a software renderer: its timings are not evidence of a fix (its counters are)"
+    if rb != ra:
+        return "incomparable", ("the before window ran on %s, the after window on %s: timings are compared "
+                                "like with like only" % (rb, ra))
+    why = short(a, "after", ra) or short(b, "before", rb)
+    if why:
+        return "not-enough-evidence", why
+    was, now = b.get("p95Ms"), a.get("p95Ms")
+    if not isinstance(was, (int, float)) or not isinstance(now, (int, float)):
+        return "not-enough-evidence", "the %s window has no p95" % ("before" if not isinstance(was, (int, float)) else "after")
+    wi, ni = interval(b), interval(a)
+    if wi is None or ni is None:
+        return "not-enough-evidence", ("the %s window carries no noise interval (written by an older sloptimize)"
+                                       % ("before" if wi is None else "after"))
+    need = effect / 100 * abs(was)
+    if ni[1] < wi[0] and was - now >= need:
+        return "improved", ("the after interval lies wholly below the before interval, and the change is at "
+                            "least %g %% of before" % effect)
+    if ni[0] > wi[1] and now - was >= need:
+        return "regressed", ("the after interval lies wholly above the before interval, and the change is at "
+                             "least %g %% of before" % effect)
+    if ni[1] >= wi[0] and ni[0] <= wi[1]:
+        return "no-detectable-change", "the intervals overlap: the difference is inside the noise"
+    return "no-detectable-change", "the change is under %g %% of before" % effect
+
+
+def check_judgements(cli_path):
+    with open(cli_path) as f:
+        cli = json.load(f)
+    diffs = []
+    for row in cli.get("issues", []):
+        for fx in row.get("fixes", []) + row.get("proposals", []):
+            j = fx.get("judgement") or {}
+            v, why = judge(fx.get("before"), fx.get("after"), fx.get("pending") is True)
+            if (j.get("verdict"), j.get("reason")) != (v, why):
+                diffs.append("%s/%s: expected %s (%s), got %s (%s)" % (row.get("id"), fx.get("id"), v, why,
+                                                                      j.get("verdict"), j.get("reason")))
+    return diffs
+
+
 def main(argv):
     opts, args, i = {}, [], 0
     while i < len(argv):
@@ -651,6 +852,16 @@ def main(argv):
             if isinstance(rec, dict):
                 print(json.dumps(rec, ensure_ascii=False))
         return 0
+    if cmd == "windows" and len(args) == 3:
+        diffs = check_windows(args[1], args[2])
+        for d in diffs[:60]:
+            print(d)
+        return 1 if diffs else 0
+    if cmd == "judge" and len(args) == 2:
+        diffs = check_judgements(args[1])
+        for d in diffs[:60]:
+            print(d)
+        return 1 if diffs else 0
     if cmd == "vectors" and len(args) == 2:
         return 0 if check_vectors(args[1]) else 1
     print(__doc__, file=sys.stderr)

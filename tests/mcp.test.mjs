@@ -427,3 +427,38 @@ test('the SDK client: an argument far out of range is a tool error, a \\u0000 is
     await client.close();
   }
 });
+
+// Issue 22: what the agent reads carries a fix's evidence and the regime.
+test('fix verdicts with their intervals and the regime reach the agent', async () => {
+  const dir = tmpdir('mcp-verdicts');
+  const fx = path.join(top, 'tests', 'fixtures');
+  fs.mkdirSync(path.join(dir, '.sloptimize'));
+  // judged-noise, its heartbeats made SwiftShader's from b4 on
+  const lines = fs.readFileSync(path.join(fx, 'judged-noise.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+  let sw = false;
+  for (const r of lines) {
+    if (r.build === 'b4') sw = true;
+    if (sw && r.type === 'heartbeat') r.regime = 'software';
+  }
+  fs.writeFileSync(perfPath(dir), lines.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  fs.copyFileSync(path.join(fx, 'judged-noise.fixes.jsonl'), path.join(dir, '.sloptimize', 'fixes.jsonl'));
+  const { client } = await connect(dir);
+  try {
+    const got = structured(await client.callTool({ name: 'get_issues', arguments: { limit: 0 } }));
+    assert.equal(got.regime.timings, 'software');
+    assert.match(got.regime.note, /software renderer .* not to be trusted/);
+    const fix = (id) => got.issues.flatMap((r) => r.fixes).find((f) => f.id === id);
+    const noop = fix('f2000001').judgement;
+    assert.equal(noop.verdict, 'no-detectable-change', 'the build label only');
+    assert.ok(noop.wasInterval && noop.nowInterval, 'was and now carry their intervals');
+    assert.equal(fix('f2000002').judgement.verdict, 'improved');
+    assert.equal(fix('f2000003').judgement.verdict, 'software');
+    assert.equal(fix('f2000003').judgement.deltaMs, null, 'no delta against a software renderer');
+    const one = structured(await client.callTool({ name: 'get_issue', arguments: { id: 'efd9b849' } }));
+    assert.deepEqual(one.occurrences.map((o) => o.script && o.script.durationMs), [120.5, 131]);
+    assert.equal(one.regime.timings, 'software');
+  } finally {
+    await client.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

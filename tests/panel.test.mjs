@@ -428,11 +428,23 @@ test('Optimizations: strips on one axis, gaps drawn as gaps, the spike at the ce
     const ledger = await api(main.base, '/api/sloptimize/ledger');
     const cards = await page.$$eval('[data-card]', (c) => c.map((x) => x.dataset.card));
     assert.equal(cards.length, new Set(ledger.fixes.records.filter((r) => !r.ref).map((r) => r.id || r.title)).size);
+    // the card says the fix's verdict on its windows (issue 22): was → now
+    // with each noise interval; a timing's delta is coloured only past the
+    // noise, a counter's (exact) by its direction
     const applied = page.locator('[data-card]', { hasText: 'pool the hull materials' });
-    assert.match(await applied.locator('[data-was]').textContent(), /^was \d+(\.\d)? ms → now \d+(\.\d)? ms p95/);
-    for (const d of await applied.locator('.delta').evaluateAll((e) => e.map((x) => [x.dataset.direction, x.textContent]))) {
-      const dir = d[1].startsWith('+') ? 'worse' : d[1].startsWith('−') ? 'better' : d[1].startsWith('±') ? 'same' : 'none';
-      assert.equal(d[0], dir, `a delta is coloured by its direction: ${d}`);
+    const fixDoc = (await api(main.base, '/api/sloptimize/issues')).issues.flatMap((r) => r.fixes).find((f) => f.title === 'pool the hull materials');
+    const verdict = await applied.locator('[data-verdict]').getAttribute('data-verdict');
+    assert.equal(verdict, fixDoc.judgement.verdict, 'the daemon\'s verdict');
+    if (verdict !== 'software' && verdict !== 'incomparable') {
+      assert.match(await applied.locator('[data-was]').textContent(),
+        /^was \d+(\.\d)? ms( \[[\d.]+–[\d.]+\])? → now \d+(\.\d)? ms( \[[\d.]+–[\d.]+\])? p95 /);
+    }
+    const past = verdict === 'improved' || verdict === 'regressed';
+    for (const d of await applied.locator('tr[data-metric] .delta').evaluateAll((e) => e.map((x) => [x.dataset.direction, x.textContent, x.closest('tr').dataset.metric]))) {
+      const timing = ['p95Ms', 'medianMs', 'worstHitchMs'].includes(d[2]);
+      const dir = timing && !(past && d[2] === 'p95Ms') && d[1] !== 'no evidence' ? 'noise'
+        : d[1].startsWith('+') ? 'worse' : d[1].startsWith('−') ? 'better' : d[1].startsWith('±') ? 'same' : 'none';
+      assert.equal(d[0], dir, `a delta is coloured by its direction, a timing's only past the noise: ${d}`);
     }
     assert.equal(await applied.locator('.spark svg').count(), 2, 'before and after sparklines');
     // the fix recorded the README's way waits for a build after it: no delta
@@ -693,7 +705,11 @@ test('Current Session shows the page recorder\'s own state: recording, sent, que
     assert.match(text, /Recorder recording · frame \d+/);
     assert.match(text, /build v-panel/);
     assert.match(text, /\d+ records sent · \d+ queued/);
-    assert.match(text, /none dropped/);
+    // what was dropped is what the recorder says (on a loaded machine the
+    // stand-in game's slow frames can pass its one-hitch-a-second limit)
+    const dropped = Object.entries(st.dropped || {}).filter(([, n]) => n > 0);
+    if (dropped.length === 0) assert.match(text, /none dropped/);
+    else assert.match(text, /dropped \d+ \w+/, `the recorder dropped ${JSON.stringify(st.dropped)}: the panel says so`);
     assert.match(text, st.reachable ? /daemon reachable/ : /daemon unreachable \(.*\), retrying/);
     if (st.refused) assert.match(text, /refused/, 'what the daemon refused is said');
     // it moves while the tab is open

@@ -207,7 +207,8 @@ samples_give_every_value_back(void **state)
 {
 	struct samples	*s = malloc(sizeof(*s));
 	struct raw	 r;
-	struct sgroups	 q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME, 0, 1, 0 };
+	struct sgroups	 q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME, 0, 1, 0,
+			    0, 0 };
 	uint64_t	 rs = 7;
 	size_t		 i, n = 3000;
 
@@ -266,7 +267,7 @@ samples_medians_match_sorting(void **state)
 	}
 	for (k = 0; k < 60; k++) {
 		struct sgroups	q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME,
-				    0, 0, 0 };
+				    0, 0, 0, 0, 0 };
 		char		what[64];
 
 		if (k % 3 == 1) {
@@ -307,7 +308,7 @@ samples_big_groups(void **state)
 		struct samples	*s = malloc(sizeof(*s));
 		struct raw	 r;
 		struct sgroups	 q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME,
-				    0, 0, 0 };
+				    0, 0, 0, 0, 0 };
 		uint64_t	 rs = 1234 + (uint64_t)kind;
 		char		 what[32];
 
@@ -386,7 +387,7 @@ samples_blocks_round_trip(void **state)
 	struct samples	*s = malloc(sizeof(*s)), *t = malloc(sizeof(*t));
 	struct raw	 r;
 	struct sgroups	 q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME, 0, 97,
-			    20 };
+			    20, 0, 0 };
 	uint64_t	 rs = 3;
 	size_t		 i, k, n = SAMPLES_BLOCK * 4;
 
@@ -428,6 +429,90 @@ samples_blocks_round_trip(void **state)
 	free(t);
 }
 
+/*
+ * A code column narrows a query (a heartbeat's regime): medians, counts,
+ * sums and the values in order are those of the samples with a wanted
+ * code only, whether a block holds one code (its header answers) or
+ * several (each sample is looked at); codes per group are counted.
+ */
+static void
+samples_code_filter(void **state)
+{
+	struct samples	*s = malloc(sizeof(*s));
+	size_t		 i, n = SAMPLES_BLOCK * 5 + 77, k;
+	uint64_t	 rs = 11;
+	double		*want = calloc(n, sizeof(double)), sum = 0;
+	size_t		 nwant = 0;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(want);
+	samples_init(s, 2);
+	for (i = 0; i < n; i++) {
+		/* blocks 0 and 3 all code 1; the others mixed, some NaN */
+		double	code = i / SAMPLES_BLOCK == 0 || i / SAMPLES_BLOCK == 3 ?
+			    1 : rnd(&rs) % 5 == 0 ? NAN :
+			    (double)(rnd(&rs) % 3);
+		double	row[SAMPLES_MAXCOLS] = {
+			(double)(int64_t)(rnd(&rs) % 10000) / 10, code
+		};
+
+		assert_int_equal(samples_add(s, (int64_t)i, 0, row), 0);
+		if (code == 1) {
+			want[nwant++] = row[0];
+			sum += row[0];
+		}
+	}
+	{
+		struct sgroups	q = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME,
+				    0, 0, 1, 1, 1u << 1 };
+		struct sgroups	all = { 0, 0, SAMPLES_NO_TIME, SAMPLES_NO_TIME,
+				    0, 0, 1, 0, 0 };
+		double		 med, *mp[1] = { &med }, got_sum, *vals;
+		double		*sorted = malloc(nwant * sizeof(double));
+		size_t		 cnt, measured, nv, codes[SAMPLES_CODES];
+		size_t		 ncodes = 0;
+
+		assert_non_null(sorted);
+		assert_non_null(vals = malloc(n * sizeof(double)));
+		assert_int_equal(samples_tally(s, &q, 0, &cnt, &measured, NULL),
+		    0);
+		assert_int_equal(cnt, nwant);
+		memcpy(sorted, want, nwant * sizeof(double));
+		qsort(sorted, nwant, sizeof(double), key_cmp);
+		assert_int_equal(samples_medians(s, &q, 1, mp), 0);
+		assert_true(med == sorted[(nwant + 1) / 2 - 1]);
+		assert_int_equal(samples_sum(s, &q, 0, &got_sum, &measured), 0);
+		assert_int_equal(measured, nwant);
+		assert_true(got_sum == sum);	/* same values, same order */
+		/* every value, in order */
+		assert_int_equal(samples_values(s, &q, 0, vals, n, &nv), 0);
+		assert_int_equal(nv, nwant);
+		assert_memory_equal(vals, want, nwant * sizeof(double));
+		/* thinned: value floor(i * n / cap) of them */
+		assert_int_equal(samples_values(s, &q, 0, vals, 100, &nv), 0);
+		assert_int_equal(nv, 100);
+		for (k = 0; k < 100; k++)
+			assert_true(vals[k] == want[k * nwant / 100]);
+		/* codes: every sample counted once, under its code */
+		assert_int_equal(samples_codes(s, &all, 1, codes), 0);
+		for (k = 0; k < SAMPLES_CODES; k++)
+			ncodes += codes[k];
+		assert_int_equal(ncodes, n);
+		assert_int_equal(codes[1], nwant);
+		assert_true(codes[SAMPLES_CODE_NONE] > 0);
+		/* NONE is a code too: the unmeasured only */
+		q.codes = 1u << SAMPLES_CODE_NONE;
+		assert_int_equal(samples_tally(s, &q, 0, &cnt, NULL, NULL), 0);
+		assert_int_equal(cnt, codes[SAMPLES_CODE_NONE]);
+		free(sorted);
+		free(vals);
+	}
+	samples_free(s);
+	free(s);
+	free(want);
+}
+
 int
 main(void)
 {
@@ -436,6 +521,7 @@ main(void)
 		cmocka_unit_test(samples_medians_match_sorting),
 		cmocka_unit_test(samples_big_groups),
 		cmocka_unit_test(samples_are_small),
+		cmocka_unit_test(samples_code_filter),
 		cmocka_unit_test(samples_blocks_round_trip),
 	};
 

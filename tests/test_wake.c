@@ -408,7 +408,7 @@ notifier_line_json(void **state)
 	    "\"status\":\"regressed\",\"phase\":\"play\",\"build\":null,"
 	    "\"guess\":\"shader-compile\",\"confidence\":\"medium\","
 	    "\"evidence\":\"programs +3 in the hitch frame\","
-	    "\"note\":\"felt it\"},\"held\":2,"
+	    "\"note\":\"felt it\",\"regime\":null},\"held\":2,"
 	    "\"heldSince\":\"2026-11-29T11:02:03.000Z\",\"heldFrom\":\"3:40\","
 	    "\"heldBy\":[{\"fp\":\"d423dcef\",\"type\":\"jitter\",\"count\":2,"
 	    "\"worst\":0.5,\"unit\":\"units\",\"guess\":\"snap\","
@@ -416,6 +416,47 @@ notifier_line_json(void **state)
 	free(s);
 	cJSON_Delete(o);
 	wake_tally_destroy(held);
+}
+
+/*
+ * A hitch timed on a software renderer says so in its line (seed §6.4),
+ * among the tokens that are never shortened, and in its JSON; a GPU's or
+ * an unknown regime adds nothing.  A long evidence and note still leave
+ * the line within WAKE_LINE_MAX.
+ */
+static void
+notifier_line_says_software(void **state)
+{
+	struct ledger_event ev = ev_hitch();
+	char line[WAKE_LINE_SIZE], big[2000];
+	cJSON *o;
+
+	(void)state;
+	ev.regime = "software";
+	wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL);
+	assert_string_equal(line, "sloptimize hitch 141.2ms "
+	    "shader-compile/medium \"programs +3 in the hitch frame\" "
+	    "fp=81e5eb9b ×7 status=regressed phase=play build=v1788 "
+	    "regime=software(timings-untrusted) id=3:5" CMD("81e5eb9b"));
+	o = wake_json(&ev, "3:5", line, NULL);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o, "record"), "regime")), "software");
+	cJSON_Delete(o);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ev.evidence = big;
+	ev.note = big;
+	assert_true(wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL) <=
+	    WAKE_LINE_MAX);
+	assert_non_null(strstr(line, " regime=software(timings-untrusted) "));
+	ev.evidence = "programs +3 in the hitch frame";
+	ev.note = "";
+	ev.regime = "hardware";
+	wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL);
+	assert_null(strstr(line, "regime="));
+	ev.regime = "unknown";
+	wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL);
+	assert_null(strstr(line, "regime="));
 }
 
 /* --- the tally ----------------------------------------------------------- */
@@ -885,6 +926,7 @@ main(void)
 		cmocka_unit_test(notifier_line_escapes_evidence),
 		cmocka_unit_test(notifier_line_cut_at_500),
 		cmocka_unit_test(notifier_line_json),
+		cmocka_unit_test(notifier_line_says_software),
 		cmocka_unit_test(notifier_tally_merge_and_order),
 		cmocka_unit_test(notifier_limit_per_fp),
 		cmocka_unit_test(notifier_limit_global),

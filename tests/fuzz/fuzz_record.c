@@ -1,7 +1,8 @@
 /*
  * fuzz_record — one perf.jsonl line and one fixes.jsonl line through the
- * whole fold (record, footprint reading rule, catalogue, timeline), then
- * every rendering.  Checks what must hold for any input: a folded
+ * whole fold (record, footprint reading rule, catalogue, timeline, a
+ * fix's windows and verdict, an occurrence's details), then every
+ * rendering.  Checks what must hold for any input: a folded
  * incident has an 8-hex footprint id, a skip is counted, and the JSON
  * rendered is valid (cJSON parses it back) with every number in it
  * finite.
@@ -102,6 +103,23 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		if (one == NULL)
 			abort();	/* a folded incident has its row */
 		roundtrip(one);
+		/* and again keeping its occurrences: what tells them apart
+		 * (script, upload, sites, delta, regime) is read from the
+		 * record as far as it has it */
+		{
+			struct ledger_opts	 oo = opts;
+			struct ledger		*lo;
+			char			 id[9];
+
+			memcpy(id, ev.id, sizeof(id));
+			oo.occurrences_of = id;
+			if ((lo = ledger_create(&oo)) != NULL) {
+				ledger_fold_perf(lo, line, n1, 0, NULL);
+				if ((one = ledger_issue_json(lo, id, 0)) != NULL)
+					roundtrip(one);
+				ledger_destroy(lo);
+			}
+		}
 	}
 	{
 		cJSON *w = ledger_window_json(l, NULL, 1, &err);
