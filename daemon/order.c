@@ -52,34 +52,67 @@ page_find(struct order *o, const char *id)
 	return NULL;
 }
 
-/* A free slot, else the least recently used idle page's (forgotten: its
- * next batch starts at its own `first`).  NULL when every page is busy. */
+/* FNV-1a 64 of a writer's name: pages compare writers by it. */
+static uint64_t
+writer_hash(const char *w)
+{
+	uint64_t	h = 0xcbf29ce484222325ull;
+
+	for (; w != NULL && *w != '\0'; w++)
+		h = (h ^ (unsigned char)*w) * 0x100000001b3ull;
+	return h;
+}
+
+/* How many pages the table holds for writer w. */
+static unsigned
+writer_pages(const struct order *o, uint64_t w)
+{
+	unsigned	i, n = 0;
+
+	for (i = 0; i < o->lim.pages; i++)
+		n += o->pages[i].id[0] != '\0' && o->pages[i].writer == w;
+	return n;
+}
+
+/*
+ * A free slot, else an idle page's (forgotten: its next batch starts at
+ * its own `first`): the least recently used one of the writer holding
+ * the most pages, so a writer that floods the table forgets its own
+ * pages and not another's.  The count is a pass per idle page (256 x
+ * 256 compares), made only when a new id meets a full table.  NULL
+ * when every page is busy.
+ */
 static struct order_page *
-page_new(struct order *o, const char *id, uint64_t first)
+page_new(struct order *o, const char *id, uint64_t w, uint64_t first)
 {
 	struct order_page	*p, *lru = NULL;
-	unsigned		 i;
+	unsigned		 i, n, most = 0;
 
+	for (i = 0; i < o->lim.pages; i++)
+		if (o->pages[i].id[0] == '\0') {
+			lru = &o->pages[i];
+			goto take;
+		}
 	for (i = 0; i < o->lim.pages; i++) {
 		p = &o->pages[i];
-		if (p->id[0] == '\0') {
+		if (p->busy || p->held != NULL)
+			continue;
+		n = writer_pages(o, p->writer);
+		if (n > most || (n == most && p->used < lru->used)) {
 			lru = p;
-			break;
+			most = n;
 		}
-		if (!p->busy && p->held == NULL && (lru == NULL ||
-		    p->used < lru->used))
-			lru = p;
 	}
 	if (lru == NULL)
 		return NULL;
-	if (lru->id[0] != '\0') {
-		o->evicted++;
-		log_debug("order: forgot page %s (least recently used)",
-		    lru->id);
-	}
+	o->evicted++;
+	log_debug("order: forgot page %s (least recently used of the writer "
+	    "with the most pages, %u)", lru->id, most);
+take:
 	memset(lru, 0, sizeof(*lru));
 	strcpy(lru->id, id);
 	lru->next = first;
+	lru->writer = w;
 	return lru;
 }
 
@@ -259,15 +292,15 @@ order_free(struct order *o)
 }
 
 enum order_verdict
-order_offer(struct order *o, const char *id, uint64_t seq, uint64_t first,
-    void *item, size_t bytes)
+order_offer(struct order *o, const char *id, const char *writer, uint64_t seq,
+    uint64_t first, void *item, size_t bytes)
 {
 	struct order_page	 *p;
 	struct order_held	 *h, **pp;
 	int			  waits;
 
 	if ((p = page_find(o, id)) == NULL &&
-	    (p = page_new(o, id, first)) == NULL)
+	    (p = page_new(o, id, writer_hash(writer), first)) == NULL)
 		return ORDER_UNTRACKED;
 	p->used = ++o->tick;
 	/* the page has had answers for everything before `first` */

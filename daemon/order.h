@@ -28,6 +28,16 @@
  * daemon restarted since, starts at `first`, so nothing waits for
  * batches the page already had answered.
  *
+ * Forgetting a page also forgets which of its batches were appended, so
+ * who gets forgotten matters: each page belongs to its writer (the
+ * Origin it was sent with, or the token), and when the table is full the
+ * page given up is the least recently used idle one of the writer that
+ * holds the most pages.  A writer flooding the table with page ids
+ * forgets its own, never another writer's: a recorder's retry of an
+ * answered batch is still answered as a duplicate.  (Within one writer
+ * a flood still pushes its own pages out: the daemon cannot tell a
+ * page's own recorders from another script sending the same Origin.)
+ *
  * On the loop thread only.
  */
 #ifndef DAEMON_ORDER_H
@@ -67,6 +77,7 @@ struct order_page {
 	uint64_t		 cur;	/* being appended, when busy */
 	int			 busy;
 	uint64_t		 used;	/* LRU tick */
+	uint64_t		 writer;	/* hash of its writer */
 	struct order_held	*held;	/* by seq */
 };
 
@@ -117,12 +128,14 @@ int	order_id_valid(const char *id);
 
 /*
  * Batch seq of page id (first: the page's oldest unanswered batch, 1 ≤
- * first ≤ seq), `bytes` long, as `item`.  With ORDER_TAKEN the table owns
+ * first ≤ seq), `bytes` long, as `item`, from `writer` (the request's
+ * allowed Origin, "" for the token: whose pages a flood may push out).  With ORDER_TAKEN the table owns
  * item until it passes it to `dispatch` (maybe before this returns); with
  * any other verdict the caller keeps it.
  */
-enum order_verdict order_offer(struct order *o, const char *id, uint64_t seq,
-	    uint64_t first, void *item, size_t bytes);
+enum order_verdict order_offer(struct order *o, const char *id,
+	    const char *writer, uint64_t seq, uint64_t first, void *item,
+	    size_t bytes);
 /* The dispatched batch seq of page id is over: appended, or not (refused,
  * failed — its successors do not wait for it either way). */
 void	order_done(struct order *o, const char *id, uint64_t seq,

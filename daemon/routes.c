@@ -678,8 +678,9 @@ records_loop(struct api *a, struct http_request *r, const struct route_args *ra,
 	/* held until its turn; job_start replaces the hook when it goes */
 	r->cancel = records_held_cancel;
 	r->cancel_arg = j;
-	switch (order_offer(&a->order, ra->page, ra->seq, ra->first, j,
-	    j->body_len)) {
+	/* the writer: whose pages a flood of page ids may push out */
+	switch (order_offer(&a->order, ra->page, r->origin_ok ? r->origin : "",
+	    ra->seq, ra->first, j, j->body_len)) {
 	case ORDER_TAKEN:
 		return ROUTE_KEPT;
 	case ORDER_UNTRACKED:

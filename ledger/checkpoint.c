@@ -34,6 +34,13 @@
 #define MAGIC		"SLOPTCKP"
 #define BYTE_ORDER_MARK	0x01020304u
 #define TRAILER		(sizeof(uint64_t) + sizeof(uint32_t))
+/*
+ * No fold makes a time further from 1970 than this: times come from
+ * ISO 8601 strings with four-digit years (iso_parse_ms).  A checkpoint's
+ * time beyond it is nonsense, and refusing it keeps the timeline's
+ * arithmetic (spans, bucket widths) clear of overflow.
+ */
+#define TIME_BOUND	1000000000000000LL	/* ms: some 31,700 years */
 
 enum {
 	SEC_COUNTS = 1, SEC_SPAN, SEC_BUILDS, SEC_ROWS, SEC_FIXES, SEC_SKIPS,
@@ -957,11 +964,65 @@ rd_samples(struct rd *r, struct samples *s)
 		uint32_t	b = rd_u32(r);
 
 		for (c = 0; c < s->ncols; c++)
-			v[c] = rd_f64(r);
+			if (isinf(v[c] = rd_f64(r)))
+				r->bad = 1;
 		if (!r->bad && samples_add(s, t, b, v) != 0)
 			return -1;
 	}
 	return r->bad ? -1 : 0;
+}
+
+/* A time a fold could have made, or LEDGER_NO_TIME. */
+static int
+time_ok(int64_t t)
+{
+	return t == LEDGER_NO_TIME || (t >= -TIME_BOUND && t <= TIME_BOUND);
+}
+
+/* A span [lo, hi]: both unset, or both set and in order. */
+static int
+span_ok(int64_t lo, int64_t hi)
+{
+	if (lo == LEDGER_NO_TIME || hi == LEDGER_NO_TIME)
+		return lo == hi;
+	return time_ok(lo) && time_ok(hi) && lo <= hi;
+}
+
+/* Every number in a tree finite: a fold never keeps one that is not
+ * (the writers refuse them), and the renderers print what is here. */
+static int
+json_finite(const cJSON *o)
+{
+	const cJSON	*it;
+
+	if (cJSON_IsNumber(o) && !isfinite(o->valuedouble))
+		return 0;
+	for (it = o->child; it != NULL; it = it->next)
+		if (!json_finite(it))
+			return 0;
+	return 1;
+}
+
+/*
+ * What the samples hold, against the ledger read before them: every
+ * sample's build is one of the ledger's builds (the renderers index
+ * l->builds[] with it) and its time is inside the timeline's span (the
+ * span the buckets are cut from).  The blocks' headers were already
+ * checked against their samples (samples_block_add), so their bounds are
+ * the samples' own.
+ */
+static int
+samples_fit(const struct ledger *l, const struct samples *s)
+{
+	int64_t		tmin, tmax;
+	uint32_t	max_build;
+
+	if (samples_bounds(s, &tmin, &tmax, &max_build) != 0)
+		return 1;	/* none */
+	if (max_build != SAMPLES_NO_BUILD && max_build >= l->nbuilds)
+		return 0;
+	return l->tmin != LEDGER_NO_TIME && tmin >= l->tmin &&
+	    tmax <= l->tmax;
 }
 
 /* Does the section tag come next? */
@@ -994,6 +1055,8 @@ rd_state(struct rd *r, struct ledger *l)
 		return -1;
 	l->tmin = rd_i64(r);
 	l->tmax = rd_i64(r);
+	if (!span_ok(l->tmin, l->tmax))
+		r->bad = 1;
 
 	if (rd_section(r, SEC_BUILDS))
 		return -1;
@@ -1011,6 +1074,8 @@ rd_state(struct rd *r, struct ledger *l)
 			return -1;
 		}
 		first = rd_i64(r);
+		if (!time_ok(first))
+			r->bad = 1;
 		if (build_insert(l, name, strlen(name), first) != 0) {
 			free(name);
 			return -1;
@@ -1024,6 +1089,14 @@ rd_state(struct rd *r, struct ledger *l)
 		b->ts_min = rd_i64(r);
 		b->ts_max = rd_i64(r);
 		b->worst = rd_f64(r);
+		/* a build's window is its samples' span, inside the
+		 * timeline's; it has one exactly when it has samples */
+		if (!span_ok(b->ts_min, b->ts_max) || isinf(b->worst) ||
+		    (b->ts_min == LEDGER_NO_TIME) != (b->nhb == 0 &&
+		    b->nhp == 0) || (b->ts_min != LEDGER_NO_TIME &&
+		    (l->tmin == LEDGER_NO_TIME || b->ts_min < l->tmin ||
+		    b->ts_max > l->tmax)))
+			r->bad = 1;
 	}
 
 	if (rd_section(r, SEC_ROWS))
@@ -1065,6 +1138,9 @@ rd_state(struct rd *r, struct ledger *l)
 		    rd_str(r, &row->evid, VERDICT_EVID) == 0;
 		if (ok && !r->bad && (row->key == NULL || row->type == NULL ||
 		    row->ctx == NULL || row_find(l, row->id) != NULL ||
+		    (row->has_worst && !isfinite(row->worst)) ||
+		    !span_ok(row->first_ms, row->last_ms) ||
+		    !time_ok(row->worst_ms) || !time_ok(row->last_unbuilt_ms) ||
 		    (row->max_build != NO_BUILD &&
 		    row->max_build >= l->nbuilds)))
 			r->bad = 1;
@@ -1103,13 +1179,18 @@ rd_state(struct rd *r, struct ledger *l)
 			r->bad = 1;
 			return -1;
 		}
-		l->nfixes++;
+		l->nfixes++;	/* freed with the ledger from here on */
+		if (!cJSON_IsObject(fx->rec) || !json_finite(fx->rec)) {
+			r->bad = 1;
+			return -1;
+		}
 		rd_bytes(r, fx->id, 8);
 		fx->id[8] = '\0';
 		if ((st = rd_u8(r)) > FIX_OTHER)
 			r->bad = 1;
 		fx->state = (enum fix_state)st;
-		fx->at_ms = rd_i64(r);
+		if (!time_ok(fx->at_ms = rd_i64(r)))
+			r->bad = 1;
 		fx->has_after = rd_u8(r) != 0;
 		if (rd_str(r, &fx->after_build, 0) != 0)
 			return -1;
@@ -1157,7 +1238,7 @@ rd_state(struct rd *r, struct ledger *l)
 			cJSON_Delete(l->occ);
 			l->occ = cJSON_Parse(text);
 			free(text);
-			if (!cJSON_IsArray(l->occ)) {
+			if (!cJSON_IsArray(l->occ) || !json_finite(l->occ)) {
 				r->bad = 1;
 				return -1;
 			}
@@ -1168,7 +1249,9 @@ rd_state(struct rd *r, struct ledger *l)
 	    rd_section(r, SEC_HP) || rd_samples(r, &l->hp) != 0 ||
 	    rd_section(r, SEC_END))
 		return -1;
-	if (rd_left(r) != 0 || c.rows != l->nrows || c.builds != l->nbuilds)
+	if (rd_left(r) != 0 || c.rows != l->nrows ||
+	    c.builds != l->nbuilds || !samples_fit(l, &l->hb) ||
+	    !samples_fit(l, &l->hp))
 		r->bad = 1;
 	l->c = c;
 	return r->bad ? -1 : 0;

@@ -139,7 +139,7 @@ gitignore_merge(const char *old, size_t len, char **out, char *added,
 				have[i] = 1;	/* or negated: theirs */
 		if (!neg && strcmp(c, "*.tgz") == 0)
 			tgz = 1;
-		if (neg && strcmp(c, NPM_BACK + 1) == 0)
+		if (neg && strcmp(c, &NPM_BACK[1]) == 0)
 			npm_back = 1;
 		/* a negated ledger pattern after one that hides it: they
 		 * thought of it */

@@ -695,6 +695,31 @@ test('POST /records with a page id: a batch ahead of its predecessor waits for i
   }
 });
 
+test('POST /records: a flood of 300 page ids from another writer does not make the page\'s retry of an answered batch append twice', { timeout: 120000 }, async () => {
+  const p = project();
+  const d = await start(p);
+  const rec = (k) => [{ type: 'heartbeat', at: at(k), k }];
+  try {
+    const a = await batchPost(d, 'page=game-tab&seq=1&first=1', rec(1));
+    assert.equal(a.json.accepted, 1, a.text);
+    // a local process with the token sends 300 batches, each a new page id
+    const auth = { 'Content-Type': 'application/json', Authorization: `Bearer ${token(d)}` };
+    for (let i = 0; i < 300; i++) {
+      const r = await req(d, `${API}/records?page=flood-${i}&seq=1&first=1`, { method: 'POST', headers: auth, body: JSON.stringify(rec(1000 + i)) });
+      assert.equal(r.status, 200, r.text);
+    }
+    assert.ok((await batches(d)).evicted >= 300 - 255, 'the table was full and gave pages up');
+    assert.equal(perfLines(p).length, 301);
+    // the game's answer for batch 1 was lost: its retry is a duplicate
+    const dup = await batchPost(d, 'page=game-tab&seq=1&first=1', rec(1));
+    assert.equal(dup.status, 200, dup.text);
+    assert.equal(dup.json.duplicate, true, 'the retry is known, not appended');
+    assert.equal(perfLines(p).filter((l) => JSON.parse(l).k === 1).length, 1, 'appended once');
+  } finally {
+    await d.stop();
+  }
+});
+
 test('the recorder\'s Outbox against the daemon: two requests under way, the ledger in the order the records were made', { timeout: 60000 }, async () => {
   const { Outbox } = await import('../page-runtime/delivery.js');
   const p = project();

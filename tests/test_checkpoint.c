@@ -8,6 +8,7 @@
  * a wrong catalogue.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -516,6 +517,110 @@ checkpoint_refuses_damage(void **state)
 	}
 }
 
+/*
+ * A checkpoint that passes its CRC — written by this very writer — but
+ * whose contents no fold could have made: a sample whose build is past
+ * the ledger's builds (history indexed l->builds[] with it: a read out
+ * of bounds), a sample outside the timeline's span, a build whose window
+ * ends before it starts (its series was left half unset), a row's time
+ * near INT64_MIN (lastAgoMs overflowed), a worst hitch that is no number.
+ * Each is refused by both readers, so the caller folds afresh.
+ */
+enum tamper {
+	T_OPEN_HB_BUILD, T_OPEN_HB_BUILD_FAR, T_OPEN_HP_BUILD, T_SEALED_BUILD,
+	T_SAMPLE_AFTER_SPAN, T_BUILD_SPAN_REVERSED, T_ROW_TIME, T_ROW_WORST_NAN,
+	T_COUNT
+};
+
+static void
+tamper(struct ledger *l, enum tamper t)
+{
+	double		 v[SAMPLES_MAXCOLS] = { 16, 8, 100, 1000, 3 };
+	size_t		 i;
+
+	switch (t) {
+	case T_OPEN_HB_BUILD:
+		assert_true(l->hb.np > 0);
+		l->hb.pb[l->hb.np - 1] = (uint32_t)l->nbuilds;
+		break;
+	case T_OPEN_HB_BUILD_FAR:
+		assert_true(l->hb.np > 0);
+		l->hb.pb[0] = 1000000;
+		break;
+	case T_OPEN_HP_BUILD:
+		assert_int_equal(samples_add(&l->hp, l->tmin,
+		    (uint32_t)l->nbuilds + 3, v), 0);
+		break;
+	case T_SEALED_BUILD:
+		/* a whole block's worth: sealed, its header says so */
+		for (i = 0; i < SAMPLES_BLOCK; i++)
+			assert_int_equal(samples_add(&l->hb, l->tmin,
+			    (uint32_t)l->nbuilds + 5, v), 0);
+		break;
+	case T_SAMPLE_AFTER_SPAN:
+		assert_int_equal(samples_add(&l->hp, l->tmax + 1,
+		    SAMPLES_NO_BUILD, v), 0);
+		break;
+	case T_BUILD_SPAN_REVERSED:
+		assert_true(l->nbuilds > 0 && l->builds[0].nhb > 0);
+		l->builds[0].ts_min = l->builds[0].ts_max + 1;
+		break;
+	case T_ROW_TIME:
+		assert_true(l->nrows > 0);
+		l->rows[0]->last_ms = INT64_MIN + 1;
+		break;
+	case T_ROW_WORST_NAN:
+		for (i = 0; i < l->nrows && !l->rows[i]->has_worst; i++)
+			;
+		assert_true(i < l->nrows);
+		l->rows[i]->worst = NAN;
+		break;
+	case T_COUNT:
+		break;
+	}
+}
+
+static void
+checkpoint_refuses_what_no_fold_makes(void **state)
+{
+	struct ledger_opts	 o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 1,
+				    NULL };
+	struct ledger		*l;
+	struct bytes		 b;
+	struct case_		 c;
+	const char		*why;
+	int			 t;
+
+	(void)state;
+	gen_case(&c);
+	/* untouched, it reads (so what follows is the tampering refused) */
+	assert_non_null(l = ledger_create(&o));
+	fold(l, &c.fixes, LEDGER_FIXES, 0, c.fixes.n);
+	fold(l, &c.perf, LEDGER_PERF, 0, c.perf.n);
+	assert_true(samples_count(&l->hb) > SAMPLES_BLOCK);
+	checkpoint(l, &b);
+	ledger_destroy(l);
+	assert_int_equal(ledger_checkpoint_read(&o, b.p, b.n, &l, &why), 0);
+	ledger_destroy(l);
+	free(b.p);
+	for (t = 0; t < T_COUNT; t++) {
+		assert_non_null(l = ledger_create(&o));
+		fold(l, &c.fixes, LEDGER_FIXES, 0, c.fixes.n);
+		fold(l, &c.perf, LEDGER_PERF, 0, c.perf.n);
+		tamper(l, (enum tamper)t);
+		checkpoint(l, &b);	/* its CRC is right */
+		ledger_destroy(l);
+		refused(&o, b.p, b.n, "tampered", (size_t)t);
+		l = (struct ledger *)1;
+		assert_int_equal(ledger_checkpoint_read(&o, b.p, b.n, &l,
+		    &why), -EBADMSG);
+		assert_null(l);
+		assert_non_null(strstr(why, "damaged"));
+		free(b.p);
+	}
+	case_free(&c);
+}
+
 /* CRC-32C bit by bit, from its definition. */
 static uint32_t
 crc32c_bits(const unsigned char *p, size_t n)
@@ -775,6 +880,7 @@ main(void)
 		cmocka_unit_test(checkpoint_resumes_every_fixture),
 		cmocka_unit_test(checkpoint_resumes_a_generated_ledger),
 		cmocka_unit_test(checkpoint_refuses_damage),
+		cmocka_unit_test(checkpoint_refuses_what_no_fold_makes),
 		cmocka_unit_test(checkpoint_snapshot_is_the_ledger_at_begin),
 		cmocka_unit_test(checkpoint_incremental_begin_is_a_full_write),
 		cmocka_unit_test(checkpoint_stream_pulls_in_pieces),

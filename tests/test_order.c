@@ -23,8 +23,8 @@
 
 /* The items are small ints; what the table dispatched, in order. */
 struct rec {
-	int		 got[64];
-	uint64_t	 at[64];	/* uv_now() when dispatched */
+	int		 got[1024];	/* a flood is some 600 batches */
+	uint64_t	 at[1024];	/* uv_now() when dispatched */
 	int		 n;
 	int		 released[64];
 	int		 nrel;
@@ -75,7 +75,7 @@ teardown(struct order *o, uv_loop_t *loop)
 }
 
 #define OFFER(id, seq, first)						\
-	order_offer(&o, (id), (seq), (first), &items[(seq)], 100)
+	order_offer(&o, (id), "", (seq), (first), &items[(seq)], 100)
 
 static void
 order_in_order(void **state)
@@ -264,6 +264,67 @@ order_table_full_evicts(void **state)
 	teardown(&o, &loop);
 }
 
+/*
+ * A flood of page ids from one writer (300 new ids from a local process
+ * with the token) pushes out that writer's own pages, never the game
+ * page's (its Origin): the page's retry of an answered batch is still a
+ * duplicate.  Within one writer the flood still pushes out the oldest
+ * page — what the daemon cannot tell apart (docs/robustness.md).
+ */
+static void
+order_flood_forgets_the_flooders_pages(void **state)
+{
+	uv_loop_t	loop;
+	struct order	o;
+	struct rec	r;
+	char		id[16];
+	int		i, n;
+
+	(void)state;
+	setup(&o, &r, &loop, ORDER_PAGES, 500, 8, 1 << 20);
+	assert_int_equal(order_offer(&o, "game", "http://localhost:5173", 1, 1,
+	    &items[1], 100), ORDER_TAKEN);
+	order_done(&o, "game", 1, 1);
+	assert_int_equal(order_offer(&o, "game", "http://localhost:5173", 2, 2,
+	    &items[2], 100), ORDER_TAKEN);
+	order_done(&o, "game", 2, 1);
+	for (i = 0; i < 300; i++) {
+		snprintf(id, sizeof(id), "flood-%d", i);
+		assert_int_equal(order_offer(&o, id, "", 1, 1, &items[1], 100),
+		    ORDER_TAKEN);
+		order_done(&o, id, 1, 1);
+	}
+	assert_true(o.evicted >= 300 - (ORDER_PAGES - 1));
+	n = r.n;
+	/* the game's answer for batch 1 was lost: its retry is not appended */
+	assert_int_equal(order_offer(&o, "game", "http://localhost:5173", 1, 1,
+	    &items[1], 100), ORDER_DUPLICATE);
+	assert_int_equal(r.n, n);
+	/* the flooder's first page is the one that was forgotten */
+	assert_int_equal(order_offer(&o, "flood-0", "", 1, 1, &items[1], 100),
+	    ORDER_TAKEN);
+	order_done(&o, "flood-0", 1, 1);
+	/* a second writer starting up takes a slot from the flooder too */
+	assert_int_equal(order_offer(&o, "other", "http://127.0.0.1:5173", 1, 1,
+	    &items[1], 100), ORDER_TAKEN);
+	order_done(&o, "other", 1, 1);
+	assert_int_equal(order_offer(&o, "game", "http://localhost:5173", 2, 2,
+	    &items[2], 100), ORDER_DUPLICATE);
+	assert_int_equal(order_offer(&o, "other", "http://127.0.0.1:5173", 1, 1,
+	    &items[1], 100), ORDER_DUPLICATE);
+	/* the same flood sent with the game's Origin: its page goes too */
+	for (i = 0; i < 300; i++) {
+		snprintf(id, sizeof(id), "same-%d", i);
+		assert_int_equal(order_offer(&o, id, "http://localhost:5173", 1,
+		    1, &items[1], 100), ORDER_TAKEN);
+		order_done(&o, id, 1, 1);
+	}
+	assert_int_equal(order_offer(&o, "game", "http://localhost:5173", 1, 1,
+	    &items[1], 100), ORDER_TAKEN);
+	order_done(&o, "game", 1, 1);
+	teardown(&o, &loop);
+}
+
 static void
 order_held_bounds(void **state)
 {
@@ -288,9 +349,9 @@ order_held_bounds(void **state)
 	assert_true(order_forget(&o, &items[4]));
 	assert_int_equal(o.nheld, 1);
 	assert_int_equal(o.held_bytes, 100);
-	assert_int_equal(order_offer(&o, "b", 3, 2, &items[3], 151),
+	assert_int_equal(order_offer(&o, "b", "", 3, 2, &items[3], 151),
 	    ORDER_FULL);
-	assert_int_equal(order_offer(&o, "b", 3, 2, &items[3], 150),
+	assert_int_equal(order_offer(&o, "b", "", 3, 2, &items[3], 150),
 	    ORDER_TAKEN);
 	assert_int_equal(o.held_bytes, 250);
 	assert_int_equal(r.n, 2);
@@ -359,6 +420,7 @@ main(void)
 		cmocka_unit_test(order_predecessor_never_comes),
 		cmocka_unit_test(order_duplicate),
 		cmocka_unit_test(order_table_full_evicts),
+		cmocka_unit_test(order_flood_forgets_the_flooders_pages),
 		cmocka_unit_test(order_held_bounds),
 		cmocka_unit_test(order_close_lets_go),
 		cmocka_unit_test(order_id_rule),

@@ -31,6 +31,7 @@
 
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
+#include "ledger/ledger_impl.h"
 #include "project/checkpoint.h"
 #include "project/filemark.h"
 #include "project/project.h"
@@ -588,6 +589,56 @@ checkpoint_refused_when_torn(void **state)
 	free(fixes.p);
 }
 
+/* ledger_checkpoint_write's sink: into a buffer of ours. */
+static int
+to_plain(void *arg, const void *data, size_t len)
+{
+	struct bytes	*b = arg;
+
+	assert_non_null(b->p = realloc(b->p, b->n + len + 1));
+	memcpy(b->p + b->n, data, len);
+	b->n += len;
+	return 0;
+}
+
+/*
+ * A checkpoint file whose fold part passes its CRC but names a build the
+ * fold does not have (a heartbeat sample's build index past the builds:
+ * history once read l->builds[] out of bounds with it).  It is refused as
+ * damaged, and the catalogue and timeline are those of a fold from byte
+ * 0 — nothing crashes and nothing of the bad part is used.
+ */
+static void
+checkpoint_refused_with_a_build_index_out_of_range(void **state)
+{
+	struct fx	*fx = *state;
+	struct bytes	 perf, fixes, ck, part = { NULL, 0 };
+	struct ledger	*l;
+	const char	*why;
+	char		*at;
+	size_t		 cut, head;
+
+	half_way(fx, &perf, &fixes, &cut);
+	ck = slurp(fx->ckpt);
+	assert_non_null(at = memmem(ck.p, ck.n, "SLOPTCKP", 8));
+	head = (size_t)(at - ck.p);
+	assert_int_equal(ledger_checkpoint_read(&daemon_opts, at, ck.n - head,
+	    &l, &why), 0);
+	assert_true(l->hb.np > 0);
+	l->hb.pb[l->hb.np - 1] = (uint32_t)l->nbuilds + 7;
+	assert_int_equal(ledger_checkpoint_write(l, to_plain, &part), 0);
+	ledger_destroy(l);
+	/* the same length: the header's fold length still holds */
+	assert_int_equal(part.n, ck.n - head);
+	put_file(fx->ckpt, ck.p, head, 0);
+	put_file(fx->ckpt, part.p, part.n, 1);
+	expect_refused(fx, "damaged");
+	free(part.p);
+	free(ck.p);
+	free(perf.p);
+	free(fixes.p);
+}
+
 /* Other fold options than the checkpoint's: a fold from byte 0. */
 static void
 checkpoint_refused_for_other_options(void **state)
@@ -722,6 +773,9 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    checkpoint_refused_for_other_options, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    checkpoint_refused_with_a_build_index_out_of_range, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    checkpoint_save_survives_kill9, setup, teardown),
 	};

@@ -17,11 +17,19 @@
  * out of bounds: an index the file gives (a sample's build, a row's
  * builds) is checked before anything uses it.
  *
- * Seeds: LLVMFuzzerInitialize, with FUZZ_CKPT_SEED=<a ledger> and
- * FUZZ_CKPT_OUT=<prefix> in the environment, folds the ledger under four
- * sets of options, writes each checkpoint (without its trailer) to
- * <prefix>.<n> and exits: tests/fuzz/run.sh makes the corpus that way
- * from the fixtures and a generated ledger.
+ * A failure prints where two renderings part, or which number is not
+ * finite.  What it found is in tests/fuzz/regress/fuzz_checkpoint/: a
+ * heartbeat's build index past the builds (a SEGV in history), a build
+ * window that ends before it starts (its series half unset), a row time
+ * near INT64_MIN (lastAgoMs overflowed), a worst hitch that is NaN.
+ *
+ * Seeds: tests/fuzz/seeds/fuzz_checkpoint/ keeps a few checkpoints of
+ * the fixtures as files.  More are made at each run: with
+ * FUZZ_CKPT_SEED=<a ledger> and FUZZ_CKPT_OUT=<prefix> in the
+ * environment, LLVMFuzzerInitialize folds the ledger under four sets of
+ * options, writes each checkpoint (without its trailer) to <prefix>.<n>
+ * and exits; tests/fuzz/run.sh does so for the fixtures and a generated
+ * ledger.
  */
 #include <errno.h>
 #include <math.h>
@@ -46,6 +54,23 @@ fail(const char *what)
 {
 	fprintf(stderr, "fuzz_checkpoint: %s\n", what);
 	abort();
+}
+
+/* Two renderings that should agree: say where they part, then fail. */
+static void
+fail_diff(const char *what, const unsigned char *a, size_t na,
+    const unsigned char *b, size_t nb)
+{
+	size_t	i = 0, from;
+
+	while (i < na && i < nb && a[i] == b[i])
+		i++;
+	from = i > 200 ? i - 200 : 0;
+	fprintf(stderr, "fuzz_checkpoint: they part at byte %zu:\n"
+	    "  one: %.*s\n  two: %.*s\n", i, (int)((na > from + 400 ? from +
+	    400 : na) - from), (const char *)a + from, (int)((nb > from + 400 ?
+	    from + 400 : nb) - from), (const char *)b + from);
+	fail(what);
 }
 
 struct buf {
@@ -142,8 +167,11 @@ finite_tree(const cJSON *o)
 {
 	const cJSON	*it;
 
-	if (cJSON_IsNumber(o) && !isfinite(o->valuedouble))
+	if (cJSON_IsNumber(o) && !isfinite(o->valuedouble)) {
+		fprintf(stderr, "fuzz_checkpoint: \"%s\" is %g\n",
+		    o->string ? o->string : "(an element)", o->valuedouble);
 		fail("a rendered number is not finite");
+	}
 	for (it = o->child; it != NULL; it = it->next)
 		finite_tree(it);
 }
@@ -263,7 +291,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	r1 = render(l1);
 	r2 = render(l2);
 	if (r1.n != r2.n || memcmp(r1.p, r2.p, r1.n) != 0)
-		fail("the two readers' ledgers render differently");
+		fail_diff("the two readers' ledgers render differently", r1.p,
+		    r1.n, r2.p, r2.n);
 	/* written back, read again, written again: the same */
 	if (ledger_checkpoint_write(l1, to_buf, &w1) != 0)
 		fail("an accepted checkpoint cannot be written back");
@@ -276,7 +305,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		    w1.n != w2.n || memcmp(w1.p, w2.p, w1.n) != 0)
 			fail("written back twice, not the same bytes");
 		if (r1.n != r3.n || memcmp(r1.p, r3.p, r1.n) != 0)
-			fail("read back, it renders differently");
+			fail_diff("read back, it renders differently", r1.p,
+			    r1.n, r3.p, r3.n);
 		free(r3.p);
 	}
 	ledger_destroy(l1);
