@@ -248,7 +248,18 @@ request(struct api *a, struct lws *wsi, struct http_request *r,
 		return;
 	}
 	if (guard_write(a->token, API_MAX_BODY, wsi, r, &len, &why) != 0) {
-		refuse(a, r, why.status, why.code, why.message, why.fatal);
+		if (why.fatal || len == 0) {
+			refuse(a, r, why.status, why.code, why.message,
+			    why.fatal);
+			return;
+		}
+		/* read the body, drop it, then refuse: the answer then
+		 * reaches a client still sending, and the connection lives */
+		r->drain = 1;
+		r->drain_status = why.status;
+		r->drain_code = why.code;
+		r->drain_message = why.message;
+		r->in_body = 1;
 		return;
 	}
 	if (len == 0) {
@@ -292,6 +303,8 @@ api_http_body(struct api *a, struct lws *wsi, struct http_request *r,
 	(void)wsi;
 	if (!r->in_body || r->answered || len == 0)
 		return 0;
+	if (r->drain)
+		return 0;	/* dropped as it comes */
 	if (r->body_len + len > r->body_cap)
 		return -1;	/* more than it said: off the rails */
 	memcpy(r->body + r->body_len, in, len);
@@ -307,6 +320,11 @@ api_http_body_done(struct api *a, struct lws *wsi, struct http_request *r)
 	if (!r->in_body || r->answered)
 		return 0;
 	r->in_body = 0;
+	if (r->drain) {
+		refuse(a, r, r->drain_status, r->drain_code, r->drain_message,
+		    0);
+		return 0;	/* answered when writable */
+	}
 	run(a, r, r->route);
 	wait_begin(a, r);
 	return 0;	/* answered when writable */

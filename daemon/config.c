@@ -540,6 +540,11 @@ config_load(struct config *c, int argc, char **argv, char *err, size_t errcap)
 		snprintf(err, errcap, "--answer-wait is 1 to 3600 seconds");
 		return -1;
 	}
+	/* the default follows a lowered --max-connections (a daemon started
+	 * with --max-connections 8 must not need --max-subscribers too); a
+	 * value of the user's above it is an error */
+	if (c->max_subs == CONFIG_MAX_SUBS && c->max_subs > c->max_conns)
+		c->max_subs = c->max_conns;
 	if (c->max_subs < 1 || c->max_subs > c->max_conns) {
 		snprintf(err, errcap, "--max-subscribers is 1 to "
 		    "--max-connections (%u)", c->max_conns);

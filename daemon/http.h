@@ -107,6 +107,12 @@ struct http_request {
 	uint64_t	 end;
 	int		 has_body;
 	int		 in_body;		/* waiting for the body */
+	/* a refusal held until its body is read and dropped (guard.c's
+	 * drainable refusals): answered before the body, the rest of it
+	 * would be left unread and the connection reset under the answer */
+	int		 drain;
+	unsigned	 drain_status;
+	const char	*drain_code, *drain_message;
 	const void	*route;			/* the route it matched */
 	int		 in_callback;		/* the plumbing writes on return */
 	/* what it waits on, if anything (a job, a /ledger build) */

@@ -1094,3 +1094,43 @@ test('the daemon refuses to run on an address it did not ask for, or beyond loop
     await d.stop();
   }
 });
+
+// A refused body under the drain bound is read to its end, then refused:
+// answered while the client was still sending, the rest of it was left
+// unread and the connection closed under the answer — a client got
+// ECONNRESET instead of its 413 when the machine was loaded.  The proof
+// that does not depend on timing: the connection lives on after the 413,
+// and answers the next request on it.
+test('a refused body is read to its end before the refusal: the 413 arrives and the connection lives on', async () => {
+  const p = project();
+  const d = await start(p);
+  try {
+    const body = 'x'.repeat(2 * 1024 * 1024);
+    const got = await new Promise((resolve, reject) => {
+      const s = net.connect(port(d), '127.0.0.1');
+      let buf = '';
+      let sent = false;
+      const dead = setTimeout(() => { s.destroy(); resolve(buf); }, 30000);
+      const finish = () => { clearTimeout(dead); s.destroy(); resolve(buf); };
+      s.on('data', (c) => {
+        buf += c.toString('latin1');
+        const n = (buf.match(/HTTP\/1\.1 \d{3}/g) || []).length;
+        if (n === 1 && !sent && buf.includes('}')) {
+          sent = true;
+          s.write(`GET ${API}/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+        }
+        if (n >= 2 && /"version"/.test(buf.slice(buf.lastIndexOf('HTTP/1.1 ')))) finish();
+      });
+      s.on('close', finish);
+      s.on('error', (e) => reject(e));
+      s.write(`POST ${API}/records HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nOrigin: http://localhost:5173\r\nContent-Length: ${body.length}\r\n\r\n`);
+      s.write(body);
+    });
+    assert.equal(statusOf(got), 413, got.slice(0, 200));
+    assert.doesNotMatch(got.slice(0, got.indexOf('\r\n\r\n')), /connection: close/i, 'the 413 keeps the connection');
+    const second = got.slice(got.indexOf('HTTP/1.1', 10));
+    assert.equal(statusOf(second), 200, `the next request on the same connection: ${got.slice(0, 400)}`);
+  } finally {
+    await d.stop();
+  }
+});
