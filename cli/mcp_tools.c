@@ -650,7 +650,8 @@ tool_run_gate(struct call *c)
 	static const char *const known[] = { "scene", "threshold", "launch",
 		"url", "record", NULL };
 	struct gate_opts	 o = { .project = c->m->project,
-				    .threshold = GATE_THRESHOLD };
+				    .threshold = GATE_THRESHOLD,
+				    .cancel = &c->cancelled };
 	const cJSON		*th;
 	char			 why[2048];
 	int			 rec = 0;
