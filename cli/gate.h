@@ -8,9 +8,10 @@
  * SHA-256 in .sloptimize/goldens.jsonl, so a golden changed any other way
  * is said, loudly, and never judged against.
  *
- * The frame comes from one function, gate_capture, which the browser
- * room stands behind (the scene at a fixed step under the virtual clock,
- * the canvas as PNG); everything after the capture is here.  --frame
+ * The frame comes from one function, gate_capture (cli/gate_capture.c,
+ * on the launched page of cli/pagerun.h: the scene at a fixed step under
+ * the virtual clock, the canvas as PNG); everything after the capture is
+ * here.  --frame
  * FILE.png gives the comparison a PNG file instead, for tests and tools,
  * and every output says so.
  */
