@@ -1,16 +1,12 @@
 /*
  * benchrun — a bench, a comparison, the budgets (benchrun.h).
  *
- * The launched run: the page runtime (page-runtime/clock.js and
- * bench.js, built into pagebench_js) goes in with
- * Page.addScriptToEvaluateOnNewDocument, virtual from the first script;
- * the URL gets ?sloptimize=bench:<scene>; then one Runtime.evaluate of
- * sloptimize.bench.run(…) — the same entry the open tab's relay will
- * call — and, while it is under way, a progress() poll once a second.
- * The poll is what notices a page that hangs: a script that never
- * returns blocks the page's main thread, so the poll goes unanswered and
- * its deadline passes (the setup timeout while setting up, a minute
- * without a new frame after).  Whatever ends it, the browser is closed.
+ * The launched run: the page opened by cli/pagerun.h (the URL with
+ * ?sloptimize=bench:<scene>, the page runtime virtual from the first
+ * script), then one call of sloptimize.bench.run(…) — the same entry the
+ * open tab's relay will call — watched by its progress() (the setup
+ * timeout while setting up, a minute without a new frame after).
+ * Whatever ends it, the browser is closed.
  *
  * The page's result is outside input: it becomes a bench document, and
  * the document is read back through the same reader as a file on disk
@@ -33,18 +29,15 @@
 #include "browser/browser.h"
 #include "cli/bench_budgets.h"
 #include "cli/benchrun.h"
+#include "cli/pagerun.h"
 #include "ledger/footprint.h"
 #include "ledger/verdict.h"
 #include "project/bench.h"
 #include "project/project.h"
 
-extern const char pagebench_js[];	/* build/gen/pagebench.c */
-
 #define OPEN_MS		120000	/* the browser's start, the page's load: minutes
 				   on a loaded machine (docs/performance.md) */
 #define STALL_MS	60000	/* no new frame for this long: hung */
-#define POLL_MS		1000
-#define SEED		1
 
 static int
 fail(struct bench_outcome *o, int code, const char *fmt, ...)
@@ -101,25 +94,12 @@ trace(const char *what)
 	    (double)(now - t0) / 1000);
 }
 
-/* --- the URL ------------------------------------------------------------- */
-
-/* base with sloptimize=bench:<scene> in its query (before any #). */
-static int
-bench_url(const char *base, const char *scene, char *out, size_t cap)
-{
-	const char	*hash = strchr(base, '#'), *q = strchr(base, '?');
-	size_t		 head = hash ? (size_t)(hash - base) : strlen(base);
-	const char	*sep = "?";
-	int		 n;
-
-	if (q != NULL && (hash == NULL || q < hash))
-		sep = base[head - 1] == '?' || base[head - 1] == '&' ? "" : "&";
-	n = snprintf(out, cap, "%.*s%ssloptimize=bench:%s%s", (int)head, base,
-	    sep, scene, hash ? hash : "");
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
 /* --- the launched run ----------------------------------------------------- */
+
+struct progress_state {
+	const struct bench_req	*r;
+	int			 shown;
+};
 
 static void
 progress_line(const struct bench_req *r, const cJSON *p, int *shown)
@@ -142,27 +122,27 @@ progress_line(const struct bench_req *r, const cJSON *p, int *shown)
 	*shown = 1;
 }
 
-static int
-run_page(const struct bench_req *r, struct browser *b, const char *url,
-    cJSON **result, struct bench_outcome *o)
+static void
+progress_cb(void *arg, const cJSON *p)
 {
-	char		*init, expr[1024], why[BROWSER_WHY_MAX], *opts;
-	char		 phase[16] = "scene", last[64] = "";
-	cJSON		*oj, *p = NULL;
-	long		 run_id;
-	int64_t		 phase_at, moved_at, now;
-	int		 rc, shown = 0, setup_ms = r->setup_timeout_ms + 10000;
-	size_t		 n = strlen(pagebench_js) + 256;
+	struct progress_state	*ps = arg;
 
-	if ((init = malloc(n)) == NULL)
-		return fail(o, BENCH_EXIT_ENV, "out of memory");
-	snprintf(init, n, "(function () {\n%s\ninstallBench(globalThis, "
-	    "{ mode: 'virtual', seed: %d });\n})();\n", pagebench_js, SEED);
-	rc = browser_open(b, init, url, OPEN_MS, why, sizeof(why));
-	free(init);
-	trace("loaded");
-	if (rc != 0)
-		goto failed;
+	progress_line(ps->r, p, &ps->shown);
+}
+
+/* The bench, in the page pagerun opened: one call of
+ * sloptimize.bench.run(…) — the same entry the open tab's relay will
+ * call — watched by its progress. */
+static int
+run_page(const struct bench_req *r, struct pagerun *pr, cJSON **result,
+    struct bench_outcome *o)
+{
+	struct progress_state	 ps = { r, 0 };
+	struct pagerun_watch	 w = { r->setup_timeout_ms + 10000, STALL_MS,
+				    progress_cb, &ps };
+	char			 expr[1024], why[BROWSER_WHY_MAX], *opts;
+	cJSON			*oj;
+	int			 rc;
 
 	oj = cJSON_CreateObject();
 	cJSON_AddStringToObject(oj, "scene", r->scene);
@@ -171,7 +151,7 @@ run_page(const struct bench_req *r, struct browser *b, const char *url,
 	cJSON_AddNumberToObject(oj, "runs", r->runs);
 	cJSON_AddNumberToObject(oj, "setupTimeoutMs", r->setup_timeout_ms);
 	cJSON_AddNumberToObject(oj, "waitSceneMs", 10000);
-	cJSON_AddNumberToObject(oj, "seed", SEED);
+	cJSON_AddNumberToObject(oj, "seed", PAGERUN_SEED);
 	opts = cJSON_PrintUnformatted(oj);
 	cJSON_Delete(oj);
 	snprintf(expr, sizeof(expr), "(async () => { const s = globalThis."
@@ -180,94 +160,16 @@ run_page(const struct bench_req *r, struct browser *b, const char *url,
 	    "not run?)'); return await s.bench.run(%s); })()", opts ? opts :
 	    "{}");
 	free(opts);
-	if ((rc = browser_eval_send(b, expr, &run_id, why, sizeof(why))) != 0)
-		goto failed;
-
-	phase_at = moved_at = mono_ms();
-	for (;;) {
-		int	in_setup, limit;
-		char	key[64];
-
-		rc = browser_eval_wait(b, run_id, POLL_MS, result, why,
-		    sizeof(why));
-		if (rc == 0)
-			break;
-		if (rc != -ETIMEDOUT)
-			goto failed;
-		now = mono_ms();
-		in_setup = strcmp(phase, "scene") == 0 ||
-		    strcmp(phase, "setup") == 0 || strcmp(phase, "idle") == 0;
-		limit = in_setup ? (int)(setup_ms - (now - phase_at)) :
-		    (int)(STALL_MS - (now - moved_at));
-		if (limit < 1000)
-			limit = 1000;
-		rc = browser_eval(b, "globalThis.sloptimize && globalThis."
-		    "sloptimize.bench ? globalThis.sloptimize.bench.progress() "
-		    ": null", limit, &p, why, sizeof(why));
-		now = mono_ms();
-		if (rc == -ETIMEDOUT) {
-			rc = fail(o, BENCH_EXIT_ENV, "the page stopped answering "
-			    "in its %s phase (%lld s without an answer): a "
-			    "script that never returns?%s%s", phase,
-			    (long long)((now - (in_setup ? phase_at : moved_at))
-			    / 1000), *browser_page_error(b) ? " " : "",
-			    browser_page_error(b));
-			goto out;
-		}
-		if (rc != 0)
-			goto failed;
-		if (cJSON_IsObject(p)) {
-			const char *ph = cJSON_GetStringValue(
-			    cJSON_GetObjectItemCaseSensitive(p, "phase"));
-			const cJSON *run = cJSON_GetObjectItemCaseSensitive(p,
-			    "run"), *fr = cJSON_GetObjectItemCaseSensitive(p,
-			    "frame");
-
-			if (ph != NULL && strcmp(ph, phase) != 0) {
-				snprintf(phase, sizeof(phase), "%s", ph);
-				phase_at = moved_at = now;
-			}
-			snprintf(key, sizeof(key), "%s/%d/%d", phase,
-			    cJSON_IsNumber(run) ? run->valueint : 0,
-			    cJSON_IsNumber(fr) ? fr->valueint : 0);
-			if (strcmp(key, last) != 0) {
-				snprintf(last, sizeof(last), "%s", key);
-				moved_at = now;
-			}
-			progress_line(r, p, &shown);
-		}
-		cJSON_Delete(p);
-		p = NULL;
-		in_setup = strcmp(phase, "scene") == 0 ||
-		    strcmp(phase, "setup") == 0 || strcmp(phase, "idle") == 0;
-		if (in_setup && now - phase_at > setup_ms) {
-			rc = fail(o, BENCH_EXIT_ENV, "the scene '%s' was not set "
-			    "up in %d s", r->scene, setup_ms / 1000);
-			goto out;
-		}
-		if (!in_setup && now - moved_at > STALL_MS) {
-			rc = fail(o, BENCH_EXIT_ENV, "the page made no frame for "
-			    "%d s (in its %s phase)", STALL_MS / 1000, phase);
-			goto out;
-		}
-	}
-	rc = 0;
-	goto out;
-failed:
-	if (rc == -EINTR) {
-		o->signal = browser_signal(b);
-		rc = fail(o, 128 + o->signal, "interrupted");
-	} else if (rc == -ECANCELED)
-		rc = fail(o, BENCH_EXIT_ENV, "cancelled");
-	else
-		rc = fail(o, BENCH_EXIT_ENV, "%s%s%s", why,
-		    *browser_page_error(b) ? "; before that, " : "",
-		    browser_page_error(b));
-out:
-	if (shown)
+	rc = pagerun_eval(pr, expr, &w, result, why, sizeof(why));
+	if (ps.shown)
 		fputs("\n", stderr);
-	cJSON_Delete(p);
-	return rc;
+	if (rc == 0)
+		return 0;
+	if (rc == -EINTR) {
+		o->signal = pagerun_signal(pr);
+		return fail(o, 128 + o->signal, "interrupted");
+	}
+	return fail(o, BENCH_EXIT_ENV, "%s", why);
 }
 
 /* --- the bench document ------------------------------------------------------ */
@@ -382,7 +284,7 @@ bench_doc(const struct bench_req *r, const cJSON *res, const char *browser,
 	vc.height = (int)num(vp, "height", 0);
 	vc.pixel_ratio = num(vp, "devicePixelRatio", 0);
 	vc.clock = cJSON_GetStringValue(get(clk, "mode"));
-	vc.seed = (long)num(clk, "seed", SEED);
+	vc.seed = (long)num(clk, "seed", PAGERUN_SEED);
 	vc.browser = browser;
 	if (vc.clock == NULL || vc.width <= 0 || vc.height <= 0 ||
 	    vc.pixel_ratio <= 0 || verdict_config_hash(&vc, hash) != 0) {
@@ -652,38 +554,29 @@ static int
 launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
     char *path, size_t pcap, cJSON *out_doc, struct bench_outcome *o)
 {
-	struct browser_opts	 bo = { 1280, 720, r->signals, r->cancel, 0 };
-	struct browser		*b = NULL;
-	char			 base_url[2048], url[2300], why[BROWSER_WHY_MAX];
+	struct pagerun_req	 pq = { r->project, r->scene, r->url, r->signals,
+				    r->cancel, OPEN_MS, 0 };
+	struct pagerun		*pr;
+	char			 url[2300], why[BROWSER_WHY_MAX];
 	cJSON			*res = NULL, *doc, *run;
-	long			 pid;
 	int64_t			 t0 = mono_ms();
-	int			 rc, breach;
+	int			 rc, breach, sig;
 
-	if (r->url != NULL)
-		snprintf(base_url, sizeof(base_url), "%s", r->url);
-	else if (project_dev_read(r->project, base_url, sizeof(base_url), &pid,
-	    why, sizeof(why)) != 0)
-		return fail(o, BENCH_EXIT_ENV, "%s", why);
-	if (bench_url(base_url, r->scene, url, sizeof(url)) != 0)
-		return fail(o, BENCH_EXIT_USAGE, "the URL is too long");
 	trace("launch");
-	bo.start_ms = OPEN_MS;
-	if ((rc = browser_launch(&bo, &b, why, sizeof(why))) != 0) {
-		const char *sig = strstr(why, "signal ");
-
+	if ((rc = pagerun_open(&pq, &pr, &sig, why, sizeof(why))) != 0) {
 		if (rc == -EINTR) {
-			/* the browser is gone with its handle; why says which */
-			o->signal = sig ? atoi(sig + 7) : SIGINT;
-			return fail(o, 128 + o->signal, "interrupted");
+			o->signal = sig;
+			return fail(o, 128 + sig, "interrupted");
 		}
-		return fail(o, BENCH_EXIT_ENV, "%s", why);
+		return fail(o, rc == -ENAMETOOLONG ? BENCH_EXIT_USAGE :
+		    BENCH_EXIT_ENV, "%s", rc == -ECANCELED ? "cancelled" : why);
 	}
-	trace("launched");
-	rc = run_page(r, b, url, &res, o);
-	snprintf(why, sizeof(why), "%s", browser_version(b));
+	trace("loaded");
+	rc = run_page(r, pr, &res, o);
+	snprintf(why, sizeof(why), "%s", pagerun_browser(pr));
+	snprintf(url, sizeof(url), "%s", pagerun_url(pr));
 	trace("ran");
-	if (browser_close(b) != 0 && rc == 0)
+	if (pagerun_close(pr) != 0 && rc == 0)
 		rc = fail(o, BENCH_EXIT_ENV, "the browser's processes outlived "
 		    "SIGKILL");
 	trace("closed");

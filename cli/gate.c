@@ -67,7 +67,8 @@ struct run {
 	struct pngio_image	 f;
 	void			*f_png;		/* its bytes, as captured */
 	size_t			 f_len;
-	char			 config_hash[65];
+	char			 config_hash[80];
+	int			 signal;	/* interrupted the capture */
 	/* the comparison */
 	int			 compared;
 	struct ssim_result	 r;
@@ -334,7 +335,8 @@ static int
 frame_get(struct run *u, const struct gate_opts *o, char *why, size_t cap)
 {
 	struct gate_capture_req	 req = { o->project, o->scene, o->launch,
-				    o->url, GATE_CAPTURE_MS };
+				    o->url, o->timeout_ms, o->signals,
+				    o->cancel };
 	struct gate_frame	 fr;
 	char			 pwhy[PNGIO_WHY_MAX];
 	double			 t0 = now_ms();
@@ -349,6 +351,7 @@ frame_get(struct run *u, const struct gate_opts *o, char *why, size_t cap)
 	} else {
 		u->source = "capture";
 		if ((rc = gate_capture(&req, &fr, why, cap)) != 0) {
+			u->signal = fr.signal;
 			free(fr.png);
 			return rc;
 		}
@@ -533,7 +536,8 @@ compare(struct run *u, const struct gate_opts *o)
 
 	/* 2. the frame */
 	if ((rc = frame_get(u, o, why, sizeof(why))) != 0)
-		return outcome(u, "environment", GATE_ENVIRONMENT, "%s", why);
+		return outcome(u, "environment", u->signal ? 128 + u->signal :
+		    GATE_ENVIRONMENT, "%s", why);
 	if (o->frame_file != NULL) {
 		snprintf(w, sizeof(w), "the frame is the file %s (--frame), "
 		    "not a capture of the game: this says nothing about the "
@@ -689,7 +693,7 @@ record(const struct gate_opts *o, int yes)
 	}
 	if ((rc = frame_get(&u, o, why, sizeof(why))) != 0) {
 		fprintf(stderr, "sloptimize gate --record: %s\n", why);
-		rc = GATE_ENVIRONMENT;
+		rc = u.signal ? 128 + u.signal : GATE_ENVIRONMENT;
 		goto out;
 	}
 	/* what it replaces, and how far the new frame is from it */
@@ -851,8 +855,9 @@ print_text(const cJSON *d)
 
 static const char usage[] =
 "usage: sloptimize gate --scene S [--threshold 0.98] [--launch] [--url URL]\n"
-"                       [--json]\n"
+"                       [--timeout SECONDS] [--json]\n"
 "       sloptimize gate --record --scene S [--yes] [--launch] [--url URL]\n"
+"                       [--timeout SECONDS]\n"
 "\n"
 "The correctness gate: the scene's frame (at its fixed step, under the\n"
 "virtual clock) against its golden, .sloptimize/goldens/S.png, by SSIM on\n"
@@ -863,6 +868,7 @@ static const char usage[] =
 "  --threshold T    the smallest SSIM that passes (default 0.98)\n"
 "  --launch         spawn a headless Chromium rather than use the open tab\n"
 "  --url URL        the game's URL (default: .sloptimize/dev.json's)\n"
+"  --timeout S      the capture's whole deadline (default 300 s)\n"
 "  --record         write the frame as the scene's golden: a person's act,\n"
 "                   on a terminal (it asks first) or with --yes; never with\n"
 "                   --json, never over MCP\n"
@@ -872,7 +878,8 @@ static const char usage[] =
 "\n"
 "exit: 0 pass (or recorded), 1 fail (or not recorded), 2 usage (or --record\n"
 "refused), 3 not comparable (sizes differ; the golden is not a PNG, or not\n"
-"the one goldens.jsonl records), 4 no golden, no browser, no frame.\n"
+"the one goldens.jsonl records), 4 no golden, no browser, no frame;\n"
+"130/143 interrupted by SIGINT/SIGTERM (the browser taken down).\n"
 "docs/gate.md.\n";
 
 int
@@ -880,7 +887,7 @@ verb_gate(int argc, char **argv)
 {
 	struct cli_common	 c;
 	struct gate_opts	 o = { 0 };
-	const char		*threshold = NULL;
+	const char		*threshold = NULL, *timeout = NULL;
 	int			 rec = 0, yes = 0, rc;
 	char			 why[3 * PATH_MAX], *end;
 	cJSON			*doc;
@@ -892,6 +899,7 @@ verb_gate(int argc, char **argv)
 		{ "record", OPT_FLAG, &rec },
 		{ "yes", OPT_FLAG, &yes },
 		{ "frame", OPT_ARG, &o.frame_file },
+		{ "timeout", OPT_ARG, &timeout },
 		{ NULL, 0, NULL }
 	};
 
@@ -899,6 +907,21 @@ verb_gate(int argc, char **argv)
 		return rc;
 	o.project = c.project;
 	o.threshold = GATE_THRESHOLD;
+	o.signals = 1;
+	if (timeout != NULL) {
+		long	s;
+
+		errno = 0;
+		s = strtol(timeout, &end, 10);
+		if (errno || end == timeout || *end != '\0' || s < 1 ||
+		    s > 3600) {
+			fprintf(stderr, "sloptimize gate: --timeout is the "
+			    "capture's deadline in whole seconds, 1 to 3600, "
+			    "not '%s'\n", timeout);
+			return GATE_USAGE;
+		}
+		o.timeout_ms = (int)s * 1000;
+	}
 	if (o.scene == NULL) {
 		fprintf(stderr, "sloptimize gate: --scene S is required\n%s",
 		    usage);

@@ -8,22 +8,31 @@
  * SHA-256 in .sloptimize/goldens.jsonl, so a golden changed any other way
  * is said, loudly, and never judged against.
  *
- * The frame comes from one function, gate_capture, which the browser
- * room stands behind (the scene at a fixed step under the virtual clock,
- * the canvas as PNG); everything after the capture is here.  --frame
+ * The frame comes from one function, gate_capture (cli/gate_capture.c,
+ * on the launched page of cli/pagerun.h: the scene at a fixed step under
+ * the virtual clock, the canvas as PNG); everything after the capture is
+ * here.  --frame
  * FILE.png gives the comparison a PNG file instead, for tests and tools,
  * and every output says so.
  */
 #ifndef CLI_GATE_H
 #define CLI_GATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
 
 #define GATE_THRESHOLD		0.98	/* the default (seed §8.4) */
-#define GATE_CAPTURE_MS		60000	/* the capture's deadline */
+#define GATE_CAPTURE_MS		300000	/* the whole capture's deadline (the
+					 * start, the load, the set-up, the
+					 * frames): minutes on a loaded
+					 * machine (docs/gate.md) */
+#define GATE_WARMUP		120	/* frames stepped after the scene's
+					 * settle frames; the next one is the
+					 * frame captured: the first frame a
+					 * default bench measures */
 
 /* Exit codes (docs/gate.md). */
 #define GATE_PASS		0
@@ -40,14 +49,21 @@ struct gate_capture_req {
 	int		 launch;	/* spawn Chromium rather than use the
 					 * open tab through the daemon */
 	const char	*url;		/* --url, or NULL: .sloptimize/dev.json */
-	int		 timeout_ms;	/* the whole capture's deadline */
+	int		 timeout_ms;	/* the whole capture's deadline; 0:
+					 * GATE_CAPTURE_MS */
+	int		 signals;	/* SIGINT/SIGTERM end it (the CLI) */
+	const atomic_int *cancel;	/* or another thread (MCP) */
 };
 
 /* A captured frame. */
 struct gate_frame {
 	void	*png;			/* the canvas as PNG (free it) */
 	size_t	 len;
-	char	 config_hash[65];	/* the scene's configHash, "" unknown */
+	char	 config_hash[80];	/* the configHash of a default bench
+					 * of the scene here ("sha256:…"), ""
+					 * unknown */
+	int	 frame;			/* the virtual clock's frame */
+	int	 signal;		/* the signal that interrupted it */
 };
 
 /*
@@ -55,8 +71,10 @@ struct gate_frame {
  * virtual clock, the canvas as PNG.  Blocks until then or the deadline
  * (never longer: the browser is killed and reaped on every path).  0 with
  * *out filled in, or a negative errno with why[cap] saying what the user
- * can do: -ENOSYS when this build has no browser driver.  Every error is
- * the environment's (exit 4).  Implemented in cli/gate_capture.c.
+ * can do: -ENOTCONN without launch (the open tab is not reachable yet),
+ * -EINTR with out->signal when SIGINT/SIGTERM ended it, anything else the
+ * environment's (exit 4).  Implemented in cli/gate_capture.c on
+ * cli/pagerun.h.
  */
 int	gate_capture(const struct gate_capture_req *req,
 	    struct gate_frame *out, char *why, size_t cap);
@@ -69,6 +87,9 @@ struct gate_opts {
 	int		 launch;
 	const char	*url;
 	const char	*frame_file;	/* --frame: a PNG file, not a capture */
+	int		 timeout_ms;	/* the capture's; 0: GATE_CAPTURE_MS */
+	int		 signals;	/* as gate_capture_req's */
+	const atomic_int *cancel;
 };
 
 /*

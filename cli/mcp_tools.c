@@ -665,7 +665,8 @@ tool_run_gate(struct call *c)
 	static const char *const known[] = { "scene", "threshold", "launch",
 		"url", "record", NULL };
 	struct gate_opts	 o = { .project = c->m->project,
-				    .threshold = GATE_THRESHOLD };
+				    .threshold = GATE_THRESHOLD,
+				    .cancel = &c->cancelled };
 	const cJSON		*th;
 	char			 why[2048];
 	int			 rec = 0;
@@ -966,11 +967,15 @@ const struct tool mcp_tools[] = {
 	  "frame and a difference picture written to .sloptimize/gate/. A fail "
 	  "means the change altered the picture: revert it. golden-changed, "
 	  "incomparable, no-golden and environment judge nothing; tell the "
-	  "person. Compare only: never record or edit a golden.",
+	  "person. launch: true captures the frame in a headless Chromium "
+	  "(the scene under the virtual clock, the first frame a bench "
+	  "measures; most of a minute on a software renderer); without it "
+	  "the open tab is not reachable yet (environment). Compare only: "
+	  "never record or edit a golden.",
 	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"scene\"],\"properties\":{"
 	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9_-]{1,64}$\",\"description\":\"a named scene (the one the person chose)\"},"
 	  "\"threshold\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":1,\"description\":\"the smallest SSIM that passes (default 0.98)\"},"
-	  "\"launch\":{\"type\":\"boolean\",\"description\":\"spawn a headless Chromium rather than use the open tab\"},"
+	  "\"launch\":{\"type\":\"boolean\",\"description\":\"capture in a headless Chromium sloptimize starts (the open tab is not reachable yet)\"},"
 	  "\"url\":{\"type\":\"string\",\"description\":\"the game's URL (default: .sloptimize/dev.json's)\"}}}",
 	  "{\"type\":\"object\",\"required\":[\"v\",\"scene\",\"verdict\",\"exit\",\"threshold\",\"golden\",\"warnings\"],\"properties\":{"
 	  "\"verdict\":{\"enum\":[\"pass\",\"fail\",\"golden-changed\",\"incomparable\",\"no-golden\",\"environment\"]},"

@@ -21,6 +21,10 @@
 //   burnMs          ?burn=MS      a known extra cost: MS ms of script a
 //                                 frame (how tests/bench/verify.mjs
 //                                 measures what the bench can detect)
+//   cullHalf        ?cull=1       a "fix" that wins by drawing less:
+//                                 every second crate is not built, half
+//                                 the draw calls — the picture changes,
+//                                 and the gate (docs/gate.md) must fail it
 import * as THREE from 'three';
 
 export const SWITCHES = {
@@ -29,6 +33,7 @@ export const SWITCHES = {
   noop: false,
   shadows: true,
   burnMs: 0,
+  cullHalf: false,
 };
 
 export const CRATES = 2000;
@@ -46,6 +51,7 @@ export function switches(search = globalThis.location ? location.search : '') {
     noop: flag('noop', SWITCHES.noop),
     shadows: flag('shadows', SWITCHES.shadows),
     burnMs: q.has('burn') && Number.isFinite(burn) && burn >= 0 ? burn : SWITCHES.burnMs,
+    cullHalf: flag('cull', SWITCHES.cullHalf),
   };
 }
 
@@ -70,9 +76,16 @@ export function buildCrates({ scene, camera, renderer, sun, ground, sw = switche
   const base = new THREE.MeshLambertMaterial({ color: 0xb0813f, name: 'mat_crate' });
   const materials = [];
   const m = new THREE.Matrix4();
+  // cullHalf: every crate is still placed (the same Math.random draws, so
+  // the crates kept stand exactly where they stood), every second one
+  // left out
+  const kept = (i) => !sw.cullHalf || i % 2 === 0;
   if (sw.instanced) {
-    const mesh = new THREE.InstancedMesh(geometry, base, CRATES);
-    for (let i = 0; i < CRATES; i++) mesh.setMatrixAt(i, place(i, m));
+    const mesh = new THREE.InstancedMesh(geometry, base, sw.cullHalf ? CRATES / 2 : CRATES);
+    for (let i = 0, k = 0; i < CRATES; i++) {
+      place(i, m);
+      if (kept(i)) mesh.setMatrixAt(k++, m);
+    }
     mesh.instanceMatrix.needsUpdate = true;
     mesh.computeBoundingSphere();
     mesh.castShadow = sw.shadows;
@@ -82,6 +95,7 @@ export function buildCrates({ scene, camera, renderer, sun, ground, sw = switche
     // the same crates, made by another path: matrices first, then meshes
     const matrices = Array.from({ length: CRATES }, (_, i) => place(i, new THREE.Matrix4()));
     matrices.forEach((mat, i) => {
+      if (!kept(i)) return;
       const material = sw.mergeMaterials ? base : base.clone();
       if (material !== base) materials.push(material);
       const c = new THREE.Mesh(geometry, material);
@@ -92,10 +106,12 @@ export function buildCrates({ scene, camera, renderer, sun, ground, sw = switche
     });
   } else {
     for (let i = 0; i < CRATES; i++) {
+      place(i, m);
+      if (!kept(i)) continue;
       const material = sw.mergeMaterials ? base : base.clone();
       if (material !== base) materials.push(material);
       const c = new THREE.Mesh(geometry, material);
-      place(i, m).decompose(c.position, c.quaternion, c.scale);
+      m.decompose(c.position, c.quaternion, c.scale);
       c.castShadow = sw.shadows;
       c.name = `crate_${i}`;
       group.add(c);

@@ -267,6 +267,44 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     },
   };
 
+  // The scene brought to its view: named by the game, the recorder
+  // stopped, setup() run under its deadline, the renderer found.  What
+  // run() and capture() share.
+  async function prepare(opt) {
+    const entry = await waitScene(opt.scene, opt.waitSceneMs);
+    const notes = [];
+    const rec = api.recorder && api.recorder.rec ? api.recorder.rec : api.rec;
+    if (rec && typeof rec.stop === 'function') {
+      rec.stop();
+      if (api.recorder) api.recorder = null;
+      notes.push('the recorder was running and is stopped for the bench (its heartbeats would carry virtual time)');
+    }
+
+    setPhase('setup');
+    let setupOut = {};
+    if (entry.setup) {
+      let timer;
+      const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`bench: the setup of scene '${opt.scene}' did not finish in ${opt.setupTimeoutMs / 1000} s`)),
+          opt.setupTimeoutMs);
+      });
+      try {
+        setupOut = (await Promise.race([Promise.resolve().then(() => entry.setup(setupContext)), timeout])) || {};
+      } catch (e) {
+        if (/did not finish/.test(String(e && e.message))) throw e;
+        throw new Error(`bench: the setup of scene '${opt.scene}' threw: ${(e && e.message) || e}`);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    const renderer = setupOut.renderer || entry.options.renderer || renderers[renderers.length - 1];
+    if (!renderer || typeof renderer.render !== 'function' || !renderer.info)
+      throw new Error(`bench: scene '${opt.scene}' has no three.js renderer to measure: return { renderer } from its setup`);
+    const settle = Number.isInteger(setupOut.settleFrames) && setupOut.settleFrames >= 0 ? setupOut.settleFrames
+      : Number.isInteger(entry.options.settleFrames) ? entry.options.settleFrames : 0;
+    return { entry, renderer, settle, notes };
+  }
+
   async function run(options = {}) {
     if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
       throw new Error(`bench: a bench is already running (${state.phase})`);
@@ -277,37 +315,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     const errorsBefore = clock.errors.count;
     let restore = null, gpu = null;
     try {
-      const entry = await waitScene(opt.scene, opt.waitSceneMs);
-      const notes = [];
-      const rec = api.recorder && api.recorder.rec ? api.recorder.rec : api.rec;
-      if (rec && typeof rec.stop === 'function') {
-        rec.stop();
-        if (api.recorder) api.recorder = null;
-        notes.push('the recorder was running and is stopped for the bench (its heartbeats would carry virtual time)');
-      }
-
-      setPhase('setup');
-      let setupOut = {};
-      if (entry.setup) {
-        let timer;
-        const timeout = new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`bench: the setup of scene '${opt.scene}' did not finish in ${opt.setupTimeoutMs / 1000} s`)),
-            opt.setupTimeoutMs);
-        });
-        try {
-          setupOut = (await Promise.race([Promise.resolve().then(() => entry.setup(setupContext)), timeout])) || {};
-        } catch (e) {
-          if (/did not finish/.test(String(e && e.message))) throw e;
-          throw new Error(`bench: the setup of scene '${opt.scene}' threw: ${(e && e.message) || e}`);
-        } finally {
-          clearTimeout(timer);
-        }
-      }
-      const renderer = setupOut.renderer || entry.options.renderer || renderers[renderers.length - 1];
-      if (!renderer || typeof renderer.render !== 'function' || !renderer.info)
-        throw new Error(`bench: scene '${opt.scene}' has no three.js renderer to measure: return { renderer } from its setup`);
-      const settle = Number.isInteger(setupOut.settleFrames) && setupOut.settleFrames >= 0 ? setupOut.settleFrames
-        : Number.isInteger(entry.options.settleFrames) ? entry.options.settleFrames : 0;
+      const { entry, renderer, settle, notes } = await prepare(opt);
 
       // inside render, and the frame's counters summed over its calls
       const info = renderer.info;
@@ -456,6 +464,87 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     }
   }
 
+  /*
+   * The gate's frame (docs/gate.md): the scene set up as for a bench, its
+   * settle frames and `warmup` frames stepped, then one more frame — the
+   * first a bench would measure — and the canvas read as PNG in the same
+   * task as that frame's render.  Same task matters: a game's canvas has
+   * no preserveDrawingBuffer, so the drawing buffer is only sure to hold
+   * the frame until the browser composites it, after this task; read here,
+   * it is exactly what the game drew, with nothing of the page's HTML over
+   * it and nothing of the compositor's scaling.  Resolves
+   * {v, scene, frame, png (base64), width, height, …}.
+   */
+  async function capture(options = {}) {
+    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
+      throw new Error(`gate: a bench is already running (${state.phase})`);
+    const opt = checkOptions(options);
+    setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
+    const engaged = clock.engage({ seed: opt.seed });
+    const errorsBefore = clock.errors.count;
+    let restore = null;
+    try {
+      const { entry, renderer, settle, notes } = await prepare(opt);
+      let renders = 0;
+      const original = renderer.render;
+      const wrapper = function (...args) { renders++; return original.apply(this, args); };
+      renderer.render = wrapper;
+      restore = () => { if (renderer.render === wrapper) renderer.render = original; };
+      const steps = async (phase, n) => {
+        setPhase(phase, { frames: n, frame: 0 });
+        for (let i = 0; i < n; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
+      };
+      await steps('settle', settle);
+      await steps('warmup', opt.warmup);
+      setPhase('capture', { frames: 1, frame: 0 });
+      await realFrame();
+      renders = 0;
+      clock.step();
+      // no await between the step and the read: the same task
+      const canvas = renderer.domElement;
+      if (renders === 0)
+        throw new Error(`gate: the game made no render call in frame ${clock.frame} of scene '${opt.scene}': its loop did not run then, nothing to capture`);
+      if (!canvas || typeof canvas.toDataURL !== 'function')
+        throw new Error(`gate: scene '${opt.scene}': the renderer's canvas cannot be read (an OffscreenCanvas?)`);
+      const data = canvas.toDataURL('image/png');
+      state.frame = 1;
+      const comma = data.indexOf(',');
+      if (!data.startsWith('data:image/png;base64,') || comma < 0)
+        throw new Error(`gate: the canvas of scene '${opt.scene}' gave no PNG (${data.slice(0, 40)}…): a canvas of 0 pixels?`);
+      restore();
+      restore = null;
+      const gl = typeof renderer.getContext === 'function' ? renderer.getContext() : null;
+      const device = rendererInfo(gl);
+      const errors = clock.errors.count - errorsBefore;
+      const result = {
+        v: 1,
+        scene: opt.scene,
+        sceneSetup: entry.setup ? 'setup' : 'at-load',
+        frame: clock.frame,
+        settleFrames: settle,
+        warmup: opt.warmup,
+        renders,
+        clock: { mode: CLOCK_MODE, tickMs: r3(TICK_MS), seed: opt.seed, engagedBy: engaged ? 'bench' : 'page-load' },
+        regime: classifyRegime(device.renderer),
+        device,
+        viewport: { width: g.innerWidth, height: g.innerHeight, devicePixelRatio: g.devicePixelRatio },
+        width: canvas.width,
+        height: canvas.height,
+        png: data.slice(comma + 1),
+        errors: errors ? { count: errors, first: clock.errors.first } : { count: 0 },
+        notes,
+      };
+      setPhase('done');
+      return result;
+    } catch (e) {
+      setPhase('failed', { error: String((e && e.message) || e) });
+      throw e;
+    } finally {
+      if (restore) restore();
+      if (engaged) clock.release();
+    }
+  }
+
   // what a driver polls: the phase, the frame reached, and for how long
   // (real ms) the phase has lasted
   function progress() {
@@ -465,6 +554,6 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
 
   api.clock = clock;
   api.scene = scene;
-  api.bench = { run, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
+  api.bench = { run, capture, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
   return api;
 }

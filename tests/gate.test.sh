@@ -1,7 +1,7 @@
 #!/bin/sh
 # gate — every exit of `sloptimize gate` (docs/gate.md), with the frame
-# from a PNG file (--frame: what tests and tools use until a browser
-# stands behind gate_capture) and the pairs of tests/fixtures/ssim/:
+# from a PNG file (--frame: no browser here; tests/gate-launch.test.mjs
+# captures real frames) and the pairs of tests/fixtures/ssim/:
 #   usage 2; no golden 4; --record refused off a terminal and with --json
 #   (2, nothing written), declined at the terminal's prompt (1), accepted
 #   there and with --yes (0, a goldens.jsonl line whose SHA-256 is the
@@ -9,7 +9,7 @@
 #   sizes that differ 3; a golden edited by hand, or never recorded, 3
 #   even against a frame it matches; a golden that is not a PNG 3; a FIFO
 #   golden 3 without a hang; a frame that is not a PNG, truncated or
-#   missing 4; no browser 4.  Every --json document against
+#   missing 4; no --launch 4; no browser 4.  Every --json document against
 #   schemas/gate-output.json, every goldens.jsonl line against
 #   schemas/record.golden.json.
 set -u
@@ -123,9 +123,15 @@ run 4 "a frame that is not a PNG" --scene crates --project "$P" --frame "$top/te
 check "not a PNG: environment, said" '[ "$(field "$tmp/out" d.verdict)" = environment ] && grep -q "not a picture the gate can read" "$tmp/err"'
 run 4 "a truncated frame" --scene crates --project "$P" --frame "$top/tests/fixtures/png/truncated.png"
 run 4 "a frame file that is not there" --scene crates --project "$P" --frame "$tmp/nothing.png"
-run 4 "no frame file: no browser driver (or no page) is the environment's" --scene crates --project "$P" --json
-check "no browser: environment, never a pass" '[ "$(field "$tmp/out" d.verdict)" = environment ]'
+run 4 "no --launch: the open tab is not reachable yet, the environment's" --scene crates --project "$P" --json
+check "no --launch: environment, never a pass, said with what to do" '[ "$(field "$tmp/out" d.verdict)" = environment ] && grep -q "open tab .* not available yet: pass --launch" "$tmp/err"'
+schema "no --launch" "$tmp/out"
+export SLOPTIMIZE_BROWSER=/nonexistent
+run 4 "--launch with no browser" --scene crates --project "$P" --launch --url http://127.0.0.1:9/ --json
+unset SLOPTIMIZE_BROWSER
+check "no browser: environment, with the install line" '[ "$(field "$tmp/out" d.verdict)" = environment ] && grep -q "SLOPTIMIZE_BROWSER=/nonexistent is not an executable file: install Chromium" "$tmp/err"'
 schema "no browser" "$tmp/out"
+run 2 "--timeout is whole seconds" --scene crates --project "$P" --launch --timeout 0
 
 # --- goldens changed outside --record ----------------------------------------
 cp "$G" "$tmp/golden.keep"
