@@ -974,10 +974,10 @@ test('200 slow clients are held open while a normal request is answered; then th
       socks.push(s);
     }
     await waitFor(async () => (await d.status()).http.connections >= 200, { what: '200 connections' });
-    const t0 = Date.now();
     const r = await req(d, `${API}/issues`);
     assert.equal(r.status, 200);
-    assert.ok(Date.now() - t0 < 3000, 'answered well before the slow ones time out');
+    // answered while they still hold their sockets: they did not hold it
+    // up (no wall-time bound here: the proof is who is still connected)
     assert.ok(closed < 10, `the slow clients are still connected (${closed} closed)`);
     await waitFor(() => closed === 200, { timeout: 60000, what: `the slow clients timed out (${closed})` });
     assert.equal((await req(d, `${API}/status`)).status, 200);

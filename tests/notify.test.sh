@@ -125,7 +125,10 @@ deadline_loop 100 test -s "$work/monitor.txt" || { echo "dbus-monitor silent"; e
 echo "driver exit $?" >>"$work/live.out"
 dunstctl close-all
 dunstctl history >"$work/history.json"
-sleep 0.2	# let dbus-monitor flush what it has already received
+# dbus-monitor has printed every Notify call (8 bubbles) once it has
+# flushed: wait on that, with a deadline, not on a fixed pause
+notifies() { [ "$(grep -c 'member=Notify' "$work/monitor.txt")" -ge 8 ]; }
+deadline_loop 100 notifies || echo "dbus-monitor printed fewer than 8 Notify calls" >&2
 EOF
 
 dbus-run-session -- sh "$work/inner.sh" "$work" 2>"$work/session.err"
