@@ -38,6 +38,7 @@
 
 #include "cli/cli.h"
 #include "cli/gate.h"
+#include "project/bench.h"
 #include "image/pngio.h"
 #include "ledger/sha256.h"
 #include "ledger/ssim.h"
@@ -84,19 +85,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-int
-gate_scene_ok(const char *s)
-{
-	size_t	n, i;
-
-	if (s == NULL || (n = strlen(s)) == 0 || n > 64)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
-			return 0;
-	return 1;
 }
 
 /* The whole of a file, by the project's rules.  0, or -errno with why. */
@@ -608,9 +596,10 @@ gate_compare(const struct gate_opts *o, cJSON **doc, char *why, size_t cap)
 	int		rc;
 
 	*doc = NULL;
-	if (!gate_scene_ok(o->scene)) {
-		snprintf(why, cap, "a scene is named by 1-64 letters, digits, _ "
-		    "or - (not '%s')", o->scene ? o->scene : "");
+	if (o->scene == NULL || !project_scene_ok(o->scene)) {
+		snprintf(why, cap, "a scene is named by a letter or digit, then "
+		    "up to 63 letters, digits, '.', '_' or '-' (not '%s')",
+		    o->scene ? o->scene : "");
 		return GATE_USAGE;
 	}
 	if (!(o->threshold > 0 && o->threshold <= 1)) {
@@ -927,9 +916,10 @@ verb_gate(int argc, char **argv)
 		    usage);
 		return GATE_USAGE;
 	}
-	if (!gate_scene_ok(o.scene)) {
-		fprintf(stderr, "sloptimize gate: a scene is named by 1-64 "
-		    "letters, digits, _ or - (not '%s')\n", o.scene);
+	if (!project_scene_ok(o.scene)) {
+		fprintf(stderr, "sloptimize gate: a scene is named by a letter "
+		    "or digit, then up to 63 letters, digits, '.', '_' or '-' "
+		    "(not '%s')\n", o.scene);
 		return GATE_USAGE;
 	}
 	if (threshold != NULL) {

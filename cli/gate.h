@@ -103,8 +103,6 @@ struct gate_opts {
 int	gate_compare(const struct gate_opts *o, cJSON **doc, char *why,
 	    size_t cap);
 
-/* Is s a scene name the gate takes (1-64 of A-Z a-z 0-9 _ -)? */
-int	gate_scene_ok(const char *s);
 
 /* The verb. */
 int	verb_gate(int argc, char **argv);

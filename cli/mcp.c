@@ -76,38 +76,6 @@ on_written(uv_write_t *w, int status)
 	free(o);
 }
 
-/* Length of the valid UTF-8 sequence at p, or 0 (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF). */
-static int
-utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-	unsigned char	c = p[0];
-	uint32_t	cp;
-	int		n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (end - p < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 /* JSON text is UTF-8, and cJSON prints a string's bytes as they are: a
  * project path that is not UTF-8, a name cut by "%.200s" inside a
  * character.  Each byte that starts no valid sequence becomes '?' (never
@@ -119,7 +87,7 @@ utf8_scrub(char *s, size_t n)
 	int		 k;
 
 	while (p < end)
-		if ((k = utf8_seq(p, end)) == 0)
+		if ((k = jscan_utf8_len(p, end)) == 0)
 			*p++ = '?';
 		else
 			p += k;

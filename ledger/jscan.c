@@ -437,3 +437,9 @@ jscan_object(const char *line, size_t len, struct jscan_result *r)
 {
 	return jscan_object_shaped(NULL, line, len, r);
 }
+
+int
+jscan_utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	return p[0] < 0x80 ? 1 : utf8_len(p, end);
+}

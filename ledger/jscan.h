@@ -145,4 +145,9 @@ int	jscan_num(struct jspan s, double *out);
 /* Does a string span equal the C string exactly? */
 int	jscan_eq(struct jspan s, const char *lit);
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong form,
+ * no surrogate, nothing past U+10FFFF), 1 for ASCII, or 0: the scanner's
+ * own rule, for writers that must emit valid JSON text (the MCP server). */
+int	jscan_utf8_len(const unsigned char *p, const unsigned char *end);
+
 #endif

@@ -148,7 +148,7 @@ export function canonicalContext(facets) {
   return pairs.map(([k, v]) => `${k}=${v}`).join(',');
 }
 
-function isObject(v) {
+export function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
@@ -170,12 +170,12 @@ function keyField(v, dflt = '-') {
   return dflt;
 }
 
-function topClass(cls) {
+export function topClass(cls) {
   const c = Array.isArray(cls) ? cls[0] : cls;
   return isObject(c) ? c : null;
 }
 
-function worst0(rec) {
+export function worst0(rec) {
   const w = rec.worst;
   return Array.isArray(w) && w.length > 0 ? w[0] : undefined;
 }

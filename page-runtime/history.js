@@ -16,7 +16,7 @@
 // ES module, no dependencies, no DOM: it runs in a page, a worker or node.
 // The footprint (DESIGN §6) lives in footprint.js, which the recorder
 // mints with; it is re-exported here for the fold's readers.
-import { footprintOf, num } from './footprint.js';
+import { footprintOf, num, isObject, topClass, worst0 } from './footprint.js';
 
 export {
   FOOTPRINT_VERSION, fnv1a32, footprintId, footprintKey, footprintOf, scrub, canonicalContext, num,
@@ -50,20 +50,6 @@ export function parseSituation(ctx) {
 function utf8Length(s) {
   if (s.length < 86) return s.length * 3 < 256 ? s.length : utf8.encode(s).length;
   return utf8.encode(s).length;
-}
-
-function isObject(v) {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function topClass(cls) {
-  const c = Array.isArray(cls) ? cls[0] : cls;
-  return isObject(c) ? c : null;
-}
-
-function worst0(rec) {
-  const w = rec.worst;
-  return Array.isArray(w) && w.length > 0 ? w[0] : undefined;
 }
 
 // The classification object the verdict comes from, by record type.

@@ -32,6 +32,7 @@
 #include "ledger/jscan.h"
 #include "ledger/ledger.h"
 #include "project/append.h"
+#include "project/bench.h"
 #include "project/project.h"
 
 #define LOCK_POLL_MS	5
@@ -665,19 +666,6 @@ project_fix_append(const char *project, cJSON *rec,
 /* --- goldens ------------------------------------------------------------ */
 
 static int
-scene_ok(const char *s)
-{
-	size_t	n = strlen(s), i;
-
-	if (n == 0 || n > 64)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
-			return 0;
-	return 1;
-}
-
-static int
 sha256_ok(const char *s)
 {
 	size_t	i;
@@ -706,9 +694,9 @@ project_goldens_append(const char *project, cJSON *rec, char *why,
 	    strcmp(type->valuestring, "golden") != 0)
 		return say(why, cap, -EINVAL, "a golden's record has type "
 		    "\"golden\"");
-	if (!cJSON_IsString(scene) || !scene_ok(scene->valuestring))
-		return say(why, cap, -EINVAL, "a golden names its scene (1-64 "
-		    "letters, digits, _ or -)");
+	if (!cJSON_IsString(scene) || !project_scene_ok(scene->valuestring))
+		return say(why, cap, -EINVAL, "a golden names its scene (a "
+		    "letter or digit, then up to 63 letters, digits, ., _ or -)");
 	if (!cJSON_IsString(sha) || !sha256_ok(sha->valuestring))
 		return say(why, cap, -EINVAL, "a golden carries the SHA-256 of "
 		    "its PNG (64 lowercase hex digits)");

@@ -294,18 +294,6 @@ test('a WebGPURenderer game is told plainly what is and is not measured', async 
   assert.equal(g.error, null, `the WebGPU game runs: ${g.error}`);
   t.diagnostic(`this browser: navigator.gpu ${g.gpu ? 'present' : 'absent'}, adapter ${g.adapter ?? 'none'}, three's backend ${g.backend}` +
     `${g.recError ? `; createRecorder refused it: ${g.recError}` : ''}`);
-  const recorderJs = fs.readFileSync(path.join(game, 'node_modules', 'sloptimize', 'recorder.js'), 'utf8');
-  if (!/webgpu/i.test(recorderJs)) {
-    // what a recorder without the detection does with it, said for the record
-    const st = await s.page.evaluate(async () => (window.game.rec ? window.game.rec.flush() : null));
-    await s.daemon.caughtUp();
-    const withCalls = s.records().filter((r) => r.render?.calls !== undefined);
-    t.diagnostic(`without the detection: recorder ${st ? `made ${JSON.stringify(st.made)}` : 'none'}; ` +
-      `${withCalls.length} records carry render.calls (${[...new Set(withCalls.map((r) => r.render.calls))].join(', ')}) ` +
-      'with no word that they are not draws');
-    t.skip('this recorder.js has no WebGPU detection yet (the recorder half of issue 24): nothing to assert');
-    return;
-  }
   const state = await s.page.evaluate(async () => {
     const rec = window.game.rec || globalThis.sloptimize?.rec;
     return rec ? rec.flush() : null;
