@@ -1418,14 +1418,13 @@ verb_hook_status(int argc, char **argv)
 			/* the game's line first, when there is a recent
 			 * measurement or a budgets file to fix */
 			if (hp.profile != NULL || hp.budgets_error[0] != '\0') {
-				if (hp.profile != NULL)
+				if (hp.profile != NULL) {
 					hook_perf_line(&hp, perf, sizeof(perf));
-				else
-					snprintf(perf, sizeof(perf), "sloptimize: "
-					    "%s is not valid: %s → sloptimize "
-					    "check", BUDGETS_FILE,
+					printf("%s\n", perf);
+				} else
+					printf("sloptimize: %s is not valid: %s → "
+					    "sloptimize check\n", BUDGETS_FILE,
 					    hp.budgets_error);
-				printf("%s\n", perf);
 				rows = 3;
 			}
 			if (regressed + recent > 0)

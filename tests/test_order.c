@@ -277,7 +277,7 @@ order_flood_forgets_the_flooders_pages(void **state)
 	uv_loop_t	loop;
 	struct order	o;
 	struct rec	r;
-	char		id[16];
+	char		id[32];
 	int		i, n;
 
 	(void)state;
