@@ -58,11 +58,16 @@ CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror $(OPT) -I. $(PKG_CFLAGS) \
 		   -DSLOPTIMIZE_SHARE='"$(PREFIX)/share/sloptimize"'
 LDLIBS		+= $(PKG_LIBS) -lm
 
-# Everything but the two mains goes into one archive that the programs
-# and every test link against.
-LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c \
-		   sink/*.c image/*.c browser/*.c) \
-		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
+# Everything but the two mains and the daemon's recv(2) tap goes into one
+# archive that the programs and every test link against.  The tap
+# (daemon/tap.c) defines recv() itself, and a program that calls recv()
+# and links the archive would take it from there before libc: the CLI,
+# its libwebsockets and a dlopen()ed libcurl would all read through it.
+# So it is linked into sloptimized alone, as an object of its own.
+DAEMON_ONLY	:= daemon/main.c daemon/tap.c
+LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c \
+		   notifier/*.c sink/*.c image/*.c browser/*.c) \
+		   $(filter-out $(DAEMON_ONLY),$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o \
 		   $(BUILD)/gen/pagebench.o
@@ -139,16 +144,18 @@ $(BUILD)/gen/pagebench.o: $(BUILD)/gen/pagebench.c $(BUILD)/flags
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/libsloptimize.a: $(LIB_OBJ)
+# Made anew when the Makefile changes, so that an object moved out of the
+# archive (the tap, above) does not stay in one built before.
+$(BUILD)/libsloptimize.a: $(LIB_OBJ) Makefile
 	@mkdir -p $(dir $@)
 	@rm -f $@
-	@ar rcs $@ $^
+	@ar rcs $@ $(LIB_OBJ)
 
 $(BUILD)/sloptimize: $(BUILD)/cli/main.o $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/sloptimized: $(BUILD)/daemon/main.o $(BUILD)/libsloptimize.a
+$(BUILD)/sloptimized: $(DAEMON_ONLY:%.c=$(BUILD)/%.o) $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
