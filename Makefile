@@ -35,6 +35,15 @@ NOTIFY_BACKEND	:= libnotify
 PKGS		+= libnotify
 endif
 
+# The daemon checks each request's header block as it was sent by seeing
+# what libwebsockets reads through an interposed recv(2) (daemon/tap.h).
+# macOS binds a library's recv to libSystem's, so that cannot work there:
+# the tap is compiled out and the build says so rather than differ in
+# silence (docs/api.md, "Headers libwebsockets misreads").
+ifeq ($(UNAME),Darwin)
+$(info build: macOS has no recv(2) interposition: sloptimized is built without its raw header checks, and closes a connection after each request with a body (docs/api.md))
+endif
+
 # pkg-config runs when the Makefile is parsed.  `run` and `test` therefore
 # install the packages first and build in a fresh $(MAKE), which parses
 # again and sees them; a build with something missing stops in
