@@ -74,7 +74,7 @@ LDLIBS		+= $(PKG_LIBS) -lm
 # its libwebsockets and a dlopen()ed libcurl would all read through it.
 # So it is linked into sloptimized alone, as an object of its own.
 DAEMON_ONLY	:= daemon/main.c daemon/tap.c
-LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c \
+LIB_SRC		:= $(wildcard base/*.c ledger/*.c project/*.c watchers/*.c \
 		   notifier/*.c sink/*.c image/*.c browser/*.c) \
 		   $(filter-out $(DAEMON_ONLY),$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
