@@ -35,6 +35,15 @@ NOTIFY_BACKEND	:= libnotify
 PKGS		+= libnotify
 endif
 
+# The daemon checks each request's header block as it was sent by seeing
+# what libwebsockets reads through an interposed recv(2) (daemon/tap.h).
+# macOS binds a library's recv to libSystem's, so that cannot work there:
+# the tap is compiled out and the build says so rather than differ in
+# silence (docs/api.md, "Headers libwebsockets misreads").
+ifeq ($(UNAME),Darwin)
+$(info build: macOS has no recv(2) interposition: sloptimized is built without its raw header checks, and closes a connection after each request with a body (docs/api.md))
+endif
+
 # pkg-config runs when the Makefile is parsed.  `run` and `test` therefore
 # install the packages first and build in a fresh $(MAKE), which parses
 # again and sees them; a build with something missing stops in
@@ -58,11 +67,16 @@ CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror $(OPT) -I. $(PKG_CFLAGS) \
 		   -DSLOPTIMIZE_SHARE='"$(PREFIX)/share/sloptimize"'
 LDLIBS		+= $(PKG_LIBS) -lm
 
-# Everything but the two mains goes into one archive that the programs
-# and every test link against.
-LIB_SRC		:= $(wildcard ledger/*.c project/*.c watchers/*.c notifier/*.c \
-		   sink/*.c image/*.c browser/*.c) \
-		   $(filter-out daemon/main.c,$(wildcard daemon/*.c)) \
+# Everything but the two mains and the daemon's recv(2) tap goes into one
+# archive that the programs and every test link against.  The tap
+# (daemon/tap.c) defines recv() itself, and a program that calls recv()
+# and links the archive would take it from there before libc: the CLI,
+# its libwebsockets and a dlopen()ed libcurl would all read through it.
+# So it is linked into sloptimized alone, as an object of its own.
+DAEMON_ONLY	:= daemon/main.c daemon/tap.c
+LIB_SRC		:= $(wildcard base/*.c ledger/*.c project/*.c watchers/*.c \
+		   notifier/*.c sink/*.c image/*.c browser/*.c) \
+		   $(filter-out $(DAEMON_ONLY),$(wildcard daemon/*.c)) \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o \
 		   $(BUILD)/gen/pagebench.o
@@ -139,16 +153,18 @@ $(BUILD)/gen/pagebench.o: $(BUILD)/gen/pagebench.c $(BUILD)/flags
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/libsloptimize.a: $(LIB_OBJ)
+# Made anew when the Makefile changes, so that an object moved out of the
+# archive (the tap, above) does not stay in one built before.
+$(BUILD)/libsloptimize.a: $(LIB_OBJ) Makefile
 	@mkdir -p $(dir $@)
 	@rm -f $@
-	@ar rcs $@ $^
+	@ar rcs $@ $(LIB_OBJ)
 
 $(BUILD)/sloptimize: $(BUILD)/cli/main.o $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/sloptimized: $(BUILD)/daemon/main.o $(BUILD)/libsloptimize.a
+$(BUILD)/sloptimized: $(DAEMON_ONLY:%.c=$(BUILD)/%.o) $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 

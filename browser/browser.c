@@ -32,6 +32,7 @@
 
 #include <uv.h>
 
+#include "base/base.h"
 #include "browser/browser.h"
 #include "browser/cdp.h"
 
@@ -76,23 +77,6 @@ struct browser {
 	char		 page_error[512];
 };
 
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why != NULL && cap > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, cap, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 /* --- finding it --- */
 
 static int
@@ -114,11 +98,11 @@ browser_find(char *path, size_t cap, char *why, size_t wcap)
 
 	if (env != NULL && *env != '\0') {
 		if (!executable(env))
-			return say(why, wcap, -ENOENT, "SLOPTIMIZE_BROWSER=%s is "
+			return base_say(why, wcap, -ENOENT, "SLOPTIMIZE_BROWSER=%s is "
 			    "not an executable file: %s", env,
 			    BROWSER_INSTALL_HINT);
 		if ((size_t)snprintf(path, cap, "%s", env) >= cap)
-			return say(why, wcap, -ENAMETOOLONG, "SLOPTIMIZE_BROWSER "
+			return base_say(why, wcap, -ENAMETOOLONG, "SLOPTIMIZE_BROWSER "
 			    "is too long");
 		return 0;
 	}
@@ -134,7 +118,7 @@ browser_find(char *path, size_t cap, char *why, size_t wcap)
 			    p, names[i]) < cap && executable(path))
 				return 0;
 		}
-	return say(why, wcap, -ENOENT, "no browser found (chromium, "
+	return base_say(why, wcap, -ENOENT, "no browser found (chromium, "
 	    "chromium-browser or google-chrome on PATH): %s",
 	    BROWSER_INSTALL_HINT);
 }
@@ -363,23 +347,23 @@ ended(struct browser *b, char *why, size_t cap)
 	char	tail[600];
 
 	if (b->signalled)
-		return say(why, cap, -EINTR, "interrupted (signal %d)",
+		return base_say(why, cap, -EINTR, "interrupted (signal %d)",
 		    b->signalled);
 	if (b->cancel && atomic_load(b->cancel))
-		return say(why, cap, -ECANCELED, "cancelled");
+		return base_say(why, cap, -ECANCELED, "cancelled");
 	stderr_tail(b, tail, sizeof(tail));
 	if (b->crashed)
-		return say(why, cap, -ECONNRESET, "the page %s%s%s%s",
+		return base_say(why, cap, -ECONNRESET, "the page %s%s%s%s",
 		    b->crashed == 2 ? "was closed" : "crashed (Inspector."
 		    "targetCrashed)", *b->page_error ? "; " : "", b->page_error,
 		    "");
 	if (b->exited)
-		return say(why, cap, -EPIPE, "the browser exited (%s %d)%s%s",
+		return base_say(why, cap, -EPIPE, "the browser exited (%s %d)%s%s",
 		    b->term_signal ? "signal" : "status", b->term_signal ?
 		    b->term_signal : (int)b->exit_status, *tail ? ": " : "",
 		    tail);
 	if (b->eof)
-		return say(why, cap, -EPIPE, "the browser closed its pipe%s%s",
+		return base_say(why, cap, -EPIPE, "the browser closed its pipe%s%s",
 		    *tail ? ": " : "", tail);
 	return 0;
 }
@@ -399,18 +383,18 @@ browser_send(struct browser *b, const char *method, const cJSON *params,
 	if ((rc = ended(b, why, cap)) != 0)
 		return rc;
 	if (on_page && b->session[0] == '\0')
-		return say(why, cap, -ENOTCONN, "no page is open");
+		return base_say(why, cap, -ENOTCONN, "no page is open");
 	if ((p = calloc(1, sizeof(*p))) == NULL ||
 	    (w = calloc(1, sizeof(*w))) == NULL) {
 		free(p);
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	}
 	p->id = ++b->next_id;
 	if ((rc = cdp_call_text(p->id, method, params, on_page ? b->session :
 	    NULL, &w->text, &len)) != 0) {
 		free(w);
 		free(p);
-		return say(why, cap, rc, "out of memory");
+		return base_say(why, cap, rc, "out of memory");
 	}
 	buf = uv_buf_init(w->text, (unsigned)len);
 	if ((rc = uv_write(&w->req, (uv_stream_t *)&b->to, &buf, 1,
@@ -418,7 +402,7 @@ browser_send(struct browser *b, const char *method, const cJSON *params,
 		free(w->text);
 		free(w);
 		free(p);
-		return say(why, cap, -EPIPE, "cannot write to the browser: %s",
+		return base_say(why, cap, -EPIPE, "cannot write to the browser: %s",
 		    uv_strerror(rc));
 	}
 	p->next = b->calls;
@@ -477,14 +461,14 @@ browser_wait(struct browser *b, long id, int timeout_ms, cJSON **result,
 	if (result)
 		*result = NULL;
 	if (p == NULL)
-		return say(why, cap, -ENOENT, "no call %ld under way", id);
+		return base_say(why, cap, -ENOENT, "no call %ld under way", id);
 	if ((rc = run_until(b, &p->done, timeout_ms, why, cap)) != 0) {
 		if (rc == -ETIMEDOUT)
-			say(why, cap, rc, "no answer in %d ms", timeout_ms);
+			base_say(why, cap, rc, "no answer in %d ms", timeout_ms);
 		return rc;
 	}
 	if (p->error != NULL)
-		rc = say(why, cap, -EPROTO, "%s", p->error);
+		rc = base_say(why, cap, -EPROTO, "%s", p->error);
 	else if (result) {
 		*result = p->result;
 		p->result = NULL;
@@ -508,7 +492,7 @@ browser_call(struct browser *b, const char *method, const cJSON *params,
 		rc = browser_wait(b, id, timeout_ms, result, inner,
 		    sizeof(inner));
 	if (rc != 0)
-		say(why, cap, rc, "%s: %s", method, inner);
+		base_say(why, cap, rc, "%s: %s", method, inner);
 	return rc;
 }
 
@@ -540,7 +524,7 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	/* a browser that died under a write is EPIPE, not our death */
 	signal(SIGPIPE, SIG_IGN);
 	if ((b = calloc(1, sizeof(*b))) == NULL)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	b->width = o && o->width > 0 ? o->width : 1280;
 	b->height = o && o->height > 0 ? o->height : 720;
 	b->cancel = o ? o->cancel : NULL;
@@ -553,7 +537,7 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	    tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(b->profile) == NULL) {
 		rc = -errno;
-		say(why, cap, rc, "cannot make a profile directory in %s: %s",
+		base_say(why, cap, rc, "cannot make a profile directory in %s: %s",
 		    tmp && *tmp ? tmp : "/tmp", strerror(-rc));
 		free(b);
 		return rc;
@@ -635,7 +619,7 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	rc = uv_spawn(&b->loop, &b->proc, &po);
 	free(extra);
 	if (rc != 0) {
-		say(why, cap, -ENOENT, "cannot run %s: %s (%s)", b->exe,
+		base_say(why, cap, -ENOENT, "cannot run %s: %s (%s)", b->exe,
 		    uv_strerror(rc), BROWSER_INSTALL_HINT);
 		browser_close(b);
 		return -ENOENT;
@@ -647,7 +631,7 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	if ((rc = browser_call(b, "Browser.getVersion", NULL, 0, o &&
 	    o->start_ms > 0 ? o->start_ms : 60000, &v, inner,
 	    sizeof(inner))) != 0) {
-		say(why, cap, rc, "%s did not start: %s", b->exe, inner);
+		base_say(why, cap, rc, "%s did not start: %s", b->exe, inner);
 		browser_close(b);
 		return rc;
 	}
@@ -718,7 +702,7 @@ browser_open(struct browser *b, const char *init, const char *url,
 	snprintf(b->session, sizeof(b->session), "%s", s ? s : "");
 	cJSON_Delete(r);
 	if (b->session[0] == '\0')
-		return say(why, cap, -EPROTO, "Target.attachToTarget gave no "
+		return base_say(why, cap, -EPROTO, "Target.attachToTarget gave no "
 		    "sessionId");
 	if ((rc = browser_call(b, "Inspector.enable", NULL, 1, timeout_ms, NULL,
 	    why, cap)) != 0 ||
@@ -758,7 +742,7 @@ browser_open(struct browser *b, const char *init, const char *url,
 	s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
 	    "errorText"));
 	if (s != NULL && *s != '\0') {
-		rc = say(why, cap, -EHOSTUNREACH, "cannot load %s: %s (is the "
+		rc = base_say(why, cap, -EHOSTUNREACH, "cannot load %s: %s (is the "
 		    "dev server running?)", url, s);
 		cJSON_Delete(r);
 		return rc;
@@ -766,7 +750,7 @@ browser_open(struct browser *b, const char *init, const char *url,
 	cJSON_Delete(r);
 	if ((rc = run_until(b, &b->loaded, timeout_ms, why, cap)) != 0) {
 		if (rc == -ETIMEDOUT)
-			say(why, cap, rc, "%s did not finish loading in %d s%s%s",
+			base_say(why, cap, rc, "%s did not finish loading in %d s%s%s",
 			    url, timeout_ms / 1000, *b->page_error ? "; " : "",
 			    b->page_error);
 		return rc;
@@ -826,7 +810,7 @@ browser_eval_wait(struct browser *b, long id, int timeout_ms, cJSON **value,
 		/* "Error: bench: …\n    at …": the message line */
 		size_t	n = strcspn(ex, "\n");
 
-		rc = say(why, cap, -EINVAL, "%.*s", (int)(n < 900 ? n : 900),
+		rc = base_say(why, cap, -EINVAL, "%.*s", (int)(n < 900 ? n : 900),
 		    ex);
 		cJSON_Delete(r);
 		return rc;

@@ -24,19 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "cli/daemon_get.h"
 #include "cli/watch.h"
 
 #define ANSWER_MAX	(4u << 20)
-
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Wait for fd to be ready for `events` until the deadline: 0 or -errno. */
 static int
@@ -47,7 +39,7 @@ wait_fd(int fd, short events, int64_t deadline)
 	int		n;
 
 	for (;;) {
-		if ((left = deadline - now_ms()) <= 0)
+		if ((left = deadline - base_mono_ms()) <= 0)
 			return -ETIMEDOUT;
 		n = poll(&p, 1, (int)left);
 		if (n > 0)
@@ -118,7 +110,7 @@ cli_daemon_get_at(const struct watch_addr *ap, const char *path,
 	char			 req[2048];
 	char			*buf = NULL, *body;
 	size_t			 len = 0, bcap = 0;
-	int64_t			 deadline = now_ms() + timeout_ms;
+	int64_t			 deadline = base_mono_ms() + timeout_ms;
 	int			 fd, rc, status, n;
 	ssize_t			 got;
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "cli/benchrun.h"
 #include "cli/gate.h"
 #include "cli/pagerun.h"
@@ -146,7 +147,7 @@ gate_capture(const struct gate_capture_req *req, struct gate_frame *out,
 		    "scene '%s' in a browser sloptimize starts", req->scene);
 		return -ENOTCONN;
 	}
-	pq.deadline = pagerun_now_ms() + timeout;
+	pq.deadline = base_mono_ms() + timeout;
 	if ((rc = pagerun_open(&pq, &pr, &sig, err, sizeof(err))) != 0) {
 		out->signal = rc == -EINTR ? sig : 0;
 		snprintf(why, cap, "%s", rc == -EINTR ? "interrupted" : err);

@@ -44,6 +44,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "base/base.h"
 #include "cli.h"
 #include "cli/mcp_impl.h"
 #include "cli/watch.h"
@@ -423,15 +424,6 @@ after_work(uv_work_t *w, int status)
 	call_finish(c);
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 tools_call(struct mcp *m, const cJSON *id, const cJSON *params)
 {
@@ -464,7 +456,7 @@ tools_call(struct mcp *m, const cJSON *id, const cJSON *params)
 	c->m = m;
 	c->id = cJSON_Duplicate(id, 1);
 	c->tool = &mcp_tools[i];
-	c->now_ms = now_ms();
+	c->now_ms = base_now_ms();
 	c->next = m->calls;
 	m->calls = c;
 	if (args == NULL || cJSON_IsNull(args))

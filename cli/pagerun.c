@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "browser/browser.h"
 #include "cli/pagerun.h"
 #include "project/bench.h"
@@ -27,15 +28,6 @@ struct pagerun {
 	char		 version[128];
 };
 
-int64_t
-pagerun_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A wait of want ms, cut to what is left before the deadline (at least
  * 1 ms, so a wait that is due still looks once). */
 static int
@@ -45,7 +37,7 @@ clip(int64_t deadline, int want)
 
 	if (deadline == 0)
 		return want;
-	left = deadline - pagerun_now_ms();
+	left = deadline - base_mono_ms();
 	if (left < 1)
 		left = 1;
 	return left < want ? (int)left : want;
@@ -159,7 +151,7 @@ pagerun_eval(struct pagerun *pr, const char *expr,
 	*result = NULL;
 	if ((rc = browser_eval_send(b, expr, &id, why, sizeof(why))) != 0)
 		goto failed;
-	phase_at = moved_at = pagerun_now_ms();
+	phase_at = moved_at = base_mono_ms();
 	for (;;) {
 		int	limit;
 		char	key[64];
@@ -170,7 +162,7 @@ pagerun_eval(struct pagerun *pr, const char *expr,
 			return 0;
 		if (rc != -ETIMEDOUT)
 			goto failed;
-		now = pagerun_now_ms();
+		now = base_mono_ms();
 		if (pr->deadline != 0 && now >= pr->deadline) {
 			snprintf(err, cap, "the page did not finish before the "
 			    "deadline (in its %s phase)%s%s", phase,
@@ -185,7 +177,7 @@ pagerun_eval(struct pagerun *pr, const char *expr,
 		rc = browser_eval(b, "globalThis.sloptimize && globalThis."
 		    "sloptimize.bench ? globalThis.sloptimize.bench.progress() "
 		    ": null", clip(pr->deadline, limit), &p, why, sizeof(why));
-		now = pagerun_now_ms();
+		now = base_mono_ms();
 		if (rc == -ETIMEDOUT) {
 			snprintf(err, cap, "the page stopped answering in its %s "
 			    "phase (%lld s without an answer): a script that "

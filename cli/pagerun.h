@@ -33,7 +33,7 @@ struct pagerun_req {
 	int			 signals;	/* SIGINT/SIGTERM end waits */
 	const atomic_int	*cancel;	/* or another thread */
 	int			 open_ms;	/* the start, and the load, each */
-	int64_t			 deadline;	/* pagerun_now_ms() after which
+	int64_t			 deadline;	/* base_mono_ms() after which
 						   nothing waits; 0: none */
 };
 
@@ -47,9 +47,6 @@ struct pagerun_watch {
 };
 
 struct pagerun;
-
-/* CLOCK_MONOTONIC in ms: the clock the deadline is on. */
-int64_t	pagerun_now_ms(void);
 
 /*
  * Resolve the URL, launch the browser, open the page with the runtime.

@@ -32,6 +32,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/base.h"
 #include "cli.h"
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
@@ -72,15 +73,6 @@ struct replay {
 	int64_t		 first_ms;	/* its recorded `at` */
 	int64_t		 high_ms;	/* the latest recorded `at` so far */
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Wait until this record's place in the recording, scaled by the speed.
@@ -201,7 +193,7 @@ replay_line(struct replay *r, char *line, size_t len, uint64_t lineno)
 	    strlen(at->valuestring), &ms) == 0 &&
 	    (rc = wait_for(r, ms)) != 0)
 		goto out;
-	iso_format_ms(now_ms(), iso);
+	iso_format_ms(base_now_ms(), iso);
 	if ((rc = restamp(rec, iso)) != 0 ||
 	    (text = cJSON_PrintUnformatted(rec)) == NULL) {
 		rc = -ENOMEM;

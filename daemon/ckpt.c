@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "daemon/ckpt.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
@@ -376,7 +377,7 @@ seed_memory(struct daemon *d)
 	cJSON			*o, *rows, *r, *id;
 	size_t			 n = 0;
 
-	if ((o = ledger_issues_json(d->ledger, &q, daemon_now_ms())) == NULL) {
+	if ((o = ledger_issues_json(d->ledger, &q, base_now_ms())) == NULL) {
 		log_warnx("checkpoint: out of memory reading the regressed "
 		    "issues; their next records wake as regressions");
 		return;
@@ -560,7 +561,7 @@ savable(struct daemon *d, struct checkpoint_mark *m)
 	m->ctime_ns = c.ctime_ns;
 	m->fixes_offset = k->fixes_end;
 	m->fixes_hash = k->fixes_hash;
-	m->written_ms = daemon_now_ms();
+	m->written_ms = base_now_ms();
 	return 1;
 }
 

@@ -31,20 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/sdnotify.h"
 #include "ledger/footprint.h"
 #include "project/statedir.h"
-
-int64_t
-daemon_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 uint64_t
 daemon_cursor(struct daemon *d)
@@ -532,7 +524,7 @@ write_daemon_json(struct daemon *d)
 	cJSON_AddStringToObject(o, "url", url);
 	cJSON_AddStringToObject(o, "project", d->cfg.project);
 	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
-	iso_format_ms(daemon_now_ms(), iso);
+	iso_format_ms(base_now_ms(), iso);
 	cJSON_AddStringToObject(o, "startedAt", iso);
 	txt = cJSON_Print(o);
 	cJSON_Delete(o);
@@ -608,7 +600,7 @@ sink_start(struct daemon *d)
 	log_warnx("sink off: %s; the ledger stays on this machine until a "
 	    "start that can load it", err);
 	snprintf(d->sink_error, sizeof(d->sink_error), "%s", err);
-	d->sink_error_ms = daemon_now_ms();
+	d->sink_error_ms = base_now_ms();
 	return 0;
 }
 
@@ -726,7 +718,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
 	d->argv = argv;
 	d->lock_fd = -1;
 	d->wakes_fd = -1;
-	d->started_ms = daemon_now_ms();
+	d->started_ms = base_now_ms();
 	if ((rc = config_load(&d->cfg, argc, argv, err, sizeof(err))) != 0) {
 		if (rc < 0)
 			fprintf(stderr, "sloptimized: %s\n", err);

@@ -82,9 +82,6 @@ struct daemon {
 	int			 exit_code;
 };
 
-/* now, in ms since the epoch */
-int64_t	daemon_now_ms(void);
-
 /* The options of the daemon's fold: everything, with the timeline. */
 void	daemon_fold_opts(struct ledger_opts *o);
 /* Fold the fixes.jsonl lines kept so far into `l` (a new ledger). */

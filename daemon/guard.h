@@ -44,8 +44,9 @@ struct guard_refusal {
  * the ones the guards act on (Host, Origin, Authorization, Content-Length,
  * Content-Type, Transfer-Encoding, Upgrade, Connection, the WebSocket
  * key and version) with the same value, both ways.  `q` NULL, or a block
- * that was not seen: refused.  0, or 400 bad_header (the connection
- * closes: its framing cannot be trusted).
+ * that was not seen: refused; one marked `unchecked` (no tap on this
+ * system, daemon/tap.h) and not bad: let through.  0, or 400 bad_header
+ * (the connection closes: its framing cannot be trusted).
  */
 unsigned guard_raw(struct lws *wsi, const struct rawhdr_req *q,
 	    struct guard_refusal *why);

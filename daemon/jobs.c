@@ -16,17 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "daemon/jobs.h"
 #include "daemon/log.h"
-
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 job_cancel(struct http_request *r, void *arg)
@@ -239,7 +231,7 @@ job_new(struct jobs *js, struct http_request *r, job_fn *work, job_fn *done,
 	j->work = work;
 	j->done = done;
 	j->req.data = j;
-	j->now_ms = now_ms();
+	j->now_ms = base_now_ms();
 	atomic_init(&j->gone, 0);
 	return j;
 }

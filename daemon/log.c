@@ -60,7 +60,6 @@ name(const char *fmt, ...)					\
 	errno = saved;						\
 }
 
-LOGFN(log_warn, LOG_WARNING, 1)
 LOGFN(log_warnx, LOG_WARNING, 0)
 LOGFN(log_info, LOG_INFO, 0)
 LOGFN(log_debug, LOG_DEBUG, 0)

@@ -3,8 +3,9 @@
  * a journald priority prefix (<3> error … <7> debug) so `journalctl`
  * shows levels when the daemon runs as a systemd service.
  *
- * log_warn adds strerror(errno); log_debug prints only with -v.  fatal
- * and fatalx are for start-up and broken invariants only.
+ * log_debug prints only with -v.  fatal (with strerror(errno)) and fatalx
+ * are for start-up and broken invariants only.  log_prio is the
+ * base_log_fn (base/base.h) the lower rooms are given.
  */
 #ifndef DAEMON_LOG_H
 #define DAEMON_LOG_H
@@ -13,7 +14,6 @@
 
 void	log_init(int verbose);
 void	log_setverbose(int verbose);
-void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "daemon/log.h"
 #include "daemon/profile_writer.h"
 #include "ledger/footprint.h"
@@ -34,15 +35,6 @@ struct profile_job {
 	char			 budgets_error[256];
 	int64_t			 done_ms;
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void
 profile_writer_init(struct profile_writer *w, uv_loop_t *loop,
@@ -72,7 +64,7 @@ job_run(struct profile_job *j)
 		snprintf(j->budgets_error, sizeof(j->budgets_error), "%.*s",
 		    (int)sizeof(j->budgets_error) - 1, why);
 	}
-	j->done_ms = now_ms();
+	j->done_ms = base_now_ms();
 	p = profile_build(j->line, j->len, &j->src, rc == 0 && found ? &b :
 	    NULL, rc != 0 ? j->budgets_error : NULL, j->done_ms);
 	if (p == NULL) {

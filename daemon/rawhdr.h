@@ -47,6 +47,9 @@ struct rawhdr_field {
 /* One request's header block. */
 struct rawhdr_req {
 	const char		*bad;	/* NULL: well-formed; else why not */
+	/* not NULL: the bytes could not be seen (daemon/tap.h, macOS), why;
+	 * there is no block and nothing for the guard to compare */
+	const char		*unchecked;
 	char			*block;	/* request line and fields, NUL-ended */
 	size_t			 len;
 	uint16_t		 method_len;

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/base.h"
 #include "daemon/daemon.h"
 
 static cJSON *
@@ -75,7 +76,7 @@ daemon_status_json(void *arg)
 	cJSON_AddStringToObject(o, "version", SLOPTIMIZE_VERSION);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddNumberToObject(o, "uptimeMs",
-	    (double)(daemon_now_ms() - d->started_ms));
+	    (double)(base_now_ms() - d->started_ms));
 	cJSON_AddStringToObject(o, "project", d->cfg.project);
 	cJSON_AddStringToObject(o, "stateDir", d->state_dir);
 	daemon_listen(d, listen, sizeof(listen));

@@ -16,24 +16,8 @@
 
 #include <png.h>
 
+#include "base/base.h"
 #include "image/pngio.h"
-
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why != NULL && cap > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, cap, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static const uint8_t	signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n',
 			    0x1a, '\n' };
@@ -51,21 +35,21 @@ pngio_decode(const void *data, size_t len, uint64_t max_pixels,
 		max_pixels = PNGIO_MAX_PIXELS;
 	/* said before libpng says something less plain */
 	if (len == 0)
-		return say(why, cap, -EINVAL, "an empty file is not a PNG");
+		return base_say(why, cap, -EINVAL, "an empty file is not a PNG");
 	if (len < sizeof(signature) || memcmp(data, signature,
 	    sizeof(signature)) != 0)
-		return say(why, cap, -EINVAL, "not a PNG (no PNG signature)");
+		return base_say(why, cap, -EINVAL, "not a PNG (no PNG signature)");
 	memset(&im, 0, sizeof(im));
 	im.version = PNG_IMAGE_VERSION;
 	if (!png_image_begin_read_from_memory(&im, data, len)) {
-		say(why, cap, -EINVAL, "not a readable PNG: %s", im.message);
+		base_say(why, cap, -EINVAL, "not a readable PNG: %s", im.message);
 		png_image_free(&im);
 		return -EINVAL;
 	}
 	if (im.width == 0 || im.height == 0 || im.width > PNGIO_MAX_SIDE ||
 	    im.height > PNGIO_MAX_SIDE ||
 	    (uint64_t)im.width * im.height > max_pixels) {
-		say(why, cap, -EFBIG, "a PNG of %" PRIu32 "×%" PRIu32 " is "
+		base_say(why, cap, -EFBIG, "a PNG of %" PRIu32 "×%" PRIu32 " is "
 		    "larger than allowed (%d pixels a side, %llu in all)",
 		    (uint32_t)im.width, (uint32_t)im.height, PNGIO_MAX_SIDE,
 		    (unsigned long long)max_pixels);
@@ -79,12 +63,12 @@ pngio_decode(const void *data, size_t len, uint64_t max_pixels,
 	n = PNG_IMAGE_SIZE(im);
 	if ((px = malloc(n)) == NULL) {
 		png_image_free(&im);
-		return say(why, cap, -ENOMEM, "out of memory for a %" PRIu32
+		return base_say(why, cap, -ENOMEM, "out of memory for a %" PRIu32
 		    "×%" PRIu32 " picture", (uint32_t)im.width,
 		    (uint32_t)im.height);
 	}
 	if (!png_image_finish_read(&im, NULL, px, 0, NULL)) {
-		say(why, cap, -EINVAL, "a broken PNG: %s", im.message);
+		base_say(why, cap, -EINVAL, "a broken PNG: %s", im.message);
 		png_image_free(&im);
 		free(px);
 		return -EINVAL;
@@ -117,7 +101,7 @@ pngio_encode(const struct pngio_image *img, int fast, void **png,
 	*len = 0;
 	if (img->px == NULL || img->width == 0 || img->height == 0 ||
 	    img->width > PNGIO_MAX_SIDE || img->height > PNGIO_MAX_SIDE)
-		return say(why, cap, -EINVAL, "no picture to encode");
+		return base_say(why, cap, -EINVAL, "no picture to encode");
 	memset(&im, 0, sizeof(im));
 	im.version = PNG_IMAGE_VERSION;
 	im.width = img->width;
@@ -128,7 +112,7 @@ pngio_encode(const struct pngio_image *img, int fast, void **png,
 	if (img->opaque) {
 		/* libpng takes RGB as RGB: the alpha bytes go */
 		if ((rgb = malloc(count * 3)) == NULL)
-			return say(why, cap, -ENOMEM, "out of memory");
+			return base_say(why, cap, -ENOMEM, "out of memory");
 		for (i = 0; i < count; i++)
 			memcpy(rgb + 3 * i, img->px + 4 * i, 3);
 		src = rgb;
@@ -136,10 +120,10 @@ pngio_encode(const struct pngio_image *img, int fast, void **png,
 	n = PNG_IMAGE_PNG_SIZE_MAX(im);
 	if ((buf = malloc(n)) == NULL) {
 		free(rgb);
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	}
 	if (!png_image_write_to_memory(&im, buf, &n, 0, src, 0, NULL)) {
-		say(why, cap, -EINVAL, "cannot encode the PNG: %s", im.message);
+		base_say(why, cap, -EINVAL, "cannot encode the PNG: %s", im.message);
 		png_image_free(&im);
 		free(rgb);
 		free(buf);

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "base/base.h"
 #include "desktop.h"
 #include "notifier/lazynotify.h"
 
@@ -78,19 +79,9 @@ struct burst_ent {
 	int		 critical;
 };
 
-static void __attribute__((format(printf, 3, 4)))
-desktop_log(struct desktop *d, int prio, const char *fmt, ...)
-{
-	char msg[640];
-	va_list ap;
-
-	if (d->log == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	d->log(d->log_arg, prio, msg);
-}
+/* A line for whoever made the notifier; none without a log callback. */
+#define desktop_log(d, prio, ...) \
+	base_log((d)->log, (d)->log_arg, (prio), __VA_ARGS__)
 
 static void
 item_free(struct desktop_item *it)
@@ -829,7 +820,7 @@ desktop_job_done(struct desktop *d)
 
 int
 desktop_init(struct desktop *d, uv_loop_t *loop,
-    const struct wake_config *cfg, wake_log_fn *log, void *log_arg)
+    const struct wake_config *cfg, base_log_fn *log, void *log_arg)
 {
 	struct desktop_item *probe;
 	int rc;

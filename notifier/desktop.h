@@ -36,6 +36,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "base/base.h"
 #include "ledger/ledger.h"
 #include "wake.h"
 
@@ -74,7 +75,7 @@ struct desktop {
 	uv_timer_t		 timer;		/* the rate limit's wait */
 	uv_work_t		 work;		/* libnotify */
 	uv_process_t		 proc;		/* osascript */
-	wake_log_fn		*log;
+	base_log_fn		*log;
 	void			*log_arg;
 	uint64_t		 interval_ms;
 	enum desktop_status	 status;
@@ -118,7 +119,7 @@ struct desktop_stats {
  * a libuv error; desktop_close is needed after a 0 return only.
  */
 int	desktop_init(struct desktop *d, uv_loop_t *loop,
-	    const struct wake_config *cfg, wake_log_fn *log, void *log_arg);
+	    const struct wake_config *cfg, base_log_fn *log, void *log_arg);
 
 /*
  * Show (or queue) the notification for one wake.  ev may be NULL for a

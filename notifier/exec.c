@@ -16,6 +16,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "base/base.h"
 #include "exec.h"
 
 #define WAKE_ENV	"SLOPTIMIZE_WAKE="
@@ -41,19 +42,9 @@ struct exec_child {
 	int			 exited;
 };
 
-static void __attribute__((format(printf, 3, 4)))
-exec_log(struct exec *e, int prio, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	if (e->log == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	e->log(e->log_arg, prio, msg);
-}
+/* A line for whoever made the runner; none without a log callback. */
+#define exec_log(e, prio, ...) \
+	base_log((e)->log, (e)->log_arg, (prio), __VA_ARGS__)
 
 static void
 job_free(struct exec_job *j)
@@ -67,7 +58,7 @@ job_free(struct exec_job *j)
 
 int
 exec_init(struct exec *e, uv_loop_t *loop, const char *cmd,
-    const struct wake_config *cfg, wake_log_fn *log, void *log_arg)
+    const struct wake_config *cfg, base_log_fn *log, void *log_arg)
 {
 	struct sigaction sa;
 	int rc;

@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "base/base.h"
 #include "wake.h"
 
 struct exec;
@@ -44,7 +45,7 @@ struct exec {
 	unsigned		 max_running;
 	unsigned		 max_queue;
 	int64_t			 timeout_ms;
-	wake_log_fn		*log;
+	base_log_fn		*log;
 	void			*log_arg;
 	struct exec_job		*queue;		/* FIFO */
 	struct exec_job		**queue_tail;
@@ -75,7 +76,7 @@ struct exec_stats {
  * -EINVAL for an empty command, -ENOMEM, or a libuv error.
  */
 int	exec_init(struct exec *e, uv_loop_t *loop, const char *cmd,
-	    const struct wake_config *cfg, wake_log_fn *log, void *log_arg);
+	    const struct wake_config *cfg, base_log_fn *log, void *log_arg);
 
 /*
  * Run the hook for one wake: line for $SLOPTIMIZE_WAKE, json (may be NULL:

@@ -29,16 +29,8 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "notifier/notifier.h"
-
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 say(struct notifier *n, int prio, const char *msg)
@@ -133,7 +125,7 @@ static void	on_flush(uv_timer_t *);
 static void
 arm_flush(struct notifier *n)
 {
-	int64_t	now = now_ms(), at = wake_limiter_flush_at(n->limiter, now);
+	int64_t	now = base_now_ms(), at = wake_limiter_flush_at(n->limiter, now);
 
 	if (!n->timer_up)
 		return;
@@ -181,7 +173,7 @@ say_summary(struct notifier *n, int with_held)
 	wake_id_format(id, lg, lo);
 	json = wake_summary_json(id, line, c, held);
 	emit(n, NULL, lg, lo, id, json, line);
-	wake_limiter_sent(n->limiter, now_ms());
+	wake_limiter_sent(n->limiter, base_now_ms());
 	if (c != NULL)
 		wake_tally_reset(c);
 	if (held != NULL)
@@ -192,7 +184,7 @@ static void
 on_flush(uv_timer_t *t)
 {
 	struct notifier	*n = t->data;
-	int64_t		 now = now_ms();
+	int64_t		 now = base_now_ms();
 
 	if (wake_limiter_flush_at(n->limiter, now) <= now)
 		say_summary(n, 1);
@@ -221,7 +213,7 @@ wake_live(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 	/* what waits for the catch-up line is before this record */
 	if (wake_tally_count(n->catchup) > 0)
 		say_summary(n, 1);
-	rc = wake_limiter_admit(n->limiter, ev, why, gen, off, now_ms());
+	rc = wake_limiter_admit(n->limiter, ev, why, gen, off, base_now_ms());
 	if (rc == 0) {
 		arm_flush(n);
 		return;
@@ -252,8 +244,8 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 		said = said_before(n, gen, off);
 		if (said == 1 || (said == -1 && phase == NOTIFIER_REPLAY))
 			return 1;
-		if (!wake_is_recent(ev->at_ms, now_ms(), n->cfg)) {
-			wake_tally_add(n->catchup, ev, gen, off, now_ms());
+		if (!wake_is_recent(ev->at_ms, base_now_ms(), n->cfg)) {
+			wake_tally_add(n->catchup, ev, gen, off, base_now_ms());
 			return 0;
 		}
 	}
@@ -272,7 +264,7 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 	 * limiter must not turn what that run held into a burst of lines.
 	 */
 	if (phase == NOTIFIER_REPLAY && why == WAKE_REPEAT) {
-		wake_limiter_hold(n->limiter, ev, gen, off, now_ms());
+		wake_limiter_hold(n->limiter, ev, gen, off, base_now_ms());
 		arm_flush(n);
 		return 0;
 	}
@@ -356,7 +348,7 @@ notifier_reconfigure(struct notifier *n)
 
 int
 notifier_init(struct notifier *n, uv_loop_t *loop,
-    const struct wake_config *cfg, wake_log_fn *log, void *log_arg)
+    const struct wake_config *cfg, base_log_fn *log, void *log_arg)
 {
 	int	rc;
 

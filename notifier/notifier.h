@@ -48,6 +48,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "base/base.h"
 #include "ledger/ledger.h"
 #include "notifier/wake.h"
 
@@ -111,7 +112,7 @@ struct notifier {
 	struct wake_memory	*memory;
 	uint64_t		 gen;		/* of the last record */
 	uint64_t		 wakes;
-	wake_log_fn		*log;
+	base_log_fn		*log;
 	void			*log_arg;
 	struct {
 		notifier_channel_fn	*fn;
@@ -145,7 +146,7 @@ struct notifier {
  * a libuv error; on error nothing needs closing.
  */
 int	notifier_init(struct notifier *n, uv_loop_t *loop,
-	    const struct wake_config *cfg, wake_log_fn *log, void *log_arg);
+	    const struct wake_config *cfg, base_log_fn *log, void *log_arg);
 
 /* Add a channel (flags: NOTIFIER_GATED or 0).  0 or
  * -ENOSPC. */

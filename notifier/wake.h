@@ -34,6 +34,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/base.h"
 #include "ledger/ledger.h"
 
 #define WAKE_LINE_MAX	500			/* bytes, excluding the NUL */
@@ -42,9 +43,6 @@
 #define WAKE_NEVER	INT64_MAX		/* nothing to flush */
 #define WAKE_NOTE_SHARE	160	/* bytes a note (and the evidence) keep
 				   before a held-back list gets room */
-
-/* How the notifier reports trouble: prio is a syslog(3) LOG_* level. */
-typedef void wake_log_fn(void *arg, int prio, const char *msg);
 
 /*
  * Every field is a config key and a flag of the daemon (same name, '-'

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ledger/footprint.h"
 #include "ledger/jscan.h"
 #include "ledger/ledger.h"
@@ -36,23 +37,6 @@
 #include "project/project.h"
 
 #define LOCK_POLL_MS	5
-
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why != NULL && cap > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, cap, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* --- the validator ------------------------------------------------------ */
 
@@ -81,13 +65,13 @@ json_check(const char *p, size_t n, struct jscan_result *r, char *why,
 	long	at;
 
 	if (n >= LEDGER_MAX_LINE)
-		return say(why, cap, -EINVAL, "longer than 1 MiB, the longest "
+		return base_say(why, cap, -EINVAL, "longer than 1 MiB, the longest "
 		    "line the fold reads");
 	if (jscan_object(p, n, r) != 0)
-		return say(why, cap, -EINVAL, "not a valid JSON object: %s at "
+		return base_say(why, cap, -EINVAL, "not a valid JSON object: %s at "
 		    "byte %zu", r->error, r->error_at);
 	if ((at = project_nul_escape(p, n)) >= 0)
-		return say(why, cap, -EINVAL, "\\u0000 at byte %ld: a NUL cuts "
+		return base_say(why, cap, -EINVAL, "\\u0000 at byte %ld: a NUL cuts "
 		    "a string short in every reader", at);
 	return 0;
 }
@@ -111,11 +95,11 @@ project_record_check(const char *text, size_t n, char *why, size_t cap)
 	if ((rc = json_check(text, n, &r, why, cap)) != 0)
 		return rc;
 	if (r.f[F_TYPE].kind != J_STRING || r.f[F_TYPE].n == 0)
-		return say(why, cap, -EINVAL, "a record has a string type");
+		return base_say(why, cap, -EINVAL, "a record has a string type");
 	at = &r.f[F_AT];
 	if (at->kind != J_STRING || at->escaped ||
 	    iso_parse_ms(at->p, at->n, &ms) != 0)
-		return say(why, cap, -EINVAL, "a record has an ISO-8601 at "
+		return base_say(why, cap, -EINVAL, "a record has an ISO-8601 at "
 		    "(2026-11-29T12:06:00.667Z)");
 	return 0;
 }
@@ -216,39 +200,39 @@ append_lines(const char *project, const char *name, const char *buf,
 	int		 fd = -1, rc;
 
 	if (gone(w))
-		return say(why, cap, -ECANCELED, "the request went away");
+		return base_say(why, cap, -ECANCELED, "the request went away");
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/" PROJECT_DIR, project) >=
 	    sizeof(dir) || project_path(project, name, path, sizeof(path)))
-		return say(why, cap, -ENAMETOOLONG, "the project path is too "
+		return base_say(why, cap, -ENAMETOOLONG, "the project path is too "
 		    "long");
 	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
-		return say(why, cap, -errno, "cannot create %s: %s", dir,
+		return base_say(why, cap, -errno, "cannot create %s: %s", dir,
 		    strerror(errno));
 	/* O_RDWR: the last byte is read back to see if it ends a line */
 	if ((rc = project_open(path, O_RDWR | O_APPEND | O_CREAT, 0644,
 	    &fd)) != 0)
-		return say(why, cap, rc, "cannot open %s: %s", name,
+		return base_say(why, cap, rc, "cannot open %s: %s", name,
 		    project_strerror(rc));
 	if ((rc = lock_wait(fd, w)) != 0) {
-		say(why, cap, rc, rc == -ETIMEDOUT ? "%s is locked by another "
+		base_say(why, cap, rc, rc == -ETIMEDOUT ? "%s is locked by another "
 		    "writer; try again" : rc == -ECANCELED ? "the request "
 		    "went away (%s not written)" : "cannot lock %s", name);
 		goto out;
 	}
 	if (gone(w)) {
-		rc = say(why, cap, -ECANCELED, "the request went away (%s not "
+		rc = base_say(why, cap, -ECANCELED, "the request went away (%s not "
 		    "written)", name);
 		goto out;
 	}
 	if (fstat(fd, &st) == -1) {
-		rc = say(why, cap, -errno, "cannot stat %s", name);
+		rc = base_say(why, cap, -errno, "cannot stat %s", name);
 		goto out;
 	}
 	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 &&
 	    last != '\n') {
 		/* a torn tail: our lines start on a line of their own */
 		if ((nl = malloc(len + 1)) == NULL) {
-			rc = say(why, cap, -ENOMEM, "out of memory");
+			rc = base_say(why, cap, -ENOMEM, "out of memory");
 			goto out;
 		}
 		nl[0] = '\n';
@@ -256,12 +240,12 @@ append_lines(const char *project, const char *name, const char *buf,
 	}
 	if ((rc = project_write_once(fd, nl ? nl : buf, len + (nl != NULL)))
 	    != 0) {
-		say(why, cap, rc, "cannot write %s: %s (nothing of it was "
+		base_say(why, cap, rc, "cannot write %s: %s (nothing of it was "
 		    "kept)", name, strerror(-rc));
 		goto out;
 	}
 	if (fsync(fd) == -1)
-		rc = say(why, cap, -errno, "fsync of %s failed: %s", name,
+		rc = base_say(why, cap, -errno, "fsync of %s failed: %s", name,
 		    strerror(errno));
 out:
 	free(nl);
@@ -382,58 +366,58 @@ fix_check(const cJSON *rec, char *why, size_t cap)
 	int		 nomem;
 
 	if (!cJSON_IsObject(rec))
-		return say(why, cap, -EINVAL, "a fix is a JSON object");
+		return base_say(why, cap, -EINVAL, "a fix is a JSON object");
 	if ((dup = repeated_member(rec, &nomem)) != NULL)
-		return say(why, cap, -EINVAL, "a fix names each member once "
+		return base_say(why, cap, -EINVAL, "a fix names each member once "
 		    "(\"%.64s\" is there twice)", dup);
 	if (nomem)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	if ((dup = infinite_member(rec, NULL)) != NULL)
-		return say(why, cap, -EINVAL, "number out of range in \"%.64s\" "
+		return base_say(why, cap, -EINVAL, "number out of range in \"%.64s\" "
 		    "(beyond a double's range)", dup);
 	/* absent is "applied"; present, it is a string (a number once went
 	 * through as it was: tests/fuzz/regress/fuzz_body/) */
 	it = cJSON_GetObjectItemCaseSensitive(rec, "status");
 	if (it != NULL && !cJSON_IsString(it))
-		return say(why, cap, -EINVAL, "status is applied, proposed, "
+		return base_say(why, cap, -EINVAL, "status is applied, proposed, "
 		    "merged or rejected");
 	st = it != NULL ? it->valuestring : "applied";
 	if (strcmp(st, "applied") && strcmp(st, "proposed") &&
 	    strcmp(st, "merged") && strcmp(st, "rejected"))
-		return say(why, cap, -EINVAL, "status is applied, proposed, "
+		return base_say(why, cap, -EINVAL, "status is applied, proposed, "
 		    "merged or rejected");
 	if (strcmp(st, "merged") == 0 || strcmp(st, "rejected") == 0) {
 		it = cJSON_GetObjectItemCaseSensitive(rec, "ref");
 		if (!cJSON_IsString(it) || footprint_parse_hex(it->valuestring,
 		    strlen(it->valuestring), &(uint32_t){ 0 }) != 0)
-			return say(why, cap, -EINVAL, "a merge or reject names "
+			return base_say(why, cap, -EINVAL, "a merge or reject names "
 			    "the proposal's 8-hex id in ref");
 	} else if (!valid_string(rec, "title", 1))
-		return say(why, cap, -EINVAL, "a fix needs a title");
+		return base_say(why, cap, -EINVAL, "a fix needs a title");
 	if (!valid_string(rec, "issue", 0) || !valid_string(rec, "solution", 0) ||
 	    !valid_string(rec, "commit", 0))
-		return say(why, cap, -EINVAL, "issue, solution and commit are "
+		return base_say(why, cap, -EINVAL, "issue, solution and commit are "
 		    "strings");
 	if (!valid_ids(cJSON_GetObjectItemCaseSensitive(rec, "footprints")))
-		return say(why, cap, -EINVAL, "footprints is a list of 8-hex "
+		return base_say(why, cap, -EINVAL, "footprints is a list of 8-hex "
 		    "footprint ids");
 	if ((it = cJSON_GetObjectItemCaseSensitive(rec, "files")) != NULL) {
 		if (!cJSON_IsArray(it))
-			return say(why, cap, -EINVAL, "files is a list of paths");
+			return base_say(why, cap, -EINVAL, "files is a list of paths");
 		cJSON_ArrayForEach(f, it)
 			if (!cJSON_IsString(f))
-				return say(why, cap, -EINVAL, "files is a list "
+				return base_say(why, cap, -EINVAL, "files is a list "
 				    "of paths");
 	}
 	it = cJSON_GetObjectItemCaseSensitive(rec, "id");
 	if (it != NULL && (!cJSON_IsString(it) ||
 	    footprint_parse_hex(it->valuestring, strlen(it->valuestring),
 	    &(uint32_t){ 0 }) != 0))
-		return say(why, cap, -EINVAL, "id is 8 hex digits");
+		return base_say(why, cap, -EINVAL, "id is 8 hex digits");
 	it = cJSON_GetObjectItemCaseSensitive(rec, "at");
 	if (it != NULL && (!cJSON_IsString(it) || iso_parse_ms(it->valuestring,
 	    strlen(it->valuestring), &(int64_t){ 0 }) != 0))
-		return say(why, cap, -EINVAL, "at is an ISO-8601 time "
+		return base_say(why, cap, -EINVAL, "at is an ISO-8601 time "
 		    "(2026-11-29T12:06:00.667Z)");
 	return 0;
 }
@@ -463,11 +447,11 @@ blame_member(const cJSON *rec, const char *fallback, char *why, size_t cap)
 		free(wrapped);
 		free(v);
 		if (bad)
-			return say(why, cap, -EINVAL, "%s is not valid UTF-8 "
+			return base_say(why, cap, -EINVAL, "%s is not valid UTF-8 "
 			    "text; the fold would skip the record",
 			    it->string);
 	}
-	return say(why, cap, -EINVAL, "the fix record would not be read back: "
+	return base_say(why, cap, -EINVAL, "the fix record would not be read back: "
 	    "%s", fallback);
 }
 
@@ -560,11 +544,11 @@ project_fix_known(const char *project, const cJSON *rec, char *why,
 		return 0;
 	rc = project_fold(project, &o, &l, &fi);
 	if (rc == -ENOENT)
-		return say(why, cap, -EINVAL, "there is no ledger yet (%s): no "
+		return base_say(why, cap, -EINVAL, "there is no ledger yet (%s): no "
 		    "footprint is known; is the project right? (force records "
 		    "it anyway)", PROJECT_DIR "/perf.jsonl");
 	if (rc != 0)
-		return say(why, cap, rc, "cannot read the ledger to check the "
+		return base_say(why, cap, rc, "cannot read the ledger to check the "
 		    "footprints: %s", project_strerror(rc));
 	cJSON_ArrayForEach(it, fps)
 		if (ledger_status_of(l, it->valuestring) == NULL) {
@@ -574,7 +558,7 @@ project_fix_known(const char *project, const cJSON *rec, char *why,
 		}
 	if (unknown != NULL) {
 		project_footprints_nearest(l, unknown, near, sizeof(near));
-		rc = say(why, cap, -EINVAL, "footprint %s%s is in no record of "
+		rc = base_say(why, cap, -EINVAL, "footprint %s%s is in no record of "
 		    "the ledger; %s%s (force records it anyway)", unknown,
 		    nunknown > 1 ? " (and others)" : "", *near ? "nearest "
 		    "known: " : "the ledger has no footprint yet", near);
@@ -601,7 +585,7 @@ project_fix_line(cJSON *rec, int *force, char **out, size_t *out_len,
 	/* `force` is an instruction to us, not part of the record */
 	if ((fo = cJSON_GetObjectItemCaseSensitive(rec, "force")) != NULL) {
 		if (!cJSON_IsBool(fo))
-			return say(why, cap, -EINVAL, "force is true or false");
+			return base_say(why, cap, -EINVAL, "force is true or false");
 		*force = cJSON_IsTrue(fo);
 		cJSON_DeleteItemFromObjectCaseSensitive(rec, "force");
 	}
@@ -622,11 +606,11 @@ project_fix_line(cJSON *rec, int *force, char **out, size_t *out_len,
 		cJSON_AddStringToObject(rec, "status", "applied");
 
 	if ((line = cJSON_PrintUnformatted(rec)) == NULL)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	len = strlen(line);
 	/* what the fold will read back, checked by the fold's scanner */
 	if (len + 1 > LEDGER_MAX_LINE)
-		rc = say(why, cap, -EINVAL, "the fix record is larger than "
+		rc = base_say(why, cap, -EINVAL, "the fix record is larger than "
 		    "1 MiB");
 	else if (project_record_check(line, len, reason, sizeof(reason)) != 0)
 		rc = blame_member(rec, reason, why, cap);
@@ -692,16 +676,16 @@ project_goldens_append(const char *project, cJSON *rec, char *why,
 	who = cJSON_GetObjectItemCaseSensitive(rec, "who");
 	if (!cJSON_IsObject(rec) || !cJSON_IsString(type) ||
 	    strcmp(type->valuestring, "golden") != 0)
-		return say(why, cap, -EINVAL, "a golden's record has type "
+		return base_say(why, cap, -EINVAL, "a golden's record has type "
 		    "\"golden\"");
 	if (!cJSON_IsString(scene) || !project_scene_ok(scene->valuestring))
-		return say(why, cap, -EINVAL, "a golden names its scene (a "
+		return base_say(why, cap, -EINVAL, "a golden names its scene (a "
 		    "letter or digit, then up to 63 letters, digits, ., _ or -)");
 	if (!cJSON_IsString(sha) || !sha256_ok(sha->valuestring))
-		return say(why, cap, -EINVAL, "a golden carries the SHA-256 of "
+		return base_say(why, cap, -EINVAL, "a golden carries the SHA-256 of "
 		    "its PNG (64 lowercase hex digits)");
 	if (!cJSON_IsString(who))
-		return say(why, cap, -EINVAL, "a golden says who recorded it");
+		return base_say(why, cap, -EINVAL, "a golden says who recorded it");
 	if (cJSON_GetObjectItemCaseSensitive(rec, "at") == NULL) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		iso_format_ms((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
@@ -709,7 +693,7 @@ project_goldens_append(const char *project, cJSON *rec, char *why,
 		cJSON_AddStringToObject(rec, "at", iso);
 	}
 	if ((line = cJSON_PrintUnformatted(rec)) == NULL)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	len = strlen(line);
 	if ((rc = project_record_check(line, len, why, cap)) == 0) {
 		line[len] = '\n';
@@ -730,15 +714,15 @@ project_line_append(const char *project, const char *name, const char *line,
 	int	 rc;
 
 	if (name[0] == '\0' || strchr(name, '/') != NULL || name[0] == '.')
-		return say(why, cap, -EINVAL, "'%s' is not a file name of "
+		return base_say(why, cap, -EINVAL, "'%s' is not a file name of "
 		    ".sloptimize/", name);
 	if (memchr(line, '\n', len) != NULL || memchr(line, '\r', len) != NULL)
-		return say(why, cap, -EINVAL, "a line of %s holds no newline",
+		return base_say(why, cap, -EINVAL, "a line of %s holds no newline",
 		    name);
 	if ((rc = project_json_check(line, len, why, cap)) != 0)
 		return rc;
 	if ((buf = malloc(len + 1)) == NULL)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	memcpy(buf, line, len);
 	buf[len] = '\n';
 	rc = append_lines(project, name, buf, len + 1, w, why, cap);
@@ -821,12 +805,12 @@ batch_array(struct batch_out *o, const char *body, size_t len, char *why,
 
 	/* jscan scans objects: look at the array as {"a": <body>} */
 	if ((w = malloc(len + 8)) == NULL)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	memcpy(w, "{\"a\":", 5);
 	memcpy(w + 5, body, len);
 	w[5 + len] = '}';
 	if (jscan_object(w, len + 6, &r) != 0) {
-		say(why, cap, -EINVAL, "the body is not a JSON array of records "
+		base_say(why, cap, -EINVAL, "the body is not a JSON array of records "
 		    "(%s at byte %zu)", r.error, r.error_at > 5 ?
 		    r.error_at - 5 : 0);
 		free(w);
@@ -839,7 +823,7 @@ batch_array(struct batch_out *o, const char *body, size_t len, char *why,
 	arr = jscan_get(obj, "a");
 	if (arr.kind != J_ARRAY) {
 		free(w);
-		return say(why, cap, -EINVAL, "the body is not a JSON array of "
+		return base_say(why, cap, -EINVAL, "the body is not a JSON array of "
 		    "records");
 	}
 	while ((el = jscan_next(arr, &pos)).kind != J_NONE) {
@@ -887,12 +871,12 @@ project_records_batch(const char *body, size_t len, struct project_batch *out,
 		    body[i] != '\r')
 			break;
 	if (i == len)
-		return say(why, cap, -EINVAL, "the body holds no records");
+		return base_say(why, cap, -EINVAL, "the body holds no records");
 	o.b = out;
 	o.len = 0;
 	/* every accepted record is at most its own bytes plus a newline */
 	if ((o.buf = malloc(len + len / 2 + 2)) == NULL)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	if (body[i] == '[')
 		rc = batch_array(&o, body + i, len - i, why, cap);
 	else

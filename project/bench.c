@@ -22,27 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ledger/footprint.h"
 #include "project/append.h"
 #include "project/bench.h"
 #include "project/project.h"
-
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-say(char *why, size_t cap, int rc, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why != NULL && cap > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, cap, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 int
 project_scene_ok(const char *s)
@@ -99,17 +83,17 @@ static int
 mkdirs(const char *project, char *dir, size_t cap, char *why, size_t wcap)
 {
 	if ((size_t)snprintf(dir, cap, "%s/" PROJECT_DIR, project) >= cap)
-		return say(why, wcap, -ENAMETOOLONG, "the project path is too "
+		return base_say(why, wcap, -ENAMETOOLONG, "the project path is too "
 		    "long");
 	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
-		return say(why, wcap, -errno, "cannot create %s: %s", dir,
+		return base_say(why, wcap, -errno, "cannot create %s: %s", dir,
 		    strerror(errno));
 	if ((size_t)snprintf(dir, cap, "%s/" PROJECT_DIR "/" PROJECT_BENCH_DIR,
 	    project) >= cap)
-		return say(why, wcap, -ENAMETOOLONG, "the project path is too "
+		return base_say(why, wcap, -ENAMETOOLONG, "the project path is too "
 		    "long");
 	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
-		return say(why, wcap, -errno, "cannot create %s: %s", dir,
+		return base_say(why, wcap, -errno, "cannot create %s: %s", dir,
 		    strerror(errno));
 	return 0;
 }
@@ -124,24 +108,24 @@ project_bench_write(const char *project, const char *scene, int64_t at_ms,
 	int	 fd, rc, tries, dfd;
 
 	if (!project_scene_ok(scene))
-		return say(why, wcap, -EINVAL, "'%s' is not a scene name",
+		return base_say(why, wcap, -EINVAL, "'%s' is not a scene name",
 		    scene);
 	if ((rc = mkdirs(project, dir, sizeof(dir), why, wcap)) != 0)
 		return rc;
 	if ((text = cJSON_Print(doc)) == NULL)
-		return say(why, wcap, -ENOMEM, "out of memory");
+		return base_say(why, wcap, -ENOMEM, "out of memory");
 	len = strlen(text);
 	text[len] = '\n';	/* the NUL becomes the last newline */
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.tmp", dir, scene,
 	    (long)getpid()) >= sizeof(tmp)) {
 		free(text);
-		return say(why, wcap, -ENAMETOOLONG, "the path is too long");
+		return base_say(why, wcap, -ENAMETOOLONG, "the path is too long");
 	}
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644))
 	    == -1) {
 		rc = -errno;
 		free(text);
-		return say(why, wcap, rc, "cannot create %s: %s", tmp,
+		return base_say(why, wcap, rc, "cannot create %s: %s", tmp,
 		    strerror(-rc));
 	}
 	do
@@ -154,14 +138,14 @@ project_bench_write(const char *project, const char *scene, int64_t at_ms,
 	close(fd);
 	if (rc != 0) {
 		unlink(tmp);
-		return say(why, wcap, rc, "cannot write %s: %s (no bench "
+		return base_say(why, wcap, rc, "cannot write %s: %s (no bench "
 		    "written)", tmp, strerror(-rc));
 	}
 	for (tries = 0; tries < 1000; tries++) {
 		project_bench_stamp(at_ms + tries, stamp);
 		if ((size_t)snprintf(path, cap, "%s/%s-%s.json", dir, scene,
 		    stamp) >= cap) {
-			rc = say(why, wcap, -ENAMETOOLONG, "the path is too "
+			rc = base_say(why, wcap, -ENAMETOOLONG, "the path is too "
 			    "long");
 			break;
 		}
@@ -170,11 +154,11 @@ project_bench_write(const char *project, const char *scene, int64_t at_ms,
 			break;
 		}
 		if (errno != EEXIST) {
-			rc = say(why, wcap, -errno, "cannot make %s: %s", path,
+			rc = base_say(why, wcap, -errno, "cannot make %s: %s", path,
 			    strerror(errno));
 			break;
 		}
-		rc = say(why, wcap, -EEXIST, "no free name for the bench");
+		rc = base_say(why, wcap, -EEXIST, "no free name for the bench");
 	}
 	unlink(tmp);
 	if (rc == 0 && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
@@ -380,24 +364,24 @@ project_bench_parse(const char *text, size_t n, cJSON **docp,
 		*docp = NULL;
 	memset(&vb, 0, sizeof(vb));
 	if (n == 0)
-		return say(why, cap, -EINVAL, "empty (a torn write?)");
+		return base_say(why, cap, -EINVAL, "empty (a torn write?)");
 	doc = cJSON_ParseWithLengthOpts(text, n, &end, 0);
 	if (doc == NULL) {
 		size_t	at = end && end >= text ? (size_t)(end - text) : 0;
 
-		return say(why, cap, -EINVAL, "not whole JSON: it breaks at "
+		return base_say(why, cap, -EINVAL, "not whole JSON: it breaks at "
 		    "byte %zu of %zu%s", at, n, at + 2 >= n ? " (a torn "
 		    "write?)" : "");
 	}
 	for (s = end; s && (size_t)(s - text) < n; s++)
 		if (!isspace((unsigned char)*s)) {
 			cJSON_Delete(doc);
-			return say(why, cap, -EINVAL, "something follows the "
+			return base_say(why, cap, -EINVAL, "something follows the "
 			    "JSON document at byte %zu", (size_t)(s - text));
 		}
 	if (!cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
-		return say(why, cap, -EINVAL, "not a JSON object");
+		return base_say(why, cap, -EINVAL, "not a JSON object");
 	}
 	if (whole(&k, doc, "v", "", 1, 1, &v) != 0)
 		goto out;
@@ -465,21 +449,21 @@ slurp(const char *path, size_t max, char **out, size_t *len, char *why,
 	*out = NULL;
 	*len = 0;
 	if ((rc = project_open(path, O_RDONLY, 0, &fd)) != 0)
-		return say(why, cap, rc, "%s: %s", path, rc == -ENOENT ?
+		return base_say(why, cap, rc, "%s: %s", path, rc == -ENOENT ?
 		    "no such file" : project_strerror(rc));
 	if (fstat(fd, &st) == -1) {
 		rc = -errno;
 		close(fd);
-		return say(why, cap, rc, "%s: %s", path, strerror(-rc));
+		return base_say(why, cap, rc, "%s: %s", path, strerror(-rc));
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
-		return say(why, cap, -EFBIG, "%s: %lld bytes, more than %zu",
+		return base_say(why, cap, -EFBIG, "%s: %lld bytes, more than %zu",
 		    path, (long long)st.st_size, max);
 	}
 	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		close(fd);
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	}
 	while (got < (size_t)st.st_size) {
 		r = read(fd, buf + got, (size_t)st.st_size - got);
@@ -509,7 +493,7 @@ project_bench_read(const char *path, cJSON **doc, struct verdict_bench *vb,
 	rc = project_bench_parse(text, len, doc, vb, inner, sizeof(inner));
 	free(text);
 	if (rc != 0)
-		return say(why, cap, rc, "%s: %s", path, inner);
+		return base_say(why, cap, rc, "%s: %s", path, inner);
 	return 0;
 }
 
@@ -546,7 +530,7 @@ project_bench_find(const char *project, const char *ref, const char *scene,
 
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/" PROJECT_DIR "/"
 	    PROJECT_BENCH_DIR, project) >= sizeof(dir))
-		return say(why, wcap, -ENAMETOOLONG, "the project path is too "
+		return base_say(why, wcap, -ENAMETOOLONG, "the project path is too "
 		    "long");
 	if (strcmp(ref, "last") != 0) {
 		const char *suffix = strlen(ref) > 5 &&
@@ -554,7 +538,7 @@ project_bench_find(const char *project, const char *ref, const char *scene,
 
 		if (strchr(ref, '/') != NULL && stat(ref, &st) == 0) {
 			if ((size_t)snprintf(path, cap, "%s", ref) >= cap)
-				return say(why, wcap, -ENAMETOOLONG, "the path "
+				return base_say(why, wcap, -ENAMETOOLONG, "the path "
 				    "is too long");
 			return 0;
 		}
@@ -565,12 +549,12 @@ project_bench_find(const char *project, const char *ref, const char *scene,
 		if (stat(ref, &st) == 0 &&
 		    (size_t)snprintf(path, cap, "%s", ref) < cap)
 			return 0;
-		return say(why, wcap, -ENOENT, "no bench '%s' (a file, or a "
+		return base_say(why, wcap, -ENOENT, "no bench '%s' (a file, or a "
 		    "name in %s)", ref, dir);
 	}
 	if ((d = opendir(dir)) == NULL) {
 		rc = -errno;
-		return say(why, wcap, rc, rc == -ENOENT ? "no bench yet (no "
+		return base_say(why, wcap, rc, rc == -ENOENT ? "no bench yet (no "
 		    "%s): run `sloptimize bench --scene NAME --launch` first" :
 		    "cannot read %s: %s", dir, strerror(-rc));
 	}
@@ -586,7 +570,7 @@ project_bench_find(const char *project, const char *ref, const char *scene,
 			    NULL) {
 				free(list);
 				closedir(d);
-				return say(why, wcap, -ENOMEM, "out of memory");
+				return base_say(why, wcap, -ENOMEM, "out of memory");
 			}
 			list = grown;
 		}
@@ -611,7 +595,7 @@ project_bench_find(const char *project, const char *ref, const char *scene,
 	} else if (scene_out && scene)
 		snprintf(scene_out, PROJECT_SCENE_MAX + 1, "%s", scene);
 	if ((size_t)skip >= n) {
-		rc = say(why, wcap, -ENOENT, "%s %s in %s%s",
+		rc = base_say(why, wcap, -ENOENT, "%s %s in %s%s",
 		    n == 0 ? "no bench" : "only one bench", scene ? scene :
 		    "of any scene", dir, n == 0 ? ": run `sloptimize bench "
 		    "--scene NAME --launch` first" : ": a comparison needs "
@@ -620,7 +604,7 @@ project_bench_find(const char *project, const char *ref, const char *scene,
 		return rc;
 	}
 	rc = (size_t)snprintf(path, cap, "%s/%s", dir, list[skip].name) >= cap ?
-	    say(why, wcap, -ENAMETOOLONG, "the path is too long") : 0;
+	    base_say(why, wcap, -ENAMETOOLONG, "the path is too long") : 0;
 	free(list);
 	return rc;
 }
@@ -635,7 +619,7 @@ project_bench_history_append(const char *project, const cJSON *line,
 	int	 rc;
 
 	if (text == NULL)
-		return say(why, cap, -ENOMEM, "out of memory");
+		return base_say(why, cap, -ENOMEM, "out of memory");
 	rc = project_line_append(project, PROJECT_BENCH_HISTORY, text,
 	    strlen(text), NULL, why, cap);
 	free(text);
@@ -655,7 +639,7 @@ project_bench_history_read(const char *project, size_t last, cJSON **lines,
 	*lines = NULL;
 	*skipped = NULL;
 	if (project_path(project, PROJECT_BENCH_HISTORY, path, sizeof(path)))
-		return say(why, cap, -ENAMETOOLONG, "the project path is too "
+		return base_say(why, cap, -ENAMETOOLONG, "the project path is too "
 		    "long");
 	rc = slurp(path, (size_t)1 << 30, &text, &len, why, cap);
 	if (rc == -ENOENT) {
@@ -714,10 +698,10 @@ project_dev_read(const char *project, char *url, size_t cap, long *pid,
 	int		 rc;
 
 	if (project_path(project, PROJECT_DEV_JSON, path, sizeof(path)))
-		return say(why, wcap, -ENAMETOOLONG, "the project path is too "
+		return base_say(why, wcap, -ENAMETOOLONG, "the project path is too "
 		    "long");
 	if ((rc = slurp(path, 65536, &text, &len, inner, sizeof(inner))) != 0)
-		return say(why, wcap, rc, rc == -ENOENT ? "no %s: start the "
+		return base_say(why, wcap, rc, rc == -ENOENT ? "no %s: start the "
 		    "game's Vite dev server with sloptimize's plugin (it "
 		    "writes it), or pass --url" : "%s", rc == -ENOENT ? path :
 		    inner);
@@ -730,14 +714,14 @@ project_dev_read(const char *project, char *url, size_t cap, long *pid,
 	    strlen(u->valuestring) >= cap || !cJSON_IsNumber(p) ||
 	    p->valuedouble < 1 || p->valuedouble > 1e9) {
 		cJSON_Delete(o);
-		return say(why, wcap, -EINVAL, "%s is not {\"url\": "
+		return base_say(why, wcap, -EINVAL, "%s is not {\"url\": "
 		    "\"http://…\", \"pid\": N}: pass --url", path);
 	}
 	snprintf(url, cap, "%s", u->valuestring);
 	*pid = (long)p->valuedouble;
 	cJSON_Delete(o);
 	if (kill((pid_t)*pid, 0) == -1 && errno == ESRCH)
-		return say(why, wcap, -ESRCH, "the dev server %s names (pid "
+		return base_say(why, wcap, -ESRCH, "the dev server %s names (pid "
 		    "%ld, %s) is not running: start it, or pass --url", path,
 		    *pid, url);
 	return 0;

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ledger/footprint.h"
 #include "project/checkpoint.h"
 #include "project/filemark.h"
@@ -37,18 +38,6 @@
 #define BYTE_ORDER_MARK	0x01020304u
 #define HEAD_LEN	(8 + 4 + 4 + 4 * 8 + 4 + 8 + 3 * 8 + 4 + 4 + 3 * 8 + \
 			 8 + 8)
-
-static void
-say(char *why, size_t cap, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why == NULL || cap == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, cap, fmt, ap);
-	va_end(ap);
-}
 
 /* --- the header -------------------------------------------------------- */
 
@@ -107,24 +96,24 @@ head_read(const unsigned char h[HEAD_LEN], struct checkpoint_mark *m,
 	uint64_t		 sum;
 
 	if (memcmp(h, MAGIC, 8) != 0) {
-		say(why, cap, "not a checkpoint");
+		base_say(why, cap, 0, "not a checkpoint");
 		return -EBADMSG;
 	}
 	p = get(p, &u32, 4);
 	if (u32 != CHECKPOINT_VERSION) {
-		say(why, cap, "a checkpoint of another version (%" PRIu32
+		base_say(why, cap, 0, "a checkpoint of another version (%" PRIu32
 		    ", this is %d)", u32, CHECKPOINT_VERSION);
 		return -EPROTO;
 	}
 	p = get(p, &u32, 4);
 	if (u32 != BYTE_ORDER_MARK) {
-		say(why, cap, "a checkpoint from a machine of another byte "
+		base_say(why, cap, 0, "a checkpoint from a machine of another byte "
 		    "order");
 		return -EPROTO;
 	}
 	memcpy(&sum, h + HEAD_LEN - 8, 8);
 	if (fnv1a64(h, HEAD_LEN - 8) != sum) {
-		say(why, cap, "torn or damaged (header checksum mismatch)");
+		base_say(why, cap, 0, "torn or damaged (header checksum mismatch)");
 		return -EBADMSG;
 	}
 	p = get(p, &m->generation, 8);
@@ -145,7 +134,7 @@ head_read(const unsigned char h[HEAD_LEN], struct checkpoint_mark *m,
 	if (m->hash_len != (m->offset < CHECKPOINT_WINDOW ?
 	    (uint32_t)m->offset : CHECKPOINT_WINDOW) ||
 	    m->flags > (FILEMARK_PREFIX | FILEMARK_STAT)) {
-		say(why, cap, "damaged (its window does not fit its offset)");
+		base_say(why, cap, 0, "damaged (its window does not fit its offset)");
 		return -EBADMSG;
 	}
 	return 0;
@@ -226,21 +215,21 @@ checkpoint_open(const char *path, struct checkpoint_file *f,
 	f->fd = -1;
 	if ((rc = statedir_open(path, &f->fd, &f->size)) != 0) {
 		if (rc == -ESPIPE)
-			say(why, cap, "not a regular file");
+			base_say(why, cap, 0, "not a regular file");
 		else
-			say(why, cap, "%s", strerror(-rc));
+			base_say(why, cap, 0, "%s", strerror(-rc));
 		return rc;
 	}
 	if (f->size < HEAD_LEN) {
-		say(why, cap, "torn (%" PRIu64 " bytes, shorter than its "
+		base_say(why, cap, 0, "torn (%" PRIu64 " bytes, shorter than its "
 		    "header)", f->size);
 		rc = -EBADMSG;
 	} else if ((rc = read_exact(f->fd, h, sizeof(h))) != 0)
-		say(why, cap, rc == -EBADMSG ? "torn (shrank while read)" :
+		base_say(why, cap, 0, rc == -EBADMSG ? "torn (shrank while read)" :
 		    "cannot read it: %s", strerror(-rc));
 	else if ((rc = head_read(h, m, &f->fold_len, why, cap)) == 0 &&
 	    f->size - HEAD_LEN != f->fold_len) {
-		say(why, cap, "torn (%" PRIu64 " bytes, written as %" PRIu64 ")",
+		base_say(why, cap, 0, "torn (%" PRIu64 " bytes, written as %" PRIu64 ")",
 		    f->size, HEAD_LEN + f->fold_len);
 		rc = -EBADMSG;
 	}
@@ -268,9 +257,9 @@ checkpoint_fold(struct checkpoint_file *f, const struct ledger_opts *o,
 
 	rc = ledger_checkpoint_read_stream(o, f->fold_len, pull_fd, f, l, &w);
 	if (rc == -EBADMSG || rc == -EPROTO || rc == -ESTALE || rc == -ENOMEM)
-		say(why, cap, "%s", w);
+		base_say(why, cap, 0, "%s", w);
 	else if (rc != 0)
-		say(why, cap, "cannot read it: %s", strerror(-rc));
+		base_say(why, cap, 0, "cannot read it: %s", strerror(-rc));
 	return rc;
 }
 
@@ -297,7 +286,7 @@ checkpoint_verify_perf(const struct checkpoint_mark *m, int fd, char *why,
 			    .mtime_ns = m->mtime_ns, .ctime_ns = m->ctime_ns };
 
 	if (m->offset > 0 && !(m->flags & FILEMARK_PREFIX)) {
-		say(why, cap, "it does not know the bytes before its offset "
+		base_say(why, cap, 0, "it does not know the bytes before its offset "
 		    "(the reader that saved it kept no prefix)");
 		return -ESTALE;
 	}
@@ -314,19 +303,19 @@ checkpoint_verify_fixes(const struct checkpoint_mark *m, int fd, char *why,
 	int		 rc;
 
 	if (m->fixes_offset == CHECKPOINT_FIXES_UNKNOWN) {
-		say(why, cap, "fixes.jsonl had a line too long to be known");
+		base_say(why, cap, 0, "fixes.jsonl had a line too long to be known");
 		return -ESTALE;
 	}
 	if (fd < 0) {
 		if (m->fixes_offset == 0)
 			return 0;
-		say(why, cap, "fixes.jsonl is gone");
+		base_say(why, cap, 0, "fixes.jsonl is gone");
 		return -ESTALE;
 	}
 	if (fstat(fd, &st) == -1)
 		return -errno;
 	if ((uint64_t)st.st_size < m->fixes_offset) {
-		say(why, cap, "fixes.jsonl is shorter than the checkpoint "
+		base_say(why, cap, 0, "fixes.jsonl is shorter than the checkpoint "
 		    "(size %" PRIu64 " < %" PRIu64 ")", (uint64_t)st.st_size,
 		    m->fixes_offset);
 		return -ESTALE;
@@ -337,7 +326,7 @@ checkpoint_verify_fixes(const struct checkpoint_mark *m, int fd, char *why,
 
 		if ((rc = filemark_pread(fd, buf, n, at)) != 0) {
 			if (rc == -ESTALE)
-				say(why, cap, "fixes.jsonl shrank under the "
+				base_say(why, cap, 0, "fixes.jsonl shrank under the "
 				    "checkpoint");
 			return rc;
 		}
@@ -345,7 +334,7 @@ checkpoint_verify_fixes(const struct checkpoint_mark *m, int fd, char *why,
 		at += n;
 	}
 	if (h != m->fixes_hash) {
-		say(why, cap, "fixes.jsonl's first %" PRIu64 " bytes changed",
+		base_say(why, cap, 0, "fixes.jsonl's first %" PRIu64 " bytes changed",
 		    m->fixes_offset);
 		return -ESTALE;
 	}

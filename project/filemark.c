@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ledger/footprint.h"
 #include "project/filemark.h"
 
@@ -24,18 +25,6 @@
 #define ST_MTIM(st)	((st)->st_mtim)
 #define ST_CTIM(st)	((st)->st_ctim)
 #endif
-
-static void
-say(char *why, size_t cap, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why == NULL || cap == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, cap, fmt, ap);
-	va_end(ap);
-}
 
 int
 filemark_pread(int fd, void *buf, size_t n, uint64_t off)
@@ -109,14 +98,14 @@ verify_window(const struct filemark *m, int fd, const struct filemark_words *w,
 	if (fstat(fd, st) == -1)
 		return -errno;
 	if ((uint64_t)st->st_dev != m->dev || (uint64_t)st->st_ino != m->ino) {
-		say(why, cap, "%s was replaced while stopped (dev/inode %"
+		base_say(why, cap, 0, "%s was replaced while stopped (dev/inode %"
 		    PRIu64 "/%" PRIu64 ", %s was for %" PRIu64 "/%" PRIu64 ")",
 		    w->file, (uint64_t)st->st_dev, (uint64_t)st->st_ino,
 		    w->mark, m->dev, m->ino);
 		return -ESTALE;
 	}
 	if ((uint64_t)st->st_size < m->offset) {
-		say(why, cap, "%s was truncated while stopped (size %" PRIu64
+		base_say(why, cap, 0, "%s was truncated while stopped (size %" PRIu64
 		    " < %s's offset %" PRIu64 ")", w->file,
 		    (uint64_t)st->st_size, w->mark, m->offset);
 		return -ESTALE;
@@ -125,7 +114,7 @@ verify_window(const struct filemark *m, int fd, const struct filemark_words *w,
 		return 0;
 	if (m->hash_len != (m->offset < FILEMARK_WINDOW ? m->offset :
 	    FILEMARK_WINDOW)) {
-		say(why, cap, "%s's window (%" PRIu32 " bytes) does not fit "
+		base_say(why, cap, 0, "%s's window (%" PRIu32 " bytes) does not fit "
 		    "its offset (%" PRIu64 ")", w->mark, m->hash_len,
 		    m->offset);
 		return -ESTALE;
@@ -133,17 +122,17 @@ verify_window(const struct filemark *m, int fd, const struct filemark_words *w,
 	if ((rc = filemark_pread(fd, buf, m->hash_len, m->offset -
 	    m->hash_len)) != 0) {
 		if (rc == -ESTALE)
-			say(why, cap, "%s shrank under %s", w->file, w->mark);
+			base_say(why, cap, 0, "%s shrank under %s", w->file, w->mark);
 		return rc;
 	}
 	if (buf[m->hash_len - 1] != '\n') {
-		say(why, cap, "the byte before %s (%" PRIu64 ") is not a "
+		base_say(why, cap, 0, "the byte before %s (%" PRIu64 ") is not a "
 		    "newline: %s was rewritten while stopped", w->mark,
 		    m->offset, w->file);
 		return -ESTALE;
 	}
 	if (fnv1a64(buf, m->hash_len) != m->hash) {
-		say(why, cap, "the bytes before %s (%" PRIu64 ") changed (hash "
+		base_say(why, cap, 0, "the bytes before %s (%" PRIu64 ") changed (hash "
 		    "mismatch): %s was truncated and rewritten, or its inode "
 		    "reused, while stopped", w->mark, m->offset, w->file);
 		return -ESTALE;
@@ -166,7 +155,7 @@ static int
 prefix_changed(const struct filemark *m, const struct filemark_words *w,
     char *why, size_t cap)
 {
-	say(why, cap, "the %" PRIu64 " bytes before %s changed (CRC of the "
+	base_say(why, cap, 0, "the %" PRIu64 " bytes before %s changed (CRC of the "
 	    "whole prefix): %s was rewritten in place, or deleted and made "
 	    "again, since", m->offset, w->mark, w->file);
 	return -ESTALE;
@@ -185,7 +174,7 @@ filemark_verify(const struct filemark *m, int fd,
 		return rc;
 	if ((rc = filemark_prefix(fd, m->offset, &crc)) != 0) {
 		if (rc == -ESTALE)
-			say(why, cap, "%s shrank under %s", w->file, w->mark);
+			base_say(why, cap, 0, "%s shrank under %s", w->file, w->mark);
 		return rc;
 	}
 	return crc != m->prefix ? prefix_changed(m, w, why, cap) : 0;
@@ -219,7 +208,7 @@ filemark_verify_from(const struct filemark *m, const struct filemark *known,
 	    crc_range(fd, m->offset, known->offset, &crc);
 	if (rc != 0) {
 		if (rc == -ESTALE)
-			say(why, cap, "%s shrank under %s", w->file, w->mark);
+			base_say(why, cap, 0, "%s shrank under %s", w->file, w->mark);
 		return rc;
 	}
 	return crc != (m->offset >= known->offset ? m->prefix :

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ledger/footprint.h"
 #include "ledger/linesplit.h"
 #include "project/statedir.h"
@@ -50,28 +51,9 @@
 
 static void	kick(struct sink *);
 
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-slog(struct sink *s, int prio, const char *fmt, ...)
-{
-	char	msg[1024];
-	va_list	ap;
-
-	if (s->log == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	s->log(s->log_arg, prio, msg);
-}
+/* A line for the daemon's log; none without a log callback. */
+#define slog(s, prio, ...) \
+	base_log((s)->log, (s)->log_arg, (prio), __VA_ARGS__)
 
 /* --- cursors ---------------------------------------------------------- */
 
@@ -285,7 +267,7 @@ static void
 fail(struct sink *s, const char *what, const char *err)
 {
 	s->errors++;
-	s->last_error_ms = now_ms();
+	s->last_error_ms = base_now_ms();
 	snprintf(s->last_error, sizeof(s->last_error), "%s%s", what, err);
 	s->backoff_ms = s->backoff_ms == 0 ? SINK_BACKOFF_MIN_MS :
 	    s->backoff_ms * 2 > s->backoff_max_ms ? s->backoff_max_ms :
@@ -482,7 +464,7 @@ post_done(void *arg, int rc, const char *err, const char *body, size_t len)
 	s->rows += r->nrows;
 	s->batches++;
 	s->backoff_ms = 0;
-	s->last_ok_ms = now_ms();
+	s->last_ok_ms = base_now_ms();
 	pending_after(st, r);
 	save_request(s, st);
 	if (s->ahead != NULL && !s->closing) {
@@ -530,7 +512,7 @@ check_done(void *arg, int rc, const char *err, const char *body, size_t len)
 		s->refused = 1;
 		s->op = OP_IDLE;
 		snprintf(s->last_error, sizeof(s->last_error), "%s", why);
-		s->last_error_ms = now_ms();
+		s->last_error_ms = base_now_ms();
 		slog(s, LOG_ERR, "sink: %s", why);
 		return;
 	}
@@ -802,7 +784,7 @@ kick(struct sink *s)
 		return;
 	}
 	/* The age limit: wait for more unless a lot is waiting already. */
-	now = now_ms();
+	now = base_now_ms();
 	if (st->verified && st->target - st->cur.offset < SINK_EAGER_BYTES &&
 	    st->pending_since > 1 &&
 	    (wait = st->pending_since + (int64_t)s->batch_ms - now) > 0) {
@@ -858,7 +840,7 @@ sink_advance(struct sink *s, enum sink_stream id, uint64_t gen, uint64_t end,
 		st->next_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
 	}
 	if (st->pending_since == 0 && st->target > st->cur.offset)
-		st->pending_since = now_ms();
+		st->pending_since = base_now_ms();
 	kick(s);
 }
 

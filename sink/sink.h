@@ -42,6 +42,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "base/base.h"
 #include "sink/batch.h"
 
 #ifndef ELIBACC
@@ -54,8 +55,6 @@
 #define SINK_TIMEOUT_MS		10000		/* one request, whole */
 #define SINK_BACKOFF_MAX_MS	30000
 
-typedef void sink_log_fn(void *arg, int prio, const char *msg);
-
 struct sink_opts {
 	const char	*url;		/* http://HOST:8123/?database=DB */
 	const char	*state_dir;	/* the project's; its parent holds
@@ -67,7 +66,7 @@ struct sink_opts {
 	unsigned	 batch_ms;	/* 0: SINK_BATCH_MS */
 	unsigned	 timeout_ms;	/* 0: SINK_TIMEOUT_MS */
 	unsigned	 backoff_max_ms; /* 0: SINK_BACKOFF_MAX_MS */
-	sink_log_fn	*log;		/* may be NULL */
+	base_log_fn	*log;		/* may be NULL */
 	void		*log_arg;
 };
 

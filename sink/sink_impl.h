@@ -11,6 +11,7 @@
 
 #include <uv.h>
 
+#include "base/base.h"
 #include "ledger/linesplit.h"
 #include "sink/batch.h"
 #include "sink/clickhouse.h"
@@ -92,7 +93,7 @@ struct sink {
 	char		 state_dir[PATH_MAX];
 	unsigned	 batch_rows, batch_bytes, batch_ms, timeout_ms;
 	unsigned	 backoff_max_ms, backoff_ms;
-	sink_log_fn	*log;
+	base_log_fn	*log;
 	void		*log_arg;
 
 	struct sstream	 st[SINK_NSTREAMS];

@@ -11,8 +11,9 @@ cd "$top" || exit 2
 bad=$(mktemp "${TMPDIR:-/tmp}/layers.XXXXXX")
 trap 'rm -f "$bad"' EXIT INT TERM
 
-allowed() {	# room: the rooms it may include besides itself
+allowed() {	# room: the rooms it may include besides itself and base/
 	case "$1" in
+	base)		echo "" ;;
 	ledger)		echo "" ;;
 	project)	echo "ledger" ;;
 	watchers)	echo "ledger project" ;;
@@ -26,8 +27,14 @@ allowed() {	# room: the rooms it may include besides itself
 	esac
 }
 
-for room in ledger project watchers notifier sink image browser daemon cli; do
-	ok="$room $(allowed "$room")"
+# base/ is the ground floor: it includes nothing of ours, and every room
+# may include it
+for room in base ledger project watchers notifier sink image browser daemon cli; do
+	if [ "$room" = base ]; then
+		ok="base"
+	else
+		ok="$room base $(allowed "$room")"
+	fi
 	for f in "$room"/*.c "$room"/*.h; do
 		[ -f "$f" ] || continue
 		grep -n '^#include "[a-z_]*/' "$f" | while IFS= read -r hit; do

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "base/base.h"
 #include "tests/uvtest.h"
 
 #include "notifier/notifier.h"
@@ -168,15 +169,6 @@ teardown(void **state)
 	return 0;
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static struct ledger_event
 hitch(const char *fp, double ms, int64_t at)
 {
@@ -209,8 +201,8 @@ static void
 notifier_said_before_goes_nowhere(void **state)
 {
 	struct fx		*fx = *state;
-	struct ledger_event	 ev = hitch("81e5eb9b", 150, now_ms());
-	struct ledger_event	 small = hitch("81e5eb9b", 20, now_ms());
+	struct ledger_event	 ev = hitch("81e5eb9b", 150, base_now_ms());
+	struct ledger_event	 small = hitch("81e5eb9b", 20, base_now_ms());
 	struct notifier_status	 st;
 
 	assert_int_equal(notifier_record(&fx->n, &ev, 3, 1048576,
@@ -241,10 +233,10 @@ static void
 notifier_catchup_summed_up(void **state)
 {
 	struct fx		*fx = *state;
-	int64_t			 old = now_ms() - 3600 * 1000;
+	int64_t			 old = base_now_ms() - 3600 * 1000;
 	struct ledger_event	 a = hitch("aaaaaaaa", 150, old);
 	struct ledger_event	 b = hitch("bbbbbbbb", 180, old + 1000);
-	struct ledger_event	 fresh = hitch("cccccccc", 200, now_ms());
+	struct ledger_event	 fresh = hitch("cccccccc", 200, base_now_ms());
 	struct notifier_status	 st;
 
 	notifier_record(&fx->n, &a, 2, 100, NOTIFIER_CATCHUP);
@@ -278,7 +270,7 @@ static void
 notifier_held_back_then_flushed(void **state)
 {
 	struct fx		*fx = *state;
-	struct ledger_event	 ev = hitch("81e5eb9b", 150, now_ms());
+	struct ledger_event	 ev = hitch("81e5eb9b", 150, base_now_ms());
 	struct notifier_status	 st;
 
 	fx->cfg.per_fp_ms = 150;
@@ -307,7 +299,7 @@ static void
 notifier_reconfigure_says_held(void **state)
 {
 	struct fx		*fx = *state;
-	struct ledger_event	 ev = hitch("81e5eb9b", 150, now_ms());
+	struct ledger_event	 ev = hitch("81e5eb9b", 150, base_now_ms());
 
 	fx->cfg.per_fp_ms = 3600 * 1000;
 	assert_int_equal(notifier_reconfigure(&fx->n), 0);
@@ -337,9 +329,9 @@ static void
 notifier_what_matters_wakes_at_once(void **state)
 {
 	struct fx		*fx = *state;
-	struct ledger_event	 ev = hitch("81e5eb9b", 150, now_ms());
-	struct ledger_event	 mark = hitch("68faa5c5", 40, now_ms());
-	struct ledger_event	 other = hitch("16a7255f", 150, now_ms());
+	struct ledger_event	 ev = hitch("81e5eb9b", 150, base_now_ms());
+	struct ledger_event	 mark = hitch("68faa5c5", 40, base_now_ms());
+	struct ledger_event	 other = hitch("16a7255f", 150, base_now_ms());
 
 	fx->cfg.per_fp_ms = 3600 * 1000;
 	fx->cfg.global_max = 2;
@@ -385,8 +377,8 @@ static void
 notifier_gated_after_store(void **state)
 {
 	struct fx		*fx = *state;
-	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
-	struct ledger_event	 b = hitch("bbbbbbbb", 150, now_ms());
+	struct ledger_event	 a = hitch("aaaaaaaa", 150, base_now_ms());
+	struct ledger_event	 b = hitch("bbbbbbbb", 150, base_now_ms());
 	struct notifier_status	 st;
 
 	gate(fx, 0);
@@ -415,8 +407,8 @@ static void
 notifier_gated_store_fails(void **state)
 {
 	struct fx		*fx = *state;
-	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
-	struct ledger_event	 b = hitch("bbbbbbbb", 150, now_ms());
+	struct ledger_event	 a = hitch("aaaaaaaa", 150, base_now_ms());
+	struct ledger_event	 b = hitch("bbbbbbbb", 150, base_now_ms());
 	struct notifier_status	 st;
 
 	gate(fx, 1);
@@ -441,12 +433,12 @@ static void
 notifier_resume_says_the_unsaid(void **state)
 {
 	struct fx		*fx = *state;
-	int64_t			 old = now_ms() - 3600 * 1000;
-	struct ledger_event	 said = hitch("aaaaaaaa", 150, now_ms());
-	struct ledger_event	 held = hitch("aaaaaaaa", 150, now_ms());
+	int64_t			 old = base_now_ms() - 3600 * 1000;
+	struct ledger_event	 said = hitch("aaaaaaaa", 150, base_now_ms());
+	struct ledger_event	 held = hitch("aaaaaaaa", 150, base_now_ms());
 	struct ledger_event	 stale = hitch("bbbbbbbb", 150, old);
-	struct ledger_event	 late = hitch("cccccccc", 150, now_ms());
-	struct ledger_event	 fresh = hitch("dddddddd", 150, now_ms());
+	struct ledger_event	 late = hitch("cccccccc", 150, base_now_ms());
+	struct ledger_event	 fresh = hitch("dddddddd", 150, base_now_ms());
 
 	notifier_resume(&fx->n, 1, 2, 100);
 	assert_int_equal(notifier_record(&fx->n, &said, 2, 100,
@@ -479,7 +471,7 @@ static void
 notifier_resume_unknown_keeps_the_old_rule(void **state)
 {
 	struct fx		*fx = *state;
-	struct ledger_event	 ev = hitch("aaaaaaaa", 150, now_ms());
+	struct ledger_event	 ev = hitch("aaaaaaaa", 150, base_now_ms());
 
 	assert_int_equal(notifier_record(&fx->n, &ev, 2, 100,
 	    NOTIFIER_REPLAY), 1);
@@ -501,8 +493,8 @@ static void
 notifier_ids_only_grow(void **state)
 {
 	struct fx		*fx = *state;
-	int64_t			 old = now_ms() - 3600 * 1000;
-	struct ledger_event	 a = hitch("aaaaaaaa", 150, now_ms());
+	int64_t			 old = base_now_ms() - 3600 * 1000;
+	struct ledger_event	 a = hitch("aaaaaaaa", 150, base_now_ms());
 	struct ledger_event	 stale = hitch("bbbbbbbb", 150, old);
 	struct notifier_status	 st;
 

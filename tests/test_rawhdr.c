@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "daemon/guard.h"
 #include "daemon/rawhdr.h"
 
 /* Feed s in pieces of `step` bytes (0: whole). */
@@ -268,6 +269,30 @@ rawhdr_is_bounded(void **state)
 	rawhdr_free(&h);
 }
 
+/*
+ * Where recv(2) cannot be interposed (macOS, daemon/tap.h) a request comes
+ * with an unchecked block: the guard lets it through without a wsi to
+ * compare against, but a bad block is still refused, and a block that is
+ * neither seen nor marked unchecked is refused as before.
+ */
+static void
+guard_passes_an_unchecked_block_only(void **state)
+{
+	struct rawhdr_req	 q;
+	struct guard_refusal	 why;
+
+	(void)state;
+	memset(&q, 0, sizeof(q));
+	q.unchecked = "recv(2) cannot be interposed on this system";
+	assert_int_equal(guard_raw(NULL, &q, &why), 0);
+	q.bad = "framing lost";
+	assert_int_equal(guard_raw(NULL, &q, &why), 400);
+	assert_string_equal(why.message, "framing lost");
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(guard_raw(NULL, &q, &why), 400);
+	assert_int_equal(guard_raw(NULL, NULL, &why), 400);
+}
+
 int
 main(void)
 {
@@ -277,6 +302,7 @@ main(void)
 		cmocka_unit_test(rawhdr_follows_the_requests_of_a_connection),
 		cmocka_unit_test(rawhdr_says_where_each_request_ends),
 		cmocka_unit_test(rawhdr_is_bounded),
+		cmocka_unit_test(guard_passes_an_unchecked_block_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ledger/footprint.h"
 #include "project/filemark.h"
 #include "project/statedir.h"
@@ -40,18 +41,6 @@ uint64_t
 cursor_hash(const void *data, size_t len)
 {
 	return fnv1a64(data, len);
-}
-
-static void
-say(char *why, size_t cap, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why == NULL || cap == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, cap, fmt, ap);
-	va_end(ap);
 }
 
 static int
@@ -141,15 +130,15 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 	int		 v1;
 
 	if (n == 0) {
-		say(why, cap, "cursor file empty (torn write)");
+		base_say(why, cap, 0, "cursor file empty (torn write)");
 		return -EBADMSG;
 	}
 	if (memchr(buf, '\0', n) != NULL) {
-		say(why, cap, "cursor file has NUL bytes (torn write)");
+		base_say(why, cap, 0, "cursor file has NUL bytes (torn write)");
 		return -EBADMSG;
 	}
 	if (buf[n - 1] != '\n') {
-		say(why, cap, "cursor file truncated (no final newline)");
+		base_say(why, cap, 0, "cursor file truncated (no final newline)");
 		return -EBADMSG;
 	}
 	/* The checksum line is the last line. */
@@ -159,11 +148,11 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 	p = sumline;
 	if (field(&p, buf + n, "sum", 16, &sum) == -1 || p != buf + n ||
 	    n - (size_t)(sumline - buf) != 13) {
-		say(why, cap, "cursor file truncated (no checksum line)");
+		base_say(why, cap, 0, "cursor file truncated (no checksum line)");
 		return -EBADMSG;
 	}
 	if (sum != fnv1a32(buf, (size_t)(sumline - buf))) {
-		say(why, cap, "cursor file torn (checksum mismatch)");
+		base_say(why, cap, 0, "cursor file torn (checksum mismatch)");
 		return -EBADMSG;
 	}
 
@@ -176,7 +165,7 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 	    memcmp(p, CURSOR_MAGIC_1, strlen(CURSOR_MAGIC_1)) == 0;
 	if (!v1 && ((size_t)(end - p) < strlen(CURSOR_MAGIC) ||
 	    memcmp(p, CURSOR_MAGIC, strlen(CURSOR_MAGIC)) != 0)) {
-		say(why, cap, "cursor file malformed (unknown header)");
+		base_say(why, cap, 0, "cursor file malformed (unknown header)");
 		return -EBADMSG;
 	}
 	p += strlen(CURSOR_MAGIC);
@@ -193,7 +182,7 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 	    field(&p, end, "mtime", 10, &mt) == -1 ||
 	    field(&p, end, "ctime", 10, &ct) == -1)) || p != end ||
 	    fl > (FILEMARK_PREFIX | FILEMARK_STAT) || pre > UINT32_MAX) {
-		say(why, cap, "cursor file malformed (bad field)");
+		base_say(why, cap, 0, "cursor file malformed (bad field)");
 		return -EBADMSG;
 	}
 	c->flags = (unsigned)fl;
@@ -203,7 +192,7 @@ cursor_parse(const char *buf, size_t n, struct cursor *c, char *why,
 	c->hash_len = (uint32_t)(hl > CURSOR_WINDOW ? CURSOR_WINDOW + 1 : hl);
 	if (c->hash_len != (c->offset < CURSOR_WINDOW ? c->offset :
 	    CURSOR_WINDOW) || c->offset > c->size_seen) {
-		say(why, cap, "cursor file malformed (inconsistent offset)");
+		base_say(why, cap, 0, "cursor file malformed (inconsistent offset)");
 		return -EBADMSG;
 	}
 	return 0;
@@ -219,10 +208,10 @@ cursor_load(const char *path, struct cursor *c, char *why, size_t cap)
 	memset(c, 0, sizeof(*c));
 	if ((rc = statedir_read(path, buf, sizeof(buf), &n)) != 0) {
 		if (rc == -EFBIG) {
-			say(why, cap, "cursor file malformed (too long)");
+			base_say(why, cap, 0, "cursor file malformed (too long)");
 			return -EBADMSG;
 		}
-		say(why, cap, rc == -ENOENT ? "no cursor file (first start)" :
+		base_say(why, cap, 0, rc == -ENOENT ? "no cursor file (first start)" :
 		    rc == -ESPIPE ? "cursor file unreadable (not a regular "
 		    "file)" : "cursor file unreadable (%s)", strerror(-rc));
 		return rc;

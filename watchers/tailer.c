@@ -108,15 +108,13 @@ base_of(const char *path)
 void
 tailer_log(const struct tailer *t, int prio, const char *fmt, ...)
 {
-	char	msg[2 * PATH_MAX + 256];
 	va_list	ap;
 
-	if (t->cbs.log == NULL || t->closing)
+	if (t->closing)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	base_vlog(t->cbs.log, t->cbs.arg, prio, fmt, ap);
 	va_end(ap);
-	t->cbs.log(t->cbs.arg, prio, msg);
 }
 
 static const char *

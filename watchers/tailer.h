@@ -60,6 +60,7 @@
 
 #include <uv.h>
 
+#include "base/base.h"
 #include "ledger/linesplit.h"
 #include "watchers/cursor.h"
 
@@ -99,7 +100,7 @@ struct tailer_cbs {
 	/* A sentence for the daemon's log, `prio` a syslog(3) level: a fault
 	   of the path starting or ending, a fall-back to polling.  Each is
 	   said once, when it happens.  May be NULL. */
-	void	(*log)(void *arg, int prio, const char *msg);
+	base_log_fn	*log;
 };
 
 struct tailer_status {
