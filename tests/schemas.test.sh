@@ -62,7 +62,7 @@ if [ "$n" -gt 0 ] && [ "$refused" -eq "$n" ]; then ok "malformed vector stamps a
 	echo "$refused of $n malformed stamps refused" >"$tmp/err"; bad "malformed vector stamps are refused"; fi
 
 # 3b. events socket vectors (the programs are tested against the same
-# vectors: tests/test_watch.c, tests/events-vectors.test.mjs)
+# vectors: tests/test_watch.c, page-runtime/events.test.mjs)
 node -e '
 const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 for (const c of d.good) console.log("good " + JSON.stringify(c.message));
