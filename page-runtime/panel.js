@@ -8,9 +8,10 @@
 // Everything lives in one shadow root (styles included), so the panel
 // neither inherits a game's CSS nor leaks its own.  Plain DOM and SVG, no
 // dependencies beyond history.js (the same fold as the daemon's, for the
-// view folded in the page).  Nothing here throws at the host page: a
-// daemon that cannot be reached is an error state in the tab, and the
-// events socket reconnects by itself with a backoff.
+// view folded in the page) and events.js (the events socket's messages).
+// Nothing here throws at the host page: a daemon that cannot be reached is
+// an error state in the tab, and the events socket reconnects by itself
+// with a backoff.
 //
 // Two views of the catalogue and the timeline, and the panel always says
 // which one it shows:
@@ -25,6 +26,7 @@
 // 1.5 × p90 of its strip is drawn at the ceiling with a caret and read out
 // at its real value; one series per strip; every metric is lower-is-better
 // and a delta is coloured by its direction only.
+import { parseEvent } from './events.js';
 import { Fold, parseIso } from './history.js';
 
 const API = '/api/sloptimize';
@@ -1242,13 +1244,8 @@ class Panel {
     this.sock.ws = ws;
     this.setConn('connecting', this.sock.retries ? 'reconnecting…' : 'connecting…');
     ws.onmessage = (ev) => {
-      let m;
-      try {
-        m = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
-      this.onEvent(m);
+      const m = parseEvent(ev.data);
+      if (m) this.onEvent(m);
     };
     ws.onerror = () => {
       this.sock.lastError = 'the events socket failed';

@@ -10,10 +10,59 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import {
   Daemon, Watch, appendFromProcess, hitch, meaningfulOffsets, perfPath, tmpdir,
-  waitFor, build, CLI, DAEMON, VALGRIND,
+  waitFor, build, top, CLI, DAEMON, VALGRIND,
 } from './lib.mjs';
+
+// What the daemon sends is held to schemas/events.json, the schema
+// cli/watch.c and the panel are tested against through its vectors.
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictTuples: false });
+addFormats(ajv);
+const eventSchema = ajv.compile(JSON.parse(fs.readFileSync(path.join(top, 'schemas', 'events.json'), 'utf8')));
+function assertEvent(m) {
+  assert.ok(eventSchema(m), `events.json: ${JSON.stringify(eventSchema.errors?.slice(0, 5))}\n${JSON.stringify(m).slice(0, 600)}`);
+}
+
+// A bare WebSocket client (node 20 has none built in): the upgrade, then
+// the server's frames (never masked) as text messages, in `msgs`.
+function rawSocket(d, query = '') {
+  const u = new URL(d.base);
+  const s = net.connect(Number(u.port), u.hostname);
+  const out = { msgs: [], upgraded: false, s };
+  let buf = Buffer.alloc(0);
+  let frag = [];
+  s.on('connect', () => s.write(`GET /api/sloptimize/events${query} HTTP/1.1\r\nHost: localhost\r\n` +
+    'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n' +
+    'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'));
+  s.on('error', () => {});
+  s.on('data', (b) => {
+    buf = Buffer.concat([buf, b]);
+    if (!out.upgraded) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      assert.match(buf.subarray(0, end).toString(), /^HTTP\/1\.1 101 /);
+      out.upgraded = true;
+      buf = buf.subarray(end + 4);
+    }
+    for (;;) {
+      if (buf.length < 2) return;
+      let len = buf[1] & 0x7f, at = 2;
+      if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); at = 4; }
+      else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); at = 10; }
+      if (buf.length < at + len) return;
+      const op = buf[0] & 0x0f, fin = buf[0] & 0x80;
+      if (op === 1 || op === 0) {
+        frag.push(buf.subarray(at, at + len));
+        if (fin) { out.msgs.push(JSON.parse(Buffer.concat(frag).toString())); frag = []; }
+      }
+      buf = buf.subarray(at + len);
+    }
+  });
+  return out;
+}
 
 // Every meaningful record wakes: no rate limit holds one back.
 const UNLIMITED = ['--per-fp-ms', '0', '--global-max', '0', '--desktop', '0'];
@@ -368,3 +417,33 @@ test('a 65th subscriber is refused at the upgrade with 503 and the reason; watch
   }
 });
 
+
+test('what the daemon sends on the events socket is what schemas/events.json says: hello, record, wake, resumed wakes, gap', async () => {
+  const p = project();
+  const d = await new Daemon(p, { args: UNLIMITED }).start();
+  let live, resumed, gapped;
+  try {
+    live = rawSocket(d);
+    await waitFor(() => live.msgs.length >= 1, { what: 'hello' });
+    assert.equal(live.msgs[0].type, 'hello');
+    appendFromProcess(perfPath(p), hitches(2));
+    await waitFor(() => live.msgs.filter((m) => m.type === 'wake').length >= 2 &&
+      live.msgs.some((m) => m.type === 'record'), { what: `two wakes and a record\n${JSON.stringify(live.msgs)}` });
+    resumed = rawSocket(d, '?since=1:0');
+    await waitFor(() => resumed.msgs.filter((m) => m.type === 'wake').length >= 2, { what: 'the wakes again' });
+    gapped = rawSocket(d, '?since=0:5');
+    await waitFor(() => gapped.msgs.some((m) => m.type === 'gap'), { what: `a gap\n${JSON.stringify(gapped.msgs)}` });
+    const all = [...live.msgs, ...resumed.msgs, ...gapped.msgs];
+    for (const m of all) assertEvent(m);
+    const types = new Set(all.map((m) => m.type));
+    for (const t of ['hello', 'wake', 'record', 'gap']) assert.ok(types.has(t), t);
+    const ids = (c) => c.msgs.filter((m) => m.type === 'wake').map((m) => m.id);
+    assert.deepEqual(ids(resumed), ids(live), 'resumed from the ring: the same wakes');
+    const gap = gapped.msgs.find((m) => m.type === 'gap');
+    assert.equal(gap.after, '0:5');
+    assert.equal(gap.resume, '1:-1');
+  } finally {
+    for (const c of [live, resumed, gapped]) if (c) c.s.destroy();
+    await d.stop();
+  }
+});

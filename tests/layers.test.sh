@@ -3,7 +3,8 @@
 # Every `#include "room/…"` in a room's C files must name the room itself
 # or one it may use; within daemon/, the API side (api, http, guard,
 # routes, jobs, cache, snapshot, static, rawhdr) never includes the daemon or the
-# server, so there is no include circle.  A violation is printed with its
+# server, so there is no include circle, and the events socket's protocol
+# (daemon/events) includes no WebSocket library.  A violation is printed with its
 # file and line.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,6 +64,14 @@ done
 # the server hands HTTP to the API and knows nothing of the daemon
 if grep -n '#include "daemon/daemon\.h"' daemon/server.[ch]; then
 	echo "FAIL: the server includes the daemon"
+	echo x >>"$bad"
+fi
+
+# the events socket's protocol knows no WebSocket library: the server is
+# its transport (docs/architecture.md)
+if grep -n '#include [<"]\(libwebsockets\|daemon/server\|daemon/daemon\|daemon/api\)' \
+    daemon/events.[ch]; then
+	echo "FAIL: daemon/events includes libwebsockets, the server, the daemon or the API"
 	echo x >>"$bad"
 fi
 

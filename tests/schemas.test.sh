@@ -5,6 +5,8 @@
 #      except the cases that are off the writer's contract on purpose;
 #   3. schemas/footprint-vectors.json: the vectors agree with the Python
 #      derivation, valid stamps validate, malformed ones do not;
+#   3b. schemas/events-vectors.json: the events socket's good messages
+#      validate against schemas/events.json, its bad ones do not;
 #   4. the CLI's real output on fixtures and on a generated ledger:
 #      issues, issues --fp, history, fix --json, fix propose --json.
 set -eu
@@ -58,6 +60,27 @@ while IFS= read -r line; do
 done <"$tmp/bad.jsonl"
 if [ "$n" -gt 0 ] && [ "$refused" -eq "$n" ]; then ok "malformed vector stamps are refused ($n)"; else
 	echo "$refused of $n malformed stamps refused" >"$tmp/err"; bad "malformed vector stamps are refused"; fi
+
+# 3b. events socket vectors (the programs are tested against the same
+# vectors: tests/test_watch.c, page-runtime/events.test.mjs)
+node -e '
+const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+for (const c of d.good) console.log("good " + JSON.stringify(c.message));
+for (const c of d.bad) console.log("bad " + JSON.stringify(c.text));
+' schemas/events-vectors.json >"$tmp/evectors"
+sed -n 's/^good //p' "$tmp/evectors" >"$tmp/egood.jsonl"
+valid events.json "$tmp/egood.jsonl" "events vectors: good messages validate" --jsonl
+n=0 refused=0
+while IFS= read -r line; do
+	n=$((n + 1))
+	# the vector is the message's text, as a JSON string
+	node -e 'process.stdout.write(JSON.parse(process.argv[1]))' "$line" >"$tmp/one.json"
+	node tests/validate.mjs schemas/events.json "$tmp/one.json" >/dev/null 2>&1 || refused=$((refused + 1))
+done <<EOF_BAD
+$(sed -n 's/^bad //p' "$tmp/evectors")
+EOF_BAD
+if [ "$n" -gt 0 ] && [ "$refused" -eq "$n" ]; then ok "events vectors: bad messages are refused ($n)"; else
+	echo "$refused of $n bad messages refused" >"$tmp/err"; bad "events vectors: bad messages are refused"; fi
 
 # 4. the CLI's own output
 if [ ! -x "$cli" ]; then

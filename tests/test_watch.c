@@ -572,6 +572,93 @@ watch_consume_output_failure(void **state)
 	fclose(full);
 }
 
+/*
+ * The events socket's shared vectors (schemas/events-vectors.json): each
+ * message, on a fresh state, gets the action the file says watch takes —
+ * the same file the schema and the panel are tested against.
+ */
+static enum watch_action
+action_named(const char *s)
+{
+	if (strcmp(s, "printed") == 0)
+		return WATCH_PRINTED;
+	if (strcmp(s, "ignored") == 0)
+		return WATCH_IGNORED;
+	if (strcmp(s, "bad") == 0)
+		return WATCH_BAD;
+	if (strcmp(s, "resync") == 0)
+		return WATCH_RESYNC;
+	fail_msg("unknown watch action %s in the vectors", s);
+	return WATCH_BAD;
+}
+
+static void
+vectors_run(const cJSON *list, int good, int *n)
+{
+	const cJSON		*v;
+	struct watch_state	 st;
+	struct io		 io;
+	char			*text;
+	const char		*name, *want;
+	enum watch_action	 a;
+
+	cJSON_ArrayForEach(v, list) {
+		name = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+		want = cJSON_GetStringValue(cJSON_GetObjectItem(v, "watch"));
+		assert_non_null(name);
+		assert_non_null(want);
+		text = good ? cJSON_PrintUnformatted(cJSON_GetObjectItem(v,
+		    "message")) : strdup(cJSON_GetStringValue(
+		    cJSON_GetObjectItem(v, "text")));
+		assert_non_null(text);
+		memset(&st, 0, sizeof(st));
+		io_open(&io);
+		a = feed(&st, &io, text);
+		fflush(io.fout);
+		fflush(io.ferr);
+		if (a != action_named(want))
+			fail_msg("vector \"%s\": watch action %d, the vectors "
+			    "say %s", name, (int)a, want);
+		/* a printed message is one line; a bad one is said on stderr */
+		if (a == WATCH_PRINTED)
+			assert_true(io.nout > 0 && io.out[io.nout - 1] == '\n' &&
+			    memchr(io.out, '\n', io.nout) == io.out + io.nout - 1);
+		if (a == WATCH_BAD)
+			assert_true(io.nerr > 0 && st.bad == 1);
+		io_close(&io);
+		free(text);
+		(*n)++;
+	}
+}
+
+static void
+watch_consume_events_vectors(void **state)
+{
+	FILE	*f = fopen("schemas/events-vectors.json", "r");
+	char	*buf;
+	long	 len;
+	cJSON	*doc;
+	int	 n = 0;
+
+	(void)state;
+	assert_non_null(f);	/* run from the top of the tree */
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = '\0';
+	fclose(f);
+	doc = cJSON_Parse(buf);
+	assert_non_null(doc);
+	vectors_run(cJSON_GetObjectItem(doc, "good"), 1, &n);
+	vectors_run(cJSON_GetObjectItem(doc, "bad"), 0, &n);
+	assert_true(n >= 20);
+	cJSON_Delete(doc);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -594,6 +681,7 @@ main(void)
 		cmocka_unit_test(watch_consume_generation_reset),
 		cmocka_unit_test(watch_consume_ids_going_back),
 		cmocka_unit_test(watch_consume_output_failure),
+		cmocka_unit_test(watch_consume_events_vectors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

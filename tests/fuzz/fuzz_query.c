@@ -5,7 +5,7 @@
  * (routes_args: bytes, type, status, limit, from/to, include-automated,
  * buckets, the footprint id of /issues/<id>, the batch identity of POST
  * /records: page, seq, first), and every `since` value
- * through the events socket's resume-id parser (server_since_parse).
+ * through the events socket's resume-id parser (events_since_parse).
  *
  * The input is a method byte, then "<path>\n<query>".  libwebsockets
  * splits a query at '&' and decodes each piece; the harness does the same
@@ -29,7 +29,7 @@
 #include "daemon/http.h"
 #include "daemon/order.h"
 #include "daemon/routes.h"
-#include "daemon/server.h"
+#include "daemon/events.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 #include "refjson.h"
@@ -387,7 +387,7 @@ since_check(const char *v)
 	const char	*colon = strchr(v, ':');
 	char		 a[200];
 
-	ok = server_since_parse(v, &gen, &off, &none) == 0;
+	ok = events_since_parse(v, &gen, &off, &none) == 0;
 	want = 0;
 	if (colon != NULL && (size_t)(colon - v) < sizeof(a)) {
 		memcpy(a, v, (size_t)(colon - v));
