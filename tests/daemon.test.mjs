@@ -706,7 +706,7 @@ for i in range(4000):
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     k = rng.random()
     fp = rng.choice(fps[:6] if k < 0.9 else fps)
-    foot = {"v": 1, "id": fp, "key": "t|" + fp}
+    foot = {"v": 2, "id": fp, "key": "t|" + fp}
     if k < 0.6:
         r = {"type": "heartbeat", "at": now, "build": "v1"}
     elif k < 0.93:

@@ -262,7 +262,7 @@ python3 - "$work/proj/.sloptimize/perf.jsonl" <<'PY'
 import datetime, json, os, sys
 now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 recs = [{"type": "hitch", "at": now, "phase": "play", "frameMs": 150 + i, "footprint":
-         {"v": 1, "id": "0000e00%d" % i, "key": "t|%d" % i},
+         {"v": 2, "id": "0000e00%d" % i, "key": "t|%d" % i},
          "classification": {"guess": "spawn-burst", "confidence": "high", "evidence": "cause %d" % i}}
         for i in range(1, 7)]
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
