@@ -39,7 +39,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 cc -std=gnu11 -Wall -Wextra -Werror -g ${NOTIFY_CFLAGS:-} -I. \
     -DHAVE_LIBNOTIFY=1 $(pkg-config --cflags libuv libcjson libnotify) \
     -o "$work/driver" tests/notify_driver.c notifier/wake*.c \
-    notifier/desktop.c notifier/lazynotify.c ledger/footprint.c \
+    notifier/desktop.c notifier/lazynotify.c ledger/footprint.c base/base.c \
     ledger/impact.c ledger/jscan*.c \
     $(pkg-config --libs libuv libcjson) -ldl -lpthread -lm ||
     fail "cannot build the driver"

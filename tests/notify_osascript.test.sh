@@ -21,7 +21,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 cc -std=gnu11 -Wall -Wextra -Werror -g ${NOTIFY_CFLAGS:-} -I. \
     -DHAVE_OSASCRIPT=1 $(pkg-config --cflags libuv libcjson) -o "$work/driver" \
     tests/notify_driver.c notifier/wake*.c notifier/desktop.c \
-    ledger/footprint.c ledger/impact.c ledger/jscan*.c \
+    ledger/footprint.c ledger/impact.c ledger/jscan*.c base/base.c \
     $(pkg-config --libs libuv libcjson) -lm || fail "cannot build the driver"
 
 mkdir "$work/bin"
