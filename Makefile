@@ -216,7 +216,7 @@ CMD_RUN := $(CC):gcc node:nodejs npm:npm
 APT_DEB := dpkg-dev
 APT_TEST := libcmocka-dev dbus dunst libnotify-bin xvfb chromium nginx-light \
 	wrk valgrind systemd curl jq bc time clang libclang-rt-14-dev \
-	clickhouse-server strace lintian dpkg-dev
+	clickhouse-server strace lintian dpkg-dev groff-base
 CMD_TEST := python3:python3
 BREW_RUN := pkg-config libuv libwebsockets cjson node curl libpng
 BREW_TEST := cmocka

@@ -27,9 +27,9 @@ trap 'for p in $pids; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXI
 # cannot silently fall behind it.
 TEST_ONLY="libcmocka-dev dbus dunst libnotify-bin xvfb nginx-light wrk valgrind
 systemd curl jq bc time clang libclang-rt-14-dev clickhouse-server strace
-lintian dpkg-dev python3"
+lintian dpkg-dev groff-base python3"
 BUILD_RUN="pkg-config libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
-libcjson-dev libnotify-dev libcurl4-openssl-dev"
+libcjson-dev libnotify-dev libcurl4-openssl-dev libpng-dev"
 
 # --- 1. a clean copy, the package tools recording --------------------------
 mkdir "$tmp/copy"
