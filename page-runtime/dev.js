@@ -38,7 +38,8 @@ export function start(defaults = {}, { hot = null } = {}) {
   // build moves, with what the game told the last one.
   function make(options, isAuto) {
     const own = options.build !== undefined;
-    const entry = { options, own, auto: isAuto, rec: null, phase: undefined, tracks: new Map(), subs: new Map() };
+    // renderer, rec and auto are the public shape (client.d.ts); the rest is ours
+    const entry = { options, own, auto: isAuto, renderer: options.renderer, rec: null, phase: undefined, tracks: new Map(), subs: new Map() };
     const spawn = () => createRecorder({ ...recDefaults, build, ...options });
     entry.rec = spawn();
     entry.rebuild = () => {

@@ -172,6 +172,11 @@ function neverDrawn(o) {
 const TEXTURE_SLOTS = ['map', 'normalMap', 'roughnessMap', 'metalnessMap', 'emissiveMap', 'aoMap', 'alphaMap',
   'bumpMap', 'envMap', 'lightMap', 'displacementMap', 'specularMap', 'gradientMap', 'matcap'];
 
+// What a WebGPURenderer's counters are, said in the page's console, the
+// recorder's state (the panel) and every heartbeat of it.
+const WEBGPU_MEASURED = 'WebGPU: render.calls is the draw count three reports for the frame (info.render.drawCalls), ' +
+  'memory.programs is not measured, and time inside render() is the CPU\'s submit, not the GPU\'s work';
+
 class Recorder {
   constructor(opts = {}) {
     const { renderer, endpoint = '', build, budgetFrameMs = 16.7, context, usermarkKey = 'Control+F11',
@@ -290,6 +295,7 @@ class Recorder {
     // render passes, not draws; there is no program list): say so, and
     // never hand those counters on as if they were WebGL's
     this.kind = renderer.isWebGPURenderer ? 'webgpu' : 'webgl';
+    if (this.kind === 'webgpu' && typeof console !== 'undefined') console.info(`sloptimize: ${WEBGPU_MEASURED}`);
     this.regime = this.detectRegime();
     this.loafSupported = typeof PerformanceObserver !== 'undefined' &&
       (PerformanceObserver.supportedEntryTypes || []).includes('long-animation-frame');
@@ -1289,6 +1295,8 @@ class Recorder {
     if (this.phase !== undefined) rec.phase = this.phase;
     rec.ctx = this.ctx;
     if (this.build !== undefined) rec.build = this.build;
+    // a WebGPURenderer's counters are not WebGL's: every record says whose
+    if (this.kind === 'webgpu') rec.renderer = 'webgpu';
     for (const k in rec) if (rec[k] === undefined) delete rec[k];
     if (cls) rec.classification = cls;
     const dropped = {};
@@ -1358,11 +1366,7 @@ class Recorder {
     }
     // frames held while the panel was open are not the game's: said
     if (this.panelFrames > 0) { rec.held = { panel: this.panelFrames }; this.panelFrames = 0; }
-    if (this.kind === 'webgpu') {
-      rec.renderer = 'webgpu';
-      rec.measured = 'WebGPU: render.calls is the draw count three reports for the frame (info.render.drawCalls), ' +
-        'memory.programs is not measured, and time inside render() is the CPU\'s submit, not the GPU\'s work';
-    }
+    if (this.kind === 'webgpu') rec.measured = WEBGPU_MEASURED;
     // the recorder's own cost since the last heartbeat (docs/performance.md)
     const own = this.own;
     rec.recorder = { ms: r1(own[OWN_TOTAL] - (this.ownAtBeat || 0)), maxTaskMs: r1(own[OWN_MAX]) };
@@ -1609,6 +1613,7 @@ class Recorder {
       own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
+      ...(this.kind === 'webgpu' ? { measured: WEBGPU_MEASURED } : {}),
       // stop() has made its last records and handed them on (sent, or to
       // the browser's beacon): nothing more will be sent
       stopped: !!this.outbox.stopped,

@@ -219,7 +219,11 @@ async function stutterAndMark(s, { stutter }) {
   await s.page.evaluate(stutter);
   const hitch = await waitFor(() => s.records().find((r) => r.type === 'hitch' && r.frameMs >= 300),
     { timeout: 20000, what: `a hitch of 300 ms or more in perf.jsonl (have ${s.records().map((r) => r.type)})` });
+  // the chord asks for an optional note in the page; Enter sends it empty
   await s.page.keyboard.press('Control+F11');
+  await s.page.waitForFunction(() => globalThis.sloptimize?.rec?.state().noteOpen || window.game?.recorder?.state().noteOpen,
+    null, { timeout: 10000 });
+  await s.page.keyboard.press('Enter');
   const mark = await waitFor(() => s.records().find((r) => r.type === 'usermark'),
     { timeout: 20000, what: 'the usermark in perf.jsonl' });
   await waitFor(() => s.watch.lines.some((w) => /^sloptimize hitch /.test(w.line)) &&
