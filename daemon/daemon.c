@@ -510,64 +510,38 @@ on_hello(void *arg, cJSON *o)
 	cJSON_AddNumberToObject(o, "cursor", (double)daemon_cursor(d));
 }
 
+/*
+ * SIGHUP: the configuration read again, and what changed applied or named
+ * by the settings table (config_reload); then the parts that took a
+ * setting at start are told.
+ */
 static void
 reload(struct daemon *d)
 {
 	struct config	c;
-	char		err[512];
+	char		err[512], restart[1024], applied[1024];
 
-	{
-		struct timespec	ts;
-		char		msg[96];
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-		    (unsigned long long)ts.tv_sec * 1000000ull +
-		    (unsigned long long)ts.tv_nsec / 1000);
-		sdnotify_send(msg);
-	}
+	sdnotify_reloading();
 	if (config_load(&c, d->argc, d->argv, err, sizeof(err)) != 0) {
 		log_warnx("SIGHUP: configuration not reloaded: %s", err);
 		sdnotify_send("READY=1");
 		return;
 	}
-	if (strcmp(c.project, d->cfg.project) ||
-	    strcmp(c.listen_host, d->cfg.listen_host) ||
-	    c.listen_port != d->cfg.listen_port ||
-	    strcmp(c.state_dir, d->cfg.state_dir) ||
-	    strcmp(c.exec_cmd, d->cfg.exec_cmd) ||
-	    c.wake.desktop != d->cfg.wake.desktop || c.poll != d->cfg.poll ||
-	    strcmp(c.sink_url, d->cfg.sink_url) ||
-	    c.sink_batch_rows != d->cfg.sink_batch_rows ||
-	    c.sink_batch_bytes != d->cfg.sink_batch_bytes ||
-	    c.sink_batch_ms != d->cfg.sink_batch_ms ||
-	    c.sink_timeout_ms != d->cfg.sink_timeout_ms ||
-	    c.sink_backoff_max_ms != d->cfg.sink_backoff_max_ms)
-		log_warnx("SIGHUP: project, listen, state-dir, exec, desktop, "
-		    "poll and the sink settings take effect at the next start");
-	d->cfg.verbose = c.verbose;
-	log_setverbose(c.verbose);
-	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
-	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
-	d->cfg.wake.recent_ms = c.wake.recent_ms;
-	d->cfg.rotate_wait_ms = c.rotate_wait_ms;	/* from the next rotation */
+	config_reload(&d->cfg, &c, restart, sizeof(restart), applied,
+	    sizeof(applied));
+	if (restart[0] != '\0')
+		log_warnx("SIGHUP: %s take%s effect at the next start", restart,
+		    strchr(restart, ',') ? "" : "s");
+	log_setverbose(d->cfg.verbose);
+	/* from the next rotation */
 	d->perf.rotate_wait_ms = d->fixes_t.rotate_wait_ms =
-	    (uint64_t)c.rotate_wait_ms;
+	    (uint64_t)d->cfg.rotate_wait_ms;
 	loop_apply(d);		/* settings.json still wins */
-	d->cfg.allow_hosts = c.allow_hosts;
-	d->cfg.allow_origins = c.allow_origins;
-	/* from the next request, the next subscriber: those over a lowered
-	 * cap stay connected */
-	d->cfg.answer_wait = c.answer_wait;
-	d->cfg.max_subs = c.max_subs <= d->cfg.max_conns ? c.max_subs :
-	    d->cfg.max_conns;
-	d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
-	d->cfg.wake.global_max = c.wake.global_max;
-	d->cfg.wake.global_window_ms = c.wake.global_window_ms;
 	if (notifier_reconfigure(&d->notifier) != 0)
 		log_warnx("SIGHUP: out of memory for the new rate limits; the "
 		    "old ones stay");
-	log_info("SIGHUP: configuration reloaded");
+	log_info("SIGHUP: configuration reloaded (%s)", applied[0] != '\0' ?
+	    applied : "nothing changed");
 	sdnotify_send("READY=1");
 }
 
