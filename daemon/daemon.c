@@ -295,13 +295,12 @@ on_perf_ready(void *arg)
 	struct daemon		*d = arg;
 	struct ledger_counts	 c;
 
-	ckpt_ready(&d->fold);
-	if (d->fold.ckpt.resumed)	/* the sink learns what the checkpoint holds */
+	if (fold_ready(&d->fold))	/* the sink learns what the checkpoint
+					   holds */
 		sink_note(d, SINK_PERF, &d->perf, d->fold.generation,
 		    daemon_cursor(d));
 	notifier_ready(&d->notifier);
 	profile_writer_flush(&d->profile);
-	d->fold.ready = 1;
 	server_ready(&d->server);
 	ledger_counts(d->fold.ledger, &c);
 	log_info("ready: %llu records folded into %llu issues (generation "
@@ -357,7 +356,7 @@ on_fixes_ready(void *arg)
 
 	if (d->fixes_seen++ || d->stopping)
 		return;
-	ckpt_fixes_ready(&d->fold);
+	fold_fixes_ready(&d->fold);
 	snprintf(path, sizeof(path), "%s/.sloptimize/perf.jsonl",
 	    d->cfg.project);
 	snprintf(cursor, sizeof(cursor), "%s/cursor", d->state_dir);
@@ -371,8 +370,8 @@ on_fixes_ready(void *arg)
 	d->perf.data = d;
 	d->perf.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
 	d->perf_started = 1;
-	d->fold.perf = &d->perf;
-	ckpt_perf_start(&d->fold);	/* from the checkpoint's offset, if it holds */
+	/* from the checkpoint's offset, if it holds */
+	fold_perf_start(&d->fold, &d->perf);
 	if ((rc = tailer_start(&d->perf)) != 0) {
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));
 		daemon_stop(d, "no ledger to tail");
@@ -389,7 +388,7 @@ on_fixes_ready(void *arg)
 	/* a fold resumed at a checkpoint's offset: a resuming watch gets the
 	 * wakes before it re-made from the file */
 	server_ring_reset(&d->server, d->fold.generation,
-	    ckpt_ring_from(&d->fold));
+	    fold_ring_from(&d->fold));
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
@@ -725,7 +724,7 @@ daemon_start(struct daemon *d)
 	if ((rc = write_daemon_json(d)) != 0)
 		return rc;
 	/* the checkpoint first (on the pool), then the files */
-	if ((rc = ckpt_load(&d->fold, start_files, d)) != 0) {
+	if ((rc = fold_load(&d->fold, start_files, d)) != 0) {
 		log_warnx("checkpoint: %s", uv_strerror(rc));
 		return rc;
 	}

@@ -60,6 +60,47 @@ fold_fixes_into(const struct fold *f, struct ledger *l)
 			    f->fixes[i].off);
 }
 
+/* --- start-up: the checkpoint, or a fold from byte 0 ------------------- */
+
+int
+fold_load(struct fold *f, void (*then)(void *), void *arg)
+{
+	return ckpt_load(f, then, arg);
+}
+
+void
+fold_fixes_ready(struct fold *f)
+{
+	ckpt_fixes_ready(f);
+}
+
+void
+fold_perf_start(struct fold *f, struct tailer *perf)
+{
+	f->perf = perf;
+	ckpt_perf_start(f);
+}
+
+int
+fold_ready(struct fold *f)
+{
+	ckpt_ready(f);
+	f->ready = 1;
+	return f->ckpt.resumed;
+}
+
+uint64_t
+fold_ring_from(const struct fold *f)
+{
+	return ckpt_ring_from(f);
+}
+
+cJSON *
+fold_ckpt_status_json(const struct fold *f)
+{
+	return ckpt_status_json(f);
+}
+
 /* --- perf.jsonl ---------------------------------------------------------- */
 
 int

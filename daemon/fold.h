@@ -6,8 +6,9 @@
  * is kept here too, and is the only other code that touches the
  * catalogue: it swaps it at start and hands it back through this struct.
  *
- * The tailers' lines come in through the fold_* calls below; what a line
- * means for a wake is the caller's (daemon.c: fold → notifier →
+ * The tailers' lines and the steps of start-up come in through the fold_*
+ * calls below (the daemon never calls the checkpoint); what a line means
+ * for a wake is the caller's (daemon.c: fold → notifier →
  * channels).  Everything here runs on the loop thread but the
  * checkpoint's jobs (ckpt.h).
  */
@@ -58,6 +59,22 @@ void	fold_opts(struct ledger_opts *o);
 /* An empty catalogue and the checkpoint's path and lock: 0 or -errno. */
 int	fold_init(struct fold *f, uv_loop_t *loop, const struct config *cfg,
 	    const char *state_dir, struct notifier *n);
+/*
+ * Start-up, in this order: the checkpoint read on the pool, `then(arg)`
+ * once the catalogue is its fold or empty (0, or a libuv error: then it
+ * has not run); fixes.jsonl read to its end; perf.jsonl's tailer made (to
+ * be started at the checkpoint's offset, if it holds); its catch-up done.
+ * fold_ready returns 1 when the fold resumed from the checkpoint.
+ */
+int	fold_load(struct fold *f, void (*then)(void *), void *arg);
+void	fold_fixes_ready(struct fold *f);
+void	fold_perf_start(struct fold *f, struct tailer *perf);
+int	fold_ready(struct fold *f);
+/* Where the events ring starts after a start-up fold (ckpt_ring_from). */
+uint64_t fold_ring_from(const struct fold *f);
+/* The checkpoint's part of /status. */
+cJSON	*fold_ckpt_status_json(const struct fold *f);
+
 /* Fold the fixes.jsonl lines kept so far into `l` (a new ledger). */
 void	fold_fixes_into(const struct fold *f, struct ledger *l);
 

@@ -95,7 +95,8 @@ daemon_status_json(void *arg)
 	cJSON_AddItemToObject(f, "fixes", tailer_json(&d->fixes_t,
 	    d->fixes_started));
 	cJSON_AddItemToObject(o, "counts", counts_json(d->fold.ledger));
-	cJSON_AddItemToObject(o, "checkpoint", ckpt_status_json(&d->fold));
+	cJSON_AddItemToObject(o, "checkpoint",
+	    fold_ckpt_status_json(&d->fold));
 	cJSON_AddItemToObject(o, "profile",
 	    profile_writer_status_json(&d->profile));
 	cJSON_AddItemToObject(o, "skipped", ledger_skipped_json(d->fold.ledger));
