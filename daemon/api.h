@@ -5,8 +5,8 @@
  * a job on the thread pool (daemon/jobs.h).  Errors are JSON, always.
  *
  * The API sees the daemon through a narrow environment, not the daemon
- * itself: the configuration (read only), the live catalogue, the change
- * counter of the ledger files, a function that builds /status, and one
+ * itself: the configuration (read only), the change counter of the
+ * ledger files, a function that builds /status, and one
  * that applies a new fix-loop level.  It keeps its own state: the token,
  * the fix loop's level from settings.json, the answers built from the
  * ledger files (daemon/cache.h), the order of the recorder's batches
@@ -51,7 +51,6 @@ struct api_env {
 	uv_loop_t		 *loop;
 	const struct config	 *cfg;		/* may change on SIGHUP */
 	const char		 *state_dir;
-	struct ledger *const	 *ledger;	/* the live catalogue */
 	const uint64_t		 *changes;	/* bumps when the files change */
 	/* The whole /status document; the API adds its "http" part. */
 	cJSON			*(*status)(void *arg);

@@ -13,7 +13,7 @@
  * folded them, and are not read again.
  *
  * Why fixes.jsonl is read from byte 0 all the same: its lines are kept in
- * memory (daemon.c) to refold a new generation of perf.jsonl, and the
+ * memory (daemon/fold.c) to refold a new generation of perf.jsonl, and the
  * only way to know they are the checkpoint's is to see them; it is a few
  * kilobytes.  Its lines after the checkpoint's are folded after the
  * checkpoint's perf lines, which gives the same fold as a fold from byte
@@ -36,11 +36,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "daemon/ckpt.h"
-#include "daemon/daemon.h"
+#include "daemon/fold.h"
 #include "daemon/log.h"
 #include "ledger/footprint.h"
 #include "project/project.h"
@@ -49,7 +50,7 @@
 
 struct ckpt_job {
 	uv_work_t		 req;
-	struct daemon		*d;
+	struct fold		*f;
 	/* load */
 	char			 path[PATH_MAX + 16];
 	char			 cursor[PATH_MAX + 16];
@@ -77,21 +78,21 @@ ms_since(uint64_t t0)
 /* --- start ------------------------------------------------------------ */
 
 int
-ckpt_init(struct daemon *d)
+ckpt_init(struct fold *f)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 	int		 rc;
 
 	k->load_t0 = uv_hrtime();
-	k->on = d->cfg.ckpt_on;
-	if ((rc = statedir_path(d->state_dir, "checkpoint", k->path,
+	k->on = f->cfg->ckpt_on;
+	if ((rc = statedir_path(f->state_dir, "checkpoint", k->path,
 	    sizeof(k->path))) != 0)
 		return rc;
 	if ((rc = uv_mutex_init(&k->mu)) != 0)
 		return rc;
 	k->mu_init = 1;
-	uv_timer_init(d->loop, &k->timer);
-	k->timer.data = d;
+	uv_timer_init(f->loop, &k->timer);
+	k->timer.data = f;
 	k->timer_init = 1;
 	k->fixes_hash = FNV1A64_INIT;
 	return 0;
@@ -198,9 +199,9 @@ static void
 load_after(uv_work_t *req, int status)
 {
 	struct ckpt_job	*j = req->data;
-	struct daemon	*d = j->d;
-	struct ckpt	*k = &d->ckpt;
-	void		(*then)(struct daemon *) = k->then;
+	struct fold	*f = j->f;
+	struct ckpt	*k = &f->ckpt;
+	void		(*then)(void *) = k->then;
 
 	k->job = NULL;
 	k->load_ms = ms_since(k->load_t0);
@@ -210,7 +211,7 @@ load_after(uv_work_t *req, int status)
 		j->rc = status;
 		snprintf(j->why, sizeof(j->why), "%s", uv_strerror(status));
 	}
-	if (d->stopping) {
+	if (f->stopping) {
 		ledger_destroy(j->l);
 		free(j);
 		return;
@@ -218,13 +219,13 @@ load_after(uv_work_t *req, int status)
 	if (j->rc == 0) {
 		struct ledger_counts	c;
 
-		ledger_destroy(d->ledger);
-		d->ledger = j->l;
+		ledger_destroy(f->ledger);
+		f->ledger = j->l;
 		k->held = 1;
 		k->mark = j->mark;
 		k->last_line = j->last_line;
 		k->fixes_ok = j->mark.fixes_offset == 0;
-		ledger_counts(d->ledger, &c);
+		ledger_counts(f->ledger, &c);
 		log_info("checkpoint: %" PRIu64 " records in %" PRIu64 " issues"
 		    " up to byte %" PRIu64 " of perf.jsonl (generation %" PRIu64
 		    "), read in %.1f ms; folding the bytes after it",
@@ -241,35 +242,36 @@ load_after(uv_work_t *req, int status)
 			    "from byte 0", j->why);
 	}
 	free(j);
-	then(d);
+	then(k->then_arg);
 }
 
 int
-ckpt_load(struct daemon *d, void (*then)(struct daemon *))
+ckpt_load(struct fold *f, void (*then)(void *), void *arg)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 	struct ckpt_job	*j;
 	int		 rc;
 
 	k->then = then;
+	k->then_arg = arg;
 	if (!k->on) {
 		snprintf(k->why, sizeof(k->why), "checkpoints are off");
-		then(d);
+		then(arg);
 		return 0;
 	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return UV_ENOMEM;
-	j->d = d;
+	j->f = f;
 	j->req.data = j;
-	daemon_fold_opts(&j->opts);
+	fold_opts(&j->opts);
 	snprintf(j->path, sizeof(j->path), "%s", k->path);
-	if (statedir_path(d->state_dir, "cursor", j->cursor,
-	    sizeof(j->cursor)) != 0 || project_path(d->cfg.project,
+	if (statedir_path(f->state_dir, "cursor", j->cursor,
+	    sizeof(j->cursor)) != 0 || project_path(f->cfg->project,
 	    "perf.jsonl", j->perf, sizeof(j->perf)) != 0) {
 		free(j);
 		return UV_ENAMETOOLONG;
 	}
-	if ((rc = uv_queue_work(d->loop, &j->req, load_work, load_after)) < 0) {
+	if ((rc = uv_queue_work(f->loop, &j->req, load_work, load_after)) < 0) {
 		free(j);
 		return rc;
 	}
@@ -282,9 +284,9 @@ ckpt_load(struct daemon *d, void (*then)(struct daemon *))
 /* Drop the checkpoint's fold for a fold from byte 0: fixes.jsonl's lines
  * kept so far are folded into a new ledger, perf.jsonl is read from 0. */
 static void
-drop(struct daemon *d, const char *why)
+drop(struct fold *f, const char *why)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 	struct ledger	*l;
 	struct ledger_opts o;
 
@@ -293,37 +295,37 @@ drop(struct daemon *d, const char *why)
 	k->held = 0;
 	snprintf(k->why, sizeof(k->why), "%s", why);
 	log_warnx("checkpoint not used: %s; folding from byte 0", why);
-	daemon_fold_opts(&o);
+	fold_opts(&o);
 	if ((l = ledger_create(&o)) == NULL) {
 		log_warnx("fold: out of memory; the catalogue is the "
 		    "checkpoint's and is never saved again");
 		k->tainted = 1;
 		return;
 	}
-	daemon_fold_fixes(d, l);
-	ledger_destroy(d->ledger);	/* no save runs before ready */
-	d->ledger = l;
+	fold_fixes_into(f, l);
+	ledger_destroy(f->ledger);	/* no save runs before ready */
+	f->ledger = l;
 	k->dirty = 1;
 }
 
 int
-ckpt_fixes_reset(struct daemon *d, uint64_t generation)
+ckpt_fixes_reset(struct fold *f, uint64_t generation)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 
 	k->fixes_end = 0;
 	k->fixes_hash = FNV1A64_INIT;
 	k->fixes_unknown = 0;
 	if (k->held && generation > 1)
-		drop(d, "fixes.jsonl was replaced while the daemon started");
+		drop(f, "fixes.jsonl was replaced while the daemon started");
 	return k->held;
 }
 
 int
-ckpt_fix_line(struct daemon *d, const char *line, size_t len, uint64_t off)
+ckpt_fix_line(struct fold *f, const char *line, size_t len, uint64_t off)
 {
-	struct ckpt	*k = &d->ckpt;
-	uint64_t	 end = off + len + 1, f = k->mark.fixes_offset;
+	struct ckpt	*k = &f->ckpt;
+	uint64_t	 end = off + len + 1, at = k->mark.fixes_offset;
 
 	if (line == NULL)
 		k->fixes_unknown = 1;
@@ -334,32 +336,32 @@ ckpt_fix_line(struct daemon *d, const char *line, size_t len, uint64_t off)
 	k->fixes_end = end;
 	if (!k->held || k->fixes_ok)
 		return 0;
-	if (line != NULL && end < f)
+	if (line != NULL && end < at)
 		return 1;		/* the checkpoint's: kept, not folded */
-	if (line != NULL && end == f && k->fixes_hash == k->mark.fixes_hash) {
+	if (line != NULL && end == at && k->fixes_hash == k->mark.fixes_hash) {
 		k->fixes_ok = 1;
 		return 1;
 	}
-	drop(d, line == NULL ? "fixes.jsonl holds a line too long to be "
-	    "checked" : end == f ? "fixes.jsonl changed while the daemon was "
+	drop(f, line == NULL ? "fixes.jsonl holds a line too long to be "
+	    "checked" : end == at ? "fixes.jsonl changed while the daemon was "
 	    "stopped" : "fixes.jsonl changed while the daemon was stopped "
 	    "(its lines no longer end where they did)");
 	return 1;			/* drop() folded it with the rest */
 }
 
 void
-ckpt_fix_skipped(struct daemon *d)
+ckpt_fix_skipped(struct fold *f)
 {
-	drop(d, "a line appended to fixes.jsonl while stopped is skipped");
+	drop(f, "a line appended to fixes.jsonl while stopped is skipped");
 }
 
 void
-ckpt_fixes_ready(struct daemon *d)
+ckpt_fixes_ready(struct fold *f)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 
 	if (k->held && !k->fixes_ok)
-		drop(d, "fixes.jsonl is shorter than the checkpoint, or gone");
+		drop(f, "fixes.jsonl is shorter than the checkpoint, or gone");
 }
 
 /*
@@ -371,13 +373,13 @@ ckpt_fixes_ready(struct daemon *d)
  * where the two can differ).
  */
 static void
-seed_memory(struct daemon *d)
+seed_memory(struct fold *f)
 {
 	struct ledger_query	 q = { NULL, "regressed", 0 };
 	cJSON			*o, *rows, *r, *id;
 	size_t			 n = 0;
 
-	if ((o = ledger_issues_json(d->ledger, &q, base_now_ms())) == NULL) {
+	if ((o = ledger_issues_json(f->ledger, &q, base_now_ms())) == NULL) {
 		log_warnx("checkpoint: out of memory reading the regressed "
 		    "issues; their next records wake as regressions");
 		return;
@@ -386,19 +388,19 @@ seed_memory(struct daemon *d)
 	cJSON_ArrayForEach(r, rows) {
 		id = cJSON_GetObjectItemCaseSensitive(r, "id");
 		if (cJSON_IsString(id) &&
-		    notifier_memory_seed(&d->notifier, id->valuestring) == 0)
+		    notifier_memory_seed(f->notifier, id->valuestring) == 0)
 			n++;
 	}
 	cJSON_Delete(o);
-	d->ckpt.seeded = 1;
+	f->ckpt.seeded = 1;
 	log_debug("checkpoint: %zu regressed footprints told to the notifier",
 	    n);
 }
 
 void
-ckpt_perf_start(struct daemon *d)
+ckpt_perf_start(struct fold *f)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 	struct cursor	 c;
 
 	if (!k->held)
@@ -416,17 +418,17 @@ ckpt_perf_start(struct daemon *d)
 	c.st_size = k->mark.st_size;
 	c.mtime_ns = k->mark.mtime_ns;
 	c.ctime_ns = k->mark.ctime_ns;
-	if (tailer_start_at(&d->perf, &c) != 0) {
-		drop(d, "the tailer cannot start at its offset");
+	if (tailer_start_at(f->perf, &c) != 0) {
+		drop(f, "the tailer cannot start at its offset");
 		return;
 	}
-	seed_memory(d);
+	seed_memory(f);
 }
 
 uint64_t
-ckpt_ring_from(const struct daemon *d)
+ckpt_ring_from(const struct fold *f)
 {
-	const struct ckpt	*k = &d->ckpt;
+	const struct ckpt	*k = &f->ckpt;
 
 	if (!k->held || k->mark.offset == 0)
 		return 0;
@@ -444,9 +446,9 @@ retire(struct ckpt *k, struct ledger *old)
 }
 
 void
-ckpt_perf_reset(struct daemon *d, struct ledger *old)
+ckpt_perf_reset(struct fold *f, struct ledger *old)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 
 	if (k->held) {
 		k->held = 0;
@@ -456,26 +458,26 @@ ckpt_perf_reset(struct daemon *d, struct ledger *old)
 		    "folding from byte 0");
 	}
 	retire(k, old);
-	ckpt_note(d, 0);
+	ckpt_note(f, 0);
 }
 
-static void	schedule(struct daemon *);
+static void	schedule(struct fold *);
 
 void
-ckpt_ready(struct daemon *d)
+ckpt_ready(struct fold *f)
 {
-	struct ckpt		*k = &d->ckpt;
+	struct ckpt		*k = &f->ckpt;
 	struct tailer_status	 st;
 
 	k->ready_ms = ms_since(k->load_t0);
 	if (k->held) {
-		tailer_status(&d->perf, &st);
+		tailer_status(f->perf, &st);
 		/* the file went away before it could be opened: the fold is
 		 * of nothing, as it would be from byte 0 */
 		if (!st.file_exists || st.cursor < k->mark.offset) {
-			drop(d, "perf.jsonl was not there to resume");
+			drop(f, "perf.jsonl was not there to resume");
 			if (k->seeded)
-				notifier_memory_forget(&d->notifier);
+				notifier_memory_forget(f->notifier);
 		}
 	}
 	if (k->held) {
@@ -483,49 +485,49 @@ ckpt_ready(struct daemon *d)
 		k->resumed = 1;
 		k->resumed_at = k->mark.offset;
 		k->why[0] = '\0';
-		tailer_status(&d->perf, &st);
+		tailer_status(f->perf, &st);
 		log_info("checkpoint: resumed at byte %" PRIu64 ", folded the "
 		    "%" PRIu64 " bytes after it; ready %.1f ms after start",
 		    k->mark.offset, st.cursor - k->mark.offset, k->ready_ms);
 	}
-	schedule(d);
+	schedule(f);
 }
 
 /* --- saving ------------------------------------------------------------- */
 
 void
-ckpt_note(struct daemon *d, uint64_t bytes)
+ckpt_note(struct fold *f, uint64_t bytes)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 
 	if (!k->dirty)
-		k->first_dirty = uv_now(d->loop);
+		k->first_dirty = uv_now(f->loop);
 	k->dirty = 1;
 	k->bytes += bytes;
-	if (d->ready && !k->held)
-		schedule(d);
+	if (f->ready && !k->held)
+		schedule(f);
 }
 
 void
-ckpt_taint(struct daemon *d)
+ckpt_taint(struct fold *f)
 {
-	d->ckpt.tainted = 1;
+	f->ckpt.tainted = 1;
 }
 
 /* Is the live fold one a checkpoint may stand for, and where?  1 yes, 0
  * no, -1 not yet (k->waiting says why). */
 static int
-savable(struct daemon *d, struct checkpoint_mark *m)
+savable(struct fold *f, struct checkpoint_mark *m)
 {
-	struct ckpt		*k = &d->ckpt;
+	struct ckpt		*k = &f->ckpt;
 	struct tailer_status	 st;
 	struct notifier_status	 ns;
 	struct cursor		 c;
 
-	if (!k->on || k->tainted || k->held || !d->ready || !d->perf_started ||
+	if (!k->on || k->tainted || k->held || !f->ready || f->perf == NULL ||
 	    k->fixes_unknown)
 		return 0;
-	tailer_status(&d->perf, &st);
+	tailer_status(f->perf, &st);
 	if (!st.file_exists || st.generation == 0)
 		return 0;
 	/*
@@ -534,7 +536,7 @@ savable(struct daemon *d, struct checkpoint_mark *m)
 	 * it was said: nothing held back by a rate limit, nothing waiting
 	 * for the catch-up line (docs/checkpoints.md).
 	 */
-	notifier_status(&d->notifier, &ns);
+	notifier_status(f->notifier, &ns);
 	if (ns.pending > 0 || ns.catchup > 0) {
 		snprintf(k->waiting, sizeof(k->waiting), "the notifier has %"
 		    PRIu64 " wakes held back and %" PRIu64 " waiting for the "
@@ -542,7 +544,7 @@ savable(struct daemon *d, struct checkpoint_mark *m)
 		return -1;
 	}
 	k->waiting[0] = '\0';
-	tailer_position(&d->perf, &c);
+	tailer_position(f->perf, &c);
 	memset(m, 0, sizeof(*m));
 	m->generation = c.generation;
 	m->offset = c.offset;
@@ -569,7 +571,7 @@ static void
 save_work(uv_work_t *req)
 {
 	struct ckpt_job	*j = req->data;
-	struct ckpt	*k = &j->d->ckpt;
+	struct ckpt	*k = &j->f->ckpt;
 	uint64_t	 t0 = uv_hrtime();
 
 	uv_mutex_lock(&k->mu);
@@ -607,8 +609,8 @@ static void
 save_after(uv_work_t *req, int status)
 {
 	struct ckpt_job	*j = req->data;
-	struct daemon	*d = j->d;
-	struct ckpt	*k = &d->ckpt;
+	struct fold	*f = j->f;
+	struct ckpt	*k = &f->ckpt;
 	int		 rc = status != 0 ? status : j->rc;
 
 	if (!j->skipped) {
@@ -628,25 +630,25 @@ save_after(uv_work_t *req, int status)
 	free(j);
 	/* a failed save waits for the next change, not a loop of retries */
 	if (rc == 0)
-		schedule(d);
+		schedule(f);
 }
 
 static void	on_timer(uv_timer_t *);
 
 static void
-begin_save(struct daemon *d)
+begin_save(struct fold *f)
 {
-	struct ckpt		*k = &d->ckpt;
+	struct ckpt		*k = &f->ckpt;
 	struct ckpt_job		*j;
 	uint64_t		 t0;
 	size_t			 left;
 	int			 rc;
 
-	if (k->job != NULL || !k->dirty || d->stopping)
+	if (k->job != NULL || !k->dirty || f->stopping)
 		return;
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return;
-	if ((rc = savable(d, &j->mark)) != 1) {
+	if ((rc = savable(f, &j->mark)) != 1) {
 		free(j);
 		/* deferred, not dropped: looked at again a while later */
 		if (rc < 0 && k->timer_init) {
@@ -664,7 +666,7 @@ begin_save(struct daemon *d)
 	 * instant, the mark's — has little left to do.
 	 */
 	t0 = uv_hrtime();
-	rc = ledger_checkpoint_prepare(d->ledger, CKPT_PREPARE_ROWS, &left);
+	rc = ledger_checkpoint_prepare(f->ledger, CKPT_PREPARE_ROWS, &left);
 	if (k->prepare_turns == 0 || left < k->prepare_least) {
 		k->prepare_least = left;
 		k->prepare_stuck = 0;
@@ -684,18 +686,18 @@ begin_save(struct daemon *d)
 	k->last_prepare_turns = k->prepare_turns + 1;
 	k->prepare_turns = 0;
 	t0 = uv_hrtime();
-	if (rc != 0 || (rc = ledger_checkpoint_begin(d->ledger, &j->snap)) !=
+	if (rc != 0 || (rc = ledger_checkpoint_begin(f->ledger, &j->snap)) !=
 	    0) {
 		save_result(k, rc, 0, 0);
 		free(j);
 		return;
 	}
 	k->last_begin_ms = ms_since(t0);
-	j->d = d;
+	j->f = f;
 	j->req.data = j;
-	j->ledger = d->ledger;
+	j->ledger = f->ledger;
 	j->seq = ++k->seq;
-	if ((rc = uv_queue_work(d->loop, &j->req, save_work, save_after)) < 0) {
+	if ((rc = uv_queue_work(f->loop, &j->req, save_work, save_after)) < 0) {
 		save_result(k, rc, 0, 0);
 		ledger_snap_free(j->snap);
 		free(j);
@@ -715,18 +717,18 @@ on_timer(uv_timer_t *t)
 /* Arm the timer by the three rules (ckpt.h); nothing while a save runs —
  * its end calls here again if the fold changed meanwhile. */
 static void
-schedule(struct daemon *d)
+schedule(struct fold *f)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 	uint64_t	 now, due, idle, last;
 
 	if (!k->on || !k->dirty || k->tainted || k->job != NULL ||
-	    d->stopping || !k->timer_init)
+	    f->stopping || !k->timer_init)
 		return;
-	now = uv_now(d->loop);
-	idle = (uint64_t)d->cfg.ckpt_idle_ms;
-	last = k->first_dirty + (uint64_t)d->cfg.ckpt_max_ms;
-	if ((int64_t)k->bytes >= d->cfg.ckpt_bytes)
+	now = uv_now(f->loop);
+	idle = (uint64_t)f->cfg->ckpt_idle_ms;
+	last = k->first_dirty + (uint64_t)f->cfg->ckpt_max_ms;
+	if ((int64_t)k->bytes >= f->cfg->ckpt_bytes)
 		due = 0;
 	else
 		due = last <= now ? 0 : last - now < idle ? last - now : idle;
@@ -734,9 +736,9 @@ schedule(struct daemon *d)
 }
 
 void
-ckpt_stop(struct daemon *d)
+ckpt_stop(struct fold *f)
 {
-	struct ckpt		*k = &d->ckpt;
+	struct ckpt		*k = &f->ckpt;
 	struct checkpoint_mark	 m;
 	struct ledger_snap	*snap;
 	uint64_t		 t0 = uv_hrtime(), seq, size = 0;
@@ -754,7 +756,7 @@ ckpt_stop(struct daemon *d)
 	 * settled, the same fold is saved again with them.  (Not on a timer
 	 * while running: a quiet daemon wakes for nothing.)
 	 */
-	if ((!k->dirty && !k->unsettled) || (rc = savable(d, &m)) == 0)
+	if ((!k->dirty && !k->unsettled) || (rc = savable(f, &m)) == 0)
 		return;
 	if (rc > 0 && !k->dirty && !(m.flags & FILEMARK_STAT))
 		return;		/* the same fold, the times still fresh */
@@ -763,7 +765,7 @@ ckpt_stop(struct daemon *d)
 		log_info("checkpoint not saved at stop: %s", k->waiting);
 		return;
 	}
-	if ((rc = ledger_checkpoint_begin(d->ledger, &snap)) == 0) {
+	if ((rc = ledger_checkpoint_begin(f->ledger, &snap)) == 0) {
 		seq = ++k->seq;
 		size = ledger_snap_size(snap);
 		uv_mutex_lock(&k->mu);
@@ -782,9 +784,9 @@ ckpt_stop(struct daemon *d)
 }
 
 void
-ckpt_free(struct daemon *d)
+ckpt_free(struct fold *f)
 {
-	struct ckpt	*k = &d->ckpt;
+	struct ckpt	*k = &f->ckpt;
 
 	ledger_destroy(k->retired);
 	k->retired = NULL;
@@ -794,9 +796,9 @@ ckpt_free(struct daemon *d)
 }
 
 cJSON *
-ckpt_status_json(const struct daemon *d)
+ckpt_status_json(const struct fold *f)
 {
-	const struct ckpt	*k = &d->ckpt;
+	const struct ckpt	*k = &f->ckpt;
 	cJSON			*o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "on", k->on);

@@ -54,7 +54,7 @@
 #define CKPT_PREPARE_ROWS	512
 #define CKPT_PREPARE_STUCK	8
 
-struct daemon;
+struct fold;
 struct ckpt_job;
 
 struct ckpt {
@@ -66,7 +66,8 @@ struct ckpt {
 	struct checkpoint_mark	 mark;
 	uint64_t		 last_line;	/* the line before its offset */
 	int			 fixes_ok;	/* its fixes' bytes were seen */
-	void			(*then)(struct daemon *);
+	void			(*then)(void *);
+	void			*then_arg;
 	uint64_t		 load_t0;	/* uv_hrtime at daemon_start */
 
 	/* the bytes of fixes.jsonl delivered in its generation */
@@ -111,28 +112,28 @@ struct ckpt {
 };
 
 /* The path and the lock; 0 or -errno.  Before ckpt_load. */
-int	ckpt_init(struct daemon *d);
-/* Read the checkpoint on the pool; `then` runs on the loop once d->ledger
+int	ckpt_init(struct fold *f);
+/* Read the checkpoint on the pool; `then(arg)` runs on the loop once f->ledger
  * is its fold (or the empty one, when there is none that serves).  0, or
  * a libuv error (then `then` has not run). */
-int	ckpt_load(struct daemon *d, void (*then)(struct daemon *));
+int	ckpt_load(struct fold *f, void (*then)(void *), void *arg);
 
 /* fixes.jsonl's tailer: a new generation (1 at start). 1 if the ledger's
  * fixes must be kept (they are the checkpoint's), 0 to clear them. */
-int	ckpt_fixes_reset(struct daemon *d, uint64_t generation);
+int	ckpt_fixes_reset(struct fold *f, uint64_t generation);
 /* A fixes.jsonl line (NULL: one over LEDGER_MAX_LINE, of `len` bytes),
- * already kept in d->fixes: 1 when the fold holds it already (or has
+ * already kept in f->fixes: 1 when the fold holds it already (or has
  * just been refolded with it), 0 when it is to be folded. */
-int	ckpt_fix_line(struct daemon *d, const char *line, size_t len,
+int	ckpt_fix_line(struct fold *f, const char *line, size_t len,
 	    uint64_t off);
 /* After folding a fix line at start: it was skipped (the fold's skipped
  * lines would come out in another order than in a fold from byte 0). */
-void	ckpt_fix_skipped(struct daemon *d);
+void	ckpt_fix_skipped(struct fold *f);
 /* fixes.jsonl read to its end at start: the checkpoint's fixes must have
  * been seen whole. */
-void	ckpt_fixes_ready(struct daemon *d);
+void	ckpt_fixes_ready(struct fold *f);
 /* perf.jsonl's tailer is made: start it at the checkpoint's offset. */
-void	ckpt_perf_start(struct daemon *d);
+void	ckpt_perf_start(struct fold *f);
 /*
  * Where the events ring starts (server_ring_reset) when the start-up fold
  * resumes from the checkpoint: just after the start of the last line
@@ -142,25 +143,25 @@ void	ckpt_perf_start(struct daemon *d);
  * so that the span the file is asked for always holds a line.  0 when
  * the checkpoint does not hold (the fold is from byte 0).
  */
-uint64_t ckpt_ring_from(const struct daemon *d);
+uint64_t ckpt_ring_from(const struct fold *f);
 /* perf.jsonl: a new generation (the checkpoint, if held, is dropped) and
  * the ledger it replaced, which the saver may still be reading. */
-void	ckpt_perf_reset(struct daemon *d, struct ledger *old);
+void	ckpt_perf_reset(struct fold *f, struct ledger *old);
 /* The start-up fold is done. */
-void	ckpt_ready(struct daemon *d);
+void	ckpt_ready(struct fold *f);
 /* The fold changed: `bytes` of perf.jsonl folded (0 for the rest). */
-void	ckpt_note(struct daemon *d, uint64_t bytes);
+void	ckpt_note(struct fold *f, uint64_t bytes);
 /* A line could not be folded (out of memory): this fold is not a fold of
  * the file any more, and is never saved. */
-void	ckpt_taint(struct daemon *d);
+void	ckpt_taint(struct fold *f);
 
 /* SIGTERM: save now, on the loop, if anything changed. */
-void	ckpt_stop(struct daemon *d);
-void	ckpt_free(struct daemon *d);
+void	ckpt_stop(struct fold *f);
+void	ckpt_free(struct fold *f);
 
 /* {path, resumed, resumedAt, loadMs, why, saves, failures, lastError,
  * lastOffset, lastBytes, lastBeginMs, lastWriteMs, pending, waiting} for
  * /status. */
-cJSON	*ckpt_status_json(const struct daemon *d);
+cJSON	*ckpt_status_json(const struct fold *f);
 
 #endif

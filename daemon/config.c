@@ -22,12 +22,24 @@
 
 enum kind { K_STR, K_BOOL, K_INT, K_DOUBLE, K_MS, K_UINT, K_LIST };
 
+/*
+ * What SIGHUP does with a setting whose value changed (config_reload):
+ * R_APPLY copies it into the running configuration, where the part that
+ * uses it reads it (the next request, wake, save, rotation); R_RESTART
+ * keeps the old value and names it in the log, because the part that uses
+ * it took it once at start (a socket, a file, a thread, a table sized by
+ * it); R_ARGV is the command line's alone, which a reload reads again
+ * unchanged.
+ */
+enum reload { R_APPLY, R_RESTART, R_ARGV };
+
 struct setting {
 	const char	*name;
 	enum kind	 kind;
 	size_t		 off;		/* in struct config */
 	size_t		 size;		/* K_STR buffer size */
 	int		 file;		/* may appear in the config file */
+	enum reload	 reload;	/* on SIGHUP */
 	const char	*help;
 };
 
@@ -35,68 +47,68 @@ struct setting {
 #define W(f)	offsetof(struct config, wake.f), 0
 
 static const struct setting settings[] = {
-	{ "project", K_STR, S(project), 1, "the game project (default .)" },
-	{ "listen", K_STR, S(listen_host), 1,
+	{ "project", K_STR, S(project), 1, R_RESTART, "the game project (default .)" },
+	{ "listen", K_STR, S(listen_host), 1, R_RESTART,
 	    "ADDR:PORT to serve on (default " CONFIG_DEFAULT_LISTEN
 	    "; port 0 picks a free one)" },
-	{ "state-dir", K_STR, S(state_dir), 1,
+	{ "state-dir", K_STR, S(state_dir), 1, R_RESTART,
 	    "state directory (default $XDG_STATE_HOME/sloptimize/<project>)" },
-	{ "config", K_STR, S(config_file), 0, "JSON config file" },
-	{ "poll", K_BOOL, S(poll), 1, "stat-poll the ledger instead of inotify" },
-	{ "rotate-wait", K_MS, S(rotate_wait_ms), 1,
+	{ "config", K_STR, S(config_file), 0, R_ARGV, "JSON config file" },
+	{ "poll", K_BOOL, S(poll), 1, R_RESTART, "stat-poll the ledger instead of inotify" },
+	{ "rotate-wait", K_MS, S(rotate_wait_ms), 1, R_APPLY,
 	    "read a rotated-away ledger N ms more for late lines (5000; 0 off)" },
-	{ "checkpoint", K_BOOL, S(ckpt_on), 1,
+	{ "checkpoint", K_BOOL, S(ckpt_on), 1, R_RESTART,
 	    "keep the fold in a checkpoint, so a restart folds only what is "
 	    "new (on; --checkpoint=0 off)" },
-	{ "checkpoint-bytes", K_MS, S(ckpt_bytes), 1,
+	{ "checkpoint-bytes", K_MS, S(ckpt_bytes), 1, R_APPLY,
 	    "checkpoint once this many ledger bytes are folded since (16777216)" },
-	{ "checkpoint-idle-ms", K_MS, S(ckpt_idle_ms), 1,
+	{ "checkpoint-idle-ms", K_MS, S(ckpt_idle_ms), 1, R_APPLY,
 	    "checkpoint once the ledger is quiet this long (1000)" },
-	{ "checkpoint-max-ms", K_MS, S(ckpt_max_ms), 1,
+	{ "checkpoint-max-ms", K_MS, S(ckpt_max_ms), 1, R_APPLY,
 	    "checkpoint at most this long after a change (600000)" },
-	{ "verbose", K_BOOL, S(verbose), 1, "debug logging (-v)" },
-	{ "check", K_BOOL, S(check_only), 0, "check the configuration and exit (-n)" },
-	{ "exec", K_STR, S(exec_cmd), 1, "run CMD (sh -c) for every wake" },
-	{ "loop", K_STR, S(loop_level), 1, "fix loop automation level shown in wakes" },
-	{ "allow-host", K_LIST, S(allow_hosts), 1,
+	{ "verbose", K_BOOL, S(verbose), 1, R_APPLY, "debug logging (-v)" },
+	{ "check", K_BOOL, S(check_only), 0, R_ARGV, "check the configuration and exit (-n)" },
+	{ "exec", K_STR, S(exec_cmd), 1, R_RESTART, "run CMD (sh -c) for every wake" },
+	{ "loop", K_STR, S(loop_level), 1, R_APPLY, "fix loop automation level shown in wakes" },
+	{ "allow-host", K_LIST, S(allow_hosts), 1, R_APPLY,
 	    "also accept this Host name (repeatable; loopback names always)" },
-	{ "allow-origin", K_LIST, S(allow_origins), 1,
+	{ "allow-origin", K_LIST, S(allow_origins), 1, R_APPLY,
 	    "also accept this Origin, e.g. http://box:5173 or http://box:* (repeatable)" },
-	{ "max-connections", K_UINT, S(max_conns), 1,
+	{ "max-connections", K_UINT, S(max_conns), 1, R_RESTART,
 	    "HTTP and WebSocket connections at once (256; more get 503)" },
-	{ "http-timeout", K_UINT, S(http_timeout), 1,
+	{ "http-timeout", K_UINT, S(http_timeout), 1, R_RESTART,
 	    "seconds a client has to send its request, and to take each piece "
 	    "of an answer (10)" },
-	{ "answer-wait", K_UINT, S(answer_wait), 1,
+	{ "answer-wait", K_UINT, S(answer_wait), 1, R_APPLY,
 	    "seconds a read waits for an answer being built, then 503 with "
 	    "Retry-After (60)" },
-	{ "max-subscribers", K_UINT, S(max_subs), 1,
+	{ "max-subscribers", K_UINT, S(max_subs), 1, R_APPLY,
 	    "events-socket subscribers at once (64; more get 503 at the "
 	    "upgrade)" },
-	{ "page-dir", K_STR, S(page_dir), 1,
+	{ "page-dir", K_STR, S(page_dir), 1, R_RESTART,
 	    "serve the panel from DIR (default: beside the program, or the installed share)" },
-	{ "sink", K_STR, S(sink_url), 1,
+	{ "sink", K_STR, S(sink_url), 1, R_RESTART,
 	    "send every record to ClickHouse: http://HOST:8123/?database=DB (off)" },
-	{ "sink-batch-rows", K_UINT, S(sink_batch_rows), 1,
+	{ "sink-batch-rows", K_UINT, S(sink_batch_rows), 1, R_RESTART,
 	    "rows per insert at most (10000)" },
-	{ "sink-batch-bytes", K_UINT, S(sink_batch_bytes), 1,
+	{ "sink-batch-bytes", K_UINT, S(sink_batch_bytes), 1, R_RESTART,
 	    "bytes per insert at most (8388608)" },
-	{ "sink-batch-ms", K_UINT, S(sink_batch_ms), 1,
+	{ "sink-batch-ms", K_UINT, S(sink_batch_ms), 1, R_RESTART,
 	    "a record waits at most N ms before it is sent (1000)" },
-	{ "sink-timeout-ms", K_UINT, S(sink_timeout_ms), 1,
+	{ "sink-timeout-ms", K_UINT, S(sink_timeout_ms), 1, R_RESTART,
 	    "one insert's time limit (10000)" },
-	{ "sink-backoff-max-ms", K_UINT, S(sink_backoff_max_ms), 1,
+	{ "sink-backoff-max-ms", K_UINT, S(sink_backoff_max_ms), 1, R_RESTART,
 	    "the longest wait between retries (30000)" },
-	{ "hitch-ms", K_DOUBLE, W(hitch_ms), 1, "a hitch this long wakes (100)" },
-	{ "per-fp-ms", K_MS, W(per_fp_ms), 1, "one wake per footprint per N ms (10000; 0 off)" },
-	{ "global-max", K_UINT, W(global_max), 1, "at most N wakes … (6; 0 off)" },
-	{ "global-window-ms", K_MS, W(global_window_ms), 1, "… per N ms (60000)" },
-	{ "recent-ms", K_MS, W(recent_ms), 1, "records appended while stopped wake if this recent (600000)" },
-	{ "exec-max", K_UINT, W(exec_max), 1, "--exec children at once (4)" },
-	{ "exec-queue", K_UINT, W(exec_queue), 1, "--exec runs waiting (64)" },
-	{ "exec-timeout-ms", K_MS, W(exec_timeout_ms), 1, "kill a hook after N ms (60000)" },
-	{ "desktop", K_INT, W(desktop), 1, "desktop notifications, 1 on 0 off (1)" },
-	{ "desktop-ms", K_MS, W(desktop_ms), 1, "at most one popup per N ms (5000)" },
+	{ "hitch-ms", K_DOUBLE, W(hitch_ms), 1, R_APPLY, "a hitch this long wakes (100)" },
+	{ "per-fp-ms", K_MS, W(per_fp_ms), 1, R_APPLY, "one wake per footprint per N ms (10000; 0 off)" },
+	{ "global-max", K_UINT, W(global_max), 1, R_APPLY, "at most N wakes … (6; 0 off)" },
+	{ "global-window-ms", K_MS, W(global_window_ms), 1, R_APPLY, "… per N ms (60000)" },
+	{ "recent-ms", K_MS, W(recent_ms), 1, R_APPLY, "records appended while stopped wake if this recent (600000)" },
+	{ "exec-max", K_UINT, W(exec_max), 1, R_RESTART, "--exec children at once (4)" },
+	{ "exec-queue", K_UINT, W(exec_queue), 1, R_RESTART, "--exec runs waiting (64)" },
+	{ "exec-timeout-ms", K_MS, W(exec_timeout_ms), 1, R_RESTART, "kill a hook after N ms (60000)" },
+	{ "desktop", K_INT, W(desktop), 1, R_RESTART, "desktop notifications, 1 on 0 off (1)" },
+	{ "desktop-ms", K_MS, W(desktop_ms), 1, R_RESTART, "at most one popup per N ms (5000)" },
 };
 #define NSETTINGS	(sizeof(settings) / sizeof(settings[0]))
 
@@ -623,6 +635,108 @@ config_print(const struct config *c)
 		printf("%s\n", s);
 	free(s);
 	cJSON_Delete(o);
+}
+
+/* K_STR, K_LIST and the numbers, by the kind's own type. */
+static size_t
+value_size(const struct setting *s)
+{
+	switch (s->kind) {
+	case K_STR: return s->size;
+	case K_LIST: return sizeof(struct config_list);
+	case K_BOOL: case K_INT: return sizeof(int);
+	case K_DOUBLE: return sizeof(double);
+	case K_MS: return sizeof(int64_t);
+	case K_UINT: return sizeof(unsigned);
+	}
+	return 0;
+}
+
+static int
+same_value(const struct config *a, const struct config *b,
+    const struct setting *s)
+{
+	const char	*pa = (const char *)a + s->off;
+	const char	*pb = (const char *)b + s->off;
+
+	if (s->kind == K_STR)
+		return strcmp(pa, pb) == 0 && (strcmp(s->name, "listen") != 0 ||
+		    a->listen_port == b->listen_port);
+	if (s->kind == K_LIST) {
+		const struct config_list *la = (const void *)pa;
+		const struct config_list *lb = (const void *)pb;
+		unsigned		  i;
+
+		if (la->n != lb->n)
+			return 0;
+		for (i = 0; i < la->n; i++)
+			if (strcmp(la->v[i], lb->v[i]) != 0)
+				return 0;
+		return 1;
+	}
+	return memcmp(pa, pb, value_size(s)) == 0;
+}
+
+int
+config_reload(struct config *cur, const struct config *next, char *restart,
+    size_t cap, char *applied, size_t acap)
+{
+	size_t	i, rn = 0, an = 0;
+	int	n = 0;
+
+	if (cap > 0)
+		restart[0] = '\0';
+	if (acap > 0)
+		applied[0] = '\0';
+	for (i = 0; i < NSETTINGS; i++) {
+		const struct setting	*s = &settings[i];
+
+		if (s->reload == R_ARGV || same_value(cur, next, s))
+			continue;
+		if (s->reload == R_RESTART) {
+			if (rn < cap)
+				rn += (size_t)snprintf(restart + rn, cap - rn,
+				    "%s%s", rn ? ", " : "", s->name);
+			continue;
+		}
+		memcpy((char *)cur + s->off, (const char *)next + s->off,
+		    value_size(s));
+		if (an < acap)
+			an += (size_t)snprintf(applied + an, acap - an, "%s%s",
+			    an ? ", " : "", s->name);
+		n++;
+	}
+	/* those connected over a lowered cap stay; the cap never passes
+	 * the connections', which needs a restart */
+	if (cur->max_subs > cur->max_conns)
+		cur->max_subs = cur->max_conns;
+	return n;
+}
+
+int
+config_setting_count(void)
+{
+	return (int)NSETTINGS;
+}
+
+const char *
+config_setting_name(int i, int *file, int *restart)
+{
+	if (i < 0 || (size_t)i >= NSETTINGS)
+		return NULL;
+	if (file != NULL)
+		*file = settings[i].file;
+	if (restart != NULL)
+		*restart = settings[i].reload == R_RESTART;
+	return settings[i].name;
+}
+
+int
+config_setting_same(const struct config *a, const struct config *b, int i)
+{
+	if (i < 0 || (size_t)i >= NSETTINGS)
+		return -1;
+	return same_value(a, b, &settings[i]);
 }
 
 const char *

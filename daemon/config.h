@@ -5,8 +5,9 @@
  * what can be said on the command line can be said in the file.
  *
  * On SIGHUP the file is read again and the flags applied over it once
- * more; settings that need a restart (project, listen, state dir) keep
- * their old value and the log says so.
+ * more, and config_reload takes what changed into the running
+ * configuration by the table's reload column: each setting is either
+ * applied or keeps its old value and is named as needing a restart.
  */
 #ifndef DAEMON_CONFIG_H
 #define DAEMON_CONFIG_H
@@ -80,6 +81,25 @@ int	config_load(struct config *c, int argc, char **argv, char *err,
  */
 const char *config_loop_level(const struct config *c, const char *settings,
 	    const char **source);
+
+/*
+ * SIGHUP: `next` was loaded from the same argv and the file as it is now.
+ * Every setting that differs is copied into `cur` (and named in
+ * `applied`) or, when it needs a restart, left as it is and named in
+ * `restart` — comma-separated names, "" when none.  The caller then tells
+ * the parts that copied a setting at start (the log's level, the
+ * tailers' rotate-wait, the rate limits).  Returns how many were applied.
+ */
+int	config_reload(struct config *cur, const struct config *next,
+	    char *restart, size_t cap, char *applied, size_t acap);
+
+/* The table, for tests and the docs: the i-th setting's name (NULL past
+ * the end), whether the config file may set it and whether a change needs
+ * a restart; whether two configurations agree on it (-1 past the end). */
+int	config_setting_count(void);
+const char *config_setting_name(int i, int *file, int *restart);
+int	config_setting_same(const struct config *a, const struct config *b,
+	    int i);
 
 /* Print the effective configuration as the JSON a config file takes. */
 void	config_print(const struct config *c);

@@ -13,12 +13,12 @@
  * CATCHUP too, so an old history is summed up, not woken again.  This
  * file only feeds the notifier records, wires its channels, and keeps
  * `wakes` — the id of the last wake said — in a slot of the state
- * directory.
+ * directory.  The catalogue, the fix lines, the generation and the
+ * checkpoint are the fold's (fold.h): this file hands it the tailers'
+ * lines and passes on what it folded.
  *
  * fixes.jsonl is tailed first, then perf.jsonl, so wake lines carry the
- * status that the fixes decide.  Fix lines are kept in memory (they are
- * few) so that a new generation of perf.jsonl can be folded from nothing
- * with the fixes in place.
+ * status that the fixes decide.
  */
 #include <sys/stat.h>
 
@@ -54,37 +54,6 @@ daemon_listen(const struct daemon *d, char *out, size_t cap)
 {
 	snprintf(out, cap, strchr(d->cfg.listen_host, ':') ? "[%s]:%d" :
 	    "%s:%d", d->cfg.listen_host, d->server.port);
-}
-
-void
-daemon_fold_opts(struct ledger_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->from_ms = o->to_ms = LEDGER_NO_TIME;
-	o->want_timeline = 1;
-}
-
-static struct ledger *
-new_ledger(void)
-{
-	struct ledger_opts	o;
-
-	daemon_fold_opts(&o);
-	return ledger_create(&o);
-}
-
-void
-daemon_fold_fixes(struct daemon *d, struct ledger *l)
-{
-	size_t	i;
-
-	for (i = 0; i < d->nfixes; i++)
-		if (d->fixes[i].line == NULL)
-			ledger_skip(l, LEDGER_FIXES, d->fixes[i].off,
-			    d->fixes[i].len, NULL);
-		else
-			ledger_fold_fix(l, d->fixes[i].line, d->fixes[i].len,
-			    d->fixes[i].off);
 }
 
 /* --- the notifier's channels ----------------------------------------- */
@@ -213,7 +182,7 @@ record_json(struct daemon *d, const struct ledger_event *ev, uint64_t off)
 	char	 id[WAKE_ID_SIZE], *txt;
 	cJSON	*o = cJSON_CreateObject(), *r;
 
-	wake_id_format(id, d->generation, off);
+	wake_id_format(id, d->fold.generation, off);
 	cJSON_AddStringToObject(o, "type", "record");
 	cJSON_AddStringToObject(o, "id", id);
 	r = wake_json(ev, id, "", NULL);
@@ -233,19 +202,14 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 {
 	struct daemon		*d = arg;
 	struct ledger_event	 ev;
+	uint64_t		 gen = d->fold.generation;
 	int			 rc;
 
-	d->changes++;
-	rc = ledger_fold_perf(d->ledger, line, len, off, &ev);
+	rc = fold_perf_line(&d->fold, line, len, off, &ev);
 	/* the sink re-reads the bytes and skips what the fold skips */
-	sink_note(d, SINK_PERF, &d->perf, d->generation, off + len + 1);
-	if (rc < 0) {
-		log_warnx("fold: out of memory at offset %llu; the line is "
-		    "not counted", (unsigned long long)off);
-		ckpt_taint(d);
+	sink_note(d, SINK_PERF, &d->perf, gen, off + len + 1);
+	if (rc < 0)
 		return;
-	}
-	ckpt_note(d, len + 1);
 	if (rc == 1) {
 		if (phase == TAIL_LIVE && len > 0)
 			log_warnx("perf.jsonl: skipped the line at offset %llu "
@@ -256,25 +220,22 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
 		record_json(d, &ev, off);
 	/* a file that replaced perf.jsonl: what it already held is history */
-	if (d->regen_end > 0 && phase == TAIL_LIVE &&
-	    off + len + 1 <= d->regen_end)
-		phase = TAIL_CATCHUP;
+	phase = fold_phase(&d->fold, off, len, phase);
 	/* profile.json: a live heartbeat now; a catch-up's last one at its
 	 * end (docs/budgets.md) */
 	if (strcmp(ev.type, "heartbeat") == 0)
-		profile_writer_note(&d->profile, line, len, d->generation, off,
+		profile_writer_note(&d->profile, line, len, gen, off,
 		    phase == TAIL_LIVE);
 	/*
 	 * Said by an earlier run: nothing goes out now, and a resuming watch
 	 * that asks for it gets its wake made again from the file
 	 * (server.h), so the ring starts after it.
 	 */
-	if (notifier_record(&d->notifier, &ev, d->generation, off,
+	if (notifier_record(&d->notifier, &ev, gen, off,
 	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
 	    NOTIFIER_CATCHUP : NOTIFIER_LIVE) == 1)
-		server_ring_reset(&d->server, d->generation, off + 1);
-	if (d->regen_end > 0 && off + len + 1 >= d->regen_end) {
-		d->regen_end = 0;
+		server_ring_reset(&d->server, gen, off + 1);
+	if (fold_regen_done(&d->fold, off, len)) {
 		notifier_ready(&d->notifier);
 		profile_writer_flush(&d->profile);
 	}
@@ -285,10 +246,8 @@ perf_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 {
 	struct daemon	*d = arg;
 
-	d->changes++;
-	ledger_skip(d->ledger, LEDGER_PERF, off, len, NULL);
-	ckpt_note(d, len + 1);
-	sink_note(d, SINK_PERF, &d->perf, d->generation, off + len + 1);
+	fold_perf_long(&d->fold, off, len);
+	sink_note(d, SINK_PERF, &d->perf, d->fold.generation, off + len + 1);
 	if (phase == TAIL_LIVE)
 		log_warnx("perf.jsonl: skipped a %llu-byte line at offset %llu "
 		    "(over 1 MiB)", (unsigned long long)len,
@@ -299,7 +258,7 @@ static void
 perf_reset(void *arg, uint64_t generation, const char *why)
 {
 	struct daemon	*d = arg;
-	struct ledger	*l, *old;
+	uint64_t	 size = 0;
 
 	log_info("perf.jsonl: generation %llu: %s",
 	    (unsigned long long)generation, why);
@@ -309,28 +268,17 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 	 * appended live: its old records are summed up (the restart rule),
 	 * its recent ones wake.
 	 */
-	notifier_generation(&d->notifier, d->ready ? "already in the new "
-	    "file" : NULL);
-	d->regen_end = 0;
-	if (d->ready && d->perf_started) {
+	notifier_generation(&d->notifier, d->fold.ready ? "already in the "
+	    "new file" : NULL);
+	if (d->fold.ready && d->perf_started) {
 		struct tailer_status	st;
 
 		tailer_status(&d->perf, &st);
-		d->regen_end = st.size;
+		size = st.size;
 	}
-	d->generation = generation;
-	d->changes++;
 	sink_note(d, SINK_PERF, &d->perf, generation, 0);
 	server_ring_reset(&d->server, generation, 0);
-	if ((l = new_ledger()) == NULL) {
-		log_warnx("fold: out of memory starting a new generation; "
-		    "keeping the old catalogue");
-		return;
-	}
-	old = d->ledger;
-	d->ledger = l;
-	daemon_fold_fixes(d, l);
-	ckpt_perf_reset(d, old);	/* freed, or kept for a save in flight */
+	fold_perf_reset(&d->fold, generation, size);
 }
 
 static void
@@ -339,80 +287,29 @@ on_perf_ready(void *arg)
 	struct daemon		*d = arg;
 	struct ledger_counts	 c;
 
-	ckpt_ready(d);
-	if (d->ckpt.resumed)	/* the sink learns what the checkpoint holds */
-		sink_note(d, SINK_PERF, &d->perf, d->generation,
+	if (fold_ready(&d->fold))	/* the sink learns what the checkpoint
+					   holds */
+		sink_note(d, SINK_PERF, &d->perf, d->fold.generation,
 		    daemon_cursor(d));
 	notifier_ready(&d->notifier);
 	profile_writer_flush(&d->profile);
-	d->ready = 1;
 	server_ready(&d->server);
-	ledger_counts(d->ledger, &c);
+	ledger_counts(d->fold.ledger, &c);
 	log_info("ready: %llu records folded into %llu issues (generation "
 	    "%llu), serving on %s:%d", (unsigned long long)c.folded,
-	    (unsigned long long)c.rows, (unsigned long long)d->generation,
+	    (unsigned long long)c.rows, (unsigned long long)d->fold.generation,
 	    d->cfg.listen_host, d->server.port);
 	sdnotify_send("READY=1\nSTATUS=watching perf.jsonl");
-}
-
-/* Keep a fixes.jsonl line (NULL: one over LEDGER_MAX_LINE) to refold a
- * new generation with; -ENOMEM. */
-static int
-fixline_keep(struct daemon *d, const char *line, size_t len, uint64_t off)
-{
-	struct fixline	*f;
-
-	if (d->nfixes == d->capfixes) {
-		size_t		 n = d->capfixes ? d->capfixes * 2 : 64;
-		struct fixline	*nf = realloc(d->fixes, n * sizeof(*nf));
-
-		if (nf == NULL)
-			return -ENOMEM;
-		d->fixes = nf;
-		d->capfixes = n;
-	}
-	f = &d->fixes[d->nfixes];
-	f->line = NULL;
-	if (line != NULL) {
-		if ((f->line = malloc(len + 1)) == NULL)
-			return -ENOMEM;
-		memcpy(f->line, line, len);
-		f->line[len] = '\0';
-	}
-	f->len = len;
-	f->off = off;
-	d->nfixes++;
-	return 0;
 }
 
 static void
 fix_line(void *arg, const char *line, size_t len, uint64_t off,
     enum tail_phase phase)
 {
-	struct daemon		*d = arg;
-	struct ledger_counts	 c0, c1;
+	struct daemon	*d = arg;
 
 	(void)phase;
-	d->changes++;
-	if (fixline_keep(d, line, len, off) != 0) {
-		log_warnx("fixes.jsonl: out of memory");
-		ckpt_taint(d);
-		sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
-		    off + len + 1);
-		return;
-	}
-	/* a line the checkpoint's fold holds already is only kept */
-	if (ckpt_fix_line(d, line, len, off) == 0) {
-		ledger_counts(d->ledger, &c0);
-		if (ledger_fold_fix(d->ledger, line, len, off) == 1) {
-			log_warnx("fixes.jsonl: skipped the line at offset "
-			    "%llu", (unsigned long long)off);
-			ledger_counts(d->ledger, &c1);
-			if (c1.skipped != c0.skipped)
-				ckpt_fix_skipped(d);
-		}
-		ckpt_note(d, 0);
-	}
+	fold_fix_line(&d->fold, line, len, off);
 	sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
 	    off + len + 1);
 }
@@ -423,26 +320,9 @@ fix_long(void *arg, uint64_t off, uint64_t len, enum tail_phase phase)
 	struct daemon	*d = arg;
 
 	(void)phase;
-	d->changes++;
-	if (fixline_keep(d, NULL, len, off) != 0)
-		ckpt_taint(d);
-	if (ckpt_fix_line(d, NULL, len, off) == 0) {
-		ledger_skip(d->ledger, LEDGER_FIXES, off, len, NULL);
-		ckpt_fix_skipped(d);
-		ckpt_note(d, 0);
-	}
+	fold_fix_long(&d->fold, off, len);
 	sink_note(d, SINK_FIXES, &d->fixes_t, d->fixes_generation,
 	    off + len + 1);
-}
-
-static void
-free_fixlines(struct daemon *d)
-{
-	size_t	i;
-
-	for (i = 0; i < d->nfixes; i++)
-		free(d->fixes[i].line);
-	d->nfixes = 0;
 }
 
 static void
@@ -452,15 +332,9 @@ fix_reset(void *arg, uint64_t generation, const char *why)
 
 	if (generation > 1)
 		log_info("fixes.jsonl: %s", why);
-	d->changes++;
 	d->fixes_generation = generation;
 	sink_note(d, SINK_FIXES, &d->fixes_t, generation, 0);
-	free_fixlines(d);
-	/* at start, the checkpoint's fold holds the fixes it stands on */
-	if (!ckpt_fixes_reset(d, generation)) {
-		ledger_clear_fixes(d->ledger);
-		ckpt_note(d, 0);
-	}
+	fold_fix_reset(&d->fold, generation);
 }
 
 static void
@@ -474,7 +348,7 @@ on_fixes_ready(void *arg)
 
 	if (d->fixes_seen++ || d->stopping)
 		return;
-	ckpt_fixes_ready(d);
+	fold_fixes_ready(&d->fold);
 	snprintf(path, sizeof(path), "%s/.sloptimize/perf.jsonl",
 	    d->cfg.project);
 	snprintf(cursor, sizeof(cursor), "%s/cursor", d->state_dir);
@@ -488,7 +362,8 @@ on_fixes_ready(void *arg)
 	d->perf.data = d;
 	d->perf.rotate_wait_ms = (uint64_t)d->cfg.rotate_wait_ms;
 	d->perf_started = 1;
-	ckpt_perf_start(d);	/* from the checkpoint's offset, if it holds */
+	/* from the checkpoint's offset, if it holds */
+	fold_perf_start(&d->fold, &d->perf);
 	if ((rc = tailer_start(&d->perf)) != 0) {
 		log_warnx("cannot tail %s: %s", path, strerror(-rc));
 		daemon_stop(d, "no ledger to tail");
@@ -500,11 +375,12 @@ on_fixes_ready(void *arg)
 		struct tailer_status	st;
 
 		tailer_status(&d->perf, &st);
-		d->generation = st.generation;
+		d->fold.generation = st.generation;
 	}
 	/* a fold resumed at a checkpoint's offset: a resuming watch gets the
 	 * wakes before it re-made from the file */
-	server_ring_reset(&d->server, d->generation, ckpt_ring_from(d));
+	server_ring_reset(&d->server, d->fold.generation,
+	    fold_ring_from(&d->fold));
 }
 
 /* --- signals, watchdog, daemon.json ----------------------------------- */
@@ -610,7 +486,7 @@ on_row(void *arg, const char *fp, uint64_t *count)
 {
 	struct daemon	*d = arg;
 
-	return ledger_row_state(d->ledger, fp, count);
+	return fold_row_state(&d->fold, fp, count);
 }
 
 /* What the events socket's hello says of the ledger. */
@@ -620,69 +496,43 @@ on_hello(void *arg, cJSON *o)
 	struct daemon	*d = arg;
 
 	cJSON_AddStringToObject(o, "project", d->cfg.project);
-	cJSON_AddNumberToObject(o, "generation", (double)d->generation);
-	cJSON_AddBoolToObject(o, "ready", d->ready);
+	cJSON_AddNumberToObject(o, "generation", (double)d->fold.generation);
+	cJSON_AddBoolToObject(o, "ready", d->fold.ready);
 	cJSON_AddNumberToObject(o, "cursor", (double)daemon_cursor(d));
 }
 
+/*
+ * SIGHUP: the configuration read again, and what changed applied or named
+ * by the settings table (config_reload); then the parts that took a
+ * setting at start are told.
+ */
 static void
 reload(struct daemon *d)
 {
 	struct config	c;
-	char		err[512];
+	char		err[512], restart[1024], applied[1024];
 
-	{
-		struct timespec	ts;
-		char		msg[96];
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-		    (unsigned long long)ts.tv_sec * 1000000ull +
-		    (unsigned long long)ts.tv_nsec / 1000);
-		sdnotify_send(msg);
-	}
+	sdnotify_reloading();
 	if (config_load(&c, d->argc, d->argv, err, sizeof(err)) != 0) {
 		log_warnx("SIGHUP: configuration not reloaded: %s", err);
 		sdnotify_send("READY=1");
 		return;
 	}
-	if (strcmp(c.project, d->cfg.project) ||
-	    strcmp(c.listen_host, d->cfg.listen_host) ||
-	    c.listen_port != d->cfg.listen_port ||
-	    strcmp(c.state_dir, d->cfg.state_dir) ||
-	    strcmp(c.exec_cmd, d->cfg.exec_cmd) ||
-	    c.wake.desktop != d->cfg.wake.desktop || c.poll != d->cfg.poll ||
-	    strcmp(c.sink_url, d->cfg.sink_url) ||
-	    c.sink_batch_rows != d->cfg.sink_batch_rows ||
-	    c.sink_batch_bytes != d->cfg.sink_batch_bytes ||
-	    c.sink_batch_ms != d->cfg.sink_batch_ms ||
-	    c.sink_timeout_ms != d->cfg.sink_timeout_ms ||
-	    c.sink_backoff_max_ms != d->cfg.sink_backoff_max_ms)
-		log_warnx("SIGHUP: project, listen, state-dir, exec, desktop, "
-		    "poll and the sink settings take effect at the next start");
-	d->cfg.verbose = c.verbose;
-	log_setverbose(c.verbose);
-	memcpy(d->cfg.loop_level, c.loop_level, sizeof(c.loop_level));
-	d->cfg.wake.hitch_ms = c.wake.hitch_ms;
-	d->cfg.wake.recent_ms = c.wake.recent_ms;
-	d->cfg.rotate_wait_ms = c.rotate_wait_ms;	/* from the next rotation */
+	config_reload(&d->cfg, &c, restart, sizeof(restart), applied,
+	    sizeof(applied));
+	if (restart[0] != '\0')
+		log_warnx("SIGHUP: %s take%s effect at the next start", restart,
+		    strchr(restart, ',') ? "" : "s");
+	log_setverbose(d->cfg.verbose);
+	/* from the next rotation */
 	d->perf.rotate_wait_ms = d->fixes_t.rotate_wait_ms =
-	    (uint64_t)c.rotate_wait_ms;
+	    (uint64_t)d->cfg.rotate_wait_ms;
 	loop_apply(d);		/* settings.json still wins */
-	d->cfg.allow_hosts = c.allow_hosts;
-	d->cfg.allow_origins = c.allow_origins;
-	/* from the next request, the next subscriber: those over a lowered
-	 * cap stay connected */
-	d->cfg.answer_wait = c.answer_wait;
-	d->cfg.max_subs = c.max_subs <= d->cfg.max_conns ? c.max_subs :
-	    d->cfg.max_conns;
-	d->cfg.wake.per_fp_ms = c.wake.per_fp_ms;
-	d->cfg.wake.global_max = c.wake.global_max;
-	d->cfg.wake.global_window_ms = c.wake.global_window_ms;
 	if (notifier_reconfigure(&d->notifier) != 0)
 		log_warnx("SIGHUP: out of memory for the new rate limits; the "
 		    "old ones stay");
-	log_info("SIGHUP: configuration reloaded");
+	log_info("SIGHUP: configuration reloaded (%s)", applied[0] != '\0' ?
+	    applied : "nothing changed");
 	sdnotify_send("READY=1");
 }
 
@@ -743,8 +593,9 @@ daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv)
 /* The live fold is the checkpoint's, or empty: tail fixes.jsonl, whose
  * ready starts perf.jsonl. */
 static void
-start_files(struct daemon *d)
+start_files(void *arg)
 {
+	struct daemon		*d = arg;
 	char			 path[PATH_MAX + 32];
 	struct tailer_cbs	 fcbs = { fix_line, fix_long, fix_reset,
 				    on_fixes_ready, d, log_prio };
@@ -790,13 +641,12 @@ daemon_start(struct daemon *d)
 			    strerror(-rc));
 		return rc;
 	}
-	if ((d->ledger = new_ledger()) == NULL)
-		return -ENOMEM;
-	profile_writer_init(&d->profile, d->loop, d->cfg.project);
-	if ((rc = ckpt_init(d)) != 0) {
-		log_warnx("checkpoint: %s", strerror(-rc));
+	if ((rc = fold_init(&d->fold, d->loop, &d->cfg, d->state_dir,
+	    &d->notifier)) != 0) {
+		log_warnx("fold: %s", strerror(-rc));
 		return rc;
 	}
+	profile_writer_init(&d->profile, d->loop, d->cfg.project);
 	if ((rc = notifier_init(&d->notifier, d->loop, &d->cfg.wake, log_prio,
 	    NULL)) != 0) {
 		log_warnx("notifier: %s", strerror(-rc));
@@ -848,7 +698,7 @@ daemon_start(struct daemon *d)
 	}
 	{
 		struct api_env		env = { d->loop, &d->cfg, d->state_dir,
-					    &d->ledger, &d->changes,
+					    &d->fold.changes,
 					    daemon_status_json, on_loop_set,
 					    on_team, d };
 		struct server_hooks	hooks = { on_hello, on_row, d,
@@ -866,7 +716,7 @@ daemon_start(struct daemon *d)
 	if ((rc = write_daemon_json(d)) != 0)
 		return rc;
 	/* the checkpoint first (on the pool), then the files */
-	if ((rc = ckpt_load(d, start_files)) != 0) {
+	if ((rc = fold_load(&d->fold, start_files, d)) != 0) {
 		log_warnx("checkpoint: %s", uv_strerror(rc));
 		return rc;
 	}
@@ -896,9 +746,7 @@ daemon_stop(struct daemon *d, const char *why)
 		if ((rc = tailer_save_sync(&d->perf)) != 0)
 			log_warnx("cannot save the cursor: %s", strerror(-rc));
 	}
-	/* the fold as it stands, beside the cursor (while the tailer is
-	 * still open: the checkpoint's position is the tailer's) */
-	ckpt_stop(d);
+	fold_stop(&d->fold);	/* saved, while the tailer is still open */
 	if (d->perf_started)
 		tailer_close(&d->perf, NULL);
 	profile_writer_close(&d->profile);
@@ -934,11 +782,8 @@ daemon_free(struct daemon *d)
 	server_free(&d->server);
 	if (d->api_up)
 		api_free(&d->api);
-	free_fixlines(d);
-	free(d->fixes);
-	ledger_destroy(d->ledger);
+	fold_free(&d->fold);
 	profile_writer_free(&d->profile);
-	ckpt_free(d);
 	notifier_free(&d->notifier);
 	statedir_slot_close(d->wakes_fd);
 	statedir_unlock(d->lock_fd);

@@ -1,7 +1,8 @@
 /*
- * daemon — sloptimized's state in one struct, and the glue between its
- * parts: the tailers feed the fold, the fold's events become wakes, wakes
- * go to the log, the events socket, desktop notifications and --exec.
+ * daemon — sloptimized's state in one struct, and the wiring between its
+ * parts: the tailers feed the fold (fold.h), the fold's events become
+ * wakes (notifier/notifier.h), wakes go to the log, the events socket,
+ * desktop notifications and --exec.
  *
  * Everything here runs on the one libuv loop thread.
  */
@@ -14,8 +15,8 @@
 #include <uv.h>
 
 #include "daemon/api.h"
-#include "daemon/ckpt.h"
 #include "daemon/config.h"
+#include "daemon/fold.h"
 #include "daemon/profile_writer.h"
 #include "daemon/server.h"
 #include "ledger/ledger.h"
@@ -24,12 +25,6 @@
 #include "notifier/notifier.h"
 #include "sink/sink.h"
 #include "watchers/tailer.h"
-
-struct fixline {
-	char		*line;		/* NULL: a line over LEDGER_MAX_LINE */
-	size_t		 len;
-	uint64_t	 off;
-};
 
 struct daemon {
 	struct config		 cfg;
@@ -40,25 +35,17 @@ struct daemon {
 	int			 lock_fd;
 	int64_t			 started_ms;
 
-	struct ledger		*ledger;		/* the live catalogue */
-	uint64_t		 changes;	/* lines, skips, generations */
-	struct fixline		*fixes;		/* fixes.jsonl lines, to refold */
-	size_t			 nfixes, capfixes;
-	struct ckpt		 ckpt;		/* the fold saved (ckpt.h) */
+	struct fold		 fold;		/* the live catalogue (fold.h) */
 	struct profile_writer	 profile;	/* .sloptimize/profile.json */
 
 	struct tailer		 perf, fixes_t;
 	int			 perf_started, fixes_started, fixes_seen;
-	int			 ready;		/* the start-up fold is done */
 	int			 handles_up, desktop_up, notifier_up;
-	uint64_t		 generation;
 
 	struct notifier		 notifier;	/* decides, then the channels: */
 	/* <state>/wakes: the id of the last wake said (notifier_store) */
 	char			 wakes_path[PATH_MAX + 16];
 	int			 wakes_fd;	/* a slot, -1 if none */
-	uint64_t		 regen_end;	/* a replaced file's lines up to
-						   here are catch-up */
 	struct desktop		 desktop;
 	struct exec		 exec;
 	int			 exec_on;
@@ -82,10 +69,6 @@ struct daemon {
 	int			 exit_code;
 };
 
-/* The options of the daemon's fold: everything, with the timeline. */
-void	daemon_fold_opts(struct ledger_opts *o);
-/* Fold the fixes.jsonl lines kept so far into `l` (a new ledger). */
-void	daemon_fold_fixes(struct daemon *d, struct ledger *l);
 
 /* Just past the last perf.jsonl line folded (0 before the tailer runs). */
 uint64_t daemon_cursor(struct daemon *d);

@@ -60,7 +60,7 @@ replay_free(struct replay_job *j)
 static struct ledger *
 scratch_new(void)
 {
-	/* the live fold's filters (daemon.c new_ledger), without the
+	/* the live fold's filters (daemon/fold.c fold_opts), without the
 	 * timeline: the same records are meaningful */
 	struct ledger_opts	o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 0,
 				    NULL };

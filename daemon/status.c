@@ -81,8 +81,8 @@ daemon_status_json(void *arg)
 	cJSON_AddStringToObject(o, "stateDir", d->state_dir);
 	daemon_listen(d, listen, sizeof(listen));
 	cJSON_AddStringToObject(o, "listen", listen);
-	cJSON_AddBoolToObject(o, "ready", d->ready);
-	cJSON_AddNumberToObject(o, "generation", (double)d->generation);
+	cJSON_AddBoolToObject(o, "ready", d->fold.ready);
+	cJSON_AddNumberToObject(o, "generation", (double)d->fold.generation);
 	memset(&ts, 0, sizeof(ts));
 	if (d->perf_started)
 		tailer_status(&d->perf, &ts);
@@ -95,11 +95,12 @@ daemon_status_json(void *arg)
 	    d->perf_started));
 	cJSON_AddItemToObject(f, "fixes", tailer_json(&d->fixes_t,
 	    d->fixes_started));
-	cJSON_AddItemToObject(o, "counts", counts_json(d->ledger));
-	cJSON_AddItemToObject(o, "checkpoint", ckpt_status_json(d));
+	cJSON_AddItemToObject(o, "counts", counts_json(d->fold.ledger));
+	cJSON_AddItemToObject(o, "checkpoint",
+	    fold_ckpt_status_json(&d->fold));
 	cJSON_AddItemToObject(o, "profile",
 	    profile_writer_status_json(&d->profile));
-	cJSON_AddItemToObject(o, "skipped", ledger_skipped_json(d->ledger));
+	cJSON_AddItemToObject(o, "skipped", ledger_skipped_json(d->fold.ledger));
 	n = notifier_status_json(&d->notifier);
 	cJSON_AddStringToObject(n, "desktopBackend", desktop_backend());
 	cJSON_AddStringToObject(n, "desktop", d->desktop_up ?

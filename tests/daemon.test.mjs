@@ -482,6 +482,65 @@ test('SIGHUP: new limits say what the old limiter held, the loop level follows t
   }
 });
 
+// Every key of the config file changed at once (the keys and their values
+// as `sloptimized -n` prints them, so a setting added to the table is
+// covered here without an edit): each is applied — named in the
+// "reloaded" line and in effect — or named as needing a restart and not
+// in effect; none changes silently.  --project and --listen are on the
+// command line, which wins over the file, so they do not change.
+test('SIGHUP: every setting of the config file is applied or named as needing a restart', async () => {
+  const p = project();
+  const conf = path.join(tmpdir('conf'), 'sloptimized.json');
+  fs.writeFileSync(conf, JSON.stringify({ desktop: 0 }));
+  const d = await new Daemon(p, { args: ['--config', conf] }).start();
+  try {
+    const n = spawnSync(DAEMON, ['-n', '--project', p, '--config', conf],
+      { env: d.env, encoding: 'utf8', timeout: 15000 });
+    assert.equal(n.status, 0, n.stderr);
+    const eff = JSON.parse(n.stdout.slice(0, n.stdout.lastIndexOf('}') + 1));
+    const special = {
+      project: project(), listen: '127.0.0.1:1', 'state-dir': tmpdir('state2'),
+      exec: 'true', loop: 'propose', sink: 'http://127.0.0.1:1/?database=x',
+      'page-dir': tmpdir('pages'), 'allow-host': ['box'], 'allow-origin': ['http://box:1'],
+    };
+    const next = {};
+    for (const [k, v] of Object.entries(eff)) {
+      if (k in special) next[k] = special[k];
+      else if (typeof v === 'boolean') next[k] = !v;
+      else if (typeof v === 'number') next[k] = v + 1;
+      else assert.fail(`no changed value for ${k} = ${JSON.stringify(v)}`);
+    }
+    const before = await d.status();
+    fs.writeFileSync(conf, JSON.stringify(next));
+    d.proc.kill('SIGHUP');
+    const done = await waitFor(() => /SIGHUP: configuration reloaded \((.*)\)/.exec(d.log), { what: `the reload\n${d.log}` });
+    const applied = done[1].split(', ');
+    const warned = /SIGHUP: (.*) takes? effect at the next start/.exec(d.log);
+    const restart = warned ? warned[1].split(', ') : [];
+    for (const k of Object.keys(eff)) {
+      const where = (applied.includes(k) ? 1 : 0) + (restart.includes(k) ? 1 : 0);
+      if (k === 'project' || k === 'listen') assert.equal(where, 0, `${k} is the command line's`);
+      else assert.equal(where, 1, `${k}: applied ${done[1]}; restart ${restart.join(', ')}`);
+    }
+    // the issue's list of settings that used to change silently
+    for (const k of ['max-connections', 'http-timeout', 'page-dir', 'checkpoint', 'exec-max', 'desktop-ms'])
+      assert.ok(restart.includes(k), `${k} named`);
+    for (const k of ['checkpoint-bytes', 'checkpoint-idle-ms', 'checkpoint-max-ms', 'max-subscribers', 'hitch-ms'])
+      assert.ok(applied.includes(k), `${k} applied`);
+    // applied ones in effect, restart ones not
+    const st = await d.status();
+    assert.equal(st.maxSubscribers, eff['max-subscribers'] + 1);
+    assert.equal(st.notifier.loop, 'propose');
+    assert.ok(st.http.allowHosts.includes('box'));
+    assert.equal(st.http.maxConnections, before.http.maxConnections);
+    assert.equal(st.http.maxConnectionsAsked, before.http.maxConnectionsAsked);
+    assert.equal(st.project, fs.realpathSync(p));
+    assert.ok(st.ready);
+  } finally {
+    await d.stop();
+  }
+});
+
 test('SIGTERM persists the cursor and exits 0; a restart wakes nothing twice', async () => {
   const p = project();
   const d = await new Daemon(p).start();
