@@ -583,7 +583,11 @@ test('a footprint regressed before the checkpoint is a repeat after it, not a ne
 
 test('a save waits while the notifier holds a wake back, and is made once it is said', async () => {
   const p = emptyProject();
-  const args = ['--desktop', '0', '--per-fp-ms', '1500', '--global-max', '0', '--checkpoint-idle-ms', '20'];
+  // the repeat must land inside the per-footprint window whatever the
+  // machine's load (1.5 s was not: a loaded save took longer, and the
+  // repeat woke instead of being held), and the window must end within
+  // the wait below
+  const args = ['--desktop', '0', '--per-fp-ms', '12000', '--global-max', '0', '--checkpoint-idle-ms', '20'];
   const d = new Daemon(p, { args });
   await d.start();
   try {
@@ -599,6 +603,8 @@ test('a save waits while the notifier holds a wake back, and is made once it is 
     assert.equal(c.lastOffset, first.lastOffset, 'no checkpoint past a held wake');
     assert.equal((await d.status()).notifier.heldPending, 1);
     // the window reopens, the held wake is said, then the save lands
+    await waitFor(async () => (await d.status()).notifier.heldPending === 0,
+      { timeout: 40000, what: 'the held wake said when the window reopens' });
     await saved(d);
     assert.equal((await d.status()).notifier.heldPending, 0);
     assert.equal((await ckptStatus(d)).waiting, '');

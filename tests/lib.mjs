@@ -54,7 +54,9 @@ export function hitch(ms, extra = {}) {
   seq++;
   return JSON.stringify({
     type: 'hitch', at: new Date().toISOString(), frame: seq, frameMs: ms, phase: 'play',
-    build: 'v1', minted: [`mat_${seq % 7}@obj`],
+    // seven causes: footprint v2 drops digit runs from a site, so the
+    // materials are told apart by letters (mat_1 and mat_2 are one cause)
+    build: 'v1', minted: [`mat_${'abcdefg'[seq % 7]}@obj`],
     classification: { guess: 'shader-compile', confidence: 'medium', evidence: `programs +${seq % 5}` },
     ...extra,
   });
