@@ -60,7 +60,10 @@ let spawned = [];
 // and stops its own around the same renderer; a page opened for a bench
 // scene (?sloptimize=bench:NAME, what `sloptimize bench --launch` opens)
 // records nothing: its frames run on the bench's virtual clock
-const bench = new URLSearchParams(location.search).has('bench') || globalThis.sloptimize?.bench?.urlScene() != null;
+// (every use of sloptimize sits behind import.meta.env.DEV, so a production
+// build carries none of it: tests/game.test.mjs checks the bundle)
+const bench = new URLSearchParams(location.search).has('bench') ||
+  (import.meta.env.DEV && globalThis.sloptimize?.bench?.urlScene() != null);
 // sloptimize: the recorder (present in the dev server only; see docs/recorder.md)
 const rec = import.meta.env.DEV && !bench ? globalThis.sloptimize?.createRecorder({
   renderer, context: () => ({ view: 'tps', crowd: spawned.length ? 'busy' : 'calm' }),
@@ -72,7 +75,7 @@ rec?.track('camera', () => camera.position, { follows: 'unit', reach: { name: 'b
 // sloptimize: the bench scene — 2,000 crates in view, each its own mesh
 // (crates.js; its switches are the changes a bench compares)
 let crates = null;
-globalThis.sloptimize?.scene('crates', () => {
+if (import.meta.env.DEV) globalThis.sloptimize?.scene('crates', () => {
   crates?.dispose();   // set up again (a second bench in this page): the same view, not twice the crates
   crates = buildCrates({ scene, camera, renderer, sun, ground });
   return { renderer, settleFrames: 2 };
