@@ -162,7 +162,8 @@ census_take(const struct attr_opts *o, cJSON **out, char *browser,
 	*sig = 0;
 	pq.deadline = pagerun_now_ms() + o->timeout_ms;
 	if ((rc = pagerun_open(&pq, &pr, sig, err, sizeof(err))) != 0) {
-		snprintf(why, cap, "%s", rc == -EINTR ? "interrupted" : err);
+		snprintf(why, cap, "no census of scene '%s': %s", o->scene,
+		    rc == -EINTR ? "interrupted" : err);
 		return rc;
 	}
 	snprintf(url, ucap, "%s", pagerun_url(pr));

@@ -22,7 +22,8 @@
 // three.js, as the URL's path without origin or query (`src/town.js:42`:
 // Vite serves the original modules, no source map needed), is the site;
 // else "unknown".  What was added before the first Scene was made has no
-// site: track() it (track() keeps its own caller's site).
+// site: track() it (track() keeps its caller's site until an add names
+// the object's own).
 //
 // Injected as a classic script too (bench.js's rule): no import lines,
 // exports only `export function` / `export const`.
@@ -179,6 +180,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
   const stacks = new WeakMap();       // object → Error (formatted on read)
   const sites = new WeakMap();        // object → "path:line" (read once)
   const assets = new WeakMap();       // loaded root → URL path
+  const named = new WeakSet();        // stacks taken by track(): an add() after it is the site
   const ownUrl = typeof own === 'function' ? own : (u) => /\/@sloptimize\/|\/page-runtime\/[a-z]+\.js$/.test(u);
   const capture = (fn) => {
     const e = new Error('site');
@@ -208,7 +210,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
       if (!o.userData || typeof o.userData !== 'object') o.userData = {};
       const prev = o.userData.sloptimize && typeof o.userData.sloptimize === 'object' ? o.userData.sloptimize : {};
       o.userData.sloptimize = { ...prev, id: name };
-      if (!stacks.has(o) && !sites.has(o)) stacks.set(o, capture(id.track));
+      if (!stacks.has(o) && !sites.has(o)) { stacks.set(o, capture(id.track)); named.add(o); }
       return o;
     },
   };
@@ -220,7 +222,11 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
     proto.add = function add_sloptimize(...objs) {
       for (let i = 0; i < objs.length; i++) {
         const o = objs[i];
-        if (o && typeof o === 'object' && !stacks.has(o) && !sites.has(o)) stacks.set(o, capture(add_sloptimize));
+        if (o && typeof o === 'object' && ((!stacks.has(o) && !sites.has(o)) || named.has(o))) {
+          stacks.set(o, capture(add_sloptimize));
+          sites.delete(o);
+          named.delete(o);
+        }
       }
       return add.apply(this, objs);
     };
