@@ -132,18 +132,20 @@ $(BUILD)/gen/skill.o: $(BUILD)/gen/skill.c $(BUILD)/flags
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
-# The bench runtime (page-runtime/clock.js and bench.js) as one classic
+# The bench runtime (page-runtime/clock.js, identity.js, census.js and
+# bench.js, in that order: each uses only what comes before it) as one classic
 # script — their import lines and export keywords taken out — which
 # `sloptimize bench --launch` has the browser run before any page script
 # (docs/bench.md); then as a C string.  `?` is written `\?` so that no
 # "??x" in the script is read as a trigraph.
-$(BUILD)/gen/pagebench.js: page-runtime/clock.js page-runtime/bench.js
+$(BUILD)/gen/pagebench.js: page-runtime/clock.js page-runtime/identity.js \
+    page-runtime/census.js page-runtime/bench.js
 	@mkdir -p $(dir $@)
-	@{ echo '// generated from page-runtime/clock.js and bench.js by the Makefile'; \
+	@{ echo '// generated from page-runtime/clock.js, identity.js, census.js and bench.js by the Makefile'; \
 	   sed -e '/^import /d' -e 's/^export //' $^; } >$@
 
 $(BUILD)/gen/pagebench.c: $(BUILD)/gen/pagebench.js
-	@{ echo '/* generated from page-runtime/clock.js and bench.js by the Makefile */'; \
+	@{ echo '/* generated from page-runtime/clock.js, identity.js, census.js and bench.js by the Makefile */'; \
 	   echo 'const char pagebench_js[] ='; \
 	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' \
 	       -e 's/$$/\\n"/' $<; \

@@ -63,6 +63,7 @@ struct browser {
 	long		 next_id;
 	char		 session[128];
 	int		 width, height;
+	double		 dpr;		/* deviceScaleFactor of the viewport */
 
 	int		 spawned, exited, eof, crashed, loaded, signalled;
 	int64_t		 exit_status;
@@ -526,6 +527,7 @@ browser_launch(const struct browser_opts *o, struct browser **out, char *why,
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return base_say(why, cap, -ENOMEM, "out of memory");
 	b->width = o && o->width > 0 ? o->width : 1280;
+	b->dpr = o && o->dpr > 0 ? o->dpr : 1;
 	b->height = o && o->height > 0 ? o->height : 720;
 	b->cancel = o ? o->cancel : NULL;
 	cdp_reader_init(&b->rd);
@@ -716,7 +718,7 @@ browser_open(struct browser *b, const char *init, const char *url,
 	p = cJSON_CreateObject();
 	cJSON_AddNumberToObject(p, "width", b->width);
 	cJSON_AddNumberToObject(p, "height", b->height);
-	cJSON_AddNumberToObject(p, "deviceScaleFactor", 1);
+	cJSON_AddNumberToObject(p, "deviceScaleFactor", b->dpr);
 	cJSON_AddBoolToObject(p, "mobile", 0);
 	rc = browser_call(b, "Emulation.setDeviceMetricsOverride", p, 1,
 	    timeout_ms, NULL, why, cap);

@@ -45,6 +45,7 @@ struct browser_opts {
 	int			 signals;	/* SIGINT/SIGTERM end waits */
 	const atomic_int	*cancel;	/* set elsewhere: end waits */
 	int			 start_ms;	/* the first answer; 0: 60 s */
+	double			 dpr;		/* device pixel ratio; 0: 1 */
 };
 
 struct browser;
@@ -73,8 +74,8 @@ const char *browser_path(const struct browser *b);
 
 /*
  * Open a page: a target at about:blank, attached (flat session), the
- * viewport at device pixel ratio 1, `init` (may be NULL) evaluated before
- * any script of every document, then `url`, waiting for its load event.
+ * viewport at the launch's device pixel ratio (1 unless asked), `init`
+ * (may be NULL) evaluated before any script of every document, then `url`, waiting for its load event.
  * 0, or a negative errno with why.
  */
 int	browser_open(struct browser *b, const char *init, const char *url,

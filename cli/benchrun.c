@@ -555,7 +555,7 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
     char *path, size_t pcap, cJSON *out_doc, struct bench_outcome *o)
 {
 	struct pagerun_req	 pq = { r->project, r->scene, r->url, r->signals,
-				    r->cancel, OPEN_MS, 0 };
+				    r->cancel, OPEN_MS, 0, 0 };
 	struct pagerun		*pr;
 	char			 url[2300], why[BROWSER_WHY_MAX];
 	cJSON			*res = NULL, *doc, *run;

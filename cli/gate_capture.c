@@ -130,7 +130,7 @@ gate_capture(const struct gate_capture_req *req, struct gate_frame *out,
     char *why, size_t cap)
 {
 	struct pagerun_req	 pq = { req->project, req->scene, req->url,
-				    req->signals, req->cancel, OPEN_MS, 0 };
+				    req->signals, req->cancel, OPEN_MS, 0, 0 };
 	struct pagerun_watch	 w = { BENCH_SETUP_S * 1000 + 10000,
 				    60000, NULL, NULL };
 	struct pagerun		*pr = NULL;

@@ -63,7 +63,8 @@ int
 pagerun_open(const struct pagerun_req *r, struct pagerun **out, int *signal,
     char *err, size_t cap)
 {
-	struct browser_opts	 bo = { 1280, 720, r->signals, r->cancel, 0 };
+	struct browser_opts	 bo = { 1280, 720, r->signals, r->cancel, 0,
+				    r->dpr };
 	struct pagerun		*pr;
 	char			 base[2048], why[BROWSER_WHY_MAX], *init;
 	const char		*sig;

@@ -35,6 +35,7 @@ struct pagerun_req {
 	int			 open_ms;	/* the start, and the load, each */
 	int64_t			 deadline;	/* base_mono_ms() after which
 						   nothing waits; 0: none */
+	double			 dpr;		/* device pixel ratio; 0: 1 */
 };
 
 /* How a long call is watched. */

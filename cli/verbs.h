@@ -20,5 +20,6 @@ int	verb_init_agent(int argc, char **argv);
 int	verb_init(int argc, char **argv);
 int	verb_check(int argc, char **argv);
 int	verb_bench(int argc, char **argv);
+int	verb_attribute(int argc, char **argv);
 
 #endif

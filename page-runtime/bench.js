@@ -39,9 +39,19 @@
 // the same run().  progress() is what a driver polls while run() is under
 // way: a page whose main thread hangs does not answer it.
 //
+// `sloptimize.bench.census({scene})` sets the scene up the same way, steps
+// its settle frames and one more, and walks what that frame rendered
+// (census.js): `sloptimize attribute --static --launch` calls it.  The
+// identity (identity.js: ids, construction sites, track()) is installed
+// here, before any game script, so the sites of what the game adds are
+// known.
+//
 // Injected as a classic script too (see clock.js): imports only from
-// ./clock.js on one line, exports only `export function` / `export const`.
+// ./clock.js, ./identity.js and ./census.js, each on one line; exports
+// only `export function` / `export const`.
 import { installClock, TICK_MS, CLOCK_MODE } from './clock.js';
+import { installIdentity } from './identity.js';
+import { takeCensus } from './census.js';
 
 export const BENCH_DEFAULTS = Object.freeze({ frames: 600, warmup: 120, runs: 3 });
 export const BENCH_LIMITS = Object.freeze({ frames: 100000, warmup: 100000, runs: 20 });
@@ -217,6 +227,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   const api = g.sloptimize && typeof g.sloptimize === 'object' ? g.sloptimize : (g.sloptimize = {});
   if (api.bench && api.clock) return api;
   const clock = installClock(g, { mode, seed });
+  const identity = installIdentity(g);
   const scenes = new Map();
   const renderers = [];
   let state = { phase: 'idle', run: 0, runs: 0, frame: 0, frames: 0, scene: null, since: clock.real(), error: null };
@@ -545,6 +556,70 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     }
   }
 
+  /*
+   * The static census (docs/attribute.md): the scene set up as for a
+   * bench, its settle frames stepped, then one more frame whose render
+   * calls name the scenes drawn; those are walked (census.js) with the
+   * clock still paused, so the walk is of exactly that frame's world.
+   * Resolves the census document (schemas/census.json, less the CLI's
+   * fields) with the scene, the clock and the frame.
+   */
+  async function census(options = {}) {
+    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
+      throw new Error(`census: a bench is already running (${state.phase})`);
+    const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, ...options };
+    if (typeof opt.scene !== 'string' || !SCENE_NAME.test(opt.scene))
+      throw new Error(`census: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
+    setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
+    const engaged = clock.engage({ seed: opt.seed });
+    let restore = null;
+    try {
+      const { entry, renderer, settle, notes } = await prepare(opt);
+      const drawn = [];
+      const original = renderer.render;
+      const wrapper = function (sceneArg, ...rest) {
+        if (sceneArg && !drawn.includes(sceneArg)) drawn.push(sceneArg);
+        return original.call(this, sceneArg, ...rest);
+      };
+      renderer.render = wrapper;
+      restore = () => { if (renderer.render === wrapper) renderer.render = original; };
+      setPhase('settle', { frames: settle, frame: 0 });
+      for (let i = 0; i < settle; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
+      setPhase('census', { frames: 1, frame: 0 });
+      await realFrame();
+      drawn.length = 0;
+      clock.step();
+      restore();
+      restore = null;
+      if (drawn.length === 0)
+        throw new Error(`census: the game made no render call in frame ${clock.frame} of scene '${opt.scene}': its loop did not run then, nothing to walk`);
+      const t0 = clock.real();
+      const doc = takeCensus(drawn, { renderer, identity, g });
+      const walkMs = clock.real() - t0;
+      state.frame = 1;
+      setPhase('done');
+      return {
+        ...doc,
+        scene: opt.scene,
+        sceneSetup: entry.setup ? 'setup' : 'at-load',
+        frame: clock.frame,
+        settleFrames: settle,
+        scenesDrawn: drawn.length,
+        clock: { mode: CLOCK_MODE, tickMs: r3(TICK_MS), seed: opt.seed, engagedBy: engaged ? 'bench' : 'page-load' },
+        viewport: { width: g.innerWidth, height: g.innerHeight, devicePixelRatio: g.devicePixelRatio },
+        sites: { patched: identity.patched },
+        walkMs: r3(walkMs),
+        notes: [...notes, ...doc.notes, ...(identity.patched ? [] : ['no three.js Scene was announced before the game built its objects: every site is unknown'])],
+      };
+    } catch (e) {
+      setPhase('failed', { error: String((e && e.message) || e) });
+      throw e;
+    } finally {
+      if (restore) restore();
+      if (engaged) clock.release();
+    }
+  }
+
   // what a driver polls: the phase, the frame reached, and for how long
   // (real ms) the phase has lasted
   function progress() {
@@ -554,6 +629,8 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
 
   api.clock = clock;
   api.scene = scene;
-  api.bench = { run, capture, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
+  // the host's one line: sloptimize.track(object, 'enemy_17') (identity.js)
+  api.track = (object, id) => identity.track(object, id);
+  api.bench = { run, capture, census, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
   return api;
 }

@@ -29,12 +29,18 @@ export interface SloptimizeGlobal {
   /** The Ctrl+F12 panel, unless the plugin was given `panel: false`. */
   panel: Panel | null;
 
-  // ---------------------------------------------------------------------
-  // Room for the verify and attribute tiers (DESIGN §16): scene() (the
-  // controlled run's named scenes) and track() (an entity's identity) are
-  // added to the bootstrap by those issues; their declarations go here
-  // when they land.
-  // ---------------------------------------------------------------------
+  /**
+   * Name an entity (docs/attribute.md): sets `object.userData.sloptimize.id`,
+   * which the census, hitch records and wake lines then use for it and
+   * everything under it, the same on every load.  Dev only: the plugin's
+   * bootstrap (and a launched bench) put it here, so call it with `?.`.
+   * `id`: 1-128 letters, digits or `_ . : / [ ] # @ -`.  Returns `object`.
+   *
+   *   globalThis.sloptimize?.track(enemy, `enemy_${n}`);
+   */
+  track<T extends { isObject3D: true }>(object: T, id: string): T;
+  // Room for the verify tier (DESIGN §16): scene() (the controlled run's
+  // named scenes) is declared here when its issue lands.
 }
 
 declare global {

@@ -34,8 +34,10 @@ import {
 } from './frames.js';
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
+import { textureBytes } from './census.js';
+import { entityId, pageIdentity, SITE_UNKNOWN } from './identity.js';
 
-export { canonicalContext };
+export { canonicalContext, textureBytes };
 
 const REGISTRY = Symbol.for('sloptimize.recorder');
 const MEDIAN_YOUNG = 60;          // below this many frames in the ring, the rolling median is remade each frame
@@ -71,7 +73,7 @@ const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3;
 const W_CENSUS = 1, W_HITCH = 2;
 const CAM = 7;                    // camera position xyz + quaternion xyzw, per queued hitch
 const NO_CENSUS = Object.freeze({ spawned: Object.freeze([]), spawnedCount: 0, removed: Object.freeze([]), removedCount: 0,
-  minted: Object.freeze([]), mintedCount: 0 });
+  minted: Object.freeze([]), mintedCount: 0, spawnedEntities: Object.freeze([]), mintedIds: Object.freeze({}) });
 
 const r1 = (v) => Math.round(v * 10) / 10;
 // The hitch limit's key: the verdict, and for a long script the script
@@ -110,32 +112,16 @@ function objPath(o) {
 }
 const siteOf = (m, o) => `${m.type || 'Material'}${m.name ? `:${m.name}` : ''}@${objPath(o)}`;
 
-// Bytes per texel of three's formats and types (three's constants, by value:
-// the recorder never imports three).  Unknown: 4 (RGBA8).
-const FORMAT_CHANNELS = { 1021: 1, 1022: 3, 1023: 4, 1026: 1, 1027: 1, 1028: 1, 1029: 1, 1030: 2, 1031: 2, 1032: 3, 1033: 4 };
-const TYPE_BYTES = { 1009: 1, 1010: 1, 1011: 2, 1012: 2, 1013: 4, 1014: 4, 1015: 4, 1016: 2, 1017: 2, 1018: 2, 1019: 2, 1020: 4 };
-// An estimate of what a texture's first upload sent: width × height ×
-// depth × bytes per texel, × 4/3 with mipmaps, × 6 for a cube; a
-// compressed one by its mipmaps' data.  0 when nothing tells its size.
-export function textureBytes(tex) {
-  try {
-    if (tex.isCompressedTexture && Array.isArray(tex.mipmaps)) {
-      let n = 0;
-      for (const m of tex.mipmaps) n += m && m.data ? m.data.byteLength || 0 : 0;
-      return n;
-    }
-    let img = tex.image, faces = 1;
-    if (Array.isArray(img)) { faces = img.length; img = img[0]; }
-    if (!img) return 0;
-    const w = img.width || img.videoWidth || img.naturalWidth || 0;
-    const h = img.height || img.videoHeight || img.naturalHeight || 0;
-    const depth = img.depth || 1;
-    if (!(w > 0 && h > 0)) return 0;
-    const texel = (FORMAT_CHANNELS[tex.format] || 4) * (TYPE_BYTES[tex.type] || 1);
-    const mips = tex.generateMipmaps !== false && tex.minFilter !== 1006 && tex.minFilter !== 1003 ? 4 / 3 : 1;
-    return Math.round(w * h * depth * texel * faces * mips);
-  } catch { return 0; }
+// The entity an object belongs to and where the source built it
+// (identity.js, docs/attribute.md): {id, site}.  Without the page's
+// identity (a recorder outside the dev page) the id is still resolved;
+// the site is unknown.
+function entityOf(o, cache) {
+  const idn = pageIdentity();
+  const e = idn ? idn.entityId(o, cache) : entityId(o, { cache });
+  return { id: e.id, site: idn ? idn.siteOf(e.root) : SITE_UNKNOWN };
 }
+
 // The sites a hitch is keyed by (footprint v2): those of what its verdict
 // names — the materials whose program is new for a compile, whose
 // texture is new for an upload, the objects first drawn for a spawn —
@@ -153,6 +139,7 @@ function mergeFinds(a, b) {
   return { spawned: list(a.spawned, b.spawned, MAX_NAMES), spawnedCount: a.spawnedCount + b.spawnedCount,
     removed: list(a.removed, b.removed, MAX_NAMES), removedCount: a.removedCount + b.removedCount,
     minted: cat(a.minted, b.minted, MAX_MINTED), mintedCount: a.mintedCount + b.mintedCount,
+    spawnedEntities: list(a.spawnedEntities, b.spawnedEntities, MAX_NAMES), mintedIds: { ...a.mintedIds, ...b.mintedIds },
     sites: cat(a.sites, b.sites, MAX_MINTED), uploadBytes: a.uploadBytes + b.uploadBytes,
     sitesBy: a.sitesBy && b.sitesBy ? Object.fromEntries(Object.keys(a.sitesBy).map((k) => [k, cat(a.sitesBy[k], b.sitesBy[k], MAX_MINTED)]))
       : a.sitesBy || b.sitesBy };
@@ -252,7 +239,7 @@ class Recorder {
     this.seenTextures = new WeakSet();
     this.cs = { gen: 0, stamp: new WeakMap(), cur: [], prev: [], nCur: 0, nPrev: 0, stack: [], nStack: 0,
       running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
-      newTextures: null, newPrograms: null, uploadBytes: 0 };
+      spawnedObjs: null, mintedObjs: null, newTextures: null, newPrograms: null, uploadBytes: 0 };
     this.carry = null;            // a census's finds that no queued frame took yet (workFor)
     this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
     this.visitor = null;
@@ -815,6 +802,7 @@ class Recorder {
       // stall there is the same cause (the GPU process finishing it)
       if (moved(target) || census.uploadBytes > 0) {
         this.lastFinds = { frame: ring.frame[s], sites: census.sites, sitesBy: census.sitesBy, minted: census.minted, mintedCount: census.mintedCount,
+          mintedIds: census.mintedIds,
           uploadBytes: census.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
       }
     }
@@ -860,7 +848,7 @@ class Recorder {
     // makes the same on first use)
     c.props = props && typeof props.get === 'function' ? props : null;
     c.propsHas = c.props !== null && typeof props.has === 'function';
-    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.sitesBy = null; c.newTextures = null; c.newPrograms = null;
+    c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.spawnedObjs = null; c.mintedObjs = null; c.sitesBy = null; c.newTextures = null; c.newPrograms = null;
     c.uploadBytes = 0;
     const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
     c.nStack = 0;
@@ -925,10 +913,17 @@ class Recorder {
     const mintedList = c.minted ? [...c.minted].sort() : [];
     const siteList = c.sites ? [...c.sites].sort() : [];
     const by = (set) => (set && set.size ? [...set].sort().slice(0, MAX_MINTED) : []);
+    // the entities of what is named (bounded: MAX_NAMES + MAX_MINTED)
+    const idCache = new WeakMap();
+    const spawnedEntities = mint && c.spawnedObjs ? c.spawnedObjs.map((o) => entityOf(o, idCache)) : [];
+    const mintedIds = {};
+    if (mint && c.mintedObjs) for (const k of mintedList.slice(0, MAX_MINTED)) mintedIds[k] = entityOf(c.mintedObjs.get(k), idCache);
+    c.spawnedObjs = null; c.mintedObjs = null;     // no reference kept
     const sitesBy = c.sitesBy ? { 'shader-compile': by(c.sitesBy.compiled), 'texture-upload': by(c.sitesBy.uploaded),
       'spawn-burst': by(c.sitesBy.fresh) } : null;
     return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
       removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length,
+      spawnedEntities, mintedIds,
       sites: siteList.slice(0, MAX_MINTED), sitesBy, uploadBytes: mint ? c.uploadBytes : 0 };
   }
 
@@ -948,7 +943,7 @@ class Recorder {
       c.spawnedCount++;
       if (c.mint) {
         if (!c.spawned) c.spawned = [];
-        if (c.spawned.length < MAX_NAMES) c.spawned.push(objName(o));
+        if (c.spawned.length < MAX_NAMES) { c.spawned.push(objName(o)); (c.spawnedObjs || (c.spawnedObjs = [])).push(o); }
       }
     }
     const mat = o.material;
@@ -1008,7 +1003,10 @@ class Recorder {
       }
     }
     if (minting && c.mint) {
-      (c.minted || (c.minted = new Set())).add(`${matName(m)}@${objName(o)}`);
+      const key = `${matName(m)}@${objName(o)}`;
+      (c.minted || (c.minted = new Set())).add(key);
+      const mo = c.mintedObjs || (c.mintedObjs = new Map());
+      if (!mo.has(key)) mo.set(key, o);
       const site = siteOf(m, o);
       (c.sites || (c.sites = new Set())).add(site);
       // by what made it new: a compile's cause is the materials whose
@@ -1048,6 +1046,7 @@ class Recorder {
     };
     const sites = sitesFor(census, cls[0].guess);
     if (sites.length) rec.sites = sites;
+    let mintedIds = census.mintedIds || {};
     if (f.uploadBytes > 0) rec.uploadBytes = f.uploadBytes;
     if (f.recorderMs >= 0.1) rec.recorderMs = r1(f.recorderMs);
     if (f.resized) rec.resize = f.resized;
@@ -1059,12 +1058,18 @@ class Recorder {
       const lf = this.lastFinds;
       const held = sitesFor(lf, cls[0].guess);
       if (held.length) rec.sites = held;
-      if (lf.minted.length) rec.minted = lf.minted;
+      if (lf.minted.length) { rec.minted = lf.minted; mintedIds = lf.mintedIds || {}; }
       rec.before = { frame: lf.frame, programs: lf.programs, textures: lf.textures, ...(lf.uploadBytes > 0 ? { uploadBytes: lf.uploadBytes } : {}) };
     }
     if (census.spawnedCount > census.spawned.length) rec.world.spawnedCount = census.spawnedCount;
     if (census.removedCount > census.removed.length) rec.world.removedCount = census.removedCount;
     if (census.mintedCount > census.minted.length) rec.mintedCount = census.mintedCount;
+    // beside the names, what entity each is and where it was built
+    // (identity.js); the names stay for the readers that know only them
+    if (census.spawnedEntities && census.spawnedEntities.length === rec.world.spawned.length && rec.world.spawned.length)
+      rec.world.spawnedEntities = census.spawnedEntities.map((e, i) => ({ name: rec.world.spawned[i], id: e.id, site: e.site }));
+    if (rec.minted.length && rec.minted.every((k) => mintedIds[k]))
+      rec.mintedEntities = rec.minted.map((k) => ({ minted: k, id: mintedIds[k].id, site: mintedIds[k].site }));
     if (this.workHasCam[w] === 1) {
       const c = this.workCam, o = w * CAM;
       const r2 = (v) => Math.round(v * 100) / 100, r3 = (v) => Math.round(v * 1000) / 1000;

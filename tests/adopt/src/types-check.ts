@@ -25,6 +25,8 @@ export const off: () => void = rec.subscribe(() => {});
 const g = globalThis.sloptimize;
 export const fromBootstrap: Recorder | undefined = g?.createRecorder({ renderer, build: 'v2' });
 export const current: Recorder | null | undefined = g?.rec;
+const enemy = new THREE.Group();
+export const named: THREE.Group | undefined = g?.track(enemy, 'enemy_17');
 const panel: Panel = createPanel({ endpoint: 'http://127.0.0.1:7567', tab: 'issues', hotkey: false });
 panel.open();
 const doc: IssuesDocument = buildIssues(parseJsonl('{"type":"heartbeat"}\n').records, { now: 0 });
@@ -43,6 +45,10 @@ rec.track('bad', () => 'here');
 createRecorder({ renderer, context: () => ({ where: { x: 1 } }) });
 // @ts-expect-error: globalThis.sloptimize is absent outside the dev server
 globalThis.sloptimize.createRecorder({ renderer });
+// @ts-expect-error: track() names a three.js object, not a plain one
+g?.track({ position: [0, 0, 0] }, 'enemy_18');
+// @ts-expect-error: the id is a string
+g?.track(enemy, 17);
 // @ts-expect-error: no such tab
 createPanel({ tab: 'graphs' });
 // @ts-expect-error: the state is read, not written

@@ -1,0 +1,446 @@
+/*
+ * attribute — `sloptimize attribute --static`: the census of a scene
+ * (docs/attribute.md, DESIGN §16): which entity holds what, where in the
+ * source it was built, and the hints a walk can honestly give.
+ *
+ * `--launch`: the page opened in a headless Chromium by cli/pagerun.h
+ * (the launch, injection, URL and take-down `bench --launch` and
+ * `gate --launch` use), then one call of the page runtime's
+ * sloptimize.bench.census({scene}) (page-runtime/bench.js, census.js):
+ * the scene set up under the virtual clock, its settle frames and one
+ * more stepped, and what that frame drew walked with the clock paused.
+ * The answer is outside input: checked (its version, its totals, each
+ * hint's kind against the closed vocabulary) before anything is written,
+ * and .sloptimize/census.json is replaced whole (statedir_write: temp
+ * file, fsync, rename) — a reader sees the old census or the new.
+ *
+ * Without --launch the census would come from the open tab through the
+ * daemon's relay, which does not exist yet: exit 4, said as bench and
+ * gate say it.  The measured bisection (`attribute` without --static) is
+ * not built yet either: a usage error that says so, never a guess.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/benchrun.h"
+#include "cli/cli.h"
+#include "cli/pagerun.h"
+#include "cli/verbs.h"
+#include "ledger/footprint.h"
+#include "project/statedir.h"
+
+#define ATTR_OPEN_MS	120000	/* the start, the load: each at most this */
+#define ATTR_TIMEOUT_MS	300000	/* the whole census, by default */
+
+/* The hints' closed vocabulary (docs/attribute.md). */
+static const char *const hint_kinds[] = {
+	"instancing-candidate", "material-dedup-candidate",
+	"shadow-caster-light", "undisposed-suspect", "oversized-texture",
+	"uncapped-pixel-ratio", NULL
+};
+
+struct attr_opts {
+	const char	*project;
+	const char	*scene;
+	const char	*url;
+	int		 launch;
+	int		 timeout_ms;
+	double		 dpr;
+	int64_t		 now_ms;	/* --now, or the clock */
+};
+
+static const cJSON *
+get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static int
+scene_ok(const char *s)
+{
+	size_t	n = strlen(s), i;
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char	c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || (i > 0 && (c == '_' || c == '-' ||
+		    c == '.'))))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+known_kind(const char *k)
+{
+	int	i;
+
+	for (i = 0; k != NULL && hint_kinds[i] != NULL; i++)
+		if (strcmp(k, hint_kinds[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The page's census, checked: v 1, totals with the counts as numbers and
+ * calls null, entities and hints as arrays.  A hint outside the
+ * vocabulary is dropped and counted (*dropped): a newer runtime's kind
+ * this CLI cannot explain is said, not passed on as if it knew it.
+ * 0, or -EPROTO with why.
+ */
+static int
+census_check(cJSON *doc, int *dropped, char *why, size_t cap)
+{
+	static const char *const counts[] = { "meshes", "triangles",
+	    "materials", "geometries", "textureBytesEstimate", NULL };
+	const cJSON	*t = get(doc, "totals"), *v = get(doc, "v");
+	cJSON		*hints = cJSON_GetObjectItemCaseSensitive(doc, "hints"),
+			*h;
+	int		 i;
+
+	*dropped = 0;
+	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(v) || v->valueint != 1 ||
+	    !cJSON_IsObject(t) || !cJSON_IsArray(get(doc, "entities")) ||
+	    !cJSON_IsArray(hints)) {
+		snprintf(why, cap, "the page's census runtime answered "
+		    "something that is not a census (v 1 with totals, entities "
+		    "and hints)");
+		return -EPROTO;
+	}
+	for (i = 0; counts[i] != NULL; i++) {
+		const cJSON	*n = get(t, counts[i]);
+
+		if (!cJSON_IsNumber(n) || n->valuedouble < 0) {
+			snprintf(why, cap, "the page's census has no count of "
+			    "%s", counts[i]);
+			return -EPROTO;
+		}
+	}
+	if (!cJSON_IsNull(get(t, "calls"))) {
+		snprintf(why, cap, "the page's census gives draw calls: a "
+		    "static census cannot know them (calls must be null)");
+		return -EPROTO;
+	}
+	for (h = hints->child; h != NULL;) {
+		cJSON	*next = h->next;
+
+		if (!cJSON_IsObject(h) || !known_kind(cJSON_GetStringValue(
+		    get(h, "kind"))) || !cJSON_IsString(get(h, "fix")) ||
+		    !cJSON_IsString(get(h, "site"))) {
+			cJSON_Delete(cJSON_DetachItemViaPointer(hints, h));
+			(*dropped)++;
+		}
+		h = next;
+	}
+	return 0;
+}
+
+/* The census of o->scene from a launched browser: 0 with *out (the
+ * caller's), or a negative errno with why; *sig the signal that ended a
+ * wait. */
+static int
+census_take(const struct attr_opts *o, cJSON **out, char *browser,
+    size_t bcap, char *url, size_t ucap, int *sig, char *why, size_t cap)
+{
+	struct pagerun_req	 pq = { o->project, o->scene, o->url, 1, NULL,
+				    ATTR_OPEN_MS, 0, o->dpr };
+	struct pagerun_watch	 w = { BENCH_SETUP_S * 1000 + 10000, 60000,
+				    NULL, NULL };
+	struct pagerun		*pr = NULL;
+	char			 expr[1024], err[2048];
+	int			 rc;
+
+	*out = NULL;
+	*sig = 0;
+	pq.deadline = pagerun_now_ms() + o->timeout_ms;
+	if ((rc = pagerun_open(&pq, &pr, sig, err, sizeof(err))) != 0) {
+		snprintf(why, cap, "no census of scene '%s': %s", o->scene,
+		    rc == -EINTR ? "interrupted" : err);
+		return rc;
+	}
+	snprintf(url, ucap, "%s", pagerun_url(pr));
+	snprintf(browser, bcap, "%s", pagerun_browser(pr));
+	snprintf(expr, sizeof(expr), "(async () => { const s = globalThis."
+	    "sloptimize; if (!s || !s.bench || !s.bench.census) throw new "
+	    "Error('the page has no sloptimize census runtime (the script "
+	    "injected before the page did not run?)'); return await "
+	    "s.bench.census({ scene: '%s', seed: %d, setupTimeoutMs: %d, "
+	    "waitSceneMs: 10000 }); })()", o->scene, PAGERUN_SEED,
+	    BENCH_SETUP_S * 1000);
+	rc = pagerun_eval(pr, expr, &w, out, err, sizeof(err));
+	if (rc == -EINTR)
+		*sig = pagerun_signal(pr);
+	if (pagerun_close(pr) != 0 && rc == 0) {
+		snprintf(err, sizeof(err), "the browser's processes outlived "
+		    "SIGKILL");
+		rc = -EBUSY;
+	}
+	if (rc != 0) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		if (rc == -ETIMEDOUT && strstr(err, "deadline") != NULL)
+			snprintf(why, cap, "no census of scene '%s' within its "
+			    "deadline of %d s: %s", o->scene,
+			    o->timeout_ms / 1000, err);
+		else
+			snprintf(why, cap, "no census of scene '%s': %s",
+			    o->scene, err);
+	}
+	return rc;
+}
+
+/* The document written: what the CLI knows first (when, which scene,
+ * page and browser), then the page's census as it answered. */
+static cJSON *
+census_doc(const struct attr_opts *o, cJSON *page, const char *browser,
+    const char *url, int dropped)
+{
+	cJSON	*d = cJSON_CreateObject(), *it, *notes;
+	char	 at[32];
+
+	if (d == NULL)
+		return NULL;
+	iso_format_ms(o->now_ms, at);
+	cJSON_AddNumberToObject(d, "v", 1);
+	cJSON_AddStringToObject(d, "at", at);
+	cJSON_AddStringToObject(d, "scene", o->scene);
+	cJSON_AddStringToObject(d, "source", "launch");
+	cJSON_AddStringToObject(d, "url", url);
+	cJSON_AddStringToObject(d, "browser", browser);
+	while ((it = page->child) != NULL) {
+		cJSON_DetachItemViaPointer(page, it);
+		if (strcmp(it->string, "v") == 0 ||
+		    cJSON_GetObjectItemCaseSensitive(d, it->string) != NULL)
+			cJSON_Delete(it);
+		else
+			cJSON_AddItemToObject(d, it->string, it);
+	}
+	if (dropped > 0 && (notes = cJSON_GetObjectItemCaseSensitive(d,
+	    "notes")) != NULL && cJSON_IsArray(notes)) {
+		char	line[160];
+
+		snprintf(line, sizeof(line), "%d hints of a kind this sloptimize "
+		    "does not know were left out (a newer page runtime?)",
+		    dropped);
+		cJSON_AddItemToArray(notes, cJSON_CreateString(line));
+	}
+	return d;
+}
+
+static int
+census_write(const char *project, const cJSON *doc, char *path, size_t pcap,
+    char *why, size_t cap)
+{
+	char	top[PATH_MAX], *text;
+	int	rc;
+
+	if ((size_t)snprintf(top, sizeof(top), "%s/" PROJECT_DIR, project) >=
+	    sizeof(top) || project_path(project, "census.json", path, pcap)) {
+		snprintf(why, cap, "the project path is too long");
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(top, 0755) != 0 && errno != EEXIST) {
+		rc = -errno;
+		snprintf(why, cap, "cannot create %s: %s", top, strerror(errno));
+		return rc;
+	}
+	if ((text = cJSON_Print(doc)) == NULL) {
+		snprintf(why, cap, "out of memory");
+		return -ENOMEM;
+	}
+	rc = statedir_write(path, text, strlen(text), 0644);
+	free(text);
+	if (rc != 0)
+		snprintf(why, cap, "cannot write %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+static double
+num(const cJSON *o, const char *k)
+{
+	const cJSON	*n = get(o, k);
+
+	return cJSON_IsNumber(n) ? n->valuedouble : 0;
+}
+
+static const char *
+str(const cJSON *o, const char *k)
+{
+	const char	*s = cJSON_GetStringValue(get(o, k));
+
+	return s ? s : "";
+}
+
+static void
+print_text(const cJSON *d, const char *path)
+{
+	const cJSON	*t = get(d, "totals"), *e, *h, *n;
+	int		 i = 0;
+
+	printf("census of scene '%s' (%s): %.0f meshes, %.0f triangles, %.0f "
+	    "materials, %.0f geometries, ~%.1f MB of textures (an estimate); "
+	    "draw calls are not known to a static census\n", str(d, "scene"),
+	    str(d, "at"), num(t, "meshes"), num(t, "triangles"),
+	    num(t, "materials"), num(t, "geometries"),
+	    num(t, "textureBytesEstimate") / 1048576.0);
+	cJSON_ArrayForEach(e, get(d, "entities")) {
+		if (i++ == 5)
+			break;
+		printf("  %-28s %6.0f meshes %9.0f triangles  %s\n",
+		    str(e, "id"), num(e, "meshes"), num(e, "triangles"),
+		    str(e, "site"));
+	}
+	if (cJSON_GetArraySize(get(d, "entities")) == 0)
+		printf("  (no entity with a mesh)\n");
+	cJSON_ArrayForEach(h, get(d, "hints"))
+		printf("%s: %s\n", str(h, "kind"), str(h, "fix"));
+	cJSON_ArrayForEach(n, get(d, "notes"))
+		if (cJSON_IsString(n))
+			printf("note: %s\n", n->valuestring);
+	printf("written to %s\n", path);
+}
+
+static const char usage[] =
+"usage: sloptimize attribute --static --scene S --launch [--url URL]\n"
+"                            [--dpr N] [--timeout SECONDS] [--json]\n"
+"\n"
+"The census of a named scene: its meshes, triangles, materials,\n"
+"geometries and an estimate of its texture bytes, by entity (the id\n"
+"sloptimize.track() gave it, its asset, its name path, or a stable auto\n"
+"id) with the file and line that built it, and hints with their evidence\n"
+"and a fix naming that line.  Written to .sloptimize/census.json.\n"
+"\n"
+"  --static         the census (the measured bisection is not built yet)\n"
+"  --scene S        a named scene (docs/bench.md)\n"
+"  --launch         spawn a headless Chromium rather than use the open tab\n"
+"  --url URL        the game's URL (default: .sloptimize/dev.json's)\n"
+"  --dpr N          the launched browser's device pixel ratio (default 1)\n"
+"  --timeout S      the census's whole deadline (default 300 s)\n"
+"\n"
+"exit: 0 written, 2 usage, 4 no browser, page or scene (or the open tab\n"
+"is not reachable yet: pass --launch); 130/143 interrupted (the browser\n"
+"taken down).  docs/attribute.md.\n";
+
+int
+verb_attribute(int argc, char **argv)
+{
+	struct cli_common	 c;
+	struct attr_opts	 o = { 0 };
+	const char		*timeout = NULL, *dpr = NULL;
+	int			 stat_ = 0, rc, sig = 0, dropped = 0;
+	char			 why[3 * PATH_MAX], browser[128] = "", url[2300] = "",
+				 path[PATH_MAX], *end;
+	cJSON			*page = NULL, *doc;
+	const struct cli_opt	 opts[] = {
+		{ "static", OPT_FLAG, &stat_ },
+		{ "scene", OPT_ARG, &o.scene },
+		{ "launch", OPT_FLAG, &o.launch },
+		{ "url", OPT_ARG, &o.url },
+		{ "dpr", OPT_ARG, &dpr },
+		{ "timeout", OPT_ARG, &timeout },
+		{ NULL, 0, NULL }
+	};
+
+	if ((rc = cli_parse(argc, argv, opts, &c, usage, NULL, NULL)) >= 0)
+		return rc;
+	o.project = c.project;
+	o.now_ms = c.now_ms;
+	o.timeout_ms = ATTR_TIMEOUT_MS;
+	o.dpr = 1;
+	if (!stat_) {
+		fprintf(stderr, "sloptimize attribute: the measured bisection "
+		    "(attribute without --static) is not built yet; "
+		    "--static gives the census\n%s", usage);
+		return EXIT_USAGE;
+	}
+	if (timeout != NULL) {
+		long	s;
+
+		errno = 0;
+		s = strtol(timeout, &end, 10);
+		if (errno || end == timeout || *end != '\0' || s < 1 ||
+		    s > 3600) {
+			fprintf(stderr, "sloptimize attribute: --timeout is the "
+			    "census's deadline in whole seconds, 1 to 3600, "
+			    "not '%s'\n", timeout);
+			return EXIT_USAGE;
+		}
+		o.timeout_ms = (int)s * 1000;
+	}
+	if (dpr != NULL) {
+		errno = 0;
+		o.dpr = strtod(dpr, &end);
+		if (errno || end == dpr || *end != '\0' ||
+		    !(o.dpr >= 0.5 && o.dpr <= 4)) {
+			fprintf(stderr, "sloptimize attribute: --dpr is a device "
+			    "pixel ratio from 0.5 to 4, not '%s'\n", dpr);
+			return EXIT_USAGE;
+		}
+	}
+	if (o.scene == NULL) {
+		fprintf(stderr, "sloptimize attribute: --scene S is required "
+		    "(the view a person named: docs/bench.md)\n%s", usage);
+		return EXIT_USAGE;
+	}
+	if (!scene_ok(o.scene)) {
+		fprintf(stderr, "sloptimize attribute: a scene is named by 1-64 "
+		    "letters, digits, '.', '_' or '-' (not '%s')\n", o.scene);
+		return EXIT_USAGE;
+	}
+	if (!o.launch) {
+		fprintf(stderr, "sloptimize attribute: the census in the open "
+		    "tab (through the daemon) is not available yet: pass "
+		    "--launch to take the census of scene '%s' in a browser "
+		    "sloptimize starts\n", o.scene);
+		return EXIT_NOTHING;
+	}
+	if (o.now_ms == 0) {
+		struct timespec	ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		o.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
+	rc = census_take(&o, &page, browser, sizeof(browser), url, sizeof(url),
+	    &sig, why, sizeof(why));
+	if (rc == -EINTR) {
+		fprintf(stderr, "sloptimize attribute: interrupted; the browser "
+		    "is taken down and nothing was written\n");
+		return 128 + (sig ? sig : 2);
+	}
+	if (rc == -ENAMETOOLONG) {
+		fprintf(stderr, "sloptimize attribute: %s\n", why);
+		return EXIT_USAGE;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "sloptimize attribute: %s\n", why);
+		return EXIT_NOTHING;
+	}
+	if ((rc = census_check(page, &dropped, why, sizeof(why))) != 0 ||
+	    (doc = census_doc(&o, page, browser, url, dropped)) == NULL) {
+		fprintf(stderr, "sloptimize attribute: %s; nothing was "
+		    "written\n", rc ? why : "out of memory");
+		cJSON_Delete(page);
+		return EXIT_NOTHING;
+	}
+	cJSON_Delete(page);
+	if ((rc = census_write(o.project, doc, path, sizeof(path), why,
+	    sizeof(why))) != 0) {
+		fprintf(stderr, "sloptimize attribute: %s\n", why);
+		cJSON_Delete(doc);
+		return EXIT_NOTHING;
+	}
+	if (c.json)
+		print_json(doc);
+	else
+		print_text(doc, path);
+	cJSON_Delete(doc);
+	return EXIT_OK;
+}

@@ -1,0 +1,282 @@
+// identity.js — which entity an object is, and where in the source it was
+// built (DESIGN §16, docs/attribute.md).  Dev only; never imports three.
+//
+// The id, in this order (the first that applies wins):
+//
+//   1. `userData.sloptimize.id` on the object or its nearest ancestor that
+//      has one — set by the host's one line `sloptimize.track(obj, 'enemy_17')`
+//   2. the asset it came from, `gltf:<url>` — three announces each loader
+//      it makes on __THREE_DEVTOOLS__; a glTF loader's load() is wrapped so
+//      the scene it delivers is remembered with its URL
+//   3. its name path under the scene, `town/rocks/rock[12]` (an unnamed
+//      level by its type; `[k]` when siblings share the segment), when at
+//      least one level has a name
+//   4. `auto:<hash>` — FNV-1a 32 of the type path, geometry and material
+//      kinds: the same scene built the same way gets the same ids on every
+//      load.  Never three's per-load `uuid` or `id`.
+//
+// The site: `Object3D.prototype.add` is wrapped (found through the first
+// Object3D three announces — a Scene — so three is never imported) and the
+// stack of the call that first added each object is kept, unformatted
+// (V8 formats a stack only when it is read).  Its first frame outside
+// three.js, as the URL's path without origin or query (`src/town.js:42`:
+// Vite serves the original modules, no source map needed), is the site;
+// else "unknown".  What was added before the first Scene was made has no
+// site: track() it (track() keeps its caller's site until an add names
+// the object's own).
+//
+// Injected as a classic script too (bench.js's rule): no import lines,
+// exports only `export function` / `export const`.
+
+export const SITE_UNKNOWN = 'unknown';
+export const TRACK_ID = /^[A-Za-z0-9][A-Za-z0-9_.:/[\]#@-]{0,127}$/;
+const IDENTITY_KEY = Symbol.for('sloptimize.identity');
+
+// FNV-1a 32 over a string's UTF-16 code units, as 8 hex digits.
+export function fnv1a32(s) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+// A frame belongs to three.js when its script is three's: the npm package
+// (node_modules/three/…, its addons included), Vite's pre-bundle of it
+// (.vite/deps/three.js, three_addons_….js) or a copy named three*.js.
+export function isThreeUrl(url) {
+  const path = String(url).split(/[?#]/)[0];
+  return /\/node_modules\/three\//.test(path) || /\/\.vite\/deps\/three[^/]*\.js$/.test(path) ||
+    /(?:^|\/)three(?:\.[a-z]+)*\.(?:m?js)$/i.test(path);
+}
+
+// "http://localhost:5173/src/town.js?t=123" → "src/town.js"
+export function urlPath(url) {
+  let s = String(url);
+  const m = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(s);
+  if (m) s = s.slice(m[0].length);
+  s = s.split(/[?#]/)[0];
+  return s.replace(/^\/+/, '');
+}
+
+// The frames of a V8 or SpiderMonkey/JSC stack: [{url, line, column}].
+export function stackFrames(stack) {
+  const out = [];
+  for (const raw of String(stack || '').split('\n')) {
+    const line = raw.trim();
+    // V8: "at fn (url:12:3)" or "at url:12:3"; Firefox/Safari: "fn@url:12:3"
+    const m = /(?:^at\s+(?:.*?\()?|@)((?:[a-z][a-z0-9+.-]*:\/\/|\/)[^\s()]*?):(\d+):(\d+)\)?$/i.exec(line);
+    if (m) out.push({ url: m[1], line: Number(m[2]), column: Number(m[3]) });
+  }
+  return out;
+}
+
+// The site a stack names: its first frame outside three.js and outside
+// the runtime's own scripts (`own(url)`), as "path:line"; else "unknown".
+export function siteFromStack(stack, own = () => false) {
+  for (const f of stackFrames(stack)) {
+    if (isThreeUrl(f.url) || own(f.url)) continue;
+    const p = urlPath(f.url);
+    if (p === '') continue;
+    return `${p}:${f.line}`;
+  }
+  return SITE_UNKNOWN;
+}
+
+export function trackedId(o) {
+  const u = o && o.userData;
+  const s = u && typeof u === 'object' ? u.sloptimize : null;
+  return s && typeof s === 'object' && typeof s.id === 'string' && s.id !== '' ? s.id : null;
+}
+
+// The segment of o under its parent: its name (or type), with [k] when a
+// sibling has the same segment.  `cache` (a WeakMap, per walk) makes a
+// parent's indices once, so a walk of n siblings is O(n), not O(n²).
+function segment(o, cache) {
+  const base = o.name || o.type || 'Object3D';
+  const p = o.parent;
+  if (!p || !Array.isArray(p.children) || p.children.length < 2) return base;
+  let idx = cache ? cache.get(p) : null;
+  if (!idx) {
+    const count = new Map(), seen = new Map();
+    idx = new Map();
+    for (const c of p.children) { const b = c.name || c.type || 'Object3D'; count.set(b, (count.get(b) || 0) + 1); }
+    for (const c of p.children) {
+      const b = c.name || c.type || 'Object3D';
+      if (count.get(b) < 2) continue;
+      const k = seen.get(b) || 0;
+      seen.set(b, k + 1);
+      idx.set(c, k);
+    }
+    if (cache) cache.set(p, idx);
+  }
+  return idx.has(o) ? `${base}[${idx.get(o)}]` : base;
+}
+
+// The path of o under its scene (the scene itself not included), and
+// whether any level of it is named.
+export function namePath(o, cache) {
+  const parts = [];
+  let named = false;
+  for (let a = o; a && !a.isScene; a = a.parent) {
+    if (a.name) named = true;
+    parts.push(segment(a, cache));
+    if (!a.parent) break;
+  }
+  return { path: parts.reverse().join('/'), named };
+}
+
+function kindOf(m) {
+  if (!m) return '';
+  if (Array.isArray(m)) return m.map(kindOf).join('+');
+  return m.type || 'Material';
+}
+
+// auto:<hash of the type path, the geometry's kind and size, the
+// material's kind>
+export function autoId(o, cache) {
+  const g = o.geometry;
+  const pos = g && g.attributes && g.attributes.position;
+  const key = `${namePath(o, cache).path}|${g ? `${g.type || 'BufferGeometry'}:${pos ? pos.count : 0}` : ''}|${kindOf(o.material)}`;
+  return `auto:${fnv1a32(key)}`;
+}
+
+/*
+ * The id of o: {id, via, root} — via 'track', 'gltf', 'name' or 'auto';
+ * root the object the id belongs to (the tracked ancestor, the glTF
+ * scene, or o).  `assets` maps a loaded root to its URL (a WeakMap, or
+ * null); `cache` as namePath's.
+ */
+export function entityId(o, { assets = null, cache = null } = {}) {
+  for (let a = o; a; a = a.parent) {
+    const t = trackedId(a);
+    if (t) return { id: t, via: 'track', root: a };
+    if (assets && assets.has(a)) return { id: `gltf:${assets.get(a)}`, via: 'gltf', root: a };
+    if (a.isScene) break;
+  }
+  const np = namePath(o, cache);
+  if (np.named) return { id: np.path, via: 'name', root: o };
+  return { id: autoId(o, cache), via: 'auto', root: o };
+}
+
+// The Object3D prototype that owns add(), from any object three made.
+function object3DProto(o) {
+  for (let p = Object.getPrototypeOf(o); p && p !== Object.prototype; p = Object.getPrototypeOf(p))
+    if (Object.prototype.hasOwnProperty.call(p, 'add') && Object.prototype.hasOwnProperty.call(p, 'traverse')) return p;
+  return null;
+}
+
+/*
+ * installIdentity(g) → the page's identity (once per global): sites and
+ * assets, and track().  Listens on g.__THREE_DEVTOOLS__ (made when
+ * missing, as three expects) for the first Object3D (to wrap add), every
+ * renderer (to wrap setPixelRatio: the census names where the ratio was
+ * set) and every loader (glTF URLs).  `own(url)`: the runtime's scripts,
+ * never a site.
+ */
+export function installIdentity(g = globalThis, { own = null } = {}) {
+  if (g[IDENTITY_KEY]) return g[IDENTITY_KEY];
+  const stacks = new WeakMap();       // object → Error (formatted on read)
+  const sites = new WeakMap();        // object → "path:line" (read once)
+  const assets = new WeakMap();       // loaded root → URL path
+  const named = new WeakSet();        // stacks taken by track(): an add() after it is the site
+  const ownUrl = typeof own === 'function' ? own : (u) => /\/@sloptimize\/|\/page-runtime\/[a-z]+\.js$/.test(u);
+  const capture = (fn) => {
+    const e = new Error('site');
+    if (typeof Error.captureStackTrace === 'function') Error.captureStackTrace(e, fn);
+    return e;
+  };
+  const id = {
+    patched: false,
+    pixelRatioSite: null,
+    assets,
+    siteOf(o) {
+      if (!o) return SITE_UNKNOWN;
+      let s = sites.get(o);
+      if (s === undefined) {
+        const e = stacks.get(o);
+        s = e ? siteFromStack(e.stack, ownUrl) : SITE_UNKNOWN;
+        if (e) { sites.set(o, s); stacks.delete(o); }
+      }
+      return s;
+    },
+    entityId(o, cache) { return entityId(o, { assets, cache }); },
+    track(o, name) {
+      if (!o || typeof o !== 'object' || !o.isObject3D)
+        throw new TypeError('sloptimize.track(object, id): object is a three.js Object3D');
+      if (typeof name !== 'string' || !TRACK_ID.test(name))
+        throw new TypeError(`sloptimize.track(object, id): id is 1-128 letters, digits or _ . : / [ ] # @ -, not ${JSON.stringify(name)}`);
+      if (!o.userData || typeof o.userData !== 'object') o.userData = {};
+      const prev = o.userData.sloptimize && typeof o.userData.sloptimize === 'object' ? o.userData.sloptimize : {};
+      o.userData.sloptimize = { ...prev, id: name };
+      if (!stacks.has(o) && !sites.has(o)) { stacks.set(o, capture(id.track)); named.add(o); }
+      return o;
+    },
+  };
+
+  function patchAdd(proto) {
+    if (id.patched || !proto) return;
+    const add = proto.add;
+    if (typeof add !== 'function') return;
+    proto.add = function add_sloptimize(...objs) {
+      for (let i = 0; i < objs.length; i++) {
+        const o = objs[i];
+        if (o && typeof o === 'object' && ((!stacks.has(o) && !sites.has(o)) || named.has(o))) {
+          stacks.set(o, capture(add_sloptimize));
+          sites.delete(o);
+          named.delete(o);
+        }
+      }
+      return add.apply(this, objs);
+    };
+    id.patched = true;
+  }
+  function patchRenderer(r) {
+    if (typeof r.setPixelRatio !== 'function' || r.setPixelRatio.sloptimize) return;
+    const set = r.setPixelRatio;
+    const wrapped = function setPixelRatio_sloptimize(v) {
+      id.pixelRatioSite = siteFromStack(capture(setPixelRatio_sloptimize).stack, ownUrl);
+      return set.apply(this, arguments);
+    };
+    wrapped.sloptimize = true;
+    r.setPixelRatio = wrapped;
+  }
+  function patchLoader(l) {
+    if (typeof l.load !== 'function' || l.load.sloptimize) return;
+    const glTF = (l.constructor && /gltf/i.test(l.constructor.name || '')) || typeof l.register === 'function';
+    if (!glTF) return;
+    const load = l.load;
+    const wrapped = function load_sloptimize(url, onLoad, ...rest) {
+      const where = urlPath(new URL(String((this.path || '') + url), g.location ? g.location.href : 'http://x/').href);
+      return load.call(this, url, (res) => {
+        try {
+          if (res && res.scene && res.scene.isObject3D) assets.set(res.scene, where);
+          if (res && Array.isArray(res.scenes)) for (const s of res.scenes) if (s && s.isObject3D && !assets.has(s)) assets.set(s, where);
+        } catch { /* never in the game's way */ }
+        if (onLoad) onLoad(res);
+      }, ...rest);
+    };
+    wrapped.sloptimize = true;
+    l.load = wrapped;
+  }
+
+  const devtools = g.__THREE_DEVTOOLS__ || (typeof g.EventTarget === 'function' ? (g.__THREE_DEVTOOLS__ = new g.EventTarget()) : null);
+  if (devtools && typeof devtools.addEventListener === 'function')
+    devtools.addEventListener('observe', (e) => {
+      const d = e && e.detail;
+      if (!d || typeof d !== 'object') return;
+      try {
+        if (d.isObject3D && !id.patched) patchAdd(object3DProto(d));
+        else if (d.isWebGLRenderer || d.isWebGPURenderer) patchRenderer(d);
+        else if (d.manager && typeof d.load === 'function') patchLoader(d);
+      } catch { /* never in the game's way */ }
+    });
+  Object.defineProperty(g, IDENTITY_KEY, { value: id, configurable: true });
+  return id;
+}
+
+// The page's identity if installed, else null (the recorder asks this).
+export function pageIdentity(g = globalThis) {
+  return g[IDENTITY_KEY] || null;
+}

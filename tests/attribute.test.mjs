@@ -1,0 +1,169 @@
+// `sloptimize attribute --static --launch` with real parts: Debian's
+// chromium (SwiftShader, at a device pixel ratio of 2) launched by the
+// CLI, three from npm, the page of tests/attribute/ on Vite with the
+// plugin's one line.  What is held:
+//
+//   - the census's totals are exact (counted by hand from src/town.js);
+//   - each hint is there — instancing-candidate (500 → 1 calls),
+//     material-dedup-candidate (10), shadow-caster-light (6 passes),
+//     oversized-texture (4096²), uncapped-pixel-ratio — and names the
+//     line of src/town.js that built its cause;
+//   - .sloptimize/census.json is what --json printed, valid against
+//     schemas/census.json;
+//   - a page loaded again (a second launch) gives the same entities: the
+//     track()ed hero keeps its id and site, the auto ids do not move;
+//   - no --launch → exit 4 saying the open tab is not reachable yet; a
+//     scene the page does not name → 4, nothing written; no page → 4.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { VITE, DEMO, freePort } from './browser.mjs';
+import { CLI, tmpdir, top, waitFor } from './lib.mjs';
+
+const FLAGS = '--use-angle=swiftshader --enable-unsafe-swiftshader --disable-background-networking '
+  + '--disable-component-update --disable-sync --no-first-run';
+const PAGE = path.join(top, 'tests', 'attribute');
+let scratch, project, env, vite;
+
+function cli(args) {
+  return new Promise((resolve) => {
+    const p = spawn(CLI, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('close', (code, signal) => resolve({ code, signal, out, err }));
+  });
+}
+
+function validate(schema, file) {
+  const r = spawnSync('node', [path.join(top, 'tests', 'validate.mjs'), path.join(top, 'schemas', schema), file], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${schema}: ${r.stdout}${r.stderr}`);
+}
+
+// the line of src/town.js holding `text` (once), as a site
+function siteOf(text) {
+  const lines = fs.readFileSync(path.join(PAGE, 'src', 'town.js'), 'utf8').split('\n');
+  const at = lines.map((l, i) => (l.includes(text) ? i + 1 : 0)).filter(Boolean);
+  assert.equal(at.length, 1, `one line of town.js holds ${text}`);
+  return `src/town.js:${at[0]}`;
+}
+
+before(async () => {
+  scratch = tmpdir('attribute');
+  project = path.join(scratch, 'game');
+  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+  fs.copyFileSync(path.join(PAGE, 'index.html'), path.join(project, 'index.html'));
+  fs.copyFileSync(path.join(PAGE, 'src', 'town.js'), path.join(project, 'src', 'town.js'));
+  const three = path.join(DEMO, 'node_modules', 'three', 'build', 'three.module.js');
+  assert.ok(fs.existsSync(three), `no three in ${DEMO}/node_modules: make deps runs npm ci there`);
+  fs.writeFileSync(path.join(project, 'vite.config.mjs'), `// the one line of docs/recorder.md
+import sloptimize from ${JSON.stringify(path.join(top, 'page-runtime', 'vite.js'))};
+export default {
+  plugins: [sloptimize({ daemon: 'http://127.0.0.1:9', build: 'attr-1', project: ${JSON.stringify(project)} })],
+  resolve: { alias: { three: ${JSON.stringify(three)} } },
+  cacheDir: ${JSON.stringify(path.join(scratch, '.vite-cache'))},
+  server: { host: '127.0.0.1', fs: { allow: [${JSON.stringify(project)}, ${JSON.stringify(top)}] } },
+  clearScreen: false, logLevel: 'warn',
+};
+`);
+  env = { ...process.env, TMPDIR: scratch, SLOPTIMIZE_BROWSER_ARGS: FLAGS };
+  delete env.SLOPTIMIZE_BROWSER;
+  const port = await freePort();
+  const proc = spawn(process.execPath, [VITE, '--config', path.join(project, 'vite.config.mjs'), '--port', String(port),
+    '--strictPort', '--host', '127.0.0.1'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  proc.stderr.on('data', (d) => { out += d; });
+  const url = `http://127.0.0.1:${port}`;
+  vite = { proc, stop: () => new Promise((r) => { if (proc.exitCode !== null) r(); else { proc.once('exit', r); proc.kill('SIGTERM'); } }) };
+  await waitFor(async () => (await fetch(`${url}/`)).ok, { timeout: 60000, what: `vite on ${url}\n${out}` });
+  await waitFor(() => fs.existsSync(path.join(project, '.sloptimize', 'dev.json')), { timeout: 30000, what: 'dev.json' });
+});
+
+after(async () => {
+  if (vite) await vite.stop();
+  const left = scratch ? fs.readdirSync(scratch).filter((n) => n.startsWith('sloptimize-browser-')) : [];
+  fs.rmSync(scratch, { recursive: true, force: true });
+  assert.deepEqual(left, [], 'every launched browser took its profile with it');
+});
+
+test('attribute_static_census_has_exact_totals_and_every_hint_naming_its_line', { timeout: 900000 }, async () => {
+  const r = await cli(['attribute', '--static', '--scene', 'town', '--launch', '--dpr', '2', '--json', '--project', project]);
+  assert.equal(r.code, 0, r.err);
+  const file = path.join(project, '.sloptimize', 'census.json');
+  validate('census.json', file);
+  const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+  assert.deepEqual(JSON.parse(r.out), doc, '--json prints what was written');
+  assert.equal(doc.scene, 'town');
+  assert.equal(doc.source, 'launch');
+  assert.equal(doc.sites.patched, true);
+  assert.deepEqual(doc.totals, {
+    objects: 517, meshes: 512, hiddenMeshes: 0, triangles: 500 * 80 + 10 * 12 + 2 + 12, materials: 13, geometries: 4,
+    textures: 1, textureBytesEstimate: 4096 * 4096 * 4, calls: null, shadowCasters: 500, shadowCastingLights: 1,
+  });
+  assert.equal(doc.renderer.pixelRatio, 2);
+  assert.equal(doc.renderer.devicePixelRatio, 2);
+  assert.deepEqual(doc.renderer.drawingBuffer, [1280, 720]);
+
+  const one = (kind) => {
+    const hs = doc.hints.filter((h) => h.kind === kind);
+    assert.equal(hs.length, 1, `one ${kind}: ${JSON.stringify(doc.hints.map((h) => h.kind))}`);
+    return hs[0];
+  };
+  const inst = one('instancing-candidate');
+  assert.equal(inst.site, siteOf('rocks.add(rock)'));
+  assert.deepEqual([inst.evidence.meshes, inst.estimate.callsBefore, inst.estimate.callsAfter], [500, 500, 1]);
+  assert.ok(inst.fix.endsWith(`at ${inst.site}`), inst.fix);
+  assert.deepEqual(inst.entities, ['rocks']);
+  const dedup = one('material-dedup-candidate');
+  assert.equal(dedup.evidence.materials, 10);
+  assert.equal(dedup.site, siteOf('crates.add(crate)'));
+  const light = one('shadow-caster-light');
+  assert.equal(light.site, siteOf('scene.add(lamp)'));
+  assert.deepEqual([light.evidence.type, light.evidence.passes, light.estimate.extraCallsAtMost], ['PointLight', 6, 3000]);
+  const tex = one('oversized-texture');
+  assert.equal(tex.site, siteOf('scene.add(ground)'));
+  assert.deepEqual([tex.evidence.width, tex.evidence.height, tex.evidence.bytesEstimate], [4096, 4096, 4096 * 4096 * 4]);
+  const pr = one('uncapped-pixel-ratio');
+  assert.equal(pr.site, siteOf('renderer.setPixelRatio(devicePixelRatio)'));
+  assert.equal(pr.evidence.followsDevice, true);
+  for (const h of doc.hints) assert.match(h.fix, /at src\/town\.js:\d+/, `${h.kind} names its site`);
+
+  // the entities: the rocks cost most, one shared group, not instanced;
+  // the hero is the id track() gave it, at the line that added it
+  assert.equal(doc.entities[0].id, 'rocks');
+  assert.deepEqual(doc.entities[0].groups, [{ geometry: 'IcosahedronGeometry', material: 'MeshStandardMaterial', meshes: 500, instanced: false }]);
+  const hero = doc.entities.find((e) => e.id === 'hero_1');
+  assert.ok(hero, JSON.stringify(doc.entities.map((e) => e.id)));
+  assert.deepEqual([hero.via, hero.site, hero.meshes, hero.triangles], ['track', siteOf('scene.add(hero)'), 1, 12]);
+  const ground = doc.entities.find((e) => e.via === 'auto');
+  assert.ok(ground && /^auto:[0-9a-f]{8}$/.test(ground.id), 'the unnamed ground gets an auto id');
+
+  // loaded again: the same entities, ids and sites
+  const again = await cli(['attribute', '--static', '--scene', 'town', '--launch', '--dpr', '2', '--json', '--project', project]);
+  assert.equal(again.code, 0, again.err);
+  const doc2 = JSON.parse(again.out);
+  assert.deepEqual(doc2.entities, doc.entities, 'a reload keeps every id and site');
+  assert.deepEqual(doc2.hints, doc.hints);
+});
+
+test('attribute_refuses_without_launch_a_missing_scene_and_a_missing_page_with_exit_4', { timeout: 600000 }, async () => {
+  const file = path.join(project, '.sloptimize', 'census.json');
+  const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+  let r = await cli(['attribute', '--static', '--scene', 'town', '--project', project]);
+  assert.equal(r.code, 4);
+  assert.match(r.err, /open tab .* not available yet: pass --launch/);
+  r = await cli(['attribute', '--scene', 'town', '--launch', '--project', project]);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /bisection .* not built yet/);
+  r = await cli(['attribute', '--static', '--scene', 'nope', '--launch', '--project', project]);
+  assert.equal(r.code, 4, r.err);
+  assert.match(r.err, /no scene 'nope' on this page \(it has: town\)/);
+  const dead = await freePort();
+  r = await cli(['attribute', '--static', '--scene', 'town', '--launch', '--url', `http://127.0.0.1:${dead}/`, '--project', project]);
+  assert.equal(r.code, 4, r.err);
+  assert.match(r.err, /no census of scene 'town'/);
+  assert.equal(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null, before, 'a failed census writes nothing');
+});
