@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "cli/benchrun.h"
 #include "cli/cli.h"
 #include "cli/pagerun.h"
@@ -160,7 +161,7 @@ census_take(const struct attr_opts *o, cJSON **out, char *browser,
 
 	*out = NULL;
 	*sig = 0;
-	pq.deadline = pagerun_now_ms() + o->timeout_ms;
+	pq.deadline = base_mono_ms() + o->timeout_ms;
 	if ((rc = pagerun_open(&pq, &pr, sig, err, sizeof(err))) != 0) {
 		snprintf(why, cap, "no census of scene '%s': %s", o->scene,
 		    rc == -EINTR ? "interrupted" : err);
