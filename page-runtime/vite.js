@@ -151,14 +151,16 @@ function gitHash(cwd, args) {
  * The build of the code in `root` now: git's short HEAD, and when the
  * working tree differs from it (tracked changes, staged or not, and
  * untracked files: their names, sizes and times) "+" and 8 hex of that
- * difference — .sloptimize/, where the ledger grows, left out.  null
- * outside git (or before its first commit).
+ * difference — .sloptimize/, where the ledger grows, and `skip` (paths
+ * relative to root: Vite's own cache, which it makes beside the game when
+ * there is no node_modules) left out.  null outside git (or before its
+ * first commit).
  */
-export async function gitBuild(root) {
+export async function gitBuild(root, skip = []) {
   const head = await gitHash(root, ['rev-parse', '--short', 'HEAD']);
   if (head.code !== 0) return null;
   const short = head.text.trim();
-  const spec = ['--', '.', ':(exclude).sloptimize'];
+  const spec = ['--', '.', ':(exclude).sloptimize', ...skip.map((p) => `:(exclude)${p}`)];
   const diff = await gitHash(root, ['diff', 'HEAD', '--binary', ...spec]);
   const others = await gitHash(root, ['ls-files', '--others', '--exclude-standard', '-z', ...spec]);
   if (diff.code !== 0 || others.code !== 0) return short;
@@ -252,6 +254,7 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
   budgetFrameMs, auto = true, panel = true } = {}) {
   const fixed = daemon ? new URL(String(daemon)) : null;
   let root = process.cwd();
+  let skip = [];                  // Vite's cache, when it lies in root
   let logger = console;
   let server = null;
   let found = null;               // {host, port, pid} or {error}
@@ -354,7 +357,7 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
 
   async function currentBuild() {
     if (build) return String(build);
-    if (!autoBuild) autoBuild = (await gitBuild(root)) || startStamp(started);
+    if (!autoBuild) autoBuild = (await gitBuild(root, skip)) || startStamp(started);
     return autoBuild;
   }
 
@@ -368,7 +371,7 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
     settle = setTimeout(() => {
       const job = (buildJob || Promise.resolve()).then(async () => {
         const before = autoBuild;
-        const now = (await gitBuild(root)) || startStamp(started);
+        const now = (await gitBuild(root, skip)) || startStamp(started);
         if (now === before) return;
         autoBuild = now;
         const graph = server && (server.environments?.client?.moduleGraph || server.moduleGraph);
@@ -392,6 +395,8 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
     configResolved(config) {
       root = config.root || root;
       logger = config.logger || logger;
+      const cache = config.cacheDir ? path.relative(root, config.cacheDir) : '';
+      skip = cache && !cache.startsWith('..') && !path.isAbsolute(cache) ? [cache] : [];
     },
     // The entry and the runtime modules are Vite modules: the HTML's
     // pre-transform resolves them (no "Failed to load url"), and the entry
