@@ -55,12 +55,11 @@ export function switches(search = globalThis.location ? location.search : '') {
   };
 }
 
-// Where crate i stands: a grid, each crate turned a little (a seeded
-// Math.random under the bench's clock, so every load draws the same).
-function place(i, m) {
+// Where crate i stands: a grid, each crate turned by turns[i].
+function place(i, turns, m) {
   const col = i % COLS, row = Math.floor(i / COLS);
   const pos = new THREE.Vector3((col - (COLS - 1) / 2) * SPACING, 0.25, (row - (CRATES / COLS - 1) / 2) * SPACING);
-  const rot = new THREE.Quaternion().setFromAxisAngle(new THREE.Vector3(0, 1, 0), Math.random() * Math.PI);
+  const rot = new THREE.Quaternion().setFromAxisAngle(new THREE.Vector3(0, 1, 0), turns[i]);
   return m.compose(pos, rot, new THREE.Vector3(1, 1, 1));
 }
 
@@ -76,14 +75,20 @@ export function buildCrates({ scene, camera, renderer, sun, ground, sw = switche
   const base = new THREE.MeshLambertMaterial({ color: 0xb0813f, name: 'mat_crate' });
   const materials = [];
   const m = new THREE.Matrix4();
-  // cullHalf: every crate is still placed (the same Math.random draws, so
-  // the crates kept stand exactly where they stood), every second one
-  // left out
+  // Every crate's turn, drawn before anything else is made: a seeded
+  // Math.random under the bench's clock, so every load draws the same —
+  // and three gives each new Object3D and Material a uuid from
+  // Math.random, so drawn between the meshes the turns would depend on
+  // how many objects a switch makes, and the instanced crates would stand
+  // turned otherwise than the separate ones (the gate saw it: SSIM 0.895)
+  const turns = Array.from({ length: CRATES }, () => Math.random() * Math.PI);
+  // cullHalf: the crates kept stand exactly where they stood, every
+  // second one left out
   const kept = (i) => !sw.cullHalf || i % 2 === 0;
   if (sw.instanced) {
     const mesh = new THREE.InstancedMesh(geometry, base, sw.cullHalf ? CRATES / 2 : CRATES);
     for (let i = 0, k = 0; i < CRATES; i++) {
-      place(i, m);
+      place(i, turns, m);
       if (kept(i)) mesh.setMatrixAt(k++, m);
     }
     mesh.instanceMatrix.needsUpdate = true;
@@ -93,7 +98,7 @@ export function buildCrates({ scene, camera, renderer, sun, ground, sw = switche
     group.add(mesh);
   } else if (sw.noop) {
     // the same crates, made by another path: matrices first, then meshes
-    const matrices = Array.from({ length: CRATES }, (_, i) => place(i, new THREE.Matrix4()));
+    const matrices = Array.from({ length: CRATES }, (_, i) => place(i, turns, new THREE.Matrix4()));
     matrices.forEach((mat, i) => {
       if (!kept(i)) return;
       const material = sw.mergeMaterials ? base : base.clone();
@@ -106,7 +111,7 @@ export function buildCrates({ scene, camera, renderer, sun, ground, sw = switche
     });
   } else {
     for (let i = 0; i < CRATES; i++) {
-      place(i, m);
+      place(i, turns, m);
       if (!kept(i)) continue;
       const material = sw.mergeMaterials ? base : base.clone();
       if (material !== base) materials.push(material);
