@@ -29,12 +29,15 @@ copy(cJSON *out, const cJSON *bench, const char *a, const char *b,
 }
 
 int
-bench_for_check(const char *project, const char *scene, int64_t now_ms,
-    cJSON **out, char *why, size_t cap)
+bench_for_check(const char *project, const char *scene, int frames,
+    int warmup, int runs, int64_t now_ms, cJSON **out, char *why, size_t cap)
 {
 	struct bench_req	 r = { .project = project, .scene = scene,
-				    .launch = 1, .frames = BENCH_FRAMES,
-				    .warmup = BENCH_WARMUP, .runs = BENCH_RUNS,
+				    .launch = 1,
+				    .frames = frames > 0 ? frames : BENCH_FRAMES,
+				    .warmup = warmup > 0 ? warmup :
+				    warmup < 0 ? 0 : BENCH_WARMUP,
+				    .runs = runs > 0 ? runs : BENCH_RUNS,
 				    .setup_timeout_ms = BENCH_SETUP_S * 1000,
 				    .now_ms = now_ms };
 	struct bench_outcome	 o;

@@ -6,7 +6,10 @@
  * Implemented in cli/bench_check.c on the bench verb's own run:
  *
  *   Run a bench of `scene` for `project` (a launched browser, with
- *   the bench's defaults; the open tab is not reachable yet) and
+ *   `frames` measured frames a run after `warmup`, `runs` runs — each
+ *   0 for the bench's default, BENCH_FRAMES, BENCH_WARMUP, BENCH_RUNS,
+ *   and a warmup of -1 for none;
+ *   the open tab is not reachable yet) and
  *   hand back its result in profile.json's shape, so that check judges
  *   it by the same rule as a profile:
  *     { "at": ISO, "regime": "hardware"|"software"|"unknown",
@@ -29,7 +32,8 @@
 
 #include <cjson/cJSON.h>
 
-int	bench_for_check(const char *project, const char *scene, int64_t now_ms,
-	    cJSON **out, char *why, size_t cap);
+int	bench_for_check(const char *project, const char *scene, int frames,
+	    int warmup, int runs, int64_t now_ms, cJSON **out, char *why,
+	    size_t cap);
 
 #endif

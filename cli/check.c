@@ -142,8 +142,9 @@ measure(const struct check_opts *o, cJSON *d, cJSON **m)
 	if (o->bench != NULL) {
 		cJSON_AddStringToObject(src, "source", "bench");
 		cJSON_AddStringToObject(src, "scene", o->bench);
-		if ((rc = bench_for_check(o->project, o->bench, o->now_ms, m,
-		    why, sizeof(why))) != 0 || *m == NULL) {
+		if ((rc = bench_for_check(o->project, o->bench,
+		    o->bench_frames, o->bench_warmup, o->bench_runs, o->now_ms,
+		    m, why, sizeof(why))) != 0 || *m == NULL) {
 			if (rc == 0)
 				rc = EXIT_NOTHING;
 			return finish(d, rc, rc == EXIT_USAGE ? "usage" :
@@ -475,14 +476,18 @@ check_profile_doc(const char *project, int64_t now_ms, cJSON **out)
 /* --- the verb ---------------------------------------------------------------- */
 
 static const char check_usage[] =
-"usage: sloptimize check [--counters-only] [--bench SCENE] [--max-age T]\n"
-"                        [--json] [--project DIR]\n"
+"usage: sloptimize check [--counters-only] [--bench SCENE [--frames N]\n"
+"                        [--warmup N] [--runs N]] [--max-age T] [--json]\n"
+"                        [--project DIR]\n"
 "Every budget of sloptimize.budgets.json (the project's root) against the\n"
 "game's last measurement, .sloptimize/profile.json, which sloptimized\n"
 "writes from the game's heartbeats (docs/budgets.md).\n"
 "  --counters-only  judge draw calls, triangles and programs only: exact on\n"
 "                   any renderer (what CI without a GPU runs)\n"
 "  --bench SCENE    run a bench of SCENE first and judge its result\n"
+"  --frames N, --warmup N, --runs N\n"
+"                   that bench's size, as `bench` takes them (default\n"
+"                   600, 120, 3): counters are exact at any size\n"
 "  --max-age T      a profile older than T is no measurement (default 30s;\n"
 "                   500ms, 5m, 2h, 1d, or off)\n"
 "Timing budgets (frame_ms_p95, gpu_ms_p95) of a software renderer are\n"
@@ -497,11 +502,19 @@ verb_check(int argc, char **argv)
 {
 	struct cli_common	 c;
 	struct check_opts	 o = { 0 };
-	const char		*age = NULL;
-	int			 rc, counters = 0;
+	const char		*age = NULL, *size[3] = { NULL, NULL, NULL };
+	int			 rc, i, counters = 0;
+	int			*sizev[3] = { &o.bench_frames, &o.bench_warmup,
+				    &o.bench_runs };
+	static const char *const sizen[3] = { "frames", "warmup", "runs" };
+	static const long	 sizelo[3] = { 1, 0, 1 }, sizehi[3] = { 100000,
+				    100000, 20 };
 	struct cli_opt		 opts[] = {
 		{ "counters-only", OPT_FLAG, &counters },
 		{ "bench", OPT_ARG, &o.bench },
+		{ "frames", OPT_ARG, &size[0] },
+		{ "warmup", OPT_ARG, &size[1] },
+		{ "runs", OPT_ARG, &size[2] },
 		{ "max-age", OPT_ARG, &age },
 		{ NULL, 0, NULL }
 	};
@@ -523,6 +536,30 @@ verb_check(int argc, char **argv)
 	if (o.bench != NULL && *o.bench == '\0') {
 		fprintf(stderr, "sloptimize check: --bench takes a scene name\n");
 		return EXIT_USAGE;
+	}
+	/* the bench's own ranges (cli/bench.c); a warm-up of 0 is asked for
+	 * as -1 here, since 0 means "the default" to bench_for_check */
+	for (i = 0; i < 3; i++) {
+		char	*end;
+		long	 v;
+
+		if (size[i] == NULL)
+			continue;
+		if (o.bench == NULL) {
+			fprintf(stderr, "sloptimize check: --%s goes with "
+			    "--bench SCENE\n", sizen[i]);
+			return EXIT_USAGE;
+		}
+		errno = 0;
+		v = strtol(size[i], &end, 10);
+		if (errno != 0 || end == size[i] || *end != '\0' ||
+		    v < sizelo[i] || v > sizehi[i]) {
+			fprintf(stderr, "sloptimize check: --%s is a whole "
+			    "number from %ld to %ld, not '%s'\n", sizen[i],
+			    sizelo[i], sizehi[i], size[i]);
+			return EXIT_USAGE;
+		}
+		*sizev[i] = v == 0 ? -1 : (int)v;
 	}
 	rc = check_run(&o, &doc);
 	if (doc == NULL) {

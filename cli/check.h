@@ -29,6 +29,8 @@ struct check_opts {
 	const char	*project;
 	int		 counters_only;
 	const char	*bench;		/* a scene to bench first, or NULL */
+	/* the size of that bench; 0: the bench's default (benchrun.h) */
+	int		 bench_frames, bench_warmup, bench_runs;
 	int64_t		 max_age_ms;	/* CHECK_NO_MAX_AGE: any age */
 	int64_t		 now_ms;
 };

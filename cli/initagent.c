@@ -11,6 +11,10 @@
  *   .gitignore              what one machine makes (bench runs, goldens,
  *                           profile.json…), never the ledgers
  *                           (project/gitignore.h)
+ *   CLAUDE.md               a fragment between two marker lines: the loop
+ *                           and its rules in a dozen lines, read by every
+ *                           session, not only when the skill is loaded;
+ *                           appended after the user's text, never into it
  *
  * Invariants: a user's own entries are never changed or removed — the JSON
  * files are merged with cJSON, our entry added only where none of ours is;
@@ -31,6 +35,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "project/bench.h"
 #include "project/gitignore.h"
 #include "project/statedir.h"
 #include "verbs.h"
@@ -38,6 +43,8 @@
 extern const char initagent_skill[];	/* $(BUILD)/gen/skill.c */
 
 #define FILE_MAX	(4 * 1024 * 1024)
+
+#define NPLANS		5	/* the files below, in the order shown */
 
 enum action { A_CREATE, A_UPDATE, A_UNCHANGED, A_CONFLICT, A_INVALID };
 
@@ -51,7 +58,7 @@ struct plan {
 	char		 path[PATH_MAX + 64];
 	enum action	 action;
 	char		*text;		/* what to write (create/update) */
-	char		 note[PATH_MAX * 10];	/* what is added, or why not */
+	char		 note[PATH_MAX * 20];	/* what is added, or why not */
 };
 
 /* The program to name in the entries: `sloptimize` if that is what PATH
@@ -338,6 +345,104 @@ plan_skill(struct plan *p, const char *prog_q, const char *project_q)
 	free(old);
 }
 
+/*
+ * CLAUDE.md: our fragment, between the two marker lines, after the user's
+ * text.  Claude Code reads CLAUDE.md in every session; the skill only when
+ * it is loaded, so the loop's few hard rules are here too.  Only what lies
+ * between our markers is ours, and even that is never replaced once it
+ * differs (an edit of the user's, or another version): said, left alone.
+ */
+#define CLAUDE_BEGIN	"<!-- sloptimize:begin (written by `sloptimize " \
+			"init-agent`; your own notes go outside these lines) -->"
+#define CLAUDE_END	"<!-- sloptimize:end -->"
+
+static void
+plan_claude(struct plan *p, const char *prog_q, const char *project_q,
+    const char *scene)
+{
+	int	 missing;
+	char	*old = slurp(p->path, &missing), *b, *e, *text;
+	char	 frag[PATH_MAX * 16 + 4096], sc[160];
+	size_t	 n, ol;
+	const char *sn = scene != NULL ? scene : "SCENE";
+
+	if (scene != NULL)
+		snprintf(sc, sizeof(sc), "`%s`, chosen by a person: bench that "
+		    "one, never a workload of your own", scene);
+	else
+		snprintf(sc, sizeof(sc), "none named yet: ask the person which "
+		    "`sloptimize.scene(…)` is the canonical one");
+	snprintf(frag, sizeof(frag), CLAUDE_BEGIN "\n"
+	    "## Performance work: sloptimize\n\n"
+	    "Follow `.claude/skills/sloptimize/SKILL.md` (\"The loop\"). In "
+	    "short, one change per iteration:\n\n"
+	    "1. `%s check --project %s` (`--bench %s` when the game is not "
+	    "running) — 0: every budget is inside, stop.\n"
+	    "2. Read `.sloptimize/bench-history.jsonl` and "
+	    "`.sloptimize/perf.jsonl`; never retry a change the bench ledger "
+	    "shows reverted.\n"
+	    "3. One change, then `%s bench --scene %s --launch --compare last "
+	    "--change \"…\"`: 0 improved, 1 regressed, 5 no detectable "
+	    "change, 3 incomparable, 4 environment.\n"
+	    "4. `%s gate --scene %s --launch`: 0 pass, 1 the picture changed.\n"
+	    "5. Keep (commit, the ledger line in the message) only on bench 0 "
+	    "and gate 0; otherwise revert.\n"
+	    "6. Stop: budgets pass; 3 no-detectable-change in a row; 2 gate "
+	    "failures; the iteration cap.\n\n"
+	    "Bench scene: %s.\n"
+	    "Never re-record a golden (`gate --record` is the person's). Never "
+	    "write your own measuring script: the harness measures. Never "
+	    "edit `sloptimize.budgets.json` to pass.\n"
+	    CLAUDE_END "\n", prog_q, project_q, sn, prog_q, sn, prog_q, sn, sc);
+	snprintf(p->note, sizeof(p->note), "the loop's rules between "
+	    "sloptimize:begin/end markers, after your text:\n%s", frag);
+	if (old == NULL && !missing) {
+		p->action = A_INVALID;
+		snprintf(p->note, sizeof(p->note), "cannot read it: %s",
+		    strerror(errno));
+		return;
+	}
+	if (old == NULL) {
+		p->action = A_CREATE;
+		p->text = strdup(frag);
+		return;
+	}
+	b = strstr(old, "<!-- sloptimize:begin");
+	e = b != NULL ? strstr(b, CLAUDE_END) : NULL;
+	if (b != NULL) {
+		/* ours is there: the same, or left as it is */
+		if (e != NULL && (size_t)(e - b) + strlen(CLAUDE_END) + 1 ==
+		    strlen(frag) && strncmp(b, frag, strlen(frag) - 1) == 0) {
+			p->action = A_UNCHANGED;
+			snprintf(p->note, sizeof(p->note), "already has this "
+			    "sloptimize fragment");
+		} else {
+			p->action = A_CONFLICT;
+			snprintf(p->note, sizeof(p->note), "has a sloptimize "
+			    "fragment that differs (edited, from another "
+			    "version, or without its end marker); left as it is "
+			    "— remove the lines from sloptimize:begin to "
+			    "sloptimize:end to get this version");
+		}
+		free(old);
+		return;
+	}
+	/* the user's text as it is, a blank line, ours */
+	ol = strlen(old);
+	n = ol + strlen(frag) + 3;
+	if ((text = malloc(n)) == NULL) {
+		p->action = A_INVALID;
+		snprintf(p->note, sizeof(p->note), "out of memory");
+		free(old);
+		return;
+	}
+	snprintf(text, n, "%s%s%s", old, ol == 0 ? "" : old[ol - 1] == '\n' ?
+	    "\n" : "\n\n", frag);
+	p->action = A_UPDATE;
+	p->text = text;
+	free(old);
+}
+
 /* .gitignore: our lines appended after the user's (project/gitignore.h). */
 static void
 plan_gitignore(struct plan *p, struct gitignore_plan *g, const char *project)
@@ -413,7 +518,8 @@ write_file(const struct plan *p)
 }
 
 static const char initagent_usage[] =
-"usage: sloptimize init-agent [--project DIR] [--yes] [--dry-run] [--json]\n"
+"usage: sloptimize init-agent [--project DIR] [--scene S] [--yes] [--dry-run]\n"
+"                             [--json]\n"
 "Set the project up for a coding agent (Claude Code): a UserPromptSubmit\n"
 "hook running `sloptimize hook-status` in .claude/settings.json, the MCP\n"
 "server `sloptimize mcp` in .mcp.json, and the doctrine with the Monitor\n"
@@ -422,7 +528,9 @@ static const char initagent_usage[] =
 "a terminal it asks, otherwise it only shows unless --yes.  Also adds\n"
 "to .gitignore what one machine makes (.sloptimize/bench/, goldens/,\n"
 "profile.json, …), never the ledgers.  Your own entries are never\n"
-"changed; running it twice changes nothing.\n"
+"changed; running it twice changes nothing.  CLAUDE.md gets the loop's\n"
+"rules between two marker lines, after your own text.\n"
+"  --scene S  the bench scene a person chose, named in CLAUDE.md\n"
 "  --yes      write without asking\n"
 "  --dry-run  only show what would be written\n";
 
@@ -431,18 +539,21 @@ verb_init_agent(int argc, char **argv)
 {
 	struct cli_common	 c;
 	int			 yes = 0, dry = 0, rc, i, changes = 0, bad = 0;
+	const char		*scene = NULL;
 	struct cli_opt		 opts[] = {
 		{ "yes", OPT_FLAG, &yes }, { "dry-run", OPT_FLAG, &dry },
+		{ "scene", OPT_ARG, &scene },
 		{ NULL, 0, NULL }
 	};
 	char			 project[PATH_MAX], prog[PATH_MAX];
 	char			 prog_q[PATH_MAX * 4 + 8];
 	char			 project_q[PATH_MAX * 4 + 8];
 	char			 hook[PATH_MAX * 8 + 64], monitor[PATH_MAX * 8 + 64];
-	struct plan		 plans[4] = {
+	struct plan		 plans[NPLANS] = {
 		{ .what = "prompt hook" }, { .what = "MCP server" },
 		{ .what = "doctrine and Monitor" },
-		{ .what = "machine-local output out of git" }
+		{ .what = "machine-local output out of git" },
+		{ .what = "the loop's rules for every session" }
 	};
 	struct gitignore_plan	 gi;
 	int			 write;
@@ -450,6 +561,11 @@ verb_init_agent(int argc, char **argv)
 	if ((rc = cli_parse(argc, argv, opts, &c, initagent_usage, NULL,
 	    NULL)) >= 0)
 		return rc;
+	if (scene != NULL && !project_scene_ok(scene)) {
+		fprintf(stderr, "sloptimize init-agent: --scene: a scene name is "
+		    "1-64 of letters, digits, '.', '_' and '-'\n");
+		return EXIT_USAGE;
+	}
 	if (yes && dry) {
 		fprintf(stderr, "sloptimize init-agent: --yes or --dry-run, not "
 		    "both\n");
@@ -476,7 +592,9 @@ verb_init_agent(int argc, char **argv)
 	plan_mcp(&plans[1], prog, project);
 	plan_skill(&plans[2], prog_q, project_q);
 	plan_gitignore(&plans[3], &gi, project);
-	for (i = 0; i < 4; i++) {
+	snprintf(plans[4].path, sizeof(plans[4].path), "%s/CLAUDE.md", project);
+	plan_claude(&plans[4], prog_q, project_q, scene);
+	for (i = 0; i < NPLANS; i++) {
 		changes += plans[i].action == A_CREATE ||
 		    plans[i].action == A_UPDATE;
 		bad += plans[i].action == A_INVALID;
@@ -485,7 +603,7 @@ verb_init_agent(int argc, char **argv)
 	/* show the plan */
 	if (!c.json) {
 		printf("sloptimize init-agent for %s\n\n", project);
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < NPLANS; i++)
 			printf("  %-10s %s\n             %s\n", action_names[
 			    plans[i].action], plans[i].path, plans[i].note);
 		printf("\nMonitor command line (one wake per line):\n  %s\n",
@@ -512,7 +630,7 @@ verb_init_agent(int argc, char **argv)
 		}
 	}
 	rc = bad ? EXIT_FINDINGS : EXIT_OK;
-	for (i = 0; write && i < 4; i++) {
+	for (i = 0; write && i < NPLANS; i++) {
 		int	e;
 
 		if (plans[i].text == NULL)
@@ -535,7 +653,7 @@ verb_init_agent(int argc, char **argv)
 		cJSON_AddStringToObject(o, "hook", hook);
 		cJSON_AddBoolToObject(o, "written", write && rc == EXIT_OK);
 		a = cJSON_AddArrayToObject(o, "files");
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < NPLANS; i++) {
 			cJSON	*f = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(f, "path", plans[i].path);
@@ -548,7 +666,7 @@ verb_init_agent(int argc, char **argv)
 		print_json(o);
 		cJSON_Delete(o);
 	}
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NPLANS; i++)
 		free(plans[i].text);
 	gitignore_plan_free(&gi);
 	return rc;
