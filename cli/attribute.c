@@ -365,15 +365,8 @@ verb_attribute(int argc, char **argv)
 	if (timeout != NULL) {
 		long	s;
 
-		errno = 0;
-		s = strtol(timeout, &end, 10);
-		if (errno || end == timeout || *end != '\0' || s < 1 ||
-		    s > 3600) {
-			fprintf(stderr, "sloptimize attribute: --timeout is the "
-			    "census's deadline in whole seconds, 1 to 3600, "
-			    "not '%s'\n", timeout);
+		if (cli_whole("attribute", "timeout", timeout, 1, 3600, &s) != 0)
 			return EXIT_USAGE;
-		}
 		o.timeout_ms = (int)s * 1000;
 	}
 	if (dpr != NULL) {

@@ -61,18 +61,10 @@ static const char usage[] =
 static int
 whole(const char *name, const char *s, long lo, long hi, int *out)
 {
-	char	*end;
-	long	 v;
+	long	v = *out;
 
-	if (s == NULL)
-		return 0;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-		fprintf(stderr, "sloptimize bench: --%s is a whole number from "
-		    "%ld to %ld, not '%s'\n", name, lo, hi, s);
+	if (cli_whole("bench", name, s, lo, hi, &v) != 0)
 		return -1;
-	}
 	*out = (int)v;
 	return 0;
 }

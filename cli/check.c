@@ -540,7 +540,6 @@ verb_check(int argc, char **argv)
 	/* the bench's own ranges (cli/bench.c); a warm-up of 0 is asked for
 	 * as -1 here, since 0 means "the default" to bench_for_check */
 	for (i = 0; i < 3; i++) {
-		char	*end;
 		long	 v;
 
 		if (size[i] == NULL)
@@ -550,15 +549,9 @@ verb_check(int argc, char **argv)
 			    "--bench SCENE\n", sizen[i]);
 			return EXIT_USAGE;
 		}
-		errno = 0;
-		v = strtol(size[i], &end, 10);
-		if (errno != 0 || end == size[i] || *end != '\0' ||
-		    v < sizelo[i] || v > sizehi[i]) {
-			fprintf(stderr, "sloptimize check: --%s is a whole "
-			    "number from %ld to %ld, not '%s'\n", sizen[i],
-			    sizelo[i], sizehi[i], size[i]);
+		if (cli_whole("check", sizen[i], size[i], sizelo[i], sizehi[i],
+		    &v) != 0)
 			return EXIT_USAGE;
-		}
 		*sizev[i] = v == 0 ? -1 : (int)v;
 	}
 	rc = check_run(&o, &doc);

@@ -164,3 +164,23 @@ cli_parse(int argc, char **argv, const struct cli_opt *opts,
 	}
 	return -1;
 }
+
+int
+cli_whole(const char *verb, const char *name, const char *s, long lo,
+    long hi, long *out)
+{
+	char	*end;
+	long	 v;
+
+	if (s == NULL)
+		return 0;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "sloptimize %s: --%s is a whole number from %ld "
+		    "to %ld, not '%s'\n", verb, name, lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}

@@ -49,6 +49,13 @@ int	cli_parse(int argc, char **argv, const struct cli_opt *opts,
 	    int *npos);
 
 /* "3h ago", "12s ago", "just now" */
+/*
+ * A whole-number option: 0 with *out, or -1 after saying on stderr
+ * "sloptimize VERB: --NAME is a whole number from LO to HI, not 'S'".
+ * S NULL (not given) leaves *out and returns 0.
+ */
+int	cli_whole(const char *verb, const char *name, const char *s, long lo,
+	    long hi, long *out);
 void	format_ago(int64_t ms, char *out, size_t cap);
 
 /* Print a cJSON tree to stdout, pretty, with a final newline. */

@@ -900,15 +900,8 @@ verb_gate(int argc, char **argv)
 	if (timeout != NULL) {
 		long	s;
 
-		errno = 0;
-		s = strtol(timeout, &end, 10);
-		if (errno || end == timeout || *end != '\0' || s < 1 ||
-		    s > 3600) {
-			fprintf(stderr, "sloptimize gate: --timeout is the "
-			    "capture's deadline in whole seconds, 1 to 3600, "
-			    "not '%s'\n", timeout);
+		if (cli_whole("gate", "timeout", timeout, 1, 3600, &s) != 0)
 			return GATE_USAGE;
-		}
 		o.timeout_ms = (int)s * 1000;
 	}
 	if (o.scene == NULL) {
