@@ -46,6 +46,17 @@
 #include "project/project.h"
 #include "project/statedir.h"
 
+/*
+ * A scene the gate takes: a bench scene (project_scene_ok) without a
+ * dot, since its pictures are named S.actual.png and S.diff.png beside
+ * S.png — a scene "crates.actual" would be another's frame.
+ */
+int
+gate_scene_ok(const char *s)
+{
+	return s != NULL && project_scene_ok(s) && strchr(s, '.') == NULL;
+}
+
 #define FILE_MAX	((size_t)256 << 20)	/* a PNG, a goldens.jsonl */
 #define WHY		(2 * PATH_MAX)
 
@@ -596,9 +607,8 @@ gate_compare(const struct gate_opts *o, cJSON **doc, char *why, size_t cap)
 	int		rc;
 
 	*doc = NULL;
-	if (o->scene == NULL || !project_scene_ok(o->scene)) {
-		snprintf(why, cap, "a scene is named by a letter or digit, then "
-		    "up to 63 letters, digits, '.', '_' or '-' (not '%s')",
+	if (!gate_scene_ok(o->scene)) {
+		snprintf(why, cap, "%s (not '%s')", GATE_SCENE_RULE,
 		    o->scene ? o->scene : "");
 		return GATE_USAGE;
 	}
@@ -909,10 +919,9 @@ verb_gate(int argc, char **argv)
 		    usage);
 		return GATE_USAGE;
 	}
-	if (!project_scene_ok(o.scene)) {
-		fprintf(stderr, "sloptimize gate: a scene is named by a letter "
-		    "or digit, then up to 63 letters, digits, '.', '_' or '-' "
-		    "(not '%s')\n", o.scene);
+	if (!gate_scene_ok(o.scene)) {
+		fprintf(stderr, "sloptimize gate: %s (not '%s')\n",
+		    GATE_SCENE_RULE, o.scene);
 		return GATE_USAGE;
 	}
 	if (threshold != NULL) {

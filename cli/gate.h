@@ -107,4 +107,10 @@ int	gate_compare(const struct gate_opts *o, cJSON **doc, char *why,
 /* The verb. */
 int	verb_gate(int argc, char **argv);
 
+#define GATE_SCENE_RULE	"a gate scene is named by a letter or digit, " \
+	"then up to 63 letters, digits, '_' or '-' (no '.': the gate's " \
+	"pictures are S.actual.png and S.diff.png)"
+/* Is s a scene the gate takes (a bench scene without a dot)? */
+int	gate_scene_ok(const char *s);
+
 #endif

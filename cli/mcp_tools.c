@@ -973,7 +973,7 @@ const struct tool mcp_tools[] = {
 	  "the open tab is not reachable yet (environment). Compare only: "
 	  "never record or edit a golden.",
 	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"scene\"],\"properties\":{"
-	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$\",\"description\":\"a named scene (the one the person chose)\"},"
+	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$\",\"description\":\"a named scene (the one the person chose)\"},"
 	  "\"threshold\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":1,\"description\":\"the smallest SSIM that passes (default 0.98)\"},"
 	  "\"launch\":{\"type\":\"boolean\",\"description\":\"capture in a headless Chromium sloptimize starts (the open tab is not reachable yet)\"},"
 	  "\"url\":{\"type\":\"string\",\"description\":\"the game's URL (default: .sloptimize/dev.json's)\"}}}",

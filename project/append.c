@@ -678,9 +678,11 @@ project_goldens_append(const char *project, cJSON *rec, char *why,
 	    strcmp(type->valuestring, "golden") != 0)
 		return base_say(why, cap, -EINVAL, "a golden's record has type "
 		    "\"golden\"");
-	if (!cJSON_IsString(scene) || !project_scene_ok(scene->valuestring))
+	/* a gate scene: no dot (cli/gate.h: its pictures are S.actual.png) */
+	if (!cJSON_IsString(scene) || !project_scene_ok(scene->valuestring) ||
+	    strchr(scene->valuestring, '.') != NULL)
 		return base_say(why, cap, -EINVAL, "a golden names its scene (a "
-		    "letter or digit, then up to 63 letters, digits, ., _ or -)");
+		    "letter or digit, then up to 63 letters, digits, _ or -)");
 	if (!cJSON_IsString(sha) || !sha256_ok(sha->valuestring))
 		return base_say(why, cap, -EINVAL, "a golden carries the SHA-256 of "
 		    "its PNG (64 lowercase hex digits)");

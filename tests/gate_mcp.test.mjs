@@ -65,7 +65,7 @@ test('run_gate is listed, writes (its pictures), and records nothing', async () 
   assert.equal(fs.existsSync(path.join(project, '.sloptimize', 'goldens')), false);
   assert.equal(fs.existsSync(path.join(project, '.sloptimize', 'goldens.jsonl')), false);
   toolError(await client.callTool({ name: 'run_gate', arguments: {} }), /scene is required/);
-  toolError(await client.callTool({ name: 'run_gate', arguments: { scene: '../etc' } }), /a scene is named by a letter or digit/);
+  toolError(await client.callTool({ name: 'run_gate', arguments: { scene: '../etc' } }), /a gate scene is named by a letter or digit/);
   toolError(await client.callTool({ name: 'run_gate', arguments: { scene: 'crates', threshold: 1.5 } }), /threshold/);
   toolError(await client.callTool({ name: 'run_gate', arguments: { scene: 'crates', frame: 'x.png' } }), /unknown argument 'frame'/);
 });
