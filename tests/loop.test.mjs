@@ -44,7 +44,7 @@ const FLAGS = '--use-angle=swiftshader --enable-unsafe-swiftshader --disable-bac
 const SCENE = 'crates';
 const SIZE = ['--frames', '30', '--warmup', '10', '--runs', '2'];
 const CAP = 6;                 // the iteration cap (a stop condition)
-let scratch, game, env, vite, mcp;
+let scratch, game, env, vite, mcp, base;
 
 function git(...args) {
   const r = spawnSync('git', args, { cwd: game, encoding: 'utf8' });
@@ -102,6 +102,7 @@ before(async () => {
   proc.stdout.on('data', (d) => { log += d; });
   proc.stderr.on('data', (d) => { log += d; });
   vite = proc;
+  base = `http://127.0.0.1:${port}`;
   const dev = path.join(game, '.sloptimize', 'dev.json');
   await waitFor(async () => fs.existsSync(dev) && (await fetch(`http://127.0.0.1:${port}/`)).ok,
     { timeout: 60000, what: `vite and dev.json in ${game}\n${log}` });
@@ -136,6 +137,18 @@ function applyEdit(s) {
   fs.writeFileSync(file, text.replace(re, `$1${s.value},`));
 }
 
+// The dev server must have taken an edit before a browser loads the page:
+// Vite learns of it from its file watcher, which on a loaded machine can
+// be late — a page loaded first measures the old code, or is reloaded
+// under the bench by the watcher's full-reload (exit 4, "Inspected target
+// navigated or closed": seen here).  So, as SKILL.md says, wait until the
+// server serves the file as it is on disk.
+async function served() {
+  const block = fs.readFileSync(path.join(game, 'crates.js'), 'utf8').match(/export const SWITCHES = \{[^}]*\}/)[0];
+  await waitFor(async () => (await (await fetch(`${base}/crates.js`)).text()).includes(block),
+    { timeout: 60000, interval: 200, what: 'the dev server serving crates.js as edited' });
+}
+
 const ledgerFile = () => path.join(game, '.sloptimize', 'bench-history.jsonl');
 const lastLedgerLine = () => fs.readFileSync(ledgerFile(), 'utf8').trim().split('\n').pop();
 
@@ -165,6 +178,7 @@ async function runLoop() {
     const s = STRATEGIES.find((x) => !tried.has(x.change));
     if (!s) { stop = 'nothing left to try'; break; }
     applyEdit(s);
+    await served();
     const ref = `git:${git('rev-parse', '--short', 'HEAD').trim()}+edit`;
 
     // 4. the bench's verdict on it, against the code as committed
@@ -174,6 +188,7 @@ async function runLoop() {
     steps.push(step);
     if (bench.code === 3 || bench.code === 4 || bench.code === 2) {
       git('checkout', '--', 'crates.js');
+      await served();
       stop = `bench exit ${bench.code}: ${bench.err}`;
       break;
     }
@@ -203,6 +218,7 @@ async function runLoop() {
       steps.push({ step: 'check', exit: check.code });
     } else {
       git('checkout', '--', 'crates.js');
+      await served();
       step.outcome = 'reverted';
       ndc = bench.code === 5 ? ndc + 1 : 0;
       if (bench.code !== 5) {
