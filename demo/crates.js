@@ -162,7 +162,7 @@ export function buildCrates({ scene, camera, renderer, sun, ground, sw = switche
       group.rotation.y = Math.sin(turn) * 0.05;
       if (sw.burnMs > 0) {
         // a known cost: real time, whatever clock the game is under
-        const real = (import.meta.env.DEV && globalThis.sloptimize?.clock?.real) || (() => performance.now());
+        const real = (import.meta.env.DEV && globalThis.sloptimize?.realNow) || (() => performance.now());
         const end = real() + sw.burnMs;
         while (real() < end) { /* burn */ }
       }

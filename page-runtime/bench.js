@@ -220,17 +220,25 @@ function rendererInfo(gl) {
 /*
  * installBench(g, {mode, seed}) → the page's bench API on
  * g.sloptimize (merged into what is there: the dev bootstrap's
- * recorder and panel live beside it).  Installs the clock first.  Once
- * per global.
+ * recorder and panel live beside it).  The clock is installed at once
+ * when virtual, at the first bench when passthrough.  Once per global.
  */
 export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } = {}) {
   const api = g.sloptimize && typeof g.sloptimize === 'object' ? g.sloptimize : (g.sloptimize = {});
-  if (api.bench && api.clock) return api;
-  const clock = installClock(g, { mode, seed });
+  if (api.bench) return api;
+  // A dev page's clock is installed when a bench first needs it, not at
+  // load: in passthrough its requestAnimationFrame stands between the
+  // browser and the game's callbacks, and Long Animation Frames then names
+  // that wrapper — a script of ours, which the recorder never names —
+  // instead of the game's own function.  The launched browser pins the
+  // game from its first line ('virtual'), so it installs at once.
+  let clock = mode === 'virtual' ? installClock(g, { mode, seed }) : null;
+  const needClock = () => clock || (clock = installClock(g, { mode, seed }));
+  const realNow = () => (clock ? clock.real() : g.performance.now());
   const identity = installIdentity(g);
   const scenes = new Map();
   const renderers = [];
-  let state = { phase: 'idle', run: 0, runs: 0, frame: 0, frames: 0, scene: null, since: clock.real(), error: null };
+  let state = { phase: 'idle', run: 0, runs: 0, frame: 0, frames: 0, scene: null, since: realNow(), error: null };
 
   // three announces each WebGLRenderer to __THREE_DEVTOOLS__ as it is made
   // (the dev bootstrap listens the same way); the last one is the default
@@ -242,7 +250,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     if (clock.realRaf) clock.realRaf(resolve);
     else setTimeout(resolve, 0);
   });
-  const setPhase = (phase, extra = {}) => { state = { ...state, ...extra, phase, since: clock.real() }; };
+  const setPhase = (phase, extra = {}) => { state = { ...state, ...extra, phase, since: realNow() }; };
 
   function scene(name, setup, options = {}) {
     if (typeof name !== 'string' || !SCENE_NAME.test(name))
@@ -272,7 +280,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   // loop to turn calls it; nothing runs frames behind its back, so the
   // number of frames before the bench is the same every time)
   const setupContext = {
-    clock,
+    get clock() { return needClock(); },
     async frames(n = 1) {
       for (let i = 0; i < n; i++) { await realFrame(); clock.step(); }
     },
@@ -320,6 +328,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
       throw new Error(`bench: a bench is already running (${state.phase})`);
     const opt = checkOptions(options);
+    needClock();
     const t0 = clock.real();
     setPhase('scene', { scene: opt.scene, run: 0, runs: opt.runs, frame: 0, frames: opt.frames, error: null });
     const engaged = clock.engage({ seed: opt.seed });
@@ -491,7 +500,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       throw new Error(`gate: a bench is already running (${state.phase})`);
     const opt = checkOptions(options);
     setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
-    const engaged = clock.engage({ seed: opt.seed });
+    const engaged = needClock().engage({ seed: opt.seed });
     const errorsBefore = clock.errors.count;
     let restore = null;
     try {
@@ -571,7 +580,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     if (typeof opt.scene !== 'string' || !SCENE_NAME.test(opt.scene))
       throw new Error(`census: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
     setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
-    const engaged = clock.engage({ seed: opt.seed });
+    const engaged = needClock().engage({ seed: opt.seed });
     let restore = null;
     try {
       const { entry, renderer, settle, notes } = await prepare(opt);
@@ -624,10 +633,13 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   // (real ms) the phase has lasted
   function progress() {
     return { phase: state.phase, scene: state.scene, run: state.run, runs: state.runs, frame: state.frame, frames: state.frames,
-      phaseMs: r3(clock.real() - state.since), error: state.error, clock: clock.mode, scenes: [...scenes.keys()] };
+      phaseMs: r3(realNow() - state.since), error: state.error, clock: clock ? clock.mode : 'none', scenes: [...scenes.keys()] };
   }
 
-  api.clock = clock;
+  Object.defineProperty(api, 'clock', { get: needClock, configurable: true, enumerable: true });
+  // the browser's own time whatever clock the game is under, without
+  // installing one: a game's deliberate real-time cost reads this
+  api.realNow = realNow;
   api.scene = scene;
   // the host's one line: sloptimize.track(object, 'enemy_17') (identity.js)
   api.track = (object, id) => identity.track(object, id);

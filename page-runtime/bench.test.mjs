@@ -257,8 +257,13 @@ test('bench_setup_that_hangs_or_throws_fails_with_the_reason', async () => {
 test('bench_in_a_passthrough_page_engages_the_clock_and_stops_the_recorder', async () => {
   const p = page();
   p.g.sloptimize = { panel: 'kept' };
+  const raf = p.g.requestAnimationFrame;
   const api = installBench(p.g, { mode: 'passthrough' });
   assert.equal(p.g.sloptimize.panel, 'kept', 'merged into what the dev bootstrap made');
+  // until a bench runs, the page's own requestAnimationFrame: a wrapper
+  // would be the script Long Animation Frames names for the game's frames
+  assert.equal(p.g.requestAnimationFrame, raf, 'no clock before the first bench');
+  assert.equal(api.bench.progress().clock, 'none');
   let stopped = 0;
   api.recorder = { rec: { stop: () => stopped++ }, auto: true };
   const r = fakeRenderer(p);

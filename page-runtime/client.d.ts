@@ -39,8 +39,38 @@ export interface SloptimizeGlobal {
    *   globalThis.sloptimize?.track(enemy, `enemy_${n}`);
    */
   track<T extends { isObject3D: true }>(object: T, id: string): T;
-  // Room for the verify tier (DESIGN §16): scene() (the controlled run's
-  // named scenes) is declared here when its issue lands.
+
+  /**
+   * Name a bench scene (docs/bench.md): `setup(ctx)` brings the game to
+   * the view and may be async; it returns the renderer to measure and how
+   * many frames to run before the warm-up.  `scene(name)` with no setup
+   * says a view set up at load from `?sloptimize=bench:NAME` is ready.
+   * `name`: 1-64 letters, digits, `.`, `_` or `-`.
+   *
+   *   globalThis.sloptimize?.scene('crates', () => ({ renderer, settleFrames: 2 }));
+   */
+  scene(name: string, setup?: (ctx: SceneContext) => SceneSetup | void | Promise<SceneSetup | void>,
+    options?: SceneSetup): void;
+  /**
+   * The browser's own performance.now(), whatever clock the game is under
+   * (a bench runs it on a virtual clock); installs nothing.  For a cost the
+   * game means to take in real time.
+   */
+  realNow(): number;
+}
+
+/** What a scene's setup gets. */
+export interface SceneContext {
+  /** Run `n` frames of the game's loop (default 1): nothing else runs frames during set-up. */
+  frames(n?: number): Promise<void>;
+}
+
+/** What a scene's setup returns (all optional). */
+export interface SceneSetup {
+  /** The THREE.WebGLRenderer to measure; without it, the last one three announced. */
+  renderer?: unknown;
+  /** Frames to run before the warm-up (a fade-in, a spawn animation). */
+  settleFrames?: number;
 }
 
 declare global {

@@ -18,8 +18,10 @@
 // time and cannot tell — until a bench calls engage(), and again after
 // release().  The launched browser installs in 'virtual' mode (the game
 // is pinned from its first line, so two page loads draw the same frames);
-// the dev tab installs in 'passthrough' (the developer plays; a bench
-// pins it only while it runs).  Either way the bench calls the same
+// the dev tab installs in 'passthrough' when a bench first runs there
+// (the developer plays; a bench pins it only while it runs; not at load,
+// where its requestAnimationFrame would hide the game's callbacks from
+// Long Animation Frames — bench.js).  Either way the bench calls the same
 // functions: engage() is a no-op on a clock that is already virtual.
 //
 // What it cannot pin — setTimeout/setInterval, Workers, audio

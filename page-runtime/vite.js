@@ -16,8 +16,8 @@
 //    as Vite modules under /@sloptimize/, and its entry,
 //    /@sloptimize/bootstrap.js, injected into the dev page ahead of the
 //    game's own modules: dev.js started with the plugin's defaults;
-//  - installs the bench runtime (bench.js: the virtual clock in
-//    passthrough, `sloptimize.scene`, `sloptimize.bench`) unless the
+//  - installs the bench runtime (bench.js: `sloptimize.scene`,
+//    `sloptimize.bench`, the virtual clock at the first bench) unless the
 //    launched browser installed it first; a page opened for a bench
 //    (?sloptimize=bench:NAME) gets no recorder and no panel by itself;
 //  - writes .sloptimize/dev.json ({url, pid, at}) when the dev server

@@ -27,6 +27,9 @@ export const fromBootstrap: Recorder | undefined = g?.createRecorder({ renderer,
 export const current: Recorder | null | undefined = g?.rec;
 const enemy = new THREE.Group();
 export const named: THREE.Group | undefined = g?.track(enemy, 'enemy_17');
+g?.scene('arena', async (ctx) => { await ctx.frames(2); return { renderer, settleFrames: 2 }; });
+g?.scene('from-url');
+export const realMs: number | undefined = g?.realNow();
 const panel: Panel = createPanel({ endpoint: 'http://127.0.0.1:7567', tab: 'issues', hotkey: false });
 panel.open();
 const doc: IssuesDocument = buildIssues(parseJsonl('{"type":"heartbeat"}\n').records, { now: 0 });
@@ -49,6 +52,10 @@ globalThis.sloptimize.createRecorder({ renderer });
 g?.track({ position: [0, 0, 0] }, 'enemy_18');
 // @ts-expect-error: the id is a string
 g?.track(enemy, 17);
+// @ts-expect-error: a scene's name is a string
+g?.scene(3, () => ({ renderer }));
+// @ts-expect-error: settleFrames is a number of frames
+g?.scene('arena', () => ({ renderer, settleFrames: 'two' }));
 // @ts-expect-error: no such tab
 createPanel({ tab: 'graphs' });
 // @ts-expect-error: the state is read, not written
