@@ -181,7 +181,8 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
   const sites = new WeakMap();        // object → "path:line" (read once)
   const assets = new WeakMap();       // loaded root → URL path
   const named = new WeakSet();        // stacks taken by track(): an add() after it is the site
-  const ownUrl = typeof own === 'function' ? own : (u) => /\/@sloptimize\/|\/page-runtime\/[a-z]+\.js$/.test(u);
+  // the plugin serves the runtime as virtual modules (/@id/__x00__sloptimize:x.js)
+  const ownUrl = typeof own === 'function' ? own : (u) => /\/@sloptimize\/|\/@id\/__x00__sloptimize:|\/page-runtime\/[a-z]+\.js$/.test(u);
   const capture = (fn) => {
     const e = new Error('site');
     if (typeof Error.captureStackTrace === 'function') Error.captureStackTrace(e, fn);

@@ -50,8 +50,16 @@ const LOAF_WAIT_FRAMES = 4;       // otherwise: this many frame times (the hitch
 const WARM_FRAMES = 30;           // no relative judgement before the ring holds this many frames (since a resize)
 const PHASE_DEFAULT = 'unset';    // the phase when the game set none: said, not left out
 // the recorder's own modules: a script the browser names from here is the
-// recorder's, never a cause handed to the agent
-const OWN_BASE = (() => { try { return new URL('.', import.meta.url).href; } catch { return ''; } })();
+// recorder's, never a cause handed to the agent.  The module's URL up to
+// its file name, cut by hand: Vite rewrites `new URL('.', import.meta.url)`
+// as an asset URL, and in a virtual module ('/@id/__x00__sloptimize:
+// recorder.js', the plugin's) that became the site's root — every script
+// of the game was then "the recorder's own" and none was ever named.
+const OWN_BASE = (() => {
+  const u = String(import.meta.url || '');
+  const cut = Math.max(u.lastIndexOf('/'), u.lastIndexOf(':'));
+  return cut > u.indexOf('//') ? u.slice(0, cut + 1) : '';
+})();
 const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
 const LOAF_FRAMES = 3;            // frames after a hitch's by which the browser has made its entry, if any
 const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
@@ -129,6 +137,19 @@ function entityOf(o, cache) {
 function sitesFor(finds, guess) {
   const by = finds.sitesBy && finds.sitesBy[guess];
   return by && by.length ? by : finds.sites || [];
+}
+
+// The sites of an upload that carry its cost: those whose bytes are at
+// least half the largest's.  A 4096² atlas and a label sprite's 256×64
+// canvas that three happened to upload in the same frame are the atlas's
+// hitch; after a reload the sprite may land a frame earlier or later, and
+// the cause must not change with it (footprint v2).
+function dominant(bySite) {
+  let max = 0;
+  for (const n of bySite.values()) if (n > max) max = n;
+  const out = new Set();
+  for (const [site, n] of bySite) if (n * 2 >= max) out.add(site);
+  return out;
 }
 
 // The finds of two censuses in a row, as one (a census that walked while
@@ -919,7 +940,7 @@ class Recorder {
     const mintedIds = {};
     if (mint && c.mintedObjs) for (const k of mintedList.slice(0, MAX_MINTED)) mintedIds[k] = entityOf(c.mintedObjs.get(k), idCache);
     c.spawnedObjs = null; c.mintedObjs = null;     // no reference kept
-    const sitesBy = c.sitesBy ? { 'shader-compile': by(c.sitesBy.compiled), 'texture-upload': by(c.sitesBy.uploaded),
+    const sitesBy = c.sitesBy ? { 'shader-compile': by(c.sitesBy.compiled), 'texture-upload': by(dominant(c.sitesBy.uploaded)),
       'spawn-burst': by(c.sitesBy.fresh) } : null;
     return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
       removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length,
@@ -951,11 +972,15 @@ class Recorder {
     else this.censusMaterial(o, mat, fresh);
   }
 
+  // A texture three uploaded since the last census: its estimated bytes
+  // (0 when already counted in this one).
   newTexture(tex) {
     const c = this.cs;
-    if (c.newTextures && c.newTextures.includes(tex)) return;
+    if (c.newTextures && c.newTextures.includes(tex)) return 0;
     (c.newTextures || (c.newTextures = [])).push(tex);
-    c.uploadBytes += textureBytes(tex);
+    const n = textureBytes(tex);
+    c.uploadBytes += n;
+    return n;
   }
 
   // Has three uploaded this texture (r143–r187: __webglTexture is made
@@ -971,7 +996,7 @@ class Recorder {
     if (!m) return;
     const c = this.cs, props = c.props;
     let minting = fresh;
-    let compiled = false, uploaded = false;
+    let compiled = false, uploaded = false, bytes = 0;
     if (props && (!c.propsHas || props.has(m))) {
       const prog = props.get(m).currentProgram;
       if (prog && !this.seenPrograms.has(prog)) {
@@ -987,7 +1012,7 @@ class Recorder {
         if (this.uploaded(tex)) {
           minting = true;
           uploaded = true;
-          this.newTexture(tex);
+          bytes += this.newTexture(tex);
         }
       }
       const u = m.uniforms;
@@ -997,7 +1022,7 @@ class Recorder {
           if (this.uploaded(tex)) {
             minting = true;
             uploaded = true;
-            this.newTexture(tex);
+            bytes += this.newTexture(tex);
           }
         }
       }
@@ -1012,9 +1037,9 @@ class Recorder {
       // by what made it new: a compile's cause is the materials whose
       // program is new, an upload's those whose texture is — not the
       // note sprites that happened to come into view in the same frame
-      const by = c.sitesBy || (c.sitesBy = { compiled: new Set(), uploaded: new Set(), fresh: new Set() });
+      const by = c.sitesBy || (c.sitesBy = { compiled: new Set(), uploaded: new Map(), fresh: new Set() });
       if (compiled) by.compiled.add(site);
-      if (uploaded) by.uploaded.add(site);
+      if (uploaded) by.uploaded.set(site, (by.uploaded.get(site) || 0) + bytes);
       if (fresh) by.fresh.add(site);
     }
   }

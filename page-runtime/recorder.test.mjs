@@ -1234,6 +1234,25 @@ test('recorder: on a three with no properties.has() (r143, a game\'s own bundle)
   assert.deepEqual(h.sites, ['MeshBasicMaterial:mat_billboard@billboard']);
 });
 
+test('recorder: an upload\'s sites are those that carry its bytes — a label uploaded in the same frame as a 4096² atlas does not change its cause', async () => {
+  const srv = await collector();
+  const page = virtualPage({ oldThree: true });
+  page.mesh('board', page.material('mat_board', 'MeshBasicMaterial'));
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const tex = (w, h) => ({ isTexture: true, image: { width: w, height: h }, format: 1023, type: 1009, generateMipmaps: false });
+  page.mesh('billboard', page.material('mat_billboard', 'MeshBasicMaterial', { map: tex(4096, 4096) }));
+  page.mesh('label', page.material('mat_label', 'SpriteMaterial', { map: tex(256, 64) }));
+  page.frame(900, { cost: 880 }); await page.tick();
+  page.frame(16, { cost: 2 }); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 900);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.uploadBytes, 4096 * 4096 * 4 + 256 * 64 * 4, 'both uploads are counted');
+  assert.equal(h.classification[0].guess, 'texture-upload', JSON.stringify(h.classification));
+  assert.deepEqual(h.sites, ['MeshBasicMaterial:mat_billboard@billboard']);
+});
+
 test('recorder: an upload\'s sites are what uploaded — not the objects that happened to come into view in the same frame', async () => {
   const srv = await collector();
   const page = virtualPage();
