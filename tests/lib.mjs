@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stateDirOf } from '../page-runtime/vite.js';
 
 export const top = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const build = process.env.SLOPTIMIZE_BUILD || path.join(top, 'build');
@@ -113,12 +114,18 @@ export class Daemon {
     this.log = '';
   }
 
+  // This project's directory under the state home: the name the daemon,
+  // the CLI and the plugin derive (stateDirOf).  Several daemons may share
+  // one state home; the first directory there may be another project's.
   stateDir() {
+    const mine = stateDirOf(this.project, { ...this.env, XDG_STATE_HOME: this.state });
+    if (fs.existsSync(mine)) return mine;
+    // a name the derivation does not reach (it is the contract's test,
+    // not this helper's): the only project there, if one
     const dir = path.join(this.state, 'sloptimize');
-    // the project's directory; beside it may sit machine-id (docs/team.md)
     const names = fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true })
       .filter((e) => e.isDirectory()).map((e) => e.name) : [];
-    return names.length ? path.join(dir, names[0]) : null;
+    return names.length === 1 ? path.join(dir, names[0]) : null;
   }
 
   async start({ ready = true } = {}) {
@@ -131,14 +138,21 @@ export class Daemon {
     this.proc.stderr.on('data', (d) => { this.log += d; });
     this.exited = new Promise((r) => this.proc.on('exit', (code, sig) => r({ code, sig })));
     const pid = this.proc.pid;
-    const info = await waitFor(() => {
-      const sd = this.stateDir();
-      if (!sd) return null;
-      const j = JSON.parse(fs.readFileSync(path.join(sd, 'daemon.json'), 'utf8'));
-      return j.pid === pid ? j : null;
-    }, { what: `daemon.json of pid ${pid}\n${this.log}` });
-    this.base = `http://${info.listen}`;
-    if (ready) await waitFor(async () => (await this.status()).ready, { what: 'ready' });
+    try {
+      const info = await waitFor(() => {
+        const sd = this.stateDir();
+        if (!sd) return null;
+        const j = JSON.parse(fs.readFileSync(path.join(sd, 'daemon.json'), 'utf8'));
+        return j.pid === pid ? j : null;
+      }, { what: `daemon.json of pid ${pid}\n${this.log}` });
+      this.base = `http://${info.listen}`;
+      if (ready) await waitFor(async () => (await this.status()).ready, { what: 'ready' });
+    } catch (e) {
+      // a daemon left running keeps the test's process alive for ever
+      // (its stderr is a pipe of ours): the start failed, so it goes
+      await this.stop('SIGKILL');
+      throw e;
+    }
     return this;
   }
 
