@@ -45,6 +45,8 @@ export const PREFIX = '/@sloptimize/';
 const ENTRY = `${PREFIX}bootstrap.js`;
 const API = '/api/sloptimize';
 const VIRTUAL = '\0sloptimize:';      // a runtime module's id in Vite's graph
+const SYNC = '__sync';                  // PREFIX + this: take what is on disk (sync())
+const SYNC_SETTLE_MS = 1000;            // an edit younger than this may still be heard
 const GIT_TIMEOUT_MS = 10000;
 const DAEMON_JSON_TTL_MS = 1000;      // daemon.json is read again after this
 const BUILD_SETTLE_MS = 300;          // edits within this are one new build
@@ -385,6 +387,41 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
     }, BUILD_SETTLE_MS);
   }
 
+  // What Vite was last told of each game file it transformed: the file's
+  // mtime when it read it, or when its watcher said it changed.  Vite's
+  // watcher (chokidar) can miss an edit made just after a change of the
+  // same file — seen under the loop: a `git checkout --` revert, then the
+  // next edit, and the dev server served the revert for ever.  A verb that
+  // launches a browser asks first (SYNC): a file whose mtime moved without
+  // a word from the watcher is handed to the watcher as changed, so the
+  // page about to load gets what is on disk.
+  const told = new Map();          // absolute path → mtimeMs
+  function tell(file) {
+    try { told.set(file, fs.statSync(file).mtimeMs); } catch { told.delete(file); }
+  }
+  async function sync() {
+    const taken = [];
+    for (const [file, was] of told) {
+      let st;
+      try { st = await fs.promises.stat(file); } catch { continue; }
+      if (st.mtimeMs === was) continue;
+      // edited a moment ago: the watcher's word may be on its way (it
+      // says within ~100 ms); a second reload under a loading page would
+      // navigate it away, so give the watcher its time first
+      const age = Date.now() - st.mtimeMs;
+      if (age < SYNC_SETTLE_MS) await new Promise((r) => setTimeout(r, SYNC_SETTLE_MS - age));
+      if (told.get(file) !== was) continue;          // it said
+      tell(file);
+      taken.push(path.relative(root, file));
+      const graph = server.environments?.client?.moduleGraph || server.moduleGraph;
+      for (const mod of graph.getModulesByFile(file) || []) graph.invalidateModule(mod);
+      server.watcher.emit('change', file);
+    }
+    if (taken.length)
+      logger.warn(`sloptimize: Vite's watcher had missed an edit of ${taken.join(', ')}: taken now (a launched bench asked)`, { timestamp: true });
+    return taken;
+  }
+
   return {
     name: 'sloptimize',
     apply: 'serve',
@@ -428,6 +465,13 @@ start(${JSON.stringify(defaults)}, { hot: import.meta.hot });
       if (!runtimeModules().has(name)) return null;
       return fs.promises.readFile(path.join(HERE, name), 'utf8');
     },
+    // (nothing changed: the file's mtime as Vite read it, for sync())
+    transform(code, id) {
+      if (id.startsWith(VIRTUAL) || id.startsWith('\0') || id.includes('/node_modules/')) return null;
+      const file = id.split('?')[0];
+      if (path.isAbsolute(file) && !path.relative(root, file).startsWith('..')) tell(file);
+      return null;
+    },
     configureServer(srv) {
       server = srv;
       const fromFile = frameBudget(root, (m) => logger.warn(m));
@@ -447,6 +491,14 @@ start(${JSON.stringify(defaults)}, { hot: import.meta.hot });
         // (the entry itself is Vite's: it needs import.meta.hot)
         const name = req.url.slice(PREFIX.length).split(/[?#]/)[0];
         if (name === 'bootstrap.js') return next();
+        if (name === SYNC) {
+          sync().then((taken) => {
+            res.setHeader('content-type', 'application/json');
+            res.setHeader('cache-control', 'no-store');
+            res.end(`${JSON.stringify({ taken })}\n`);
+          }, (e) => { res.statusCode = 500; res.end(`${JSON.stringify({ error: String(e && e.message) })}\n`); });
+          return;
+        }
         if (!runtimeModules().has(name)) {
           res.statusCode = 404;
           res.end('not a page-runtime module');
@@ -471,6 +523,9 @@ start(${JSON.stringify(defaults)}, { hot: import.meta.hot });
       srv.watcher.on('change', changed);
       srv.watcher.on('add', changed);
       srv.watcher.on('unlink', changed);
+      const heard = (file) => { if (told.has(file)) tell(file); };
+      srv.watcher.on('change', heard);
+      srv.watcher.on('add', heard);
     },
     transformIndexHtml: {
       order: 'pre',

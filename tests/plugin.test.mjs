@@ -239,3 +239,40 @@ test('the entry is a Vite module with the defaults as parameters; the runtime mo
   assert.equal((await fetch(`${v.url}/@sloptimize/..%2F..%2FMakefile`)).status, 404, 'no path out of page-runtime');
   assert.doesNotMatch(v.log(), /Pre-transform error|Failed to load url/, v.log());
 });
+
+test('a launched verb\'s sync: an edit Vite\'s watcher missed is taken from the disk, said once in Vite\'s terminal; a young edit gets its second first', async () => {
+  const state = tmpdir('plugin-state');
+  cleanup.push(() => fs.rmSync(state, { recursive: true, force: true }));
+  const dir = makeGame();
+  // The fault: chokidar missing an edit (seen after a `git checkout --`
+  // revert) cannot be caused at will, so the watcher is told to forget
+  // the game's file — the one test double here.
+  fs.writeFileSync(path.join(dir, 'vite.config.mjs'), `import path from 'node:path';
+import sloptimize from ${JSON.stringify(PLUGIN)};
+const deaf = { name: 'deaf', configureServer(s) { s.httpServer.once('listening', () => s.watcher.unwatch(path.join(${JSON.stringify(dir)}, 'main.js'))); } };
+export default { plugins: [deaf, sloptimize()], clearScreen: false, server: { host: '127.0.0.1' } };
+`);
+  const v = await startVite(dir, state);
+  const main = () => fetch(`${v.url}/main.js`).then((r) => r.text());
+  const sync = () => fetch(`${v.url}/@sloptimize/__sync`).then((r) => r.json());
+  assert.match(await main(), /gameReady/);
+  assert.deepEqual(await sync(), { taken: [] }, 'nothing to take');
+  const file = path.join(dir, 'main.js');
+  fs.appendFileSync(file, 'window.edited = 1;\n');
+  // old enough that the watcher had its chance, and it did not take it
+  fs.utimesSync(file, new Date(), new Date(Date.now() - 5000));
+  await new Promise((r) => setTimeout(r, 500));
+  assert.doesNotMatch(await main(), /window\.edited = 1/, 'the deaf watcher did not take the edit (else this test proves nothing)');
+  assert.deepEqual(await sync(), { taken: ['main.js'] });
+  assert.match(await main(), /window\.edited = 1/, 'served as on disk');
+  assert.deepEqual(await sync(), { taken: [] }, 'taken once');
+  // an edit younger than a second: the watcher may yet say it, so the
+  // sync waits out its second before it decides
+  fs.appendFileSync(file, 'window.edited = 2;\n');
+  const t0 = Date.now();
+  assert.deepEqual(await sync(), { taken: ['main.js'] });
+  assert.ok(Date.now() - t0 >= 500, `waited ${Date.now() - t0} ms`);
+  assert.match(await main(), /window\.edited = 2/);
+  const lines = v.log().split('\n').filter((l) => /had missed an edit of main\.js/.test(l));
+  assert.equal(lines.length, 2, v.log());
+});
