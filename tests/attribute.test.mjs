@@ -12,6 +12,9 @@
 //     schemas/census.json;
 //   - a page loaded again (a second launch) gives the same entities: the
 //     track()ed hero keeps its id and site, the auto ids do not move;
+//   - a page loaded again under the run (Vite's full reload) is run again
+//     from the start, once, and said; one that keeps reloading is exit 4,
+//     said too (the launcher is bench's, gate's and attribute's);
 //   - no --launch → exit 4 saying the open tab is not reachable yet; a
 //     scene the page does not name → 4, nothing written; no page → 4.
 import assert from 'node:assert/strict';
@@ -25,7 +28,7 @@ import { CLI, tmpdir, top, waitFor } from './lib.mjs';
 const FLAGS = '--use-angle=swiftshader --enable-unsafe-swiftshader --disable-background-networking '
   + '--disable-component-update --disable-sync --no-first-run';
 const PAGE = path.join(top, 'tests', 'attribute');
-let scratch, project, env, vite;
+let scratch, project, env, vite, base;
 
 function cli(args) {
   return new Promise((resolve) => {
@@ -55,7 +58,7 @@ before(async () => {
   project = path.join(scratch, 'game');
   fs.mkdirSync(path.join(project, 'src'), { recursive: true });
   fs.copyFileSync(path.join(PAGE, 'index.html'), path.join(project, 'index.html'));
-  fs.copyFileSync(path.join(PAGE, 'src', 'town.js'), path.join(project, 'src', 'town.js'));
+  for (const f of ['reload.html', 'src/town.js', 'src/reload.js']) fs.copyFileSync(path.join(PAGE, f), path.join(project, f));
   const three = path.join(DEMO, 'node_modules', 'three', 'build', 'three.module.js');
   assert.ok(fs.existsSync(three), `no three in ${DEMO}/node_modules: make deps runs npm ci there`);
   fs.writeFileSync(path.join(project, 'vite.config.mjs'), `// the one line of docs/recorder.md
@@ -77,6 +80,7 @@ export default {
   proc.stdout.on('data', (d) => { out += d; });
   proc.stderr.on('data', (d) => { out += d; });
   const url = `http://127.0.0.1:${port}`;
+  base = url;
   vite = { proc, stop: () => new Promise((r) => { if (proc.exitCode !== null) r(); else { proc.once('exit', r); proc.kill('SIGTERM'); } }) };
   await waitFor(async () => (await fetch(`${url}/`)).ok, { timeout: 60000, what: `vite on ${url}\n${out}` });
   await waitFor(() => fs.existsSync(path.join(project, '.sloptimize', 'dev.json')), { timeout: 30000, what: 'dev.json' });
@@ -166,4 +170,18 @@ test('attribute_refuses_without_launch_a_missing_scene_and_a_missing_page_with_e
   assert.equal(r.code, 4, r.err);
   assert.match(r.err, /no census of scene 'town'/);
   assert.equal(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null, before, 'a failed census writes nothing');
+});
+
+test('the launcher: a page loaded again under the run is run again from the start, once, and said; one that keeps reloading is exit 4', { timeout: 600000 }, async () => {
+  const size = ['--frames', '2', '--warmup', '1', '--runs', '2'];
+  const once = await cli(['bench', '--scene', 'reloader', '--launch', '--url', `${base}/reload.html`, ...size, '--json', '--project', project]);
+  assert.equal(once.code, 0, once.err);
+  assert.match(once.err, /the page was loaded again under the run .*running again from the start/);
+  const doc = JSON.parse(once.out);
+  assert.equal(doc.exit, 0);
+  assert.equal(doc.run.bench.scene, 'reloader');
+  assert.equal(doc.run.bench.perRun.length, 2, 'a whole bench, on the page as loaded again');
+  const always = await cli(['bench', '--scene', 'reloader', '--launch', '--url', `${base}/reload.html?always`, ...size, '--json', '--project', project]);
+  assert.equal(always.code, 4, always.err);
+  assert.match(always.err, /loaded again under the run 2 times: is the dev server reloading it on its own\?/);
 });

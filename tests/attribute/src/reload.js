@@ -1,0 +1,23 @@
+// The scene 'reloader': one cube.  Its setup loads the page again the
+// first time (sessionStorage survives a reload of the tab), or every
+// time with ?always — a dev server that never stops reloading.
+import * as THREE from 'three';
+
+const renderer = new THREE.WebGLRenderer();
+renderer.setSize(320, 240);
+document.body.appendChild(renderer.domElement);
+const scene = new THREE.Scene();
+const camera = new THREE.PerspectiveCamera(50, 320 / 240, 0.1, 100);
+camera.position.set(0, 0, 4);
+scene.add(new THREE.Mesh(new THREE.BoxGeometry(), new THREE.MeshBasicMaterial({ color: 0x44aa88 })));
+(function loop() { renderer.render(scene, camera); requestAnimationFrame(loop); })();
+
+const always = new URLSearchParams(location.search).has('always');
+globalThis.sloptimize?.scene('reloader', async () => {
+  sessionStorage.setItem('loads', String(Number(sessionStorage.getItem('loads') || 0) + 1));
+  if (always || sessionStorage.getItem('loads') === '1') {
+    location.reload();
+    await new Promise(() => {});          // the page goes before this ends
+  }
+  return { renderer };
+});
