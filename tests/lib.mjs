@@ -21,7 +21,8 @@ export function tmpdir(name = 'slop') {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
 }
 
-// Poll fn() until it returns a truthy value; fail with `what` at the deadline.
+// Poll fn() until it returns a truthy value; fail with `what` at the
+// deadline (a function: called then, for what is known only at the end).
 export async function waitFor(fn, { timeout = 10000, interval = 20, what = 'condition' } = {}) {
   const end = Date.now() + timeout * SLOW;
   let last;
@@ -33,7 +34,7 @@ export async function waitFor(fn, { timeout = 10000, interval = 20, what = 'cond
       last = e;
     }
     if (Date.now() > end)
-      throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last})`);
+      throw new Error(`timed out after ${timeout} ms waiting for ${typeof what === 'function' ? what() : what} (last: ${last})`);
     await new Promise((r) => setTimeout(r, interval));
   }
 }
