@@ -33,53 +33,22 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startVite } from './browser.mjs';
+import { launchedBrowsers, startVite } from './browser.mjs';
 import { CLI, tmpdir, waitFor } from './lib.mjs';
 
 const CRATES = 2000;
 const SMALL = ['--frames', '2', '--warmup', '1', '--runs', '2'];
 let vite, project, scratch, env;
 
-// The browsers our CLI starts, and everything they fork.  The browser
-// and its crash reporter inherit our TMPDIR; the processes its zygote
-// forks (renderers, the GPU process) get a fresh environment, but stay in
-// the browser's process group — the CLI starts it in a session of its
-// own — so every group seen while a bench runs is remembered (sample()).
-const groups = new Set();
-function procs() {
-  const out = [];
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ');
-      if (!/chrom/i.test(cmd)) continue;
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-      const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-      let env = '';
-      try { env = fs.readFileSync(`/proc/${pid}/environ`, 'latin1'); } catch { /* not readable */ }
-      out.push({ pid: Number(pid), pgid, cmd, mine: env.split('\0').includes(`TMPDIR=${scratch}`) });
-    } catch { /* gone */ }
-  }
-  return out;
-}
-function sample() {
-  for (const p of procs()) if (p.mine && /--remote-debugging-pipe/.test(p.cmd)) groups.add(p.pgid);
-}
-function ours() {
-  sample();
-  return procs().filter((p) => p.mine || groups.has(p.pgid)).map(({ pid, cmd }) => ({ pid, cmd }));
-}
-
-function profiles() {
-  return fs.readdirSync(scratch).filter((n) => n.startsWith('sloptimize-browser-'));
-}
+// the browsers the CLI starts (browser.mjs)
+let sample, seen, ours, profiles;
 
 // Run the CLI; resolves {code, signal, out, err, ms}.  onSpawn gets the child.
 function cli(args, { extraEnv = {}, onSpawn } = {}) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const p = spawn(CLI, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const sampler = setInterval(sample, 500);
+    const sampler = setInterval(() => sample(), 500);
     let out = '', err = '';
     p.stdout.on('data', (d) => { out += d; });
     p.stderr.on('data', (d) => { err += d; });
@@ -100,6 +69,7 @@ const metric = (doc, name) => doc.compare.metrics.find((m) => m.name === name);
 
 before(async () => {
   scratch = tmpdir('bench-verb');
+  ({ sample, seen, ours, profiles } = launchedBrowsers(scratch));
   project = path.join(scratch, 'game');
   fs.mkdirSync(project);
   env = { ...process.env, TMPDIR: scratch, SLOPTIMIZE_BROWSER_ARGS: '--use-angle=swiftshader' };
@@ -280,7 +250,7 @@ test('bench_a_setup_that_never_returns_is_exit_4_within_its_deadline_and_nothing
   // the deadline: the setup's 3 s and 10 s of grace, after a start and a
   // load that take their own time on a loaded machine
   assert.ok(r.ms < 90000, `${r.ms} ms`);
-  assert.ok(groups.size > 0, 'the browser was seen while it ran');
+  assert.ok(seen() > 0, 'the browser was seen while it ran');
   assert.deepEqual(ours(), [], 'no process of the browser left');
   assert.deepEqual(profiles(), [], 'its profile removed');
 });

@@ -37,3 +37,44 @@ export async function startVite(daemonBase, { log = false, env = {} } = {}) {
   return { proc, url, log: () => out, stop: () => new Promise((r) => { proc.once('exit', r); proc.kill('SIGTERM'); }) };
 }
 
+
+// The browsers the CLI starts (bench, gate, attribute --launch) and
+// everything they fork.  The browser and its crash reporter inherit the
+// CLI's TMPDIR (`scratch`); the processes its zygote forks (renderers, the
+// GPU process) get a fresh environment but stay in the browser's process
+// group — the CLI starts it in a session of its own — so every group seen
+// with --remote-debugging-pipe is remembered (sample(), every half second
+// while a verb runs).  ours(): what of them is alive; profiles(): the
+// profile folders left in `scratch`.
+export function launchedBrowsers(scratch) {
+  const groups = new Set();
+  function procs() {
+    const out = [];
+    for (const pid of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+      try {
+        const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ');
+        if (!/chrom/i.test(cmd)) continue;
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+        const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+        let env = '';
+        try { env = fs.readFileSync(`/proc/${pid}/environ`, 'latin1'); } catch { /* not readable */ }
+        out.push({ pid: Number(pid), pgid, cmd, mine: env.split('\0').includes(`TMPDIR=${scratch}`) });
+      } catch { /* gone */ }
+    }
+    return out;
+  }
+  // remember the browsers' groups: called while a verb runs, and by ours()
+  function sample() {
+    for (const p of procs()) if (p.mine && /--remote-debugging-pipe/.test(p.cmd)) groups.add(p.pgid);
+  }
+  return {
+    sample,
+    seen: () => groups.size,          // browsers seen while a verb ran
+    ours() {
+      sample();
+      return procs().filter((p) => p.mine || groups.has(p.pgid)).map(({ pid, cmd }) => ({ pid, cmd }));
+    },
+    profiles: () => fs.readdirSync(scratch).filter((n) => n.startsWith('sloptimize-browser-')),
+  };
+}

@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { startVite } from './browser.mjs';
+import { launchedBrowsers, startVite } from './browser.mjs';
 import { CLI, tmpdir, waitFor } from './lib.mjs';
 
 const top = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,40 +29,14 @@ const FLAGS = '--use-angle=swiftshader --enable-unsafe-swiftshader --disable-bac
   + '--disable-component-update --disable-sync --no-first-run';
 let vite, project, scratch, env, devUrl;
 
-// The browsers our CLI starts and everything they fork (as in
-// bench-verb.test.mjs): ours by TMPDIR, or by the process group of one
-// seen with --remote-debugging-pipe while a capture ran.
-const groups = new Set();
-function procs() {
-  const out = [];
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ');
-      if (!/chrom/i.test(cmd)) continue;
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-      const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-      let e = '';
-      try { e = fs.readFileSync(`/proc/${pid}/environ`, 'latin1'); } catch { /* not readable */ }
-      out.push({ pid: Number(pid), pgid, cmd, mine: e.split('\0').includes(`TMPDIR=${scratch}`) });
-    } catch { /* gone */ }
-  }
-  return out;
-}
-function sample() {
-  for (const p of procs()) if (p.mine && /--remote-debugging-pipe/.test(p.cmd)) groups.add(p.pgid);
-}
-function ours() {
-  sample();
-  return procs().filter((p) => p.mine || groups.has(p.pgid)).map(({ pid, cmd }) => ({ pid, cmd }));
-}
-const profiles = () => fs.readdirSync(scratch).filter((n) => n.startsWith('sloptimize-browser-'));
+// the browsers the CLI starts (browser.mjs)
+let sample, seen, ours, profiles;
 
 function cli(args, { extraEnv = {}, onSpawn } = {}) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const p = spawn(CLI, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const sampler = setInterval(sample, 500);
+    const sampler = setInterval(() => sample(), 500);
     let out = '', err = '';
     p.stdout.on('data', (d) => { out += d; });
     p.stderr.on('data', (d) => { err += d; });
@@ -89,6 +63,7 @@ const actual = () => fs.readFileSync(path.join(project, '.sloptimize', 'gate', '
 
 before(async () => {
   scratch = tmpdir('gate-launch');
+  ({ sample, seen, ours, profiles } = launchedBrowsers(scratch));
   project = path.join(scratch, 'game');
   fs.mkdirSync(project);
   env = { ...process.env, TMPDIR: scratch, USER: 'tester', SLOPTIMIZE_BROWSER_ARGS: FLAGS };
@@ -169,7 +144,7 @@ test('gate_launch_a_setup_that_never_returns_is_exit_4_within_the_deadline_and_s
   // the deadline covers the start and the load too; the take-down adds
   // at most a few seconds
   assert.ok(r.ms < 45000, `${r.ms} ms`);
-  assert.ok(groups.size > 0, 'the browser was seen while it ran');
+  assert.ok(seen() > 0, 'the browser was seen while it ran');
   assert.deepEqual(ours(), [], 'no process of the browser left');
   assert.deepEqual(profiles(), [], 'its profile removed');
   assert.equal(fs.existsSync(path.join(project, '.sloptimize', 'goldens', 'hang.png')), false, 'nothing recorded');
