@@ -135,7 +135,7 @@ void	ckpt_fixes_ready(struct fold *f);
 /* perf.jsonl's tailer is made: start it at the checkpoint's offset. */
 void	ckpt_perf_start(struct fold *f);
 /*
- * Where the events ring starts (server_ring_reset) when the start-up fold
+ * Where the events ring starts (events_ring_reset) when the start-up fold
  * resumes from the checkpoint: just after the start of the last line
  * before its offset — the ring holds nothing before the offset, and a
  * watch whose last id is before it gets those wakes re-made from the

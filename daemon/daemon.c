@@ -65,7 +65,7 @@ chan_socket(void *arg, const struct notifier_wake *w)
 {
 	struct daemon	*d = arg;
 
-	server_wake(&d->server, w->gen, w->off, w->text, w->len);
+	events_wake(&d->server.events, w->gen, w->off, w->text, w->len);
 }
 
 static void
@@ -191,7 +191,7 @@ record_json(struct daemon *d, const struct ledger_event *ev, uint64_t off)
 	    cJSON_DetachItemFromObject(r, "record"));
 	cJSON_Delete(r);
 	if ((txt = cJSON_PrintUnformatted(o)) != NULL)
-		server_broadcast(&d->server, txt, strlen(txt));
+		events_broadcast(&d->server.events, txt, strlen(txt));
 	free(txt);
 	cJSON_Delete(o);
 }
@@ -217,7 +217,7 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 			    (unsigned long long)off);
 		return;
 	}
-	if (ev.incident && phase == TAIL_LIVE && d->server.nsubs > 0)
+	if (ev.incident && phase == TAIL_LIVE && events_count(&d->server.events) > 0)
 		record_json(d, &ev, off);
 	/* a file that replaced perf.jsonl: what it already held is history */
 	phase = fold_phase(&d->fold, off, len, phase);
@@ -234,7 +234,7 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	if (notifier_record(&d->notifier, &ev, gen, off,
 	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
 	    NOTIFIER_CATCHUP : NOTIFIER_LIVE) == 1)
-		server_ring_reset(&d->server, gen, off + 1);
+		events_ring_reset(&d->server.events, gen, off + 1);
 	if (fold_regen_done(&d->fold, off, len)) {
 		notifier_ready(&d->notifier);
 		profile_writer_flush(&d->profile);
@@ -277,7 +277,7 @@ perf_reset(void *arg, uint64_t generation, const char *why)
 		size = st.size;
 	}
 	sink_note(d, SINK_PERF, &d->perf, generation, 0);
-	server_ring_reset(&d->server, generation, 0);
+	events_ring_reset(&d->server.events, generation, 0);
 	fold_perf_reset(&d->fold, generation, size);
 }
 
@@ -293,7 +293,7 @@ on_perf_ready(void *arg)
 		    daemon_cursor(d));
 	notifier_ready(&d->notifier);
 	profile_writer_flush(&d->profile);
-	server_ready(&d->server);
+	events_ready(&d->server.events);
 	ledger_counts(d->fold.ledger, &c);
 	log_info("ready: %llu records folded into %llu issues (generation "
 	    "%llu), serving on %s:%d", (unsigned long long)c.folded,
@@ -379,7 +379,7 @@ on_fixes_ready(void *arg)
 	}
 	/* a fold resumed at a checkpoint's offset: a resuming watch gets the
 	 * wakes before it re-made from the file */
-	server_ring_reset(&d->server, d->fold.generation,
+	events_ring_reset(&d->server.events, d->fold.generation,
 	    fold_ring_from(&d->fold));
 }
 

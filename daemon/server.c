@@ -51,32 +51,6 @@ static const struct events_transport ws_transport = {
 
 /* --- the daemon's calls, handed to the events ---------------------------- */
 
-void
-server_broadcast(struct server *s, const char *json, size_t len)
-{
-	events_broadcast(&s->events, json, len);
-}
-
-void
-server_wake(struct server *s, uint64_t gen, uint64_t off, const char *json,
-    size_t len)
-{
-	events_wake(&s->events, gen, off, json, len);
-}
-
-void
-server_ready(struct server *s)
-{
-	events_ready(&s->events);
-}
-
-void
-server_ring_reset(struct server *s, uint64_t gen, uint64_t from)
-{
-	events_ring_reset(&s->events, gen, from);
-}
-
-
 static int
 callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
@@ -112,7 +86,6 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		 * same turn of the loop: the events' own check is a belt */
 		p->sub = events_open(&s->events, wsi,
 		    p->has_since ? p->since : NULL);
-		s->nsubs = events_count(&s->events);
 		return p->sub != NULL ? 0 : -1;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return p->sub ? events_writable(&s->events, p->sub) : 0;
@@ -123,8 +96,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if ((u = p->sub) != NULL) {
 			p->sub = NULL;
 			events_close(&s->events, u);
-			s->nsubs = events_count(&s->events);
-		}
+			}
 		return 0;
 	case LWS_CALLBACK_WSI_CREATE:
 		api_conn_open(a);

@@ -43,10 +43,6 @@ struct server_hooks {
 struct server {
 	struct api		*api;
 	struct events		 events;	/* the events socket */
-	/* events_count(), kept for daemon.c's "anyone listening?" before it
-	   builds a record message; daemon.c can ask events_count itself
-	   once it is free to change, and this goes. */
-	unsigned		 nsubs;
 	uv_loop_t		*loop;
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
@@ -78,16 +74,7 @@ void	server_stop(struct server *s);
 /* After the loop has run out: free what server_stop left. */
 void	server_free(struct server *s);
 
-/*
- * The daemon's calls to the events socket, handed to events_broadcast,
- * events_wake, events_ready and events_ring_reset (daemon/events.h says
- * what each does).
- */
-void	server_broadcast(struct server *s, const char *json, size_t len);
-void	server_wake(struct server *s, uint64_t gen, uint64_t off,
-	    const char *json, size_t len);
-void	server_ready(struct server *s);
-void	server_ring_reset(struct server *s, uint64_t gen, uint64_t from);
+/* The events socket is s->events: the daemon calls daemon/events.h on it. */
 
 /* Add the server's part of /status (subscribers, events, idle). */
 void	server_status_json(const struct server *s, cJSON *o);

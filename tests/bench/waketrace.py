@@ -9,7 +9,7 @@ needs root (or perf_event_paranoid -1) and perf with uprobes.
 Runs tests/bench/wake.py BUILD_DIR --load 40 and, once the loaded phase
 begins, records for S seconds (default 2.5): uprobes on the daemon's
 on_file_event (inotify told the tailer), on_read (a read's bytes are
-back), server_wake (the wake is made) and http_pump (one 64 KiB piece of
+back), events_wake (the wake is made) and http_pump (one 64 KiB piece of
 an answer body); the daemon's small sendto(2)s (the events frames); the
 measured `sloptimize watch`'s reads and its write(2) of the line; the
 benchmark's own write(2) of the hitch and its read of the line.  For
@@ -28,7 +28,7 @@ first events frame.  The probes are removed at the end.
 """
 import argparse, os, re, subprocess, sys, time
 
-PROBES = ["on_file_event", "on_read", "server_wake", "http_pump"]
+PROBES = ["on_file_event", "on_read", "events_wake", "http_pump"]
 
 
 def pgrep(pattern):
@@ -115,7 +115,7 @@ def main():
                 E = x[0]
             elif x[2] == "on_read" and S is None:
                 R = x[0]
-            elif x[2] == "server_wake" and S is None:
+            elif x[2] == "events_wake" and S is None:
                 S = x[0]
             elif S is not None and x[2] == "http_pump" and F is None:
                 pumps += 1
