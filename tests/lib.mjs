@@ -34,7 +34,7 @@ export async function waitFor(fn, { timeout = 10000, interval = 20, what = 'cond
       last = e;
     }
     if (Date.now() > end)
-      throw new Error(`timed out after ${timeout} ms waiting for ${typeof what === 'function' ? what() : what} (last: ${last})`);
+      throw new Error(`timed out after ${timeout} ms waiting for ${typeof what === 'function' ? await what() : what} (last: ${last})`);
     await new Promise((r) => setTimeout(r, interval));
   }
 }
