@@ -186,10 +186,6 @@ on_message(void *arg, const struct cdp_msg *m)
 		b->crashed = 2;
 	else if (strcmp(m->method, "Page.loadEventFired") == 0)
 		b->loaded = 1;
-	else if (strcmp(m->method, "Page.frameNavigated") == 0 &&
-	    (d = cJSON_GetObjectItemCaseSensitive(m->params, "frame")) !=
-	    NULL && cJSON_GetObjectItemCaseSensitive(d, "parentId") == NULL)
-		b->loaded = 0;	/* a new document in the page: its load is due */
 	else if (strcmp(m->method, "Runtime.exceptionThrown") == 0) {
 		const cJSON *x = cJSON_GetObjectItemCaseSensitive(m->params,
 		    "exceptionDetails");
@@ -762,17 +758,6 @@ browser_open(struct browser *b, const char *init, const char *url,
 		return rc;
 	}
 	return 0;
-}
-
-int
-browser_wait_load(struct browser *b, int timeout_ms, char *why, size_t cap)
-{
-	int	rc;
-
-	if ((rc = run_until(b, &b->loaded, timeout_ms, why, cap)) == -ETIMEDOUT)
-		base_say(why, cap, rc, "the page did not finish loading in %d s%s%s",
-		    timeout_ms / 1000, *b->page_error ? "; " : "", b->page_error);
-	return rc;
 }
 
 static const char *

@@ -80,13 +80,6 @@ const char *browser_path(const struct browser *b);
  */
 int	browser_open(struct browser *b, const char *init, const char *url,
 	    int timeout_ms, char *why, size_t cap);
-/*
- * Wait until the page's current document has loaded — after the page
- * navigated by itself (a reload), the new one, whose `init` ran first.
- * 0, or a negative errno with why.
- */
-int	browser_wait_load(struct browser *b, int timeout_ms, char *why,
-	    size_t cap);
 
 /*
  * Send a call (to the page's session when on_page) without waiting; its

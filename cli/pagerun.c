@@ -190,6 +190,40 @@ reloaded_under(const char *why)
 	    strstr(why, "Cannot find default execution context") != NULL;
 }
 
+/*
+ * After a reload under the run: wait until the new document has loaded.
+ * The old one's context is gone by the time its evaluation failed, so
+ * what answers now is the new document (whose init ran first); while it
+ * is being made, the evaluation fails and is asked again.
+ */
+static int
+wait_new_document(struct pagerun *pr, char *why, size_t cap)
+{
+	int64_t	 end = base_mono_ms() + clip(pr->deadline, pr->open_ms);
+	cJSON	*v = NULL;
+	int	 rc, done;
+
+	for (;;) {
+		rc = browser_eval(pr->b, "document.readyState", 1000, &v, why,
+		    cap);
+		done = rc == 0 && cJSON_IsString(v) &&
+		    strcmp(v->valuestring, "complete") == 0;
+		cJSON_Delete(v);
+		v = NULL;
+		if (done)
+			return 0;
+		if (rc == -EINTR || rc == -ECANCELED || rc == -ECONNRESET ||
+		    rc == -EPIPE)
+			return rc;
+		if (base_mono_ms() >= end)
+			return base_say(why, cap, -ETIMEDOUT, "the page loaded "
+			    "again under the run did not finish loading in %d s",
+			    pr->open_ms / 1000);
+		/* (a signal cuts this short; the next call says it) */
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	}
+}
+
 int
 pagerun_eval(struct pagerun *pr, const char *expr,
     const struct pagerun_watch *w, cJSON **result, char *err, size_t cap)
@@ -292,8 +326,7 @@ failed:
 		    "the run (the dev server took an edit of the game); "
 		    "running again from the start on the page as it is now\n");
 		take_disk(pr->url, pr->deadline);
-		if ((rc = browser_wait_load(b, clip(pr->deadline,
-		    pr->open_ms), why, sizeof(why))) == 0)
+		if ((rc = wait_new_document(pr, why, sizeof(why))) == 0)
 			goto again;
 	} else if (reloaded_under(why))
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), " (the "
