@@ -413,9 +413,7 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
       if (told.get(file) !== was) continue;          // it said
       tell(file);
       taken.push(path.relative(root, file));
-      const graph = server.environments?.client?.moduleGraph || server.moduleGraph;
-      for (const mod of graph.getModulesByFile(file) || []) graph.invalidateModule(mod);
-      server.watcher.emit('change', file);
+      server.watcher.emit('change', file);      // Vite's own handler invalidates it, at once
     }
     if (taken.length)
       logger.warn(`sloptimize: Vite's watcher had missed an edit of ${taken.join(', ')}: taken now (a launched bench asked)`, { timestamp: true });
@@ -467,7 +465,7 @@ start(${JSON.stringify(defaults)}, { hot: import.meta.hot });
     },
     // (nothing changed: the file's mtime as Vite read it, for sync())
     transform(code, id) {
-      if (id.startsWith(VIRTUAL) || id.startsWith('\0') || id.includes('/node_modules/')) return null;
+      if (id.startsWith('\0') || id.includes('/node_modules/')) return null;   // (VIRTUAL too)
       const file = id.split('?')[0];
       if (path.isAbsolute(file) && !path.relative(root, file).startsWith('..')) tell(file);
       return null;
