@@ -64,17 +64,16 @@ export function launchedBrowsers(scratch) {
     }
     return out;
   }
-  // remember the browsers' groups: called while a verb runs, and by ours()
-  function sample() {
-    for (const p of procs()) if (p.mine && /--remote-debugging-pipe/.test(p.cmd)) groups.add(p.pgid);
+  // remember the browsers' groups in a scan of /proc: while a verb runs,
+  // and in ours()
+  function sample(ps = procs()) {
+    for (const p of ps) if (p.mine && /--remote-debugging-pipe/.test(p.cmd)) groups.add(p.pgid);
+    return ps;
   }
   return {
-    sample,
+    sample: () => { sample(); },
     seen: () => groups.size,          // browsers seen while a verb ran
-    ours() {
-      sample();
-      return procs().filter((p) => p.mine || groups.has(p.pgid)).map(({ pid, cmd }) => ({ pid, cmd }));
-    },
+    ours: () => sample().filter((p) => p.mine || groups.has(p.pgid)).map(({ pid, cmd }) => ({ pid, cmd })),
     profiles: () => fs.readdirSync(scratch).filter((n) => n.startsWith('sloptimize-browser-')),
   };
 }
