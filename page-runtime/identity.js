@@ -29,6 +29,28 @@
 // exports only `export function` / `export const`.
 
 export const SITE_UNKNOWN = 'unknown';
+
+// The runtime's own modules, wherever they are served from: this module's
+// URL up to its file name (its siblings share it), cut by hand — Vite
+// rewrites `new URL('.', import.meta.url)` as an asset URL, and in the
+// plugin's virtual modules ('/@id/__x00__sloptimize:identity.js') that
+// became the site's root: every script of the game was then the runtime's
+// own, and the recorder never named one.  Besides, the plugin's entry
+// (/@sloptimize/bootstrap.js).
+const OWN_BASE = (() => {
+  const u = String(import.meta.url || '');
+  const cut = Math.max(u.lastIndexOf('/'), u.lastIndexOf(':'));
+  return cut > u.indexOf('//') ? u.slice(0, cut + 1) : '';
+})();
+
+// Is a script URL (a stack frame's, a Long Animation Frames script's) the
+// runtime's own?  Never a site, never a cause handed to the agent.
+// (A module of it: a lowercase name.js beside this one — not the tests
+// that live beside them in the checkout.)
+export function ownUrl(u) {
+  if (u.includes('/@sloptimize/')) return true;
+  return OWN_BASE !== '' && u.startsWith(OWN_BASE) && /^[a-z]+\.js([?#]|$)/.test(u.slice(OWN_BASE.length));
+}
 export const TRACK_ID = /^[A-Za-z0-9][A-Za-z0-9_.:/[\]#@-]{0,127}$/;
 const IDENTITY_KEY = Symbol.for('sloptimize.identity');
 
@@ -181,8 +203,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
   const sites = new WeakMap();        // object → "path:line" (read once)
   const assets = new WeakMap();       // loaded root → URL path
   const named = new WeakSet();        // stacks taken by track(): an add() after it is the site
-  // the plugin serves the runtime as virtual modules (/@id/__x00__sloptimize:x.js)
-  const ownUrl = typeof own === 'function' ? own : (u) => /\/@sloptimize\/|\/@id\/__x00__sloptimize:|\/page-runtime\/[a-z]+\.js$/.test(u);
+  const isOwn = typeof own === 'function' ? own : ownUrl;
   const capture = (fn) => {
     const e = new Error('site');
     if (typeof Error.captureStackTrace === 'function') Error.captureStackTrace(e, fn);
@@ -197,7 +218,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
       let s = sites.get(o);
       if (s === undefined) {
         const e = stacks.get(o);
-        s = e ? siteFromStack(e.stack, ownUrl) : SITE_UNKNOWN;
+        s = e ? siteFromStack(e.stack, isOwn) : SITE_UNKNOWN;
         if (e) { sites.set(o, s); stacks.delete(o); }
       }
       return s;
@@ -237,7 +258,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
     if (typeof r.setPixelRatio !== 'function' || r.setPixelRatio.sloptimize) return;
     const set = r.setPixelRatio;
     const wrapped = function setPixelRatio_sloptimize(v) {
-      id.pixelRatioSite = siteFromStack(capture(setPixelRatio_sloptimize).stack, ownUrl);
+      id.pixelRatioSite = siteFromStack(capture(setPixelRatio_sloptimize).stack, isOwn);
       return set.apply(this, arguments);
     };
     wrapped.sloptimize = true;

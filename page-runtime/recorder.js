@@ -35,7 +35,7 @@ import {
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
 import { textureBytes } from './census.js';
-import { entityId, pageIdentity, SITE_UNKNOWN } from './identity.js';
+import { entityId, ownUrl, pageIdentity, SITE_UNKNOWN } from './identity.js';
 
 export { canonicalContext, textureBytes };
 
@@ -49,17 +49,6 @@ const LOAF_WAIT_MAX_MS = 3000;    // the most (a page at 1 fps: four frames woul
 const LOAF_WAIT_FRAMES = 4;       // otherwise: this many frame times (the hitch's or the median, the longer)
 const WARM_FRAMES = 30;           // no relative judgement before the ring holds this many frames (since a resize)
 const PHASE_DEFAULT = 'unset';    // the phase when the game set none: said, not left out
-// the recorder's own modules: a script the browser names from here is the
-// recorder's, never a cause handed to the agent.  The module's URL up to
-// its file name, cut by hand: Vite rewrites `new URL('.', import.meta.url)`
-// as an asset URL, and in a virtual module ('/@id/__x00__sloptimize:
-// recorder.js', the plugin's) that became the site's root — every script
-// of the game was then "the recorder's own" and none was ever named.
-const OWN_BASE = (() => {
-  const u = String(import.meta.url || '');
-  const cut = Math.max(u.lastIndexOf('/'), u.lastIndexOf(':'));
-  return cut > u.indexOf('//') ? u.slice(0, cut + 1) : '';
-})();
 const LOAF_MIN_MS = 50;           // the browser reports no shorter animation frame
 const LOAF_FRAMES = 3;            // frames after a hitch's by which the browser has made its entry, if any
 const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
@@ -1236,10 +1225,8 @@ class Recorder {
   // Is this Long Animation Frames script the recorder's own?  Its scripts
   // are never handed to the agent as a cause.
   isOwnScript(sc) {
-    if (!OWN_BASE) return false;
     const u = String(sc.sourceURL || '');
-    const inv = String(sc.invoker || '');
-    return (u !== '' && u.startsWith(OWN_BASE)) || (u === '' && inv.startsWith(OWN_BASE));
+    return u !== '' ? ownUrl(u) : ownUrl(String(sc.invoker || ''));
   }
 
   // The recorder's own script time the browser saw over (from, to].
