@@ -3,8 +3,26 @@
 // statistics, counters and GPU timings the loop reports are exact.  The
 // real browser, three.js and the CLI are tests/bench-verb.test.mjs's.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 import { classifyRegime, counterStats, installBench, median, nearestRank, summarize, urlScene } from './bench.js';
+
+// What `sloptimize bench --launch` injects (the Makefile joins clock.js,
+// identity.js, census.js and bench.js): a classic script, where
+// `import.meta` or an import line is a syntax error the page reports only
+// as "no bench runtime".
+test('bench: the runtime the CLI injects is a classic script that installs the bench', () => {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const build = process.env.SLOPTIMIZE_BUILD || path.join(here, '..', 'build');
+  const src = fs.readFileSync(path.join(build, 'gen', 'pagebench.js'), 'utf8');
+  const script = new vm.Script(src, { filename: 'injected' });
+  const ctx = vm.createContext({});
+  script.runInContext(ctx);
+  assert.equal(typeof vm.runInContext('installBench', ctx), 'function');
+});
 
 const TIME_ELAPSED = 0x88bf, GPU_DISJOINT = 0x8fbb;
 const CURRENT_QUERY = 0x8865, QUERY_RESULT = 0x8866, QUERY_RESULT_AVAILABLE = 0x8867;

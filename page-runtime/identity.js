@@ -31,17 +31,21 @@
 export const SITE_UNKNOWN = 'unknown';
 
 // The runtime's own modules, wherever they are served from: this module's
-// URL up to its file name (its siblings share it), cut by hand — Vite
-// rewrites `new URL('.', import.meta.url)` as an asset URL, and in the
-// plugin's virtual modules ('/@id/__x00__sloptimize:identity.js') that
-// became the site's root: every script of the game was then the runtime's
-// own, and the recorder never named one.  Besides, the plugin's entry
-// (/@sloptimize/bootstrap.js).
-const OWN_BASE = (() => {
-  const u = String(import.meta.url || '');
+// URL up to its file name (its siblings share it), read from a stack
+// trace.  Not import.meta.url: this file is also injected as a classic
+// script (above), where `import.meta` is a syntax error; and Vite rewrites
+// `new URL('.', import.meta.url)` as an asset URL, which in the plugin's
+// virtual modules ('/@id/__x00__sloptimize:identity.js') became the site's
+// root — every script of the game was then the runtime's own, and the
+// recorder never named one.  Injected, the script has no URL of its own,
+// and the base is empty.  Besides, the plugin's entry (/@sloptimize/…).
+export function ownBase(stack) {
+  const f = stackFrames(stack)[0];
+  const u = f ? f.url.replace(/[?#].*$/, '') : '';
   const cut = Math.max(u.lastIndexOf('/'), u.lastIndexOf(':'));
-  return cut > u.indexOf('//') ? u.slice(0, cut + 1) : '';
-})();
+  return cut > u.indexOf('//') + 1 ? u.slice(0, cut + 1) : '';
+}
+const OWN_BASE = ownBase(new Error().stack);
 
 // Is a script URL (a stack frame's, a Long Animation Frames script's) the
 // runtime's own?  Never a site, never a cause handed to the agent.

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   entityId, namePath, autoId, siteFromStack, stackFrames, isThreeUrl, urlPath, installIdentity, pageIdentity, fnv1a32, SITE_UNKNOWN,
+  ownBase, ownUrl,
 } from './identity.js';
 import { takeCensus, materialSignature, INSTANCING_MIN } from './census.js';
 
@@ -94,6 +95,23 @@ test('identity: the site is the first stack frame outside three.js and the runti
   assert.ok(isThreeUrl('http://h/node_modules/.vite/deps/three_examples_jsm_loaders_GLTFLoader.js?v=1'));
   assert.ok(!isThreeUrl('http://h/src/threes.js'));
   assert.equal(urlPath('http://localhost:5173/src/town.js?t=1#x'), 'src/town.js');
+});
+
+test('identity: the runtime\'s own scripts are known from a stack, served as files, as Vite\'s virtual modules, or injected with no URL', () => {
+  // served from the package (the plugin's fs path) and as a virtual module
+  assert.equal(ownBase('Error\n    at http://localhost:5173/@fs/w/page-runtime/identity.js?v=1a2b:49:19\n    at f (http://h/a.js:1:1)'),
+    'http://localhost:5173/@fs/w/page-runtime/');
+  assert.equal(ownBase('Error\n    at http://localhost:5173/@id/__x00__sloptimize:identity.js:49:19'),
+    'http://localhost:5173/@id/__x00__sloptimize:');
+  assert.equal(ownBase('@http://localhost:5173/@id/__x00__sloptimize:identity.js:49:19\n'), 'http://localhost:5173/@id/__x00__sloptimize:');
+  // injected before the page by the CLI: no URL, so no base (never the site's root)
+  assert.equal(ownBase('Error\n    at <anonymous>:49:19'), '');
+  assert.equal(ownBase(''), '');
+  // here, in node: this checkout's page-runtime/, its modules but not its tests
+  assert.ok(ownUrl(pathToFileURL(path.join(HERE, 'recorder.js')).href));
+  assert.ok(!ownUrl(pathToFileURL(path.join(HERE, 'identity.test.mjs')).href));
+  assert.ok(!ownUrl(pathToFileURL(path.join(HERE, '../demo/main.js')).href));
+  assert.ok(ownUrl('http://localhost:5173/@sloptimize/bootstrap.js'));
 });
 
 test('identity: a real Object3D.add records the line that called it; the first add wins', () => {
