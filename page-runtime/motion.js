@@ -67,8 +67,8 @@ const O_BASE = 38, O_MED = O_BASE + B_LEN;
 const F_LEN = O_MED + 1;
 // per-track integers (t.n)
 const VALID = 0, HELD = 1, CUT = 2, CAND = 3, CFRAME = 4, EVENTS = 5, BFIRST = 6, BLAST = 7, BFRAME = 8,
-  RECENT_HEAD = 9, HAS_REACH = 10, O_EVENTS = 11, O_FIRST = 12, O_LAST = 13, O_FRAME = 14;
-const N_LEN = 15;
+  RECENT_HEAD = 9, HAS_REACH = 10, O_EVENTS = 11, O_FIRST = 12, O_LAST = 13, O_FRAME = 14, O_NEV = 15;
+const N_LEN = 16;
 
 const r3 = (v) => Math.round(v * 1000) / 1000;
 const r1 = (v) => Math.round(v * 10) / 10;
@@ -109,6 +109,7 @@ export class MotionMonitor {
       f: new Float64Array(F_LEN), n: new Int32Array(N_LEN),
       recent: new Int32Array(HISTORY).fill(-1000),
       ev: new Float64Array(EV_MAX),     // the open burst's event sizes
+      oev: new Float64Array(EV_MAX),    // the closed burst's, for its record
     };
     t.f[L_SENT] = -Infinity;
     this.tracks.push(t);
@@ -254,9 +255,10 @@ export class MotionMonitor {
   close(t, withMedian) {
     const f = t.f, n = t.n;
     // the events that count: those comparable to the largest (above)
-    let events = n[EVENTS] > EV_MAX ? n[EVENTS] - EV_MAX : 0;
+    const all = n[EVENTS];
+    let events = all > EV_MAX ? all - EV_MAX : 0;
     const bar = this.comparable * f[B_MAX];
-    for (let i = 0; i < n[EVENTS] && i < EV_MAX; i++) if (t.ev[i] >= bar) events++;
+    for (let i = 0; i < all && i < EV_MAX; i++) if (t.ev[i] >= bar) events++;
     n[EVENTS] = 0;
     const now = f[B_START];
     // one a second per track; but a jump at least twice the one that took
@@ -277,6 +279,8 @@ export class MotionMonitor {
     for (let i = 0; i < B_LEN; i++) f[O_BASE + i] = f[B_START + i];
     f[O_MED] = withMedian !== 0 ? this.clock[2] : NaN;
     n[O_EVENTS] = events; n[O_FIRST] = n[BFIRST]; n[O_LAST] = n[BLAST]; n[O_FRAME] = n[BFRAME];
+    n[O_NEV] = all < EV_MAX ? all : EV_MAX;
+    for (let i = 0; i < n[O_NEV]; i++) t.oev[i] = t.ev[i];
     if (!this.deferred) { this.build(t); return; }
     this.pending++;
     this.onPending();
@@ -298,6 +302,11 @@ export class MotionMonitor {
     const bDt = f[B_DT + o], bTravel = f[B_TRAVEL + o], bUnits = f[B_UNITS + o];
     const bReach0 = f[B_REACH0 + o], bReach1 = f[B_REACH1 + o];
     const kind = events > 1 ? 'oscillation' : 'snap';
+    // every reversed jump of the burst, in order: the evidence for the
+    // kind (the small ones beside a snap did not make it an oscillation)
+    const jumps = [];
+    for (let i = 0; i < n[O_NEV]; i++) jumps.push(r3(t.oev[i]));
+    const besides = jumps.length - events;
     const coincident = [];
     for (const other of this.tracks) if (other !== t && this.hadEvent(other, frame)) coincident.push(other.name);
     const cls = [];
@@ -317,9 +326,10 @@ export class MotionMonitor {
     }
     const over = bUnits / Math.max(this.floor, this.ratio * bTravel);
     cls.push({ guess: kind, confidence: over >= 4 ? 'high' : 'medium',
-      evidence: kind === 'snap'
+      evidence: (kind === 'snap'
         ? `${r3(bUnits)} units off its trajectory (predicted travel ${r3(bTravel)}), reversed the next frame`
-        : `${events} reversed jumps within ${last - first + 1} frames, the largest ${r3(bUnits)} units` });
+        : `${events} reversed jumps within ${last - first + 1} frames, the largest ${r3(bUnits)} units`)
+        + (besides > 0 ? `; ${besides} too small to count beside it (the jumps in order: ${jumps.join(', ')})` : '') });
     const rec = {
       type: 'jitter', track: t.name, kind, frame,
       jump: vec(f, B_JUMP + o), units: r3(bUnits), travelUnits: r3(bTravel), speed: r3(f[B_SPEED + o]),
@@ -327,6 +337,7 @@ export class MotionMonitor {
       classification: cls,
     };
     if (Number.isFinite(med)) rec.medianDtMs = r1(med);
+    if (jumps.length > 1) rec.jumps = jumps;
     if (kind === 'oscillation') {
       rec.frames = last - first + 1;
       rec.durationMs = r1(Math.max(0, rec.frames * (Number.isFinite(med) ? med : bDt)));

@@ -62,7 +62,8 @@ const CENSUS_SLICE_MIN = 256;
 const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
 // this.fr: the per-frame doubles (a double in an object field or an
 // argument can cost a heap number per store or call)
-const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_SELF = 5, FR_BASE_END = 6, FR_TICK_AT = 7;
+const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_SELF = 5, FR_BASE_END = 6, FR_TICK_AT = 7,
+  FR_ANIM = 8, FR_PREV_ANIM = 9;
 // this.own: the recorder's own main-thread time (its tasks, not the render
 // wrapper's few reads): a task's start, the total, the longest task, tasks
 const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3;
@@ -202,8 +203,17 @@ class Recorder {
     this.times = new Float64Array(2);   // the render call under way: start, end
     // the per-frame doubles live in a typed array: a double stored in an
     // object's field can cost a fresh heap number per store
-    this.fr = new Float64Array(8);      // FR_END, FR_PREV_END, FR_INSIDE, FR_MEDIAN, FR_ABS, FR_SELF, FR_BASE_END, FR_TICK_AT
+    this.fr = new Float64Array(10);     // FR_END … FR_TICK_AT, FR_ANIM, FR_PREV_ANIM
     this.fr[FR_END] = NaN; this.fr[FR_PREV_END] = NaN; this.fr[FR_MEDIAN] = NaN;
+    this.fr[FR_ANIM] = NaN; this.fr[FR_PREV_ANIM] = NaN;
+    // The animation frame's time (document.timeline.currentTime: in a
+    // requestAnimationFrame callback it is the callback's timestamp), the
+    // clock a game steps its simulation on — the motion monitor's clock.
+    // Render ends are not: on a loaded machine one render ends late and the
+    // next early while the game stepped evenly, and the prediction from
+    // render ends overshoots, then undershoots — a reversed "jump" of a
+    // fraction of a unit that is only the clocks disagreeing.
+    this.timeline = typeof document !== 'undefined' && document.timeline ? document.timeline : null;
     this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
     this.own = new Float64Array(4);     // the recorder's own time: OWN_START, OWN_TOTAL, OWN_MAX, OWN_TASKS
     this.ownDepth = 0;
@@ -578,6 +588,8 @@ class Recorder {
     this.frameTick = this.tick;
     this.frameOpen = true;
     this.fr[FR_INSIDE] = 0;
+    // (null while the document is inactive: 0 here, then no delta below)
+    this.fr[FR_ANIM] = this.timeline !== null ? this.timeline.currentTime : NaN;
     this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
     this.nScenes = 0;
     const hidden = this.hidden;     // kept by a visibilitychange listener, not read per frame
@@ -701,11 +713,15 @@ class Recorder {
 
     if (this.motion.tracks.length > 0) {
       const clock = this.motion.clock;
-      clock[0] = fr[FR_END]; clock[1] = paused ? 0 : frameMs; clock[2] = fr[FR_MEDIAN];
+      // the animation frames' delta where it moved (this.timeline), else
+      // the render ends' (a page with no timeline, a render outside them)
+      const anim = fr[FR_ANIM] - fr[FR_PREV_ANIM];
+      clock[0] = fr[FR_END]; clock[1] = paused ? 0 : anim > 0 && fr[FR_PREV_ANIM] > 0 ? anim : frameMs; clock[2] = fr[FR_MEDIAN];
       this.motion.step(this.frameNo, this.pos, this.hasReach ? this.reach : null);
     }
 
     fr[FR_PREV_END] = fr[FR_END];
+    fr[FR_PREV_ANIM] = fr[FR_ANIM];
     this.prevGeometries = this.memGeometries; this.prevTextures = this.memTextures; this.prevPrograms = this.memPrograms;
     this.prevCalls = this.curCalls;
     // a long-script hitch waits for its entry only so many frames

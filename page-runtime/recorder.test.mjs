@@ -248,6 +248,10 @@ test('motion: a snap beside a render that ended late and then early (a loaded ma
   assert.equal(out[0].frame, 4);
   assert.ok(Math.abs(out[0].units - 2.6) < 0.05, `units ${out[0].units}`);
   assert.equal(out[0].classification[0].guess, 'snap');
+  // the small one beside it is shown, not hidden
+  assert.equal(out[0].jumps.length, 2, JSON.stringify(out[0].jumps));
+  assert.ok(out[0].jumps[0] < 0.25 * out[0].jumps[1] && out[0].jumps[1] === out[0].units, JSON.stringify(out[0].jumps));
+  assert.match(out[0].classification[0].evidence, /1 too small to count beside it \(the jumps in order: 0\.\d+, 2\.\d+\)/);
   // the rule that was: every reversed event of the burst counted
   assert.equal(run({ comparable: 0 })[0].kind, 'oscillation', 'the sequence is the one that misclassified');
   // and a real oscillation that decays (a spring settling) is still one
@@ -728,7 +732,7 @@ test('recorder: an entry for the frame that names no script leaves it long-scrip
 // The page is a stand-in for three.js with the parts the recorder reads
 // (render(), info, properties, a scene graph, a camera's world matrix);
 // tests/game.test.mjs and tests/games/ drive the real thing.
-function virtualPage({ loaf = false, oldThree = false } = {}) {
+function virtualPage({ loaf = false, oldThree = false, timeline = false } = {}) {
   const real = performance.now;
   let vt = 10000;
   // page.readCost: each read of the clock moves it (a census's slices
@@ -739,6 +743,8 @@ function virtualPage({ loaf = false, oldThree = false } = {}) {
   let made = [];
   globalThis.requestAnimationFrame = (fn) => { raf = fn; return 1; };
   globalThis.cancelAnimationFrame = () => { raf = null; };
+  // document.timeline: its currentTime is the animation frame's (page.anim)
+  if (timeline) globalThis.document = { visibilityState: 'visible', timeline: { get currentTime() { return page.anim; } } };
   if (loaf) {
     globalThis.PerformanceObserver = class {
       static supportedEntryTypes = ['long-animation-frame'];
@@ -755,7 +761,7 @@ function virtualPage({ loaf = false, oldThree = false } = {}) {
     matrixWorld: { elements: new Array(16).fill(0) } };
   const scene = { isScene: true, visible: true, children: [], type: 'Scene' };
   const page = {
-    vt: () => vt, canvas, camera, scene, programs,
+    vt: () => vt, canvas, camera, scene, programs, anim: null,
     readCost: 0, renderCost: 0, triangles: 100, textures: 0,
     renderer: {
       // three before r15x: get() only, which makes an empty entry for what it has not seen
@@ -811,6 +817,7 @@ function virtualPage({ loaf = false, oldThree = false } = {}) {
       performance.now = real;
       delete globalThis.requestAnimationFrame;
       delete globalThis.cancelAnimationFrame;
+      if (timeline) delete globalThis.document;
       globalThis.PerformanceObserver = saved.PerformanceObserver;
     },
   };
@@ -950,6 +957,37 @@ test('recorder: the camera passed to render() is tracked for jitter with no game
   const j = got.filter((r) => r.type === 'jitter');
   assert.ok(j.some((r) => r.track === 'camera' && r.kind === 'snap' && r.units > 2), JSON.stringify(j));
   assert.equal(got.find((r) => r.type === 'jitter').phase, 'unset', 'the phase says the game set none');
+});
+
+test('recorder: motion is judged on the animation frames\' clock, so renders that end late then early on a loaded machine are not jumps', async () => {
+  // The game steps its camera on the animation frame's time, 16.7 ms
+  // apart, as the demo does; the renders end unevenly (script time before
+  // each render of 6 to 30 ms, a loaded machine's).  One real snap of 2.5.
+  const uneven = [27.5, 6.4, 20.4, 6.7, 30.1, 9.2, 16.7, 24.8, 7.3, 16.7];
+  const run = async (timeline) => {
+    const srv = await collector();
+    const page = virtualPage({ timeline });
+    const rec = await recordOn(page, srv);
+    let anim = 10000;
+    for (let i = 0; i < 200; i++) {
+      anim += 16.7;
+      page.anim = anim;
+      page.camera.position.x = anim * 0.0045 + (i >= 150 ? 2.5 : 0);      // 4.5 units a second
+      page.frame(uneven[i % uneven.length]);
+      await page.tick();
+    }
+    const got = await finish(rec, page, srv);
+    page.restore();
+    return got.filter((r) => r.type === 'jitter');
+  };
+  const on = await run(true);
+  assert.equal(on.length, 1, JSON.stringify(on));
+  assert.equal(on[0].kind, 'snap');
+  assert.ok(Math.abs(on[0].units - 2.5) < 0.01, `units ${on[0].units}`);
+  assert.equal(on[0].dtMs, 16.7, 'the snap\'s frame on the animation clock');
+  // the same page judged on render ends (no timeline) sees the clocks disagree
+  const off = await run(false);
+  assert.ok(off.some((r) => r.units < 1), `render ends alone make small "jumps": ${JSON.stringify(off.map((r) => [r.kind, r.units]))}`);
 });
 
 test('recorder: at 4 fps the Long Animation Frames wait outlasts a frame, so a named script is still named', async () => {
