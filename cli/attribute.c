@@ -1,7 +1,11 @@
 /*
- * attribute — `sloptimize attribute --static`: the census of a scene
- * (docs/attribute.md, DESIGN §16): which entity holds what, where in the
- * source it was built, and the hints a walk can honestly give.
+ * attribute — which entity of a scene costs what (docs/attribute.md,
+ * DESIGN §16).  `--static`: the census — which entity holds what, where
+ * in the source it was built, and the hints a walk can honestly give.
+ * Without it: the measured bisection — the game paused, its frame drawn
+ * again with each candidate entity hidden, the difference in draw calls
+ * and triangles (exact) and time (marked noisy within the baselines'
+ * spread), ranked; written to .sloptimize/attribution.json.
  *
  * `--launch`: the page opened in a headless Chromium by cli/pagerun.h
  * (the launch, injection, URL and take-down `bench --launch` and
@@ -14,10 +18,13 @@
  * and .sloptimize/census.json is replaced whole (statedir_write: temp
  * file, fsync, rename) — a reader sees the old census or the new.
  *
- * Without --launch the census would come from the open tab through the
+ * Both call the page runtime (sloptimize.bench.census / .attribute in
+ * page-runtime/bench.js) with one JSON object of options, made here with
+ * cJSON: an id given on the command line is data, never script.
+ *
+ * Without --launch they would come from the open tab through the
  * daemon's relay, which does not exist yet: exit 4, said as bench and
- * gate say it.  The measured bisection (`attribute` without --static) is
- * not built yet either: a usage error that says so, never a guess.
+ * gate say it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -49,11 +56,18 @@ struct attr_opts {
 	const char	*project;
 	const char	*scene;
 	const char	*url;
+	const char	*ids;		/* --ids a,b (bisection), or NULL */
 	int		 launch;
+	int		 bisect;	/* without --static */
 	int		 timeout_ms;
+	int		 top, frames;	/* bisection */
 	double		 dpr;
 	int64_t		 now_ms;	/* --now, or the clock */
 };
+
+/* What each mode calls the page for, and what it writes. */
+#define WHAT(o)	((o)->bisect ? "attribution" : "census")
+#define FILE_OF(o) ((o)->bisect ? "attribution.json" : "census.json")
 
 static const cJSON *
 get(const cJSON *o, const char *k)
@@ -77,6 +91,25 @@ scene_ok(const char *s)
 			return 0;
 	}
 	return 1;
+}
+
+/* --ids: 1 to 200 ids of the census's alphabet (identity.js TRACK_ID and
+ * the auto:/gltf: forms), comma-separated, none empty. */
+static int
+ids_ok(const char *s)
+{
+	int	n = 1, len = 0;
+
+	for (; *s != '\0'; s++) {
+		if (*s == ',') {
+			if (len == 0 || ++n > 200)
+				return 0;
+			len = 0;
+		} else if ((unsigned char)*s <= ' ' || *s == '"' ||
+		    *s == '\\' || *s == '\'' || ++len > 512)
+			return 0;
+	}
+	return len > 0;
 }
 
 static int
@@ -144,11 +177,79 @@ census_check(cJSON *doc, int *dropped, char *why, size_t cap)
 	return 0;
 }
 
-/* The census of o->scene from a launched browser: 0 with *out (the
- * caller's), or a negative errno with why; *sig the signal that ended a
- * wait. */
+/*
+ * The page's attribution, checked: v 1, a baseline with its counts,
+ * entities each with an id and exact differences, `restored` and
+ * `sumsToBaseline` as booleans.  0, or -EPROTO with why.
+ */
 static int
-census_take(const struct attr_opts *o, cJSON **out, char *browser,
+attribution_check(const cJSON *doc, char *why, size_t cap)
+{
+	const cJSON	*v = get(doc, "v"), *b = get(doc, "baseline"), *e;
+
+	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(v) || v->valueint != 1 ||
+	    !cJSON_IsObject(b) || !cJSON_IsNumber(get(b, "calls")) ||
+	    !cJSON_IsArray(get(doc, "entities")) ||
+	    !cJSON_IsBool(get(doc, "restored")) ||
+	    !cJSON_IsBool(get(doc, "sumsToBaseline"))) {
+		snprintf(why, cap, "the page's attribution runtime answered "
+		    "something that is not an attribution (v 1 with a baseline, "
+		    "entities, restored and sumsToBaseline)");
+		return -EPROTO;
+	}
+	cJSON_ArrayForEach(e, get(doc, "entities"))
+		if (!cJSON_IsString(get(e, "id")) ||
+		    !cJSON_IsNumber(get(e, "dCalls")) ||
+		    !cJSON_IsNumber(get(e, "dTriangles")) ||
+		    !cJSON_IsBool(get(e, "noisy"))) {
+			snprintf(why, cap, "the page's attribution has an entity "
+			    "without an id, dCalls, dTriangles and noisy");
+			return -EPROTO;
+		}
+	return 0;
+}
+
+/*
+ * The options the page runtime gets, as one JSON object: the scene, the
+ * seed and deadlines, and for the bisection frames, top and the ids.
+ * NULL when out of memory.
+ */
+static char *
+page_options(const struct attr_opts *o)
+{
+	cJSON	*a = cJSON_CreateObject(), *ids;
+	char	*text = NULL, *list = NULL, *id, *save = NULL;
+
+	if (a == NULL)
+		return NULL;
+	cJSON_AddStringToObject(a, "scene", o->scene);
+	cJSON_AddNumberToObject(a, "seed", PAGERUN_SEED);
+	cJSON_AddNumberToObject(a, "setupTimeoutMs", BENCH_SETUP_S * 1000);
+	cJSON_AddNumberToObject(a, "waitSceneMs", 10000);
+	if (o->bisect) {
+		cJSON_AddNumberToObject(a, "frames", o->frames);
+		cJSON_AddNumberToObject(a, "top", o->top);
+		if (o->ids != NULL) {
+			if ((list = strdup(o->ids)) == NULL ||
+			    (ids = cJSON_AddArrayToObject(a, "ids")) == NULL)
+				goto out;
+			for (id = strtok_r(list, ",", &save); id != NULL;
+			    id = strtok_r(NULL, ",", &save))
+				cJSON_AddItemToArray(ids, cJSON_CreateString(id));
+		}
+	}
+	text = cJSON_PrintUnformatted(a);
+out:
+	free(list);
+	cJSON_Delete(a);
+	return text;
+}
+
+/* The census or attribution of o->scene from a launched browser: 0 with
+ * *out (the caller's), or a negative errno with why; *sig the signal that
+ * ended a wait. */
+static int
+page_take(const struct attr_opts *o, cJSON **out, char *browser,
     size_t bcap, char *url, size_t ucap, int *sig, char *why, size_t cap)
 {
 	struct pagerun_req	 pq = { o->project, o->scene, o->url, 1, NULL,
@@ -156,26 +257,34 @@ census_take(const struct attr_opts *o, cJSON **out, char *browser,
 	struct pagerun_watch	 w = { BENCH_SETUP_S * 1000 + 10000, 60000,
 				    NULL, NULL };
 	struct pagerun		*pr = NULL;
-	char			 expr[1024], err[2048];
+	char			 expr[4096], err[2048], *args;
+	const char		*fn = o->bisect ? "attribute" : "census";
 	int			 rc;
 
 	*out = NULL;
 	*sig = 0;
+	if ((args = page_options(o)) == NULL) {
+		snprintf(why, cap, "out of memory");
+		return -ENOMEM;
+	}
+	if ((size_t)snprintf(expr, sizeof(expr), "(async () => { const s = "
+	    "globalThis.sloptimize; if (!s || !s.bench || !s.bench.%s) throw "
+	    "new Error('the page has no sloptimize %s runtime (the script "
+	    "injected before the page did not run?)'); return await "
+	    "s.bench.%s(%s); })()", fn, WHAT(o), fn, args) >= sizeof(expr)) {
+		free(args);
+		snprintf(why, cap, "--ids is too long");
+		return -ENAMETOOLONG;
+	}
+	free(args);
 	pq.deadline = base_mono_ms() + o->timeout_ms;
 	if ((rc = pagerun_open(&pq, &pr, sig, err, sizeof(err))) != 0) {
-		snprintf(why, cap, "no census of scene '%s': %s", o->scene,
+		snprintf(why, cap, "no %s of scene '%s': %s", WHAT(o), o->scene,
 		    rc == -EINTR ? "interrupted" : err);
 		return rc;
 	}
 	snprintf(url, ucap, "%s", pagerun_url(pr));
 	snprintf(browser, bcap, "%s", pagerun_browser(pr));
-	snprintf(expr, sizeof(expr), "(async () => { const s = globalThis."
-	    "sloptimize; if (!s || !s.bench || !s.bench.census) throw new "
-	    "Error('the page has no sloptimize census runtime (the script "
-	    "injected before the page did not run?)'); return await "
-	    "s.bench.census({ scene: '%s', seed: %d, setupTimeoutMs: %d, "
-	    "waitSceneMs: 10000 }); })()", o->scene, PAGERUN_SEED,
-	    BENCH_SETUP_S * 1000);
 	rc = pagerun_eval(pr, expr, &w, out, err, sizeof(err));
 	if (rc == -EINTR)
 		*sig = pagerun_signal(pr);
@@ -188,20 +297,21 @@ census_take(const struct attr_opts *o, cJSON **out, char *browser,
 		cJSON_Delete(*out);
 		*out = NULL;
 		if (rc == -ETIMEDOUT && strstr(err, "deadline") != NULL)
-			snprintf(why, cap, "no census of scene '%s' within its "
-			    "deadline of %d s: %s", o->scene,
+			snprintf(why, cap, "no %s of scene '%s' within its "
+			    "deadline of %d s: %s", WHAT(o), o->scene,
 			    o->timeout_ms / 1000, err);
 		else
-			snprintf(why, cap, "no census of scene '%s': %s",
+			snprintf(why, cap, "no %s of scene '%s': %s", WHAT(o),
 			    o->scene, err);
 	}
 	return rc;
 }
 
 /* The document written: what the CLI knows first (when, which scene,
- * page and browser), then the page's census as it answered. */
+ * page and browser), then the page's census or attribution as it
+ * answered. */
 static cJSON *
-census_doc(const struct attr_opts *o, cJSON *page, const char *browser,
+page_doc(const struct attr_opts *o, cJSON *page, const char *browser,
     const char *url, int dropped)
 {
 	cJSON	*d = cJSON_CreateObject(), *it, *notes;
@@ -237,14 +347,14 @@ census_doc(const struct attr_opts *o, cJSON *page, const char *browser,
 }
 
 static int
-census_write(const char *project, const cJSON *doc, char *path, size_t pcap,
-    char *why, size_t cap)
+doc_write(const char *project, const char *file, const cJSON *doc, char *path,
+    size_t pcap, char *why, size_t cap)
 {
 	char	top[PATH_MAX], *text;
 	int	rc;
 
 	if ((size_t)snprintf(top, sizeof(top), "%s/" PROJECT_DIR, project) >=
-	    sizeof(top) || project_path(project, "census.json", path, pcap)) {
+	    sizeof(top) || project_path(project, file, path, pcap)) {
 		snprintf(why, cap, "the project path is too long");
 		return -ENAMETOOLONG;
 	}
@@ -309,24 +419,76 @@ print_text(const cJSON *d, const char *path)
 	printf("written to %s\n", path);
 }
 
+static void
+print_attribution(const cJSON *d, const char *path)
+{
+	const cJSON	*b = get(d, "baseline"), *e, *n;
+	int		 soft = strcmp(str(d, "regime"), "hardware") != 0;
+
+	printf("attribution of scene '%s' (%s): the game paused, its frame "
+	    "drawn %.0f times per entity; baseline %.0f draw calls, %.0f "
+	    "triangles, %.2f ms inside render (spread %.2f ms over 3 "
+	    "baselines%s)\n", str(d, "scene"), str(d, "at"), num(d, "frames"),
+	    num(b, "calls"), num(b, "triangles"), num(b, "insideRenderMs"),
+	    num(b, "spreadMs"), soft ? "; a software renderer's times: "
+	    "reported, never compared" : "");
+	printf("  %-28s %9s %11s %10s  %s\n", "entity (ranked by draw calls)",
+	    "calls", "triangles", "render ms", "built at");
+	cJSON_ArrayForEach(e, get(d, "entities"))
+		printf("  %-28s %+9.0f %+11.0f %+9.2f%s  %s\n", str(e, "id"),
+		    num(e, "dCalls"), num(e, "dTriangles"),
+		    num(e, "dInsideRenderMs"),
+		    cJSON_IsTrue(get(e, "noisy")) ? "~" : " ", str(e, "site"));
+	if (cJSON_GetArraySize(get(d, "entities")) == 0)
+		printf("  (no entity with a mesh)\n");
+	printf("(~: within the baselines' spread — noise, not a cost; a "
+	    "ranking, not an accounting: the rows do not sum to the "
+	    "baseline)\n");
+	printf("world %s%s\n", cJSON_IsTrue(get(d, "restored")) ?
+	    "restored: every entity hidden is visible again as it was" :
+	    "NOT restored: an entity's visible flag is not what it was",
+	    cJSON_IsTrue(get(d, "pixelsIdentical")) ? "; the frame's pixels "
+	    "identical before and after" : cJSON_IsFalse(get(d,
+	    "pixelsIdentical")) ? "; the frame's pixels DIFFER before and "
+	    "after" : "");
+	cJSON_ArrayForEach(n, get(d, "notes"))
+		if (cJSON_IsString(n))
+			printf("note: %s\n", n->valuestring);
+	printf("written to %s\n", path);
+}
+
 static const char usage[] =
 "usage: sloptimize attribute --static --scene S --launch [--url URL]\n"
 "                            [--dpr N] [--timeout SECONDS] [--json]\n"
+"       sloptimize attribute --scene S --launch [--ids A,B | --top N]\n"
+"                            [--frames K] [--url URL] [--dpr N]\n"
+"                            [--timeout SECONDS] [--json]\n"
 "\n"
-"The census of a named scene: its meshes, triangles, materials,\n"
+"--static: the census of a named scene: its meshes, triangles, materials,\n"
 "geometries and an estimate of its texture bytes, by entity (the id\n"
 "sloptimize.track() gave it, its asset, its name path, or a stable auto\n"
 "id) with the file and line that built it, and hints with their evidence\n"
 "and a fix naming that line.  Written to .sloptimize/census.json.\n"
 "\n"
-"  --static         the census (the measured bisection is not built yet)\n"
+"Without --static: the measured bisection.  The game is paused and its\n"
+"frame drawn again K times with each candidate entity hidden (the ids\n"
+"given, or the census's first N by triangles); what each costs in draw\n"
+"calls and triangles (exact) and time inside render (marked noisy within\n"
+"the spread of three baselines), ranked by draw calls, the world checked\n"
+"as it was afterwards.  Written to .sloptimize/attribution.json.\n"
+"\n"
+"  --static         the census rather than the bisection\n"
+"  --ids A,B        the entities to measure (bisection)\n"
+"  --top N          else the census's first N by triangles (default 20)\n"
+"  --frames K       frames drawn per entity and baseline (default 5)\n"
 "  --scene S        a named scene (docs/bench.md)\n"
 "  --launch         spawn a headless Chromium rather than use the open tab\n"
 "  --url URL        the game's URL (default: .sloptimize/dev.json's)\n"
 "  --dpr N          the launched browser's device pixel ratio (default 1)\n"
 "  --timeout S      the census's whole deadline (default 300 s)\n"
 "\n"
-"exit: 0 written, 2 usage, 4 no browser, page or scene (or the open tab\n"
+"exit: 0 written, 1 the world not restored after the bisection, 2 usage,\n"
+"4 no browser, page, scene or entity (or the open tab\n"
 "is not reachable yet: pass --launch); 130/143 interrupted (the browser\n"
 "taken down).  docs/attribute.md.\n";
 
@@ -335,13 +497,17 @@ verb_attribute(int argc, char **argv)
 {
 	struct cli_common	 c;
 	struct attr_opts	 o = { 0 };
-	const char		*timeout = NULL, *dpr = NULL;
+	const char		*timeout = NULL, *dpr = NULL, *top = NULL,
+				*frames = NULL;
 	int			 stat_ = 0, rc, sig = 0, dropped = 0;
 	char			 why[3 * PATH_MAX], browser[128] = "", url[2300] = "",
 				 path[PATH_MAX], *end;
 	cJSON			*page = NULL, *doc;
 	const struct cli_opt	 opts[] = {
 		{ "static", OPT_FLAG, &stat_ },
+		{ "ids", OPT_ARG, &o.ids },
+		{ "top", OPT_ARG, &top },
+		{ "frames", OPT_ARG, &frames },
 		{ "scene", OPT_ARG, &o.scene },
 		{ "launch", OPT_FLAG, &o.launch },
 		{ "url", OPT_ARG, &o.url },
@@ -356,10 +522,38 @@ verb_attribute(int argc, char **argv)
 	o.now_ms = c.now_ms;
 	o.timeout_ms = ATTR_TIMEOUT_MS;
 	o.dpr = 1;
-	if (!stat_) {
-		fprintf(stderr, "sloptimize attribute: the measured bisection "
-		    "(attribute without --static) is not built yet; "
-		    "--static gives the census\n%s", usage);
+	o.bisect = !stat_;
+	o.top = 20;
+	o.frames = 5;
+	if (stat_ && (o.ids != NULL || top != NULL || frames != NULL)) {
+		fprintf(stderr, "sloptimize attribute: --ids, --top and --frames "
+		    "are the bisection's; --static takes the census\n");
+		return EXIT_USAGE;
+	}
+	if (o.ids != NULL && top != NULL) {
+		fprintf(stderr, "sloptimize attribute: --ids names the entities; "
+		    "--top picks them from the census: one or the other\n");
+		return EXIT_USAGE;
+	}
+	if (top != NULL || frames != NULL) {
+		long	n;
+
+		if (top != NULL) {
+			if (cli_whole("attribute", "top", top, 1, 200, &n) != 0)
+				return EXIT_USAGE;
+			o.top = (int)n;
+		}
+		if (frames != NULL) {
+			if (cli_whole("attribute", "frames", frames, 1, 600,
+			    &n) != 0)
+				return EXIT_USAGE;
+			o.frames = (int)n;
+		}
+	}
+	if (o.ids != NULL && !ids_ok(o.ids)) {
+		fprintf(stderr, "sloptimize attribute: --ids is a comma-separated "
+		    "list of 1 to 200 entity ids as the census names them (not "
+		    "'%s')\n", o.ids);
 		return EXIT_USAGE;
 	}
 	if (timeout != NULL) {
@@ -390,10 +584,10 @@ verb_attribute(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!o.launch) {
-		fprintf(stderr, "sloptimize attribute: the census in the open "
+		fprintf(stderr, "sloptimize attribute: the %s in the open "
 		    "tab (through the daemon) is not available yet: pass "
-		    "--launch to take the census of scene '%s' in a browser "
-		    "sloptimize starts\n", o.scene);
+		    "--launch to take the %s of scene '%s' in a browser "
+		    "sloptimize starts\n", WHAT(&o), WHAT(&o), o.scene);
 		return EXIT_NOTHING;
 	}
 	if (o.now_ms == 0) {
@@ -402,7 +596,7 @@ verb_attribute(int argc, char **argv)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		o.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	}
-	rc = census_take(&o, &page, browser, sizeof(browser), url, sizeof(url),
+	rc = page_take(&o, &page, browser, sizeof(browser), url, sizeof(url),
 	    &sig, why, sizeof(why));
 	if (rc == -EINTR) {
 		fprintf(stderr, "sloptimize attribute: interrupted; the browser "
@@ -417,24 +611,30 @@ verb_attribute(int argc, char **argv)
 		fprintf(stderr, "sloptimize attribute: %s\n", why);
 		return EXIT_NOTHING;
 	}
-	if ((rc = census_check(page, &dropped, why, sizeof(why))) != 0 ||
-	    (doc = census_doc(&o, page, browser, url, dropped)) == NULL) {
+	rc = o.bisect ? attribution_check(page, why, sizeof(why)) :
+	    census_check(page, &dropped, why, sizeof(why));
+	if (rc != 0 || (doc = page_doc(&o, page, browser, url, dropped)) ==
+	    NULL) {
 		fprintf(stderr, "sloptimize attribute: %s; nothing was "
 		    "written\n", rc ? why : "out of memory");
 		cJSON_Delete(page);
 		return EXIT_NOTHING;
 	}
 	cJSON_Delete(page);
-	if ((rc = census_write(o.project, doc, path, sizeof(path), why,
-	    sizeof(why))) != 0) {
+	if ((rc = doc_write(o.project, FILE_OF(&o), doc, path, sizeof(path),
+	    why, sizeof(why))) != 0) {
 		fprintf(stderr, "sloptimize attribute: %s\n", why);
 		cJSON_Delete(doc);
 		return EXIT_NOTHING;
 	}
 	if (c.json)
 		print_json(doc);
+	else if (o.bisect)
+		print_attribution(doc, path);
 	else
 		print_text(doc, path);
+	rc = o.bisect && !cJSON_IsTrue(get(doc, "restored")) ? EXIT_FINDINGS :
+	    EXIT_OK;
 	cJSON_Delete(doc);
-	return EXIT_OK;
+	return rc;
 }

@@ -30,7 +30,7 @@ static const struct {
 	{ "doctor", verb_doctor, "check the environment and the ledger" },
 	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },
 	{ "gate", verb_gate, "the correctness gate: a frame against its golden" },
-	{ "attribute", verb_attribute, "attribute --static: which entity costs what, built where" },
+	{ "attribute", verb_attribute, "which entity costs what (measured, or --static: the census), built where" },
 };
 
 static void

@@ -50,7 +50,7 @@
 // ./clock.js, ./identity.js and ./census.js, each on one line; exports
 // only `export function` / `export const`.
 import { installClock, TICK_MS, CLOCK_MODE } from './clock.js';
-import { installIdentity } from './identity.js';
+import { installIdentity, SITE_UNKNOWN } from './identity.js';
 import { takeCensus } from './census.js';
 
 export const BENCH_DEFAULTS = Object.freeze({ frames: 600, warmup: 120, runs: 3 });
@@ -629,6 +629,189 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     }
   }
 
+  /*
+   * The measured bisection (docs/attribute.md): the scene set up as for a
+   * census, its settle frames and one more stepped; that frame's render
+   * calls (scene, camera, render target) are kept and the census walks
+   * what they drew.  Then the game is PAUSED — the clock does not step, no
+   * callback of the game runs — and the kept calls are replayed: `frames`
+   * of them for a baseline, then the same with each candidate entity
+   * hidden (every root of it `visible = false`, put back after), the
+   * baseline again half-way and at the end.  Counters are exact (the same
+   * world drawn again); times are the real time inside the replays, and a
+   * difference within the spread of the three baselines is `noisy`.  The
+   * first and last baseline frames are read as PNG in the task that drew
+   * them: identical bytes say the world was left as it was.  Resolves the
+   * attribution document (schemas/attribution.json, less the CLI's fields).
+   */
+  async function attribute(options = {}) {
+    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
+      throw new Error(`attribute: a bench is already running (${state.phase})`);
+    const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, frames: 5, top: 20, ids: null, ...options };
+    if (typeof opt.scene !== 'string' || !SCENE_NAME.test(opt.scene))
+      throw new Error(`attribute: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
+    if (!Number.isInteger(opt.frames) || opt.frames < 1 || opt.frames > 600)
+      throw new Error(`attribute: frames must be a whole number from 1 to 600, not ${JSON.stringify(opt.frames)}`);
+    if (!Number.isInteger(opt.top) || opt.top < 1 || opt.top > 200)
+      throw new Error(`attribute: top must be a whole number from 1 to 200, not ${JSON.stringify(opt.top)}`);
+    if (opt.ids !== null && (!Array.isArray(opt.ids) || opt.ids.length === 0 || opt.ids.length > 200 || !opt.ids.every((i) => typeof i === 'string' && i !== '')))
+      throw new Error('attribute: ids must be a list of 1 to 200 entity ids');
+    setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
+    const engaged = needClock().engage({ seed: opt.seed });
+    let restore = null;
+    const hidden = [];          // [object, visible before] of the candidate hidden now
+    const unhide = () => { for (const [o, v] of hidden) o.visible = v; hidden.length = 0; };
+    const touched = new Map();  // every object hidden once → its flag before the first time
+    try {
+      const { entry, renderer, settle, notes } = await prepare(opt);
+      const info = renderer.info;
+      const setTarget = typeof renderer.setRenderTarget === 'function' && typeof renderer.getRenderTarget === 'function';
+      const kept = [];
+      const original = renderer.render;
+      const wrapper = function (sceneArg, cam) {
+        kept.push([sceneArg, cam, setTarget ? renderer.getRenderTarget() : null]);
+        return original.call(this, sceneArg, cam);
+      };
+      renderer.render = wrapper;
+      restore = () => { if (renderer.render === wrapper) renderer.render = original; };
+      setPhase('settle', { frames: settle, frame: 0 });
+      for (let i = 0; i < settle; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
+      await realFrame();
+      kept.length = 0;
+      clock.step();
+      restore();
+      restore = null;
+      if (kept.length === 0)
+        throw new Error(`attribute: the game made no render call in frame ${clock.frame} of scene '${opt.scene}': its loop did not run then, nothing to attribute`);
+      const drawn = [];
+      for (const [sc] of kept) if (sc && !drawn.includes(sc)) drawn.push(sc);
+      const rootsOf = new Map();
+      const census = takeCensus(drawn, { renderer, identity, g, rootsOut: rootsOf });
+
+      // the candidates: the ids asked for, or the census's first by triangles
+      let ids, unknown = [];
+      if (opt.ids) {
+        ids = opt.ids.filter((i) => rootsOf.has(i));
+        unknown = opt.ids.filter((i) => !rootsOf.has(i));
+        if (ids.length === 0)
+          throw new Error(`attribute: no entity of scene '${opt.scene}' has the id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (it has: ${[...rootsOf.keys()].slice(0, 10).join(', ')}${rootsOf.size > 10 ? ', …' : ''})`);
+      } else {
+        ids = census.entities.slice(0, opt.top).map((e) => e.id);
+      }
+
+      // one replay of the kept frame, measured: draw calls and triangles
+      // summed over its calls, programs at its end, real time inside
+      const one = { calls: 0, triangles: 0, insideMs: 0 };
+      const replay = () => {
+        const before = setTarget ? renderer.getRenderTarget() : null;
+        one.calls = 0; one.triangles = 0;
+        const a = clock.real();
+        for (const [sc, cam, target] of kept) {
+          if (setTarget) renderer.setRenderTarget(target);
+          original.call(renderer, sc, cam);
+          if (info.autoReset !== false) { one.calls += info.render.calls; one.triangles += info.render.triangles; }
+        }
+        one.insideMs = clock.real() - a;
+        if (setTarget) renderer.setRenderTarget(before);
+        if (info.autoReset === false) { one.calls = info.render.calls; one.triangles = info.render.triangles; }
+      };
+      const canvas = renderer.domElement;
+      const readable = canvas && typeof canvas.toDataURL === 'function';
+      let spent = 0;
+      const measure = async (png = false) => {
+        const calls = [], tris = [], ms = [];
+        let shot = null;
+        for (let i = 0; i < opt.frames; i++) {
+          await realFrame();
+          replay();
+          // read in the task that drew it (see capture())
+          if (png && i === 0 && readable) shot = canvas.toDataURL('image/png');
+          calls.push(one.calls); tris.push(one.triangles); ms.push(one.insideMs);
+          state.frame = ++spent;
+        }
+        return { calls: median(calls), callsRange: [Math.min(...calls), Math.max(...calls)], triangles: median(tris),
+          programs: Array.isArray(info.programs) ? info.programs.length : undefined, insideMs: median(ms), shot };
+      };
+      setPhase('attribute', { frames: opt.frames * (ids.length + 3), frame: 0 });
+      const base0 = await measure(true);
+      const rows = [];
+      let base1 = null;
+      for (let k = 0; k < ids.length; k++) {
+        if (k === Math.floor(ids.length / 2)) base1 = await measure();
+        for (const o of rootsOf.get(ids[k])) {
+          if (!touched.has(o)) touched.set(o, o.visible);
+          hidden.push([o, o.visible]);
+          o.visible = false;
+        }
+        const m = await measure();
+        unhide();
+        rows.push({ id: ids[k], m });
+      }
+      if (!base1) base1 = await measure();
+      const base2 = await measure(true);
+      // every flag as it was before the first time it was touched (read
+      // again, not assumed: a game's own code may hold a setter)
+      let restored = true;
+      for (const [o, v] of touched) if (o.visible !== v) restored = false;
+
+      const bases = [base0, base1, base2];
+      const spreadMs = Math.max(...bases.map((b) => b.insideMs)) - Math.min(...bases.map((b) => b.insideMs));
+      const stable = bases.every((b) => b.calls === base0.calls && b.triangles === base0.triangles && b.callsRange[0] === b.callsRange[1]);
+      const byId = new Map(census.entities.map((e) => [e.id, e]));
+      const entities = rows.map(({ id, m }) => {
+        const e = byId.get(id);
+        const dInside = base0.insideMs - m.insideMs;
+        const out = {
+          id, site: e ? e.site : SITE_UNKNOWN, meshes: e ? e.meshes : 0, triangles: e ? e.triangles : 0,
+          dCalls: base0.calls - m.calls, dTriangles: base0.triangles - m.triangles,
+          // noisy within the baselines' spread, and below zero: drawing
+          // less cannot cost more, so a negative time is noise the three
+          // baselines did not catch
+          dInsideRenderMs: r3(dInside), noisy: dInside <= 0 || dInside <= spreadMs,
+        };
+        if (m.programs !== undefined && base0.programs !== undefined) out.dPrograms = base0.programs - m.programs;
+        return out;
+      });
+      // ranked by what is exact: draw calls, then triangles; the time is
+      // beside it, marked noisy where the baselines disagree by as much
+      entities.sort((a, b) => b.dCalls - a.dCalls || b.dTriangles - a.dTriangles || (a.id < b.id ? -1 : 1));
+      const gl = typeof renderer.getContext === 'function' ? renderer.getContext() : null;
+      const device = rendererInfo(gl);
+      const allNotes = [...notes];
+      if (unknown.length) allNotes.push(`no entity has the id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: not measured`);
+      if (!stable) allNotes.push('the baselines drew different counts: something outside the game\'s frame changes what is drawn; the differences are not exact');
+      if (!readable) allNotes.push('the canvas cannot be read: the world was not compared by its pixels');
+      allNotes.push('GPU time is not measured by the bisection: dGpuMs is absent');
+      setPhase('done');
+      return {
+        v: 1,
+        scene: opt.scene,
+        sceneSetup: entry.setup ? 'setup' : 'at-load',
+        frame: clock.frame,
+        frames: opt.frames,
+        renderCalls: kept.length,
+        regime: classifyRegime(device.renderer),
+        device,
+        clock: { mode: CLOCK_MODE, tickMs: r3(TICK_MS), seed: opt.seed, engagedBy: engaged ? 'bench' : 'page-load', paused: true },
+        viewport: { width: g.innerWidth, height: g.innerHeight, devicePixelRatio: g.devicePixelRatio },
+        baseline: { calls: base0.calls, triangles: base0.triangles, insideRenderMs: r3(base0.insideMs), spreadMs: r3(spreadMs), repeats: 3, stable },
+        entities,
+        rankedBy: 'dCalls, then dTriangles',
+        sumsToBaseline: false,
+        restored,
+        pixelsIdentical: readable ? base0.shot === base2.shot : null,
+        notes: allNotes,
+      };
+    } catch (e) {
+      setPhase('failed', { error: String((e && e.message) || e) });
+      throw e;
+    } finally {
+      unhide();
+      if (restore) restore();
+      if (engaged) clock.release();
+    }
+  }
+
   // what a driver polls: the phase, the frame reached, and for how long
   // (real ms) the phase has lasted
   function progress() {
@@ -643,6 +826,6 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   api.scene = scene;
   // the host's one line: sloptimize.track(object, 'enemy_17') (identity.js)
   api.track = (object, id) => identity.track(object, id);
-  api.bench = { run, capture, census, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
+  api.bench = { run, capture, census, attribute, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
   return api;
 }

@@ -131,9 +131,10 @@ const MB = (b) => Math.round(b / 1048576 * 10) / 10;
  * takeCensus(roots, {renderer, identity, g}) → the census document
  * (schemas/census.json, less what the CLI adds: at, scene, url, browser).
  * roots: the scenes the renderer drew (a walk starts at each); identity:
- * installIdentity()'s (sites, assets), or null (every site "unknown").
+ * installIdentity()'s (sites, assets), or null (every site "unknown");
+ * rootsOut: a Map to fill with each listed entity's id → its root objects.
  */
-export function takeCensus(roots, { renderer = null, identity = null, g = globalThis } = {}) {
+export function takeCensus(roots, { renderer = null, identity = null, g = globalThis, rootsOut = null } = {}) {
   const siteOf = identity ? (o) => identity.siteOf(o) : () => 'unknown';
   const assets = identity && identity.assets ? identity.assets : null;
   const cache = new WeakMap();
@@ -248,10 +249,11 @@ export function takeCensus(roots, { renderer = null, identity = null, g = global
     let x = byId.get(who.id);
     if (!x) {
       x = { id: who.id, via: who.via, site: siteOf(e.root), objects: 0, meshes: 0, triangles: 0, materials: new Set(),
-        geometries: new Set(), textures: new Set(), groups: new Map(), castShadow: false, visible: false };
+        geometries: new Set(), textures: new Set(), groups: new Map(), castShadow: false, visible: false, roots: [] };
       byId.set(who.id, x);
     }
     x.objects++;
+    x.roots.push(e.root);
     x.meshes += e.meshes; x.triangles += e.triangles;
     for (const m of e.materials) x.materials.add(m);
     for (const gm of e.geometries) x.geometries.add(gm);
@@ -261,6 +263,9 @@ export function takeCensus(roots, { renderer = null, identity = null, g = global
     x.visible = x.visible || e.visible;
   }
   const list = [...byId.values()].filter((x) => x.meshes > 0).sort((a, b) => b.triangles - a.triangles || b.meshes - a.meshes || (a.id < b.id ? -1 : 1));
+  // the objects of each entity, for a caller that hides them (bench.js's
+  // bisection): not in the document, which is JSON
+  if (rootsOut) for (const x of list) rootsOut.set(x.id, x.roots);
   const entitiesOut = list.slice(0, CENSUS_MAX_ENTITIES).map((x) => {
     let tb = 0;
     for (const t of x.textures) tb += textureEstimate(t);

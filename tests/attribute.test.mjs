@@ -153,15 +153,57 @@ test('attribute_static_census_has_exact_totals_and_every_hint_naming_its_line', 
   assert.deepEqual(doc2.hints, doc.hints);
 });
 
+test('attribute_bisection_ranks_the_rocks_first_by_measured_draw_calls_and_leaves_the_world_as_it_was', { timeout: 900000 }, async () => {
+  const r = await cli(['attribute', '--scene', 'town', '--launch', '--top', '6', '--frames', '3', '--json', '--project', project]);
+  assert.equal(r.code, 0, r.err);
+  const doc = JSON.parse(r.out);
+  const file = path.join(project, '.sloptimize', 'attribution.json');
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), doc, 'what is printed is what is written');
+  validate('attribution.json', file);
+  const of = (id) => doc.entities.find((e) => e.id === id);
+  // the rocks first: 500 draws in the main pass and more in the point
+  // light's shadow passes (each rock casts); the others are exact
+  assert.equal(doc.entities[0].id, 'rocks', JSON.stringify(doc.entities.map((e) => [e.id, e.dCalls])));
+  assert.ok(doc.entities[0].dCalls >= 1000 && doc.entities[0].dCalls <= 3500, `rocks: ${doc.entities[0].dCalls}`);
+  assert.equal(doc.entities[0].site, siteOf('scene.add(rocks)'));
+  assert.deepEqual([of('crates').dCalls, of('crates').dTriangles], [10, 120], 'ten boxes, no shadow');
+  assert.deepEqual([of('hero_1').dCalls, of('hero_1').dTriangles], [1, 12]);
+  const ground = doc.entities.find((e) => e.id.startsWith('auto:'));
+  assert.deepEqual([ground.dCalls, ground.dTriangles], [1, 2]);
+  // a ranking with its evidence, and the world as it was
+  assert.equal(doc.sumsToBaseline, false);
+  assert.equal(doc.regime, 'software');
+  assert.equal(doc.baseline.stable, true);
+  assert.ok(doc.baseline.calls >= doc.entities[0].dCalls + 12);
+  assert.equal(doc.restored, true);
+  assert.equal(doc.pixelsIdentical, true, 'the frame after the bisection is the frame before it, byte for byte');
+  for (const e of doc.entities) assert.equal(typeof e.noisy, 'boolean');
+
+  // ids given: those only; an id the scene does not have is said, not guessed
+  const some = await cli(['attribute', '--scene', 'town', '--launch', '--ids', 'hero_1,nope', '--frames', '2', '--project', project]);
+  assert.equal(some.code, 0, some.err);
+  assert.match(some.out, /hero_1 +\+1 +\+12 /);
+  assert.match(some.out, /note: no entity has the id nope: not measured/);
+  assert.match(some.out, /world restored: .*pixels identical/);
+  const none = await cli(['attribute', '--scene', 'town', '--launch', '--ids', 'nope', '--project', project]);
+  assert.equal(none.code, 4, none.err);
+  assert.match(none.err, /no entity of scene 'town' has the id nope \(it has: rocks, /);
+});
+
 test('attribute_refuses_without_launch_a_missing_scene_and_a_missing_page_with_exit_4', { timeout: 600000 }, async () => {
   const file = path.join(project, '.sloptimize', 'census.json');
   const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
   let r = await cli(['attribute', '--static', '--scene', 'town', '--project', project]);
   assert.equal(r.code, 4);
   assert.match(r.err, /open tab .* not available yet: pass --launch/);
-  r = await cli(['attribute', '--scene', 'town', '--launch', '--project', project]);
+  r = await cli(['attribute', '--scene', 'town', '--project', project]);
+  assert.equal(r.code, 4);
+  assert.match(r.err, /attribution in the open tab .* not available yet: pass --launch/);
+  r = await cli(['attribute', '--static', '--scene', 'town', '--ids', 'rocks', '--launch', '--project', project]);
   assert.equal(r.code, 2);
-  assert.match(r.err, /bisection .* not built yet/);
+  assert.match(r.err, /--ids, --top and --frames are the bisection's/);
+  r = await cli(['attribute', '--scene', 'town', '--ids', 'a,,b', '--launch', '--project', project]);
+  assert.equal(r.code, 2);
   r = await cli(['attribute', '--static', '--scene', 'nope', '--launch', '--project', project]);
   assert.equal(r.code, 4, r.err);
   assert.match(r.err, /no scene 'nope' on this page \(it has: town\)/);
