@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "cli/attribute.h"
 #include "cli/benchrun.h"
 #include "cli/cli.h"
 #include "cli/pagerun.h"
@@ -43,26 +44,12 @@
 #include "project/statedir.h"
 
 #define ATTR_OPEN_MS	120000	/* the start, the load: each at most this */
-#define ATTR_TIMEOUT_MS	300000	/* the whole census, by default */
 
 /* The hints' closed vocabulary (docs/attribute.md). */
 static const char *const hint_kinds[] = {
 	"instancing-candidate", "material-dedup-candidate",
 	"shadow-caster-light", "undisposed-suspect", "oversized-texture",
 	"uncapped-pixel-ratio", NULL
-};
-
-struct attr_opts {
-	const char	*project;
-	const char	*scene;
-	const char	*url;
-	const char	*ids;		/* --ids a,b (bisection), or NULL */
-	int		 launch;
-	int		 bisect;	/* without --static */
-	int		 timeout_ms;
-	int		 top, frames;	/* bisection */
-	double		 dpr;
-	int64_t		 now_ms;	/* --now, or the clock */
 };
 
 /* What each mode calls the page for, and what it writes. */
@@ -93,10 +80,8 @@ scene_ok(const char *s)
 	return 1;
 }
 
-/* --ids: 1 to 200 ids of the census's alphabet (identity.js TRACK_ID and
- * the auto:/gltf: forms), comma-separated, none empty. */
-static int
-ids_ok(const char *s)
+int
+attr_ids_ok(const char *s)
 {
 	int	n = 1, len = 0;
 
@@ -252,8 +237,9 @@ static int
 page_take(const struct attr_opts *o, cJSON **out, char *browser,
     size_t bcap, char *url, size_t ucap, int *sig, char *why, size_t cap)
 {
-	struct pagerun_req	 pq = { o->project, o->scene, o->url, 1, NULL,
-				    ATTR_OPEN_MS, 0, o->dpr };
+	struct pagerun_req	 pq = { o->project, o->scene, o->url,
+				    o->signals, o->cancel, ATTR_OPEN_MS, 0,
+				    o->dpr };
 	struct pagerun_watch	 w = { BENCH_SETUP_S * 1000 + 10000, 60000,
 				    NULL, NULL };
 	struct pagerun		*pr = NULL;
@@ -499,10 +485,9 @@ verb_attribute(int argc, char **argv)
 	struct attr_opts	 o = { 0 };
 	const char		*timeout = NULL, *dpr = NULL, *top = NULL,
 				*frames = NULL;
-	int			 stat_ = 0, rc, sig = 0, dropped = 0;
-	char			 why[3 * PATH_MAX], browser[128] = "", url[2300] = "",
-				 path[PATH_MAX], *end;
-	cJSON			*page = NULL, *doc;
+	int			 stat_ = 0, rc;
+	char			 why[3 * PATH_MAX], path[PATH_MAX], *end;
+	cJSON			*doc;
 	const struct cli_opt	 opts[] = {
 		{ "static", OPT_FLAG, &stat_ },
 		{ "ids", OPT_ARG, &o.ids },
@@ -523,8 +508,8 @@ verb_attribute(int argc, char **argv)
 	o.timeout_ms = ATTR_TIMEOUT_MS;
 	o.dpr = 1;
 	o.bisect = !stat_;
-	o.top = 20;
-	o.frames = 5;
+	o.top = ATTR_TOP;
+	o.frames = ATTR_FRAMES;
 	if (stat_ && (o.ids != NULL || top != NULL || frames != NULL)) {
 		fprintf(stderr, "sloptimize attribute: --ids, --top and --frames "
 		    "are the bisection's; --static takes the census\n");
@@ -550,7 +535,7 @@ verb_attribute(int argc, char **argv)
 			o.frames = (int)n;
 		}
 	}
-	if (o.ids != NULL && !ids_ok(o.ids)) {
+	if (o.ids != NULL && !attr_ids_ok(o.ids)) {
 		fprintf(stderr, "sloptimize attribute: --ids is a comma-separated "
 		    "list of 1 to 200 entity ids as the census names them (not "
 		    "'%s')\n", o.ids);
@@ -583,49 +568,16 @@ verb_attribute(int argc, char **argv)
 		    "letters, digits, '.', '_' or '-' (not '%s')\n", o.scene);
 		return EXIT_USAGE;
 	}
-	if (!o.launch) {
-		fprintf(stderr, "sloptimize attribute: the %s in the open "
-		    "tab (through the daemon) is not available yet: pass "
-		    "--launch to take the %s of scene '%s' in a browser "
-		    "sloptimize starts\n", WHAT(&o), WHAT(&o), o.scene);
-		return EXIT_NOTHING;
-	}
-	if (o.now_ms == 0) {
-		struct timespec	ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		o.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	}
-	rc = page_take(&o, &page, browser, sizeof(browser), url, sizeof(url),
-	    &sig, why, sizeof(why));
-	if (rc == -EINTR) {
+	o.signals = 1;
+	rc = attribute_execute(&o, &doc, path, sizeof(path), why, sizeof(why));
+	if (rc > 128) {
 		fprintf(stderr, "sloptimize attribute: interrupted; the browser "
 		    "is taken down and nothing was written\n");
-		return 128 + (sig ? sig : 2);
+		return rc;
 	}
-	if (rc == -ENAMETOOLONG) {
+	if (doc == NULL) {
 		fprintf(stderr, "sloptimize attribute: %s\n", why);
-		return EXIT_USAGE;
-	}
-	if (rc != 0) {
-		fprintf(stderr, "sloptimize attribute: %s\n", why);
-		return EXIT_NOTHING;
-	}
-	rc = o.bisect ? attribution_check(page, why, sizeof(why)) :
-	    census_check(page, &dropped, why, sizeof(why));
-	if (rc != 0 || (doc = page_doc(&o, page, browser, url, dropped)) ==
-	    NULL) {
-		fprintf(stderr, "sloptimize attribute: %s; nothing was "
-		    "written\n", rc ? why : "out of memory");
-		cJSON_Delete(page);
-		return EXIT_NOTHING;
-	}
-	cJSON_Delete(page);
-	if ((rc = doc_write(o.project, FILE_OF(&o), doc, path, sizeof(path),
-	    why, sizeof(why))) != 0) {
-		fprintf(stderr, "sloptimize attribute: %s\n", why);
-		cJSON_Delete(doc);
-		return EXIT_NOTHING;
+		return rc;
 	}
 	if (c.json)
 		print_json(doc);
@@ -633,8 +585,59 @@ verb_attribute(int argc, char **argv)
 		print_attribution(doc, path);
 	else
 		print_text(doc, path);
-	rc = o.bisect && !cJSON_IsTrue(get(doc, "restored")) ? EXIT_FINDINGS :
-	    EXIT_OK;
 	cJSON_Delete(doc);
 	return rc;
+}
+
+int
+attribute_execute(const struct attr_opts *oin, cJSON **doc, char *path,
+    size_t pcap, char *why, size_t cap)
+{
+	struct attr_opts	 o = *oin;
+	cJSON			*page = NULL;
+	char			 browser[128] = "", url[2300] = "";
+	int			 rc, sig = 0, dropped = 0;
+
+	*doc = NULL;
+	if (o.now_ms == 0) {
+		struct timespec	ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		o.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
+	if (!o.launch) {
+		snprintf(why, cap, "the %s in the open tab (through the daemon) "
+		    "is not available yet: pass --launch to take the %s of "
+		    "scene '%s' in a browser sloptimize starts", WHAT(&o),
+		    WHAT(&o), o.scene);
+		return EXIT_NOTHING;
+	}
+	rc = page_take(&o, &page, browser, sizeof(browser), url, sizeof(url),
+	    &sig, why, cap);
+	if (rc == -EINTR && sig != 0)
+		return 128 + sig;
+	if (rc == -ENAMETOOLONG)
+		return EXIT_USAGE;
+	if (rc != 0)
+		return EXIT_NOTHING;
+	rc = o.bisect ? attribution_check(page, why, cap) :
+	    census_check(page, &dropped, why, cap);
+	if (rc != 0 || (*doc = page_doc(&o, page, browser, url, dropped)) ==
+	    NULL) {
+		if (rc == 0)
+			snprintf(why, cap, "out of memory");
+		snprintf(why + strlen(why), cap - strlen(why), "; nothing was "
+		    "written");
+		cJSON_Delete(page);
+		return EXIT_NOTHING;
+	}
+	cJSON_Delete(page);
+	if (doc_write(o.project, FILE_OF(&o), *doc, path, pcap, why,
+	    cap) != 0) {
+		cJSON_Delete(*doc);
+		*doc = NULL;
+		return EXIT_NOTHING;
+	}
+	return o.bisect && !cJSON_IsTrue(get(*doc, "restored")) ?
+	    EXIT_FINDINGS : EXIT_OK;
 }

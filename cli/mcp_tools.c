@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/attribute.h"
 #include "cli/check.h"
 #include "cli/benchrun.h"
 #include "cli/cli.h"
@@ -29,6 +30,7 @@
 #include "project/append.h"
 #include "project/bench.h"
 #include "project/project.h"
+#include "project/statedir.h"
 
 /* --- arguments ------------------------------------------------------------- */
 
@@ -747,6 +749,160 @@ tool_run_bench(struct call *c)
 	c->out = o.doc;
 }
 
+/* --- which entity: the census and the bisection ---------------------------- */
+
+#define CENSUS_MAX_BYTES	(16u << 20)
+
+/*
+ * What attribute_execute answered, as the tool's result: {v, exit,
+ * meaning, error?, <name>: the document}.  A browser, page or scene that
+ * is not there is a result the model reads (exit 4), as run_bench's.
+ */
+static void
+attr_result(struct call *c, const char *name, int exit, cJSON *doc,
+    const char *why)
+{
+	c->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c->out, "v", 1);
+	cJSON_AddNumberToObject(c->out, "exit", exit);
+	cJSON_AddStringToObject(c->out, "meaning", exit == 0 ? "written" :
+	    exit == 1 ? "world-not-restored" : "environment");
+	if (doc == NULL)
+		cJSON_AddStringToObject(c->out, "error", why);
+	else
+		cJSON_AddItemToObject(c->out, name, doc);
+}
+
+/* The arguments both take: scene, launch, url. */
+static int
+attr_args(struct call *c, struct attr_opts *o, int required)
+{
+	memset(o, 0, sizeof(*o));
+	o->project = c->m->project;
+	o->timeout_ms = ATTR_TIMEOUT_MS;
+	o->top = ATTR_TOP;
+	o->frames = ATTR_FRAMES;
+	o->dpr = 1;
+	o->now_ms = c->now_ms;
+	o->cancel = &c->cancelled;
+	return mcp_arg_str(c, "scene", required, &o->scene) ||
+	    mcp_arg_bool(c, "launch", &o->launch) ||
+	    mcp_arg_str(c, "url", 0, &o->url);
+}
+
+/*
+ * get_census: without scene, the census already written (the file);
+ * with one, a fresh walk of it in a launched browser.
+ */
+static void
+tool_get_census(struct call *c)
+{
+	static const char *const known[] = { "scene", "launch", "url", NULL };
+	struct attr_opts	 o;
+	cJSON			*doc = NULL;
+	char			 path[PATH_MAX], why[3 * PATH_MAX], *text;
+	size_t			 len;
+	int			 exit, rc;
+
+	if (mcp_args_known(c, known) || attr_args(c, &o, 0))
+		return;
+	if (o.scene == NULL) {
+		if (project_path(o.project, "census.json", path, sizeof(path))) {
+			mcp_call_fail(c, "the project path is too long");
+			return;
+		}
+		/* a census is a few hundred entities and hints: 16 MB is
+		   far past one, and the bound a file made hostile meets */
+		if ((text = malloc(CENSUS_MAX_BYTES)) == NULL) {
+			mcp_call_fail(c, "out of memory");
+			return;
+		}
+		if ((rc = statedir_read(path, text, CENSUS_MAX_BYTES,
+		    &len)) != 0) {
+			free(text);
+			snprintf(why, sizeof(why), "%s %s: take the census with "
+			    "scene and launch: true", path, rc == -ENOENT ?
+			    "is not there yet" : strerror(-rc));
+			attr_result(c, "census", EXIT_NOTHING, NULL, why);
+			return;
+		}
+		doc = cJSON_ParseWithLength(text, len);
+		free(text);
+		if (!cJSON_IsObject(doc)) {
+			cJSON_Delete(doc);
+			doc = NULL;
+			snprintf(why, sizeof(why), "%s is not a JSON object: take "
+			    "the census again with scene and launch: true", path);
+		}
+		attr_result(c, "census", doc ? EXIT_OK : EXIT_NOTHING, doc,
+		    why);
+		return;
+	}
+	exit = attribute_execute(&o, &doc, path, sizeof(path), why,
+	    sizeof(why));
+	if (exit == EXIT_USAGE && doc == NULL) {
+		mcp_call_fail(c, "%s", why);
+		return;
+	}
+	attr_result(c, "census", exit, doc, why);
+}
+
+/* attribute_cost: the measured bisection, `sloptimize attribute --json`. */
+static void
+tool_attribute_cost(struct call *c)
+{
+	static const char *const known[] = { "scene", "launch", "url", "ids",
+	    "top", "frames", NULL };
+	struct attr_opts	 o;
+	const cJSON		*ids, *id;
+	cJSON			*doc = NULL;
+	char			 path[PATH_MAX], why[3 * PATH_MAX],
+				 list[8192] = "";
+	long			 top = ATTR_TOP, frames = ATTR_FRAMES;
+	size_t			 n = 0;
+	int			 exit;
+
+	if (mcp_args_known(c, known) || attr_args(c, &o, 1) ||
+	    mcp_arg_int(c, "top", 1, 200, &top) ||
+	    mcp_arg_int(c, "frames", 1, 600, &frames))
+		return;
+	o.bisect = 1;
+	o.top = (int)top;
+	o.frames = (int)frames;
+	if ((ids = mcp_arg(c, "ids")) != NULL) {
+		if (!cJSON_IsArray(ids) || mcp_arg(c, "top") != NULL) {
+			mcp_call_fail(c, "ids is a list of entity ids (the "
+			    "census's), and not with top");
+			return;
+		}
+		cJSON_ArrayForEach(id, ids) {
+			const char	*s = cJSON_GetStringValue(id);
+
+			if (s == NULL || strchr(s, ',') != NULL ||
+			    n + strlen(s) + 2 > sizeof(list)) {
+				mcp_call_fail(c, "ids: each an id of the census "
+				    "(no comma), all of them under 8 KB");
+				return;
+			}
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
+			    n ? "," : "", s);
+		}
+		if (!attr_ids_ok(list)) {
+			mcp_call_fail(c, "ids: 1 to 200 ids, none empty, no "
+			    "blank, quote or backslash");
+			return;
+		}
+		o.ids = list;
+	}
+	exit = attribute_execute(&o, &doc, path, sizeof(path), why,
+	    sizeof(why));
+	if (exit == EXIT_USAGE && doc == NULL) {
+		mcp_call_fail(c, "%s", why);
+		return;
+	}
+	attr_result(c, "attribution", exit, doc, why);
+}
+
 /* get_bench_ledger: bench-history.jsonl, the loop's memory: the last
  * lines (of one scene), and every line that does not parse, said. */
 static void
@@ -1016,6 +1172,47 @@ const struct tool mcp_tools[] = {
 	  "\"verdict\":{\"enum\":[\"improved\",\"regressed\",\"no-detectable-change\",\"incomparable\"]}}},"
 	  "\"budgets\":{\"type\":\"object\"}}}",
 	  0, tool_run_bench, NULL },
+	{ "get_census", "The census of a scene",
+	  "Which entity of a named scene holds what: meshes, triangles, "
+	  "materials, geometries, an estimate of texture bytes, each entity "
+	  "with the file and line that built it, and hints (instancing-"
+	  "candidate, material-dedup-candidate, shadow-caster-light, "
+	  "oversized-texture, uncapped-pixel-ratio) each with a fix naming "
+	  "that line: go there rather than searching. Without scene: the "
+	  "census last written (.sloptimize/census.json); with scene and "
+	  "launch: true a fresh walk in a headless Chromium (most of a "
+	  "minute), as `sloptimize attribute --static --json`. Counts and "
+	  "estimates: draw calls are measured by attribute_cost or a bench.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$\",\"description\":\"walk this scene now (leave it out to read the last census)\"},"
+	  "\"launch\":{\"type\":\"boolean\",\"description\":\"in a headless Chromium sloptimize starts (required for a fresh walk for now)\"},"
+	  "\"url\":{\"type\":\"string\",\"description\":\"the game's page (default: .sloptimize/dev.json)\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"exit\",\"meaning\"],\"properties\":{"
+	  "\"exit\":{\"enum\":[0,4]},\"meaning\":{\"type\":\"string\"},\"error\":{\"type\":\"string\"},"
+	  "\"census\":{\"type\":\"object\"}}}",
+	  0, tool_get_census, NULL },
+	{ "attribute_cost", "What each entity costs, measured",
+	  "The measured bisection, as `sloptimize attribute --json`: the game "
+	  "paused in a headless Chromium (launch: true), its frame drawn "
+	  "again with each entity hidden (the ids given, or the census's "
+	  "first top by triangles); per entity the draw calls and triangles "
+	  "it takes (exact) and its time inside render (noisy within the "
+	  "baselines' spread; from a software renderer never compared), "
+	  "ranked by draw calls, each with the file and line that built it. "
+	  "A ranking, not an accounting (sumsToBaseline: false). exit 1: "
+	  "the world could not be put back: tell the person. Minutes on a "
+	  "software renderer: raise the client's request timeout.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"scene\"],\"properties\":{"
+	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$\",\"description\":\"a named scene (the one the project names)\"},"
+	  "\"launch\":{\"type\":\"boolean\",\"description\":\"in a headless Chromium sloptimize starts (required for now)\"},"
+	  "\"url\":{\"type\":\"string\",\"description\":\"the game's page (default: .sloptimize/dev.json)\"},"
+	  "\"ids\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1},\"minItems\":1,\"maxItems\":200,\"description\":\"the entities to measure, as the census names them\"},"
+	  "\"top\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"else the census's first N by triangles (default 20)\"},"
+	  "\"frames\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":600,\"description\":\"frames drawn per entity and baseline (default 5)\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"exit\",\"meaning\"],\"properties\":{"
+	  "\"exit\":{\"enum\":[0,1,4]},\"meaning\":{\"type\":\"string\"},\"error\":{\"type\":\"string\"},"
+	  "\"attribution\":{\"type\":\"object\"}}}",
+	  0, tool_attribute_cost, NULL },
 	{ "get_bench_ledger", "The bench ledger",
 	  "bench-history.jsonl: one line per comparison (the change's ref and "
 	  "description, before and after, the verdict and each metric's, the "

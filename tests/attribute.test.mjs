@@ -22,6 +22,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { VITE, DEMO, freePort } from './browser.mjs';
 import { CLI, tmpdir, top, waitFor } from './lib.mjs';
 
@@ -188,6 +190,29 @@ test('attribute_bisection_ranks_the_rocks_first_by_measured_draw_calls_and_leave
   const none = await cli(['attribute', '--scene', 'town', '--launch', '--ids', 'nope', '--project', project]);
   assert.equal(none.code, 4, none.err);
   assert.match(none.err, /no entity of scene 'town' has the id nope \(it has: rocks, /);
+
+  // the same through MCP (the official SDK client): attribute_cost and
+  // get_census, the census read from the file the static test wrote
+  const client = new Client({ name: 'attribute-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: CLI, args: ['mcp', '--project', project], env, stderr: 'pipe' }));
+  try {
+    const res = await client.callTool({ name: 'attribute_cost', arguments: { scene: 'town', launch: true, ids: ['crates'], frames: 2 } },
+      undefined, { timeout: 600000 });
+    assert.equal(res.isError, false, JSON.stringify(res.content));
+    const a = res.structuredContent;
+    assert.deepEqual([a.exit, a.meaning], [0, 'written'], JSON.stringify(a).slice(0, 1000));
+    assert.deepEqual(a.attribution.entities.map((e) => [e.id, e.dCalls, e.dTriangles]), [['crates', 10, 120]]);
+    const off = (await client.callTool({ name: 'attribute_cost', arguments: { scene: 'town' } })).structuredContent;
+    assert.deepEqual([off.exit, off.meaning], [4, 'environment']);
+    assert.match(off.error, /open tab .* not available yet/);
+    const bad = await client.callTool({ name: 'attribute_cost', arguments: { scene: 'town', launch: true, ids: ['rocks'], top: 3 } });
+    assert.equal(bad.isError, true, 'ids with top is a tool error');
+    const census = (await client.callTool({ name: 'get_census', arguments: {} })).structuredContent;
+    assert.equal(census.exit, 0, JSON.stringify(census).slice(0, 500));
+    assert.equal(census.census.entities[0].id, 'rocks');
+  } finally {
+    await client.close();
+  }
 });
 
 test('attribute_refuses_without_launch_a_missing_scene_and_a_missing_page_with_exit_4', { timeout: 600000 }, async () => {
