@@ -581,27 +581,9 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       throw new Error(`census: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
     setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
     const engaged = needClock().engage({ seed: opt.seed });
-    let restore = null;
     try {
       const { entry, renderer, settle, notes } = await prepare(opt);
-      const drawn = [];
-      const original = renderer.render;
-      const wrapper = function (sceneArg, ...rest) {
-        if (sceneArg && !drawn.includes(sceneArg)) drawn.push(sceneArg);
-        return original.call(this, sceneArg, ...rest);
-      };
-      renderer.render = wrapper;
-      restore = () => { if (renderer.render === wrapper) renderer.render = original; };
-      setPhase('settle', { frames: settle, frame: 0 });
-      for (let i = 0; i < settle; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
-      setPhase('census', { frames: 1, frame: 0 });
-      await realFrame();
-      drawn.length = 0;
-      clock.step();
-      restore();
-      restore = null;
-      if (drawn.length === 0)
-        throw new Error(`census: the game made no render call in frame ${clock.frame} of scene '${opt.scene}': its loop did not run then, nothing to walk`);
+      const { drawn } = await keptFrame(renderer, settle, opt.scene, 'census');
       const t0 = clock.real();
       const doc = takeCensus(drawn, { renderer, identity, g });
       const walkMs = clock.real() - t0;
@@ -624,9 +606,40 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       setPhase('failed', { error: String((e && e.message) || e) });
       throw e;
     } finally {
-      if (restore) restore();
       if (engaged) clock.release();
     }
+  }
+
+  /*
+   * The settle frames stepped, then one more whose render calls are kept
+   * — [scene, camera, render target] each, in order — with the scenes
+   * they drew.  What census() walks and attribute() replays (with
+   * `original`, the render the game had).
+   */
+  async function keptFrame(renderer, settle, sceneName, verb) {
+    const setTarget = typeof renderer.setRenderTarget === 'function' && typeof renderer.getRenderTarget === 'function';
+    const kept = [];
+    const original = renderer.render;
+    const wrapper = function (sceneArg, cam, ...rest) {
+      kept.push([sceneArg, cam, setTarget ? renderer.getRenderTarget() : null]);
+      return original.call(this, sceneArg, cam, ...rest);
+    };
+    renderer.render = wrapper;
+    try {
+      setPhase('settle', { frames: settle, frame: 0 });
+      for (let i = 0; i < settle; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
+      setPhase(verb, { frames: 1, frame: 0 });
+      await realFrame();
+      kept.length = 0;
+      clock.step();
+    } finally {
+      if (renderer.render === wrapper) renderer.render = original;
+    }
+    if (kept.length === 0)
+      throw new Error(`${verb}: the game made no render call in frame ${clock.frame} of scene '${sceneName}': its loop did not run then, nothing to ${verb === 'census' ? 'walk' : verb}`);
+    const drawn = [];
+    for (const [sc] of kept) if (sc && !drawn.includes(sc)) drawn.push(sc);
+    return { kept, drawn, original, setTarget };
   }
 
   /*
@@ -658,33 +671,13 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       throw new Error('attribute: ids must be a list of 1 to 200 entity ids');
     setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
     const engaged = needClock().engage({ seed: opt.seed });
-    let restore = null;
     const hidden = [];          // [object, visible before] of the candidate hidden now
     const unhide = () => { for (const [o, v] of hidden) o.visible = v; hidden.length = 0; };
     const touched = new Map();  // every object hidden once → its flag before the first time
     try {
       const { entry, renderer, settle, notes } = await prepare(opt);
       const info = renderer.info;
-      const setTarget = typeof renderer.setRenderTarget === 'function' && typeof renderer.getRenderTarget === 'function';
-      const kept = [];
-      const original = renderer.render;
-      const wrapper = function (sceneArg, cam) {
-        kept.push([sceneArg, cam, setTarget ? renderer.getRenderTarget() : null]);
-        return original.call(this, sceneArg, cam);
-      };
-      renderer.render = wrapper;
-      restore = () => { if (renderer.render === wrapper) renderer.render = original; };
-      setPhase('settle', { frames: settle, frame: 0 });
-      for (let i = 0; i < settle; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
-      await realFrame();
-      kept.length = 0;
-      clock.step();
-      restore();
-      restore = null;
-      if (kept.length === 0)
-        throw new Error(`attribute: the game made no render call in frame ${clock.frame} of scene '${opt.scene}': its loop did not run then, nothing to attribute`);
-      const drawn = [];
-      for (const [sc] of kept) if (sc && !drawn.includes(sc)) drawn.push(sc);
+      const { kept, drawn, original, setTarget } = await keptFrame(renderer, settle, opt.scene, 'attribute');
       const rootsOf = new Map();
       const census = takeCensus(drawn, { renderer, identity, g, rootsOut: rootsOf });
 
@@ -807,7 +800,6 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       throw e;
     } finally {
       unhide();
-      if (restore) restore();
       if (engaged) clock.release();
     }
   }
