@@ -489,6 +489,121 @@ occ_num(cJSON *o, const char *name, struct jspan v)
 }
 
 /*
+ * The entities an incident names (docs/attribute.md): `mintedEntities`
+ * ({minted, id, site}) or `world.spawnedEntities` ({name, id, site}) —
+ * the spawned first when `spawned_first` (a spawn-burst is about what
+ * was spawned), the other when the first is missing.  A J_ARRAY span,
+ * or J_NONE.
+ */
+static struct jspan
+entities_in(const struct jscan_result *r, struct jspan rec, int spawned_first)
+{
+	struct jspan	m = jscan_get_in(r, rec, "mintedEntities"), s = { 0 },
+			w = jscan_get_in(r, rec, "world");
+
+	if (w.kind == J_OBJECT)
+		s = jscan_get_in(r, w, "spawnedEntities");
+	if (spawned_first)
+		return s.kind == J_ARRAY ? s : m;
+	return m.kind == J_ARRAY ? m : s;
+}
+
+/*
+ * "id (site)" of an entity object into buf ("id" alone when the site is
+ * unknown); 0, or -1 when it has no id.
+ */
+static int
+entity_text(const struct jscan_result *r, struct jspan e, char *buf,
+    size_t cap)
+{
+	static const char *const k[] = { "id", "site" };
+	struct jspan	m[2];
+	char		id[80], site[72];	/* with " (" ")" and " +N more": < 160 */
+
+	if (e.kind != J_OBJECT)
+		return -1;
+	jscan_getn_in(r, e, k, m, 2);
+	if (jscan_str(m[0], id, sizeof(id)) <= 0 || m[0].kind != J_STRING)
+		return -1;
+	if (m[1].kind == J_STRING && jscan_str(m[1], site, sizeof(site)) > 0 &&
+	    strcmp(site, "unknown") != 0)
+		snprintf(buf, cap, "%s (%s)", id, site);
+	else
+		snprintf(buf, cap, "%s", id);
+	return 0;
+}
+
+/*
+ * The event's entity: the first the incident names, and how many other
+ * ids it names beside it ("enemy_17 (src/spawn.js:88) +2 more").  The
+ * recorder lists at most 32 spawned: past that the spawned count is what
+ * is said ("crate[1] (main.js:144) +999 more spawned"), not the ids it
+ * happened to list.
+ */
+static void
+event_entity(const struct jscan_result *r, struct jspan rec, int spawned_first,
+    char *buf, size_t cap)
+{
+	static const char *const k[] = { "id" };
+	struct jspan	arr = entities_in(r, rec, spawned_first), e, id, first,
+			w = jscan_get_in(r, rec, "world");
+	size_t		pos = 0, listed = 0;
+	unsigned	others = 0;
+	int		have = 0;
+	double		spawned = 0;
+
+	buf[0] = '\0';
+	first.kind = J_NONE;
+	while (arr.kind == J_ARRAY && (e = jscan_next(arr, &pos)).kind !=
+	    J_NONE) {
+		listed++;
+		if (!have) {
+			if (entity_text(r, e, buf, cap) == 0) {
+				have = 1;
+				jscan_getn_in(r, e, k, &first, 1);
+			}
+			continue;
+		}
+		if (e.kind != J_OBJECT)
+			continue;
+		jscan_getn_in(r, e, k, &id, 1);
+		if (id.kind == J_STRING && (id.n != first.n ||
+		    memcmp(id.p, first.p, id.n) != 0))
+			others++;
+	}
+	if (!have)
+		return;
+	if (w.kind == J_OBJECT && arr.p == jscan_get_in(r, w,
+	    "spawnedEntities").p &&
+	    jscan_num(jscan_get_in(r, w, "spawnedCount"), &spawned) == 0 &&
+	    spawned > (double)listed && spawned < 1e9)
+		snprintf(buf + strlen(buf), cap - strlen(buf), " +%.0f more "
+		    "spawned", spawned - 1);
+	else if (others > 0)
+		snprintf(buf + strlen(buf), cap - strlen(buf), " +%u more",
+		    others);
+}
+
+/* The record of a line as one span, for the members the scan does not
+ * pick out: from its first '{' to its last '}'. */
+static struct jspan
+record_span(const char *line, size_t len, size_t skip)
+{
+	const char	*p = line + skip, *e = line + len;
+	struct jspan	 rec;
+
+	while (p < e && *p != '{')
+		p++;
+	while (e > p && e[-1] != '}')
+		e--;
+	rec.p = p;
+	rec.n = (uint32_t)(e - p);
+	rec.kind = J_OBJECT;
+	rec.escaped = 0;
+	return rec;
+}
+
+/*
  * What tells one occurrence from another (docs/json.md): the script the
  * browser named, the bytes uploaded, the sites minted, the counters that
  * moved, the regime.  Read as far as each record has them: a field the
@@ -550,6 +665,34 @@ occurrence_detail(struct ledger *l, const struct jscan_result *r,
 	}
 	if (x != NULL && cJSON_GetArraySize(x) > 0)
 		cJSON_AddItemToObject(o, "sites", x);
+	else
+		cJSON_Delete(x);
+	/* the entities it names, as "id (site)": the minted, then the
+	   spawned, each once, at most 8 */
+	x = cJSON_CreateArray();
+	for (k = 0; k < 2 && x != NULL; k++) {
+		v = entities_in(r, rec, (int)k);
+		if (k == 1 && v.kind == J_ARRAY && v.p ==
+		    entities_in(r, rec, 0).p)
+			break;		/* the record has only one kind */
+		pos = 0;
+		while (v.kind == J_ARRAY && cJSON_GetArraySize(x) < 8 &&
+		    (m[0] = jscan_next(v, &pos)).kind != J_NONE) {
+			char	 buf[LEDGER_ENTITY_MAX];
+			cJSON	*it;
+			int	 seen = 0;
+
+			if (entity_text(r, m[0], buf, sizeof(buf)) != 0)
+				continue;
+			cJSON_ArrayForEach(it, x)
+				if (strcmp(it->valuestring, buf) == 0)
+					seen = 1;
+			if (!seen)
+				cJSON_AddItemToArray(x, cJSON_CreateString(buf));
+		}
+	}
+	if (x != NULL && cJSON_GetArraySize(x) > 0)
+		cJSON_AddItemToObject(o, "entities", x);
 	else
 		cJSON_Delete(x);
 	/* the counters that moved */
@@ -908,24 +1051,10 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		    verdict_set(&row->conf, vd[1], VERDICT_CONF) ||
 		    verdict_set(&row->evid, vd[2], VERDICT_EVID))
 			return -ENOMEM;
-		if (l->want_occ && id == l->occ_id) {
-			/* the record as one span, for the members the scan
-			 * does not pick out */
-			const char	*p = line + skip, *e = line + len;
-			struct jspan	 rec;
-
-			while (p < e && *p != '{')
-				p++;
-			while (e > p && e[-1] != '}')
-				e--;
-			rec.p = p;
-			rec.n = (uint32_t)(e - p);
-			rec.kind = J_OBJECT;
-			rec.escaped = 0;
-			if (occurrence_add(l, at, b, value, has_value, row,
-			    f[F_NOTE], offset, &r, rec))
-				return -ENOMEM;
-		}
+		if (l->want_occ && id == l->occ_id &&
+		    occurrence_add(l, at, b, value, has_value, row, f[F_NOTE],
+		    offset, &r, record_span(line, len, skip)))
+			return -ENOMEM;
 	}
 
 	if (ev != NULL) {
@@ -952,6 +1081,8 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 		if (f[F_NOTE].kind == J_STRING)
 			jscan_str(f[F_NOTE], l->s_note, sizeof(l->s_note));
 		ev->note = l->s_note;
+		l->s_entity[0] = '\0';
+		ev->entity = l->s_entity;
 		{
 			int	code = regime_code(f[F_REGIME], REGIME_UNKNOWN);
 
@@ -969,6 +1100,11 @@ ledger_fold_perf(struct ledger *l, const char *line, size_t len,
 			ev->evidence = row->evid ? row->evid : "";
 			ev->count = row->count;
 			ev->status = row_status(l, row);
+			/* only an incident's: a wake says it, and incidents
+			 * are few beside the heartbeats */
+			event_entity(&r, record_span(line, len, skip),
+			    strcmp(ev->guess, "spawn-burst") == 0, l->s_entity,
+			    sizeof(l->s_entity));
 		}
 	}
 	return 0;

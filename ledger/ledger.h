@@ -23,6 +23,7 @@
 #define LEDGER_NO_TIME		INT64_MIN
 #define LEDGER_SKIPS_KEPT	32	/* the last N skipped lines are listed */
 #define LEDGER_NOTE_MAX		1024	/* bytes of a note kept, with its NUL */
+#define LEDGER_ENTITY_MAX	160	/* bytes of an event's entity, with its NUL */
 
 struct ledger;
 
@@ -78,6 +79,12 @@ struct ledger_event {
 					   bytes); "" if none */
 	uint64_t	 count;		/* the row's count after this record */
 	const char	*status;	/* "open", "pending", "fixed", "regressed" */
+	const char	*entity;	/* the first entity the incident names —
+					   "enemy_17 (src/spawn.js:88)", and
+					   " +N more" when it names others —
+					   from mintedEntities or
+					   world.spawnedEntities (spawned first
+					   for a spawn-burst); "" if none */
 	const char	*regime;	/* what its timings ran on: the record's
 					   own `regime`, else its build's last
 					   heartbeat's ("hardware", "software",

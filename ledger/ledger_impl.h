@@ -146,6 +146,7 @@ struct ledger {
 	char			 s_key[FOOTPRINT_KEY_MAX];
 	char			 s_type[64], s_phase[128], s_build[128];
 	char			 s_note[LEDGER_NOTE_MAX];
+	char			 s_entity[LEDGER_ENTITY_MAX];
 };
 
 #define CKPT_RUN_ROWS	16

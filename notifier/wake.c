@@ -415,6 +415,9 @@ untok(size_t room, size_t overhead)
 
 #define NOTE_OVER	8	/* ` note="` and `"` */
 #define EVID_OVER	3	/* ` "` and `"` */
+#define ENT_OVER	10	/* ` entity="` and `"` */
+#define ENT_MIN		16	/* an entity cut shorter says nothing */
+#define EVID_MIN	48	/* kept for the evidence before an entity */
 
 int
 wake_format(char *buf, size_t size, const struct ledger_event *ev,
@@ -422,10 +425,11 @@ wake_format(char *buf, size_t size, const struct ledger_event *ev,
 {
 	char head[WAKE_LINE_SIZE], tail[WAKE_LINE_SIZE], what[128];
 	char hh[128], cmd[64], note[WAKE_LINE_SIZE], evid[WAKE_LINE_SIZE];
+	char ent[WAKE_ENTITY_MAX + 1];
 	struct sb h, t, line, hs;
 	const struct wake_tally_fp *const *l = NULL;
 	size_t limit, fixed, room, n = 0, k = 0, note_need, evid_need;
-	size_t note_cap, evid_cap, used, nl, el, list0, troom;
+	size_t note_cap, evid_cap, used, nl, el, list0, troom, entl;
 	const char *guess = wake_str(ev->guess), *conf = wake_str(ev->confidence);
 	const char *loop = cfg != NULL ? cfg->loop : NULL;
 
@@ -495,6 +499,16 @@ wake_format(char *buf, size_t size, const struct ledger_event *ev,
 	 * (wake.h says in which order).
 	 */
 	fixed = h.len + t.len + hs.len + strlen(cmd);
+	/* the entity the incident names and the line that built it (issue
+	   19): where to look.  Not a token a reader dedupes with: it takes
+	   what the fixed ones leave beyond a minimum for the evidence, cut
+	   if it must be, left out below ENT_MIN */
+	el = fixed + EVID_MIN + ENT_OVER < limit ? limit - fixed - EVID_MIN -
+	    ENT_OVER : 0;
+	if (el > WAKE_ENTITY_MAX)
+		el = WAKE_ENTITY_MAX;
+	entl = el >= ENT_MIN ? text_fit(ent, el, ev->entity) : 0;
+	fixed += tok(entl, ENT_OVER);
 	room = fixed < limit ? limit - fixed : 0;
 	/* with held footprints, at least " (N footprints)" is said */
 	list0 = n > 0 ? wake_list_text(NULL, l, n, 0) : 0;
@@ -553,6 +567,11 @@ wake_format(char *buf, size_t size, const struct ledger_event *ev,
 		wake_sb_put(&line, evid, el);
 		wake_sb_puts(&line, "\"");
 	}
+	if (entl > 0) {
+		wake_sb_puts(&line, " entity=\"");
+		wake_sb_put(&line, ent, entl);
+		wake_sb_puts(&line, "\"");
+	}
 	wake_sb_put(&line, tail, t.len);
 	wake_sb_put(&line, hh, hs.len);
 	wake_list_text(&line, l, n, k);
@@ -591,10 +610,11 @@ wake_json(const struct ledger_event *ev, const char *id, const char *line,
 	wake_json_str_or_null(r, "evidence", ev->evidence);
 	wake_json_str_or_null(r, "note", ev->note);
 	wake_json_str_or_null(r, "regime", ev->regime);
+	wake_json_str_or_null(r, "entity", ev->entity);
 	if (wake_tally_json(held, o) < 0)
 		goto fail;
 	/* An Add that failed to allocate left its member out. */
-	if (cJSON_GetArraySize(r) != 15 || cJSON_GetArraySize(o) != 8)
+	if (cJSON_GetArraySize(r) != 16 || cJSON_GetArraySize(o) != 8)
 		goto fail;
 	return o;
 fail:

@@ -41,6 +41,7 @@
 #define WAKE_LINE_SIZE	(WAKE_LINE_MAX + 1)
 #define WAKE_ID_SIZE	48			/* "<u64>:<u64>" + NUL */
 #define WAKE_NEVER	INT64_MAX		/* nothing to flush */
+#define WAKE_ENTITY_MAX	120	/* bytes of the entity a line names, at most */
 #define WAKE_NOTE_SHARE	160	/* bytes a note (and the evidence) keep
 				   before a held-back list gets room */
 

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { Daemon, Watch, offlineIssues, perfPath, tmpdir, top, waitFor, meaningfulOffsets } from './lib.mjs';
+import { CLI, Daemon, Watch, offlineIssues, perfPath, tmpdir, top, waitFor, meaningfulOffsets } from './lib.mjs';
 import { FLAGS, startVite, VITE, DEMO } from './browser.mjs';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
@@ -223,4 +223,20 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
   assert.ok(compile);
   assert.ok(watch.lines.some((w) => /^sloptimize usermark /.test(w.line)), 'the usermark woke the agent');
   assert.ok(watch.lines.some((w) => /^sloptimize jitter .*snap/.test(w.line)), 'the snap woke the agent');
+  // the spawn burst names what was spawned and the line that added it:
+  // in `issues --fp`, and in its wake line when it woke the agent
+  const lines = fs.readFileSync(path.join(DEMO, 'main.js'), 'utf8').split('\n');
+  const added = lines.map((l, i) => (l.includes('scene.add(c);') ? i + 1 : 0)).filter(Boolean);
+  assert.equal(added.length, 1);
+  // (each crate its own entity: siblings of one name are crate[1], crate[2]…)
+  const crate = new RegExp(`^crate\\[\\d+\\] \\(main\\.js:${added[0]}\\)$`);
+  const issue = JSON.parse(spawnSync(CLI, ['issues', '--fp', spawn.footprint.id, '--json', '--project', project], { encoding: 'utf8' }).stdout);
+  assert.ok(issue.occurrences.some((o) => (o.entities || []).length === 8 && o.entities.every((e) => crate.test(e))),
+    JSON.stringify(issue.occurrences.map((o) => o.entities)));
+  const spawnWake = watch.lines.find((w) => w.record && w.record.fp === spawn.footprint.id);
+  if (spawnWake) {
+    // (the recorder lists 32 of the 1,000: the count is what is said)
+    assert.ok(spawnWake.line.includes(` entity="${spawnWake.record.entity}" fp=`), spawnWake.line);
+    assert.match(spawnWake.record.entity, new RegExp(`^crate\\[\\d+\\] \\(main\\.js:${added[0]}\\) \\+999 more spawned$`));
+  }
 });

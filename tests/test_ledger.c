@@ -473,6 +473,85 @@ ledger_windows(void **state)
 	ledger_destroy(l);
 }
 
+/*
+ * The entity an incident names (issue 19): a spawn-burst's first spawned
+ * entity with its site and how many other ids beside it; another class's
+ * first minted one; "" when the record names none.  issues --fp lists
+ * them per occurrence.
+ */
+static void
+ledger_event_names_the_entity(void **state)
+{
+	const char *spawn = "{\"type\":\"hitch\",\"at\":"
+	    "\"2026-09-01T09:00:00Z\",\"frameMs\":90,\"phase\":\"play\","
+	    "\"classification\":[{\"guess\":\"spawn-burst\",\"confidence\":"
+	    "\"high\",\"evidence\":\"60 spawned\"}],\"mintedEntities\":"
+	    "[{\"minted\":\"m@o\",\"id\":\"fx\",\"site\":\"src/fx.js:3\"}],"
+	    "\"world\":{\"spawned\":[\"e\",\"e\",\"b\"],\"spawnedEntities\":"
+	    "[{\"name\":\"e\",\"id\":\"enemy_17\",\"site\":\"src/spawn.js:88\"},"
+	    "{\"name\":\"e\",\"id\":\"enemy_17\",\"site\":\"src/spawn.js:88\"},"
+	    "{\"name\":\"b\",\"id\":\"boss\",\"site\":\"unknown\"}]}}";
+	const char *compile = "{\"type\":\"hitch\",\"at\":"
+	    "\"2026-09-01T09:00:01Z\",\"frameMs\":90,\"classification\":"
+	    "[{\"guess\":\"shader-compile\",\"confidence\":\"high\","
+	    "\"evidence\":\"programs +1\"}],\"mintedEntities\":[{\"minted\":"
+	    "\"m@o\",\"id\":\"boss\",\"site\":\"unknown\"}]}";
+	/* the recorder lists 32 of a thousand: the count is said */
+	const char *many = "{\"type\":\"hitch\",\"at\":"
+	    "\"2026-09-01T09:00:01Z\",\"frameMs\":90,\"classification\":"
+	    "[{\"guess\":\"spawn-burst\",\"confidence\":\"high\","
+	    "\"evidence\":\"1000 spawned\"}],\"mintedEntities\":[{\"minted\":"
+	    "\"m@o\",\"id\":\"boss\",\"site\":\"unknown\"}],\"world\":"
+	    "{\"spawnedCount\":1000,\"spawnedEntities\":[{\"name\":\"crate\","
+	    "\"id\":\"crate[1]\",\"site\":\"main.js:144\"},{\"name\":"
+	    "\"crate\",\"id\":\"crate[2]\",\"site\":\"main.js:144\"}]}}";
+	const char *plain = "{\"type\":\"hitch\",\"at\":"
+	    "\"2026-09-01T09:00:02Z\",\"frameMs\":90,\"classification\":"
+	    "[{\"guess\":\"long-script\",\"confidence\":\"high\","
+	    "\"evidence\":\"f\"}]}";
+	struct ledger_opts	 o = { LEDGER_NO_TIME, LEDGER_NO_TIME, 0, 0,
+				    NULL };
+	struct ledger		*l = mk(0), *lo;
+	struct ledger_event	 ev;
+	cJSON			*doc, *occ, *ents;
+
+	(void)state;
+	assert_int_equal(ledger_fold_perf(l, spawn, strlen(spawn), 0, &ev), 0);
+	assert_string_equal(ev.entity, "enemy_17 (src/spawn.js:88) +1 more");
+	assert_int_equal(ledger_fold_perf(l, compile, strlen(compile), 500,
+	    &ev), 0);
+	assert_string_equal(ev.entity, "boss");
+	assert_int_equal(ledger_fold_perf(l, many, strlen(many), 700, &ev), 0);
+	assert_string_equal(ev.entity, "crate[1] (main.js:144) +999 more "
+	    "spawned");
+	assert_int_equal(ledger_fold_perf(l, plain, strlen(plain), 900, &ev),
+	    0);
+	assert_true(ev.incident);
+	assert_string_equal(ev.entity, "");
+
+	/* issues --fp: the occurrence's entities, in order */
+	assert_int_equal(ledger_fold_perf(l, spawn, strlen(spawn), 1200, &ev),
+	    0);
+	o.occurrences_of = ev.id;
+	lo = ledger_create(&o);
+	assert_non_null(lo);
+	assert_int_equal(ledger_fold_perf(lo, spawn, strlen(spawn), 0, &ev), 0);
+	doc = ledger_issue_json(lo, ev.id, 0);
+	assert_non_null(doc);
+	occ = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "occurrences"), 0);
+	assert_non_null(occ);
+	ents = cJSON_GetObjectItem(occ, "entities");
+	assert_int_equal(cJSON_GetArraySize(ents), 3);
+	assert_string_equal(cJSON_GetArrayItem(ents, 0)->valuestring,
+	    "fx (src/fx.js:3)");
+	assert_string_equal(cJSON_GetArrayItem(ents, 1)->valuestring,
+	    "enemy_17 (src/spawn.js:88)");
+	assert_string_equal(cJSON_GetArrayItem(ents, 2)->valuestring, "boss");
+	cJSON_Delete(doc);
+	ledger_destroy(lo);
+	ledger_destroy(l);
+}
+
 static void
 ledger_event_for_wakes(void **state)
 {
@@ -534,6 +613,7 @@ main(void)
 		cmocka_unit_test(ledger_automated_and_time_filters),
 		cmocka_unit_test(ledger_windows),
 		cmocka_unit_test(ledger_event_for_wakes),
+		cmocka_unit_test(ledger_event_names_the_entity),
 		cmocka_unit_test(ledger_event_carries_the_note),
 	};
 

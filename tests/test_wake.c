@@ -408,7 +408,7 @@ notifier_line_json(void **state)
 	    "\"status\":\"regressed\",\"phase\":\"play\",\"build\":null,"
 	    "\"guess\":\"shader-compile\",\"confidence\":\"medium\","
 	    "\"evidence\":\"programs +3 in the hitch frame\","
-	    "\"note\":\"felt it\",\"regime\":null},\"held\":2,"
+	    "\"note\":\"felt it\",\"regime\":null,\"entity\":null},\"held\":2,"
 	    "\"heldSince\":\"2026-11-29T11:02:03.000Z\",\"heldFrom\":\"3:40\","
 	    "\"heldBy\":[{\"fp\":\"d423dcef\",\"type\":\"jitter\",\"count\":2,"
 	    "\"worst\":0.5,\"unit\":\"units\",\"guess\":\"snap\","
@@ -457,6 +457,61 @@ notifier_line_says_software(void **state)
 	ev.regime = "unknown";
 	wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL);
 	assert_null(strstr(line, "regime="));
+}
+
+/*
+ * The entity an incident names, and the line that built it (issue 19),
+ * after the evidence and before the footprint, quoted; in the JSON as
+ * `entity`.  A long evidence and note do not push it out; a line whose
+ * fixed tokens leave no room for it leaves it out whole rather than a
+ * stub; a quote in an id is escaped.
+ */
+static void
+notifier_line_names_the_entity(void **state)
+{
+	struct ledger_event ev = ev_hitch();
+	char line[WAKE_LINE_SIZE], big[2000], build[400];
+	cJSON *o;
+
+	(void)state;
+	ev.guess = "spawn-burst";
+	ev.entity = "enemy_17 (src/spawn.js:88) +2 more";
+	wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL);
+	assert_string_equal(line, "sloptimize hitch 141.2ms "
+	    "spawn-burst/medium \"programs +3 in the hitch frame\" "
+	    "entity=\"enemy_17 (src/spawn.js:88) +2 more\" "
+	    "fp=81e5eb9b ×7 status=regressed phase=play build=v1788 "
+	    "id=3:5" CMD("81e5eb9b"));
+	o = wake_json(&ev, "3:5", line, NULL);
+	assert_non_null(o);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o, "record"), "entity")),
+	    "enemy_17 (src/spawn.js:88) +2 more");
+	cJSON_Delete(o);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ev.evidence = big;
+	ev.note = big;
+	assert_true(wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL) <=
+	    WAKE_LINE_MAX);
+	assert_non_null(strstr(line, " entity=\"enemy_17 (src/spawn.js:88) "
+	    "+2 more\" fp=81e5eb9b "));
+	/* a build name that takes nearly all the line: no entity stub */
+	memset(build, 'b', sizeof(build) - 1);
+	build[sizeof(build) - 1] = '\0';
+	ev.build = build;
+	assert_true(wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL) <=
+	    WAKE_LINE_MAX);
+	assert_null(strstr(line, "entity="));
+	ev.build = "v1788";
+	ev.evidence = "e";
+	ev.note = "";
+	ev.entity = "bad\"id (src/a.js:1)";
+	wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL);
+	assert_non_null(strstr(line, " entity=\"bad\\\"id (src/a.js:1)\" "));
+	ev.entity = "";
+	wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL);
+	assert_null(strstr(line, "entity="));
 }
 
 /* --- the tally ----------------------------------------------------------- */
@@ -927,6 +982,7 @@ main(void)
 		cmocka_unit_test(notifier_line_cut_at_500),
 		cmocka_unit_test(notifier_line_json),
 		cmocka_unit_test(notifier_line_says_software),
+		cmocka_unit_test(notifier_line_names_the_entity),
 		cmocka_unit_test(notifier_tally_merge_and_order),
 		cmocka_unit_test(notifier_limit_per_fp),
 		cmocka_unit_test(notifier_limit_global),
