@@ -25,6 +25,7 @@
 
 #include <libwebsockets.h>
 
+#include "base/base.h"
 #include "daemon/api.h"
 #include "daemon/guard.h"
 #include "daemon/log.h"
@@ -77,12 +78,6 @@ start_failed(struct api *a, struct http_request *r, int rc)
  */
 #define WAIT_TICK_US	(100 * 1000)
 
-static uint64_t
-now_ms(void)
-{
-	return uv_hrtime() / 1000000;
-}
-
 static void
 wait_begin(const struct api *a, struct http_request *r)
 {
@@ -90,8 +85,9 @@ wait_begin(const struct api *a, struct http_request *r)
 		return;
 	r->waiting = r->waited = 1;
 	lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
-	r->deadline_ms = r->method & (HTTP_GET | HTTP_HEAD) ? now_ms() +
-	    (uint64_t)a->env.cfg->answer_wait * 1000 : 0;
+	r->deadline_ms = r->method & (HTTP_GET | HTTP_HEAD) ?
+	    (uint64_t)base_mono_ms() + (uint64_t)a->env.cfg->answer_wait *
+	    1000 : 0;
 	lws_set_timer_usecs(r->wsi, WAIT_TICK_US);
 }
 
@@ -136,7 +132,7 @@ run(struct api *a, struct http_request *r, const struct route *rt)
 	}
 	if (rt->pool != NULL) {
 		if ((j = job_new(&a->jobs, r, rt->pool, rt->done ? rt->done :
-		    job_answer, a)) == NULL) {
+		    job_answer, &a->rc)) == NULL) {
 			http_answer_error(r, 500, "internal", "out of memory");
 			return;
 		}
@@ -147,7 +143,7 @@ run(struct api *a, struct http_request *r, const struct route *rt)
 		r->body = NULL;
 		r->body_len = 0;
 	}
-	rc = rt->loop != NULL ? rt->loop(a, r, &ra, j) : ROUTE_POOL;
+	rc = rt->loop != NULL ? rt->loop(&a->rc, r, &ra, j) : ROUTE_POOL;
 	if (rc == ROUTE_POOL && j != NULL) {
 		int	n;
 
@@ -351,7 +347,8 @@ api_http_timer(struct api *a, struct lws *wsi, struct http_request *r)
 		why = "a request was sent behind this one while it was being "
 		    "made (pipelining): ask again on a new connection; the "
 		    "answer is kept for it";
-	} else if (r->deadline_ms != 0 && now_ms() >= r->deadline_ms) {
+	} else if (r->deadline_ms != 0 &&
+	    (uint64_t)base_mono_ms() >= r->deadline_ms) {
 		a->expired++;
 		why = "the answer was not ready in time; it is still being "
 		    "built: retry after the seconds Retry-After says";
@@ -626,7 +623,7 @@ api_tune(struct api *a, struct lws_context_creation_info *info)
 const char *
 api_loop_level(const struct api *a, const char **source)
 {
-	return config_loop_level(a->env.cfg, a->loop, source);
+	return config_loop_level(a->env.cfg, a->settings.loop, source);
 }
 
 static cJSON *
@@ -720,8 +717,9 @@ static void
 settings_load(struct api *a)
 {
 	const char	*cfg = a->env.cfg->loop_level;
-	int		 rc = statedir_settings_read(a->env.state_dir, a->loop,
-			    sizeof(a->loop));
+	char		*loop = a->settings.loop;
+	int		 rc = statedir_settings_read(a->env.state_dir, loop,
+			    sizeof(a->settings.loop));
 
 	if (rc == -EBADMSG)
 		log_warnx("%s/settings.json: not {\"loop\": "
@@ -730,13 +728,13 @@ settings_load(struct api *a)
 		log_warnx("cannot read %s/settings.json: %s",
 		    a->env.state_dir, strerror(-rc));
 	if (rc != 0) {
-		a->loop[0] = '\0';
+		loop[0] = '\0';
 		return;
 	}
-	if (cfg[0] && strcmp(cfg, a->loop))
+	if (cfg[0] && strcmp(cfg, loop))
 		log_info("settings.json sets the fix loop to '%s' (the "
-		    "configuration said '%s')", a->loop, cfg);
-	a->env.loop_set(a->env.arg, a->loop);
+		    "configuration said '%s')", loop, cfg);
+	a->env.loop_set(a->env.arg, loop);
 }
 
 int
@@ -747,7 +745,12 @@ api_init(struct api *a, const struct api_env *env)
 	memset(a, 0, sizeof(*a));
 	a->env = *env;
 	a->jobs.loop = env->loop;
-	if ((rc = uv_mutex_init(&a->settings_mu)) != 0)
+	/* the handlers' view (daemon/routes.h): the order table once up */
+	a->rc.env = &a->env;
+	a->rc.cache = &a->cache;
+	a->rc.settings = &a->settings;
+	a->rc.page_root = a->page_root;
+	if ((rc = uv_mutex_init(&a->settings.mu)) != 0)
 		return rc;
 	a->mu_up = 1;
 	if ((rc = cache_init(&a->cache, &a->jobs, env->loop, env->changes,
@@ -769,6 +772,7 @@ api_init(struct api *a, const struct api_env *env)
 		return rc;
 	}
 	a->order_up = 1;
+	a->rc.order = &a->order;
 	settings_load(a);
 	static_find_root(env->cfg->page_dir, a->page_root,
 	    sizeof(a->page_root), &a->page_why);
@@ -807,7 +811,8 @@ api_free(struct api *a)
 	jobs_free(&a->jobs);
 	order_free(&a->order);
 	a->order_up = 0;
+	a->rc.order = NULL;
 	if (a->mu_up)
-		uv_mutex_destroy(&a->settings_mu);
+		uv_mutex_destroy(&a->settings.mu);
 	a->mu_up = 0;
 }

@@ -5,12 +5,14 @@
  * a job on the thread pool (daemon/jobs.h).  Errors are JSON, always.
  *
  * The API sees the daemon through a narrow environment, not the daemon
- * itself: the configuration (read only), the change counter of the
- * ledger files, a function that builds /status, and one
+ * itself (daemon/api_env.h): the configuration (read only), the change
+ * counter of the ledger files, a function that builds /status, and one
  * that applies a new fix-loop level.  It keeps its own state: the token,
  * the fix loop's level from settings.json, the answers built from the
  * ledger files (daemon/cache.h), the order of the recorder's batches
- * (daemon/order.h), the jobs in flight and its counters.
+ * (daemon/order.h), the jobs in flight and its counters.  The route
+ * handlers get only the part of it they act on (struct route_ctx): the
+ * API includes the route table, never the other way round.
  */
 #ifndef DAEMON_API_H
 #define DAEMON_API_H
@@ -22,21 +24,17 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "daemon/api_env.h"
 #include "daemon/cache.h"
 #include "daemon/config.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
 #include "daemon/order.h"
 #include "daemon/rawhdr.h"
+#include "daemon/routes.h"
 #include "project/statedir.h"
-#include "sink/sink.h"
-#include "sink/team.h"
 
 #define API_MAX_BODY		(1024 * 1024)		/* request bodies */
-#define API_LEDGER_BYTES	(2u << 20)		/* /ledger default */
-#define API_LEDGER_MAX		(8u << 20)		/* ?bytes= at most */
-#define API_LOCK_WAIT_MS	5000	/* a writer waits this long for the
-					   ledger's lock, then 503 */
 #define API_CONN_SLACK		64	/* connections accepted past the cap,
 					   to be told 503; beyond, closed */
 #define API_FD_RESERVE		64	/* descriptors kept for the daemon's
@@ -46,33 +44,14 @@ struct ledger;
 struct lws;
 struct lws_context_creation_info;
 
-/* What the API may see of the daemon. */
-struct api_env {
-	uv_loop_t		 *loop;
-	const struct config	 *cfg;		/* may change on SIGHUP */
-	const char		 *state_dir;
-	const uint64_t		 *changes;	/* bumps when the files change */
-	/* The whole /status document; the API adds its "http" part. */
-	cJSON			*(*status)(void *arg);
-	/* settings.json's fix-loop level ("" none), at start and on PUT. */
-	void			 (*loop_set)(void *arg, const char *level);
-	/* The team catalogue (sink_team), or -ENOENT without a sink. */
-	int			 (*team)(void *arg, const struct team_query *q,
-				    int64_t now_ms, sink_team_fn *done,
-				    void *done_arg);
-	void			 *arg;
-};
-
 struct api {
 	struct api_env	 env;
 	char		 token[STATEDIR_TOKEN_LEN + 1];
 	char		 token_path[PATH_MAX + 32];
 	char		 page_root[PATH_MAX];	/* realpath, "" if none */
 	const char	*page_why;		/* how page_root was found */
-	char		 loop[16];		/* settings.json's level, "" */
-	uint64_t	 settings_seq, settings_applied, settings_written;
-	uv_mutex_t	 settings_mu;		/* orders settings.json writes */
-	int		 mu_up;
+	struct route_settings settings;		/* settings.json's level */
+	int		 mu_up;			/* settings.mu */
 	unsigned	 conns;			/* open connections */
 	unsigned	 max_conns;		/* the cap, within RLIMIT_NOFILE */
 	uint64_t	 requests, refused, busy;
@@ -85,6 +64,7 @@ struct api {
 	struct cache	 cache;			/* /ledger bodies */
 	struct order	 order;			/* POST /records batches */
 	int		 order_up;
+	struct route_ctx rc;			/* the handlers' view of it */
 };
 
 /* Set up: the token (made at first start), settings.json (its level is

@@ -17,7 +17,6 @@
 
 #include <libwebsockets.h>
 
-#include "daemon/api.h"
 #include "daemon/log.h"
 #include "daemon/routes.h"
 #include "daemon/snapshot.h"
@@ -55,11 +54,11 @@ ledger_args(const char *param, const struct http_args *g,
 	static const char *const known[] = { "bytes", NULL };
 
 	(void)param;
-	out->bytes = API_LEDGER_BYTES;
+	out->bytes = ROUTE_LEDGER_BYTES;
 	if (http_args_unknown(g, known) != NULL)
 		return bad_parameter(why, "/ledger takes bytes=N");
 	if (http_arg(g, "bytes") && http_arg_uint(http_arg(g, "bytes"), 1,
-	    API_LEDGER_MAX, &out->bytes))
+	    ROUTE_LEDGER_MAX, &out->bytes))
 		return bad_parameter(why, "bytes is a whole number from 1 to "
 		    "8388608");
 	return 0;
@@ -277,19 +276,19 @@ routes_args(const struct route *rt, const char *path, const char *param,
 /* --- /status, /events --------------------------------------------------- */
 
 static enum route_result
-status_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+status_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	(void)ra, (void)j;
-	http_answer_json(r, 200, a->env.status(a->env.arg));
+	http_answer_json(r, 200, c->env->status(c->env->arg));
 	return ROUTE_ANSWERED;
 }
 
 static enum route_result
-events_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+events_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
-	(void)a, (void)ra, (void)j;
+	(void)c, (void)ra, (void)j;
 	http_answer_error(r, 426, "upgrade_required",
 	    "this is the WebSocket events socket");
 	return ROUTE_ANSWERED;
@@ -298,11 +297,11 @@ events_get(struct api *a, struct http_request *r, const struct route_args *ra,
 /* --- /ledger ------------------------------------------------------------ */
 
 static enum route_result
-ledger_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+ledger_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	(void)j;
-	return cache_ledger(&a->cache, r, ra->bytes) ? ROUTE_WAITS :
+	return cache_ledger(c->cache, r, ra->bytes) ? ROUTE_WAITS :
 	    ROUTE_ANSWERED;
 }
 
@@ -315,12 +314,12 @@ ledger_get(struct api *a, struct http_request *r, const struct route_args *ra,
  * before the ledger changes costs a memory copy.
  */
 static enum route_result
-cached_fold(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+cached_fold(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	j->work = fold_work;
 	j->heavy = 1;
-	return cache_get(&a->cache, r, ra->key, j) ? ROUTE_WAITS :
+	return cache_get(c->cache, r, ra->key, j) ? ROUTE_WAITS :
 	    ROUTE_ANSWERED;
 }
 
@@ -444,7 +443,8 @@ team_done(void *arg, cJSON *cat, const char *err)
 }
 
 static enum route_result
-issues_team(struct api *a, struct http_request *r, const struct api_job *j)
+issues_team(struct route_ctx *c, struct http_request *r,
+    const struct api_job *j)
 {
 	struct team_query	 q = { j->q.type, j->q.status, j->q.limit,
 				    j->opts.include_automated, j->opts.from_ms,
@@ -452,7 +452,7 @@ issues_team(struct api *a, struct http_request *r, const struct api_job *j)
 	struct team_wait	*w;
 	int			 rc;
 
-	if (a->env.team == NULL) {
+	if (c->env->team == NULL) {
 		http_answer_error(r, 404, "no_sink", "this daemon has no sink: "
 		    "start it with --sink URL (docs/team.md)");
 		return ROUTE_ANSWERED;
@@ -462,7 +462,7 @@ issues_team(struct api *a, struct http_request *r, const struct api_job *j)
 		return ROUTE_ANSWERED;
 	}
 	w->r = r;
-	rc = a->env.team(a->env.arg, &q, j->now_ms, team_done, w);
+	rc = c->env->team(c->env->arg, &q, j->now_ms, team_done, w);
 	if (rc == -ENOENT) {
 		free(w);
 		http_answer_error(r, 404, "no_sink", "this daemon has no sink: "
@@ -481,8 +481,8 @@ issues_team(struct api *a, struct http_request *r, const struct api_job *j)
 }
 
 static enum route_result
-issues_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+issues_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	j->opts.from_ms = ra->from_ms;
 	j->opts.to_ms = ra->to_ms;
@@ -497,19 +497,19 @@ issues_get(struct api *a, struct http_request *r, const struct route_args *ra,
 	}
 	j->q.limit = ra->limit;
 	if (ra->team)
-		return issues_team(a, r, j);
+		return issues_team(c, r, j);
 	/*
 	 * Even unfiltered, a fresh fold on the pool rather than the live
 	 * catalogue on the loop: rendering 50,000 rows takes the loop
 	 * hundreds of milliseconds, and the fold of the same bytes has the
 	 * same counts (DESIGN §8.2).
 	 */
-	return cached_fold(a, r, ra, j);
+	return cached_fold(c, r, ra, j);
 }
 
 static enum route_result
-issue_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+issue_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	j->opts.from_ms = ra->from_ms;
 	j->opts.to_ms = ra->to_ms;
@@ -517,19 +517,19 @@ issue_get(struct api *a, struct http_request *r, const struct route_args *ra,
 	memcpy(j->id, ra->id, sizeof(j->id));
 	j->one = 1;
 	j->opts.occurrences_of = j->id;
-	return cached_fold(a, r, ra, j);
+	return cached_fold(c, r, ra, j);
 }
 
 static enum route_result
-history_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+history_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	j->opts.from_ms = j->opts.to_ms = LEDGER_NO_TIME;
 	j->opts.include_automated = ra->automated;
 	j->opts.want_timeline = 1;
 	j->history = 1;
 	j->buckets = ra->buckets;
-	return cached_fold(a, r, ra, j);
+	return cached_fold(c, r, ra, j);
 }
 
 /* --- request bodies ------------------------------------------------------- */
@@ -615,7 +615,7 @@ routes_fix_body(const char *body, size_t len, struct route_body *out)
 static void
 fix_work(struct api_job *j)
 {
-	struct project_write	 w = { &j->gone, API_LOCK_WAIT_MS };
+	struct project_write	 w = { &j->gone, ROUTE_LOCK_WAIT_MS };
 	struct route_body	 b;
 	char			 why[PROJECT_WHY_MAX];
 	int			 rc;
@@ -652,11 +652,11 @@ fix_work(struct api_job *j)
 static void
 records_held_cancel(struct http_request *r, void *arg)
 {
-	struct api_job	*j = arg;
-	struct api	*a = j->owner;
+	struct api_job		*j = arg;
+	struct route_ctx	*c = j->owner;
 
 	(void)r;
-	if (order_forget(&a->order, j))
+	if (order_forget(c->order, j))
 		job_discard(j);
 }
 
@@ -666,12 +666,12 @@ records_held_cancel(struct http_request *r, void *arg)
  * as a duplicate; one without is appended as it comes.
  */
 static enum route_result
-records_loop(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+records_loop(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	cJSON	*o;
 
-	if (ra->page[0] == '\0' || !a->order_up)
+	if (ra->page[0] == '\0' || c->order == NULL)
 		return ROUTE_POOL;
 	snprintf(j->page, sizeof(j->page), "%s", ra->page);
 	j->page_seq = ra->seq;
@@ -679,7 +679,7 @@ records_loop(struct api *a, struct http_request *r, const struct route_args *ra,
 	r->cancel = records_held_cancel;
 	r->cancel_arg = j;
 	/* the writer: whose pages a flood of page ids may push out */
-	switch (order_offer(&a->order, ra->page, r->origin_ok ? r->origin : "",
+	switch (order_offer(c->order, ra->page, r->origin_ok ? r->origin : "",
 	    ra->seq, ra->first, j, j->body_len)) {
 	case ORDER_TAKEN:
 		return ROUTE_KEPT;
@@ -721,11 +721,11 @@ records_loop(struct api *a, struct http_request *r, const struct route_args *ra,
 static void
 records_done(struct api_job *j)
 {
-	struct api	*a = j->owner;
+	struct route_ctx	*c = j->owner;
 
 	job_answer(j);
 	if (j->page_seq != 0)
-		order_done(&a->order, j->page, j->page_seq, j->code == NULL);
+		order_done(c->order, j->page, j->page_seq, j->code == NULL);
 }
 
 /* The recorder's ingest: the batch goes through the same writer and the
@@ -734,7 +734,7 @@ records_done(struct api_job *j)
 static void
 records_work(struct api_job *j)
 {
-	struct project_write	 w = { &j->gone, API_LOCK_WAIT_MS };
+	struct project_write	 w = { &j->gone, ROUTE_LOCK_WAIT_MS };
 	struct project_batch	*b;
 	char			 why[PROJECT_WHY_MAX];
 	cJSON			*o, *list, *it;
@@ -777,10 +777,11 @@ records_work(struct api_job *j)
 /* --- /settings ---------------------------------------------------------- */
 
 static cJSON *
-settings_json(const struct api *a)
+settings_json(const struct route_ctx *c)
 {
 	cJSON		*o = cJSON_CreateObject();
-	const char	*src, *lv = api_loop_level(a, &src);
+	const char	*src, *lv = config_loop_level(c->env->cfg,
+			    c->settings->loop, &src);
 
 	cJSON_AddNumberToObject(o, "v", 1);
 	cJSON_AddStringToObject(o, "loop", lv);
@@ -789,11 +790,11 @@ settings_json(const struct api *a)
 }
 
 static enum route_result
-settings_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+settings_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	(void)ra, (void)j;
-	http_answer_json(r, 200, settings_json(a));
+	http_answer_json(r, 200, settings_json(c));
 	return ROUTE_ANSWERED;
 }
 
@@ -837,8 +838,8 @@ routes_settings_body(const char *body, size_t len, struct route_body *out)
 }
 
 static enum route_result
-settings_put(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+settings_put(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	struct route_body	b;
 
@@ -850,10 +851,10 @@ settings_put(struct api *a, struct http_request *r, const struct route_args *ra,
 	}
 	snprintf(j->loop, sizeof(j->loop), "%s", b.loop);
 	routes_body_free(&b);
-	snprintf(j->path, sizeof(j->path), "%s", a->env.state_dir);
-	j->mu = &a->settings_mu;
-	j->written = &a->settings_written;
-	j->seq = ++a->settings_seq;
+	snprintf(j->path, sizeof(j->path), "%s", c->env->state_dir);
+	j->mu = &c->settings->mu;
+	j->written = &c->settings->written;
+	j->seq = ++c->settings->seq;
 	return ROUTE_POOL;
 }
 
@@ -880,27 +881,28 @@ settings_work(struct api_job *j)
 static void
 settings_done(struct api_job *j)
 {
-	struct api	*a = j->owner;
+	struct route_ctx	*c = j->owner;
+	struct route_settings	*s = c->settings;
 
-	if (j->code == NULL && j->seq > a->settings_applied) {
-		a->settings_applied = j->seq;
-		snprintf(a->loop, sizeof(a->loop), "%s", j->loop);
-		a->env.loop_set(a->env.arg, a->loop);
-		log_info("settings: the fix loop is now '%s'", a->loop);
+	if (j->code == NULL && j->seq > s->applied) {
+		s->applied = j->seq;
+		snprintf(s->loop, sizeof(s->loop), "%s", j->loop);
+		c->env->loop_set(c->env->arg, s->loop);
+		log_info("settings: the fix loop is now '%s'", s->loop);
 	}
 	if (j->r == NULL)
 		return;
 	if (j->code != NULL)
 		http_answer_error(j->r, j->status, j->code, j->msg);
 	else
-		http_answer_json(j->r, 200, settings_json(a));
+		http_answer_json(j->r, 200, settings_json(c));
 }
 
 /* --- the panel's files -------------------------------------------------- */
 
 static enum route_result
-static_get(struct api *a, struct http_request *r, const struct route_args *ra,
-    struct api_job *j)
+static_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
 {
 	char	rel[512];
 
@@ -910,7 +912,7 @@ static_get(struct api *a, struct http_request *r, const struct route_args *ra,
 		return ROUTE_ANSWERED;
 	}
 	snprintf(j->path, sizeof(j->path), "%s", rel);
-	snprintf(j->path2, sizeof(j->path2), "%s", a->page_root);
+	snprintf(j->path2, sizeof(j->path2), "%s", c->page_root);
 	return ROUTE_POOL;
 }
 

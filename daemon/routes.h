@@ -6,12 +6,22 @@
  *
  * A handler answers with http_answer*() and returns; it never writes, so
  * it cannot touch a request that answering freed (daemon/http.h).
+ *
+ * The table sits below the API (daemon/api.h), which dispatches to it:
+ * a handler is given a `struct route_ctx`, the part of the API's state
+ * the routes act on, and never the API itself — so routes.c includes
+ * nothing of api.h, and the API's guards, token and counters stay its
+ * own.
  */
 #ifndef DAEMON_ROUTES_H
 #define DAEMON_ROUTES_H
 
-#include <cjson/cJSON.h>
+#include <stdint.h>
 
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "daemon/api_env.h"
 #include "daemon/cache.h"
 #include "daemon/guard.h"
 #include "daemon/http.h"
@@ -19,8 +29,36 @@
 #include "daemon/order.h"
 
 #define ROUTE_PREFIX	"/api/sloptimize"
+#define ROUTE_LEDGER_BYTES	(2u << 20)	/* /ledger default */
+#define ROUTE_LEDGER_MAX	(8u << 20)	/* ?bytes= at most */
+#define ROUTE_LOCK_WAIT_MS	5000	/* a writer waits this long for the
+					   ledger's lock, then 503 */
 
-struct api;
+/*
+ * settings.json's fix-loop level, as GET and PUT /settings see it.  Each
+ * PUT is numbered: the pool writes the file under `mu` only if no later
+ * PUT was written already (`written`), and the loop applies it only if no
+ * later one was applied (`applied`), so the file and the daemon agree on
+ * the last PUT whatever order the pool runs them in.
+ */
+struct route_settings {
+	char		 loop[16];		/* settings.json's level, "" */
+	uint64_t	 seq, applied, written;
+	uv_mutex_t	 mu;			/* orders settings.json writes */
+};
+
+/*
+ * What a handler may touch: the API's (daemon/api.h), which owns every
+ * part and fills this in at api_init.  A job's owner is this too, so its
+ * `done` reaches the same and no more.
+ */
+struct route_ctx {
+	const struct api_env	*env;		/* the daemon, as the API sees it */
+	struct cache		*cache;		/* the answers kept per change */
+	struct order		*order;		/* POST /records; NULL if not up */
+	struct route_settings	*settings;
+	const char		*page_root;	/* the panel's directory, "" none */
+};
 
 /*
  * A request's parameters — the query, and the row's "*" segment — as its
@@ -60,8 +98,8 @@ enum route_result {
  * work (its body, if any, already moved into it), else NULL; the handler
  * fills the job's inputs and returns ROUTE_POOL, or answers.
  */
-typedef enum route_result route_fn(struct api *a, struct http_request *r,
-    const struct route_args *ra, struct api_job *j);
+typedef enum route_result route_fn(struct route_ctx *c,
+    struct http_request *r, const struct route_args *ra, struct api_job *j);
 
 /*
  * path is matched exactly, except that a last segment "*" stands for one

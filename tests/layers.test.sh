@@ -1,7 +1,7 @@
 #!/bin/sh
 # layers — the rooms of docs/architecture.md and what each may include.
 # Every `#include "room/…"` in a room's C files must name the room itself
-# or one it may use; within daemon/, the API side (api, http, guard,
+# or one it may use; within daemon/, the API side (api, api_env, http, guard,
 # routes, jobs, cache, snapshot, static, rawhdr) never includes the daemon or the
 # server, so there is no include circle, and the events socket's protocol
 # (daemon/events) includes no WebSocket library.  A violation is printed with its
@@ -52,7 +52,7 @@ for room in base ledger project watchers notifier sink image browser daemon cli;
 done
 
 # the API side of daemon/ sees the daemon only through its environment
-for f in daemon/api.[ch] daemon/http.[ch] daemon/guard.[ch] \
+for f in daemon/api.[ch] daemon/api_env.h daemon/http.[ch] daemon/guard.[ch] \
     daemon/routes.[ch] daemon/jobs.[ch] daemon/cache.[ch] \
     daemon/snapshot.[ch] daemon/static.[ch] daemon/rawhdr.[ch]; do
 	[ -f "$f" ] || continue
