@@ -13,7 +13,7 @@
  * folded them, and are not read again.
  *
  * Why fixes.jsonl is read from byte 0 all the same: its lines are kept in
- * memory (daemon/fold.c) to refold a new generation of perf.jsonl, and the
+ * memory (by the fold, daemon/fold.c) to refold a new generation of perf.jsonl, and the
  * only way to know they are the checkpoint's is to see them; it is a few
  * kilobytes.  Its lines after the checkpoint's are folded after the
  * checkpoint's perf lines, which gives the same fold as a fold from byte
@@ -41,16 +41,18 @@
 
 #include "base/base.h"
 #include "daemon/ckpt.h"
-#include "daemon/fold.h"
+#include "daemon/config.h"
 #include "daemon/log.h"
 #include "ledger/footprint.h"
+#include "notifier/notifier.h"
 #include "project/project.h"
 #include "project/statedir.h"
 #include "watchers/cursor.h"
+#include "watchers/tailer.h"
 
 struct ckpt_job {
 	uv_work_t		 req;
-	struct fold		*f;
+	struct ckpt		*k;
 	/* load */
 	char			 path[PATH_MAX + 16];
 	char			 cursor[PATH_MAX + 16];
@@ -78,21 +80,21 @@ ms_since(uint64_t t0)
 /* --- start ------------------------------------------------------------ */
 
 int
-ckpt_init(struct fold *f)
+ckpt_init(struct ckpt *k, const struct ckpt_env *env)
 {
-	struct ckpt	*k = &f->ckpt;
 	int		 rc;
 
+	k->env = *env;
 	k->load_t0 = uv_hrtime();
-	k->on = f->cfg->ckpt_on;
-	if ((rc = statedir_path(f->state_dir, "checkpoint", k->path,
+	k->on = env->cfg->ckpt_on;
+	if ((rc = statedir_path(env->state_dir, "checkpoint", k->path,
 	    sizeof(k->path))) != 0)
 		return rc;
 	if ((rc = uv_mutex_init(&k->mu)) != 0)
 		return rc;
 	k->mu_init = 1;
-	uv_timer_init(f->loop, &k->timer);
-	k->timer.data = f;
+	uv_timer_init(env->loop, &k->timer);
+	k->timer.data = k;
 	k->timer_init = 1;
 	k->fixes_hash = FNV1A64_INIT;
 	return 0;
@@ -199,9 +201,9 @@ static void
 load_after(uv_work_t *req, int status)
 {
 	struct ckpt_job	*j = req->data;
-	struct fold	*f = j->f;
-	struct ckpt	*k = &f->ckpt;
-	void		(*then)(void *) = k->then;
+	struct ckpt	*k = j->k;
+	ckpt_loaded_fn	*then = k->then;
+	struct ledger	*l = NULL;
 
 	k->job = NULL;
 	k->load_ms = ms_since(k->load_t0);
@@ -211,7 +213,7 @@ load_after(uv_work_t *req, int status)
 		j->rc = status;
 		snprintf(j->why, sizeof(j->why), "%s", uv_strerror(status));
 	}
-	if (f->stopping) {
+	if (k->stopping) {
 		ledger_destroy(j->l);
 		free(j);
 		return;
@@ -219,13 +221,12 @@ load_after(uv_work_t *req, int status)
 	if (j->rc == 0) {
 		struct ledger_counts	c;
 
-		ledger_destroy(f->ledger);
-		f->ledger = j->l;
+		l = j->l;	/* the owner's once `then` has it */
 		k->held = 1;
 		k->mark = j->mark;
 		k->last_line = j->last_line;
 		k->fixes_ok = j->mark.fixes_offset == 0;
-		ledger_counts(f->ledger, &c);
+		ledger_counts(l, &c);
 		log_info("checkpoint: %" PRIu64 " records in %" PRIu64 " issues"
 		    " up to byte %" PRIu64 " of perf.jsonl (generation %" PRIu64
 		    "), read in %.1f ms; folding the bytes after it",
@@ -242,13 +243,13 @@ load_after(uv_work_t *req, int status)
 			    "from byte 0", j->why);
 	}
 	free(j);
-	then(k->then_arg);
+	then(k->then_arg, l);
 }
 
 int
-ckpt_load(struct fold *f, void (*then)(void *), void *arg)
+ckpt_load(struct ckpt *k, const struct ledger_opts *o, ckpt_loaded_fn *then,
+    void *arg)
 {
-	struct ckpt	*k = &f->ckpt;
 	struct ckpt_job	*j;
 	int		 rc;
 
@@ -256,22 +257,23 @@ ckpt_load(struct fold *f, void (*then)(void *), void *arg)
 	k->then_arg = arg;
 	if (!k->on) {
 		snprintf(k->why, sizeof(k->why), "checkpoints are off");
-		then(arg);
+		then(arg, NULL);
 		return 0;
 	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return UV_ENOMEM;
-	j->f = f;
+	j->k = k;
 	j->req.data = j;
-	fold_opts(&j->opts);
+	j->opts = *o;
 	snprintf(j->path, sizeof(j->path), "%s", k->path);
-	if (statedir_path(f->state_dir, "cursor", j->cursor,
-	    sizeof(j->cursor)) != 0 || project_path(f->cfg->project,
+	if (statedir_path(k->env.state_dir, "cursor", j->cursor,
+	    sizeof(j->cursor)) != 0 || project_path(k->env.cfg->project,
 	    "perf.jsonl", j->perf, sizeof(j->perf)) != 0) {
 		free(j);
 		return UV_ENAMETOOLONG;
 	}
-	if ((rc = uv_queue_work(f->loop, &j->req, load_work, load_after)) < 0) {
+	if ((rc = uv_queue_work(k->env.loop, &j->req, load_work,
+	    load_after)) < 0) {
 		free(j);
 		return rc;
 	}
@@ -281,50 +283,40 @@ ckpt_load(struct fold *f, void (*then)(void *), void *arg)
 
 /* --- start: confirming it ----------------------------------------------- */
 
-/* Drop the checkpoint's fold for a fold from byte 0: fixes.jsonl's lines
- * kept so far are folded into a new ledger, perf.jsonl is read from 0. */
+/* Drop the checkpoint's fold for a fold from byte 0: the owner folds
+ * fixes.jsonl's lines kept so far into a new ledger (env.refold),
+ * perf.jsonl is read from 0. */
 static void
-drop(struct fold *f, const char *why)
+drop(struct ckpt *k, const char *why)
 {
-	struct ckpt	*k = &f->ckpt;
-	struct ledger	*l;
-	struct ledger_opts o;
-
 	if (!k->held)
 		return;
 	k->held = 0;
 	snprintf(k->why, sizeof(k->why), "%s", why);
 	log_warnx("checkpoint not used: %s; folding from byte 0", why);
-	fold_opts(&o);
-	if ((l = ledger_create(&o)) == NULL) {
+	if (k->env.refold(k->env.arg) != 0) {
 		log_warnx("fold: out of memory; the catalogue is the "
 		    "checkpoint's and is never saved again");
 		k->tainted = 1;
 		return;
 	}
-	fold_fixes_into(f, l);
-	ledger_destroy(f->ledger);	/* no save runs before ready */
-	f->ledger = l;
 	k->dirty = 1;
 }
 
 int
-ckpt_fixes_reset(struct fold *f, uint64_t generation)
+ckpt_fixes_reset(struct ckpt *k, uint64_t generation)
 {
-	struct ckpt	*k = &f->ckpt;
-
 	k->fixes_end = 0;
 	k->fixes_hash = FNV1A64_INIT;
 	k->fixes_unknown = 0;
 	if (k->held && generation > 1)
-		drop(f, "fixes.jsonl was replaced while the daemon started");
+		drop(k, "fixes.jsonl was replaced while the daemon started");
 	return k->held;
 }
 
 int
-ckpt_fix_line(struct fold *f, const char *line, size_t len, uint64_t off)
+ckpt_fix_line(struct ckpt *k, const char *line, size_t len, uint64_t off)
 {
-	struct ckpt	*k = &f->ckpt;
 	uint64_t	 end = off + len + 1, at = k->mark.fixes_offset;
 
 	if (line == NULL)
@@ -342,7 +334,7 @@ ckpt_fix_line(struct fold *f, const char *line, size_t len, uint64_t off)
 		k->fixes_ok = 1;
 		return 1;
 	}
-	drop(f, line == NULL ? "fixes.jsonl holds a line too long to be "
+	drop(k, line == NULL ? "fixes.jsonl holds a line too long to be "
 	    "checked" : end == at ? "fixes.jsonl changed while the daemon was "
 	    "stopped" : "fixes.jsonl changed while the daemon was stopped "
 	    "(its lines no longer end where they did)");
@@ -350,18 +342,16 @@ ckpt_fix_line(struct fold *f, const char *line, size_t len, uint64_t off)
 }
 
 void
-ckpt_fix_skipped(struct fold *f)
+ckpt_fix_skipped(struct ckpt *k)
 {
-	drop(f, "a line appended to fixes.jsonl while stopped is skipped");
+	drop(k, "a line appended to fixes.jsonl while stopped is skipped");
 }
 
 void
-ckpt_fixes_ready(struct fold *f)
+ckpt_fixes_ready(struct ckpt *k)
 {
-	struct ckpt	*k = &f->ckpt;
-
 	if (k->held && !k->fixes_ok)
-		drop(f, "fixes.jsonl is shorter than the checkpoint, or gone");
+		drop(k, "fixes.jsonl is shorter than the checkpoint, or gone");
 }
 
 /*
@@ -373,13 +363,14 @@ ckpt_fixes_ready(struct fold *f)
  * where the two can differ).
  */
 static void
-seed_memory(struct fold *f)
+seed_memory(struct ckpt *k)
 {
 	struct ledger_query	 q = { NULL, "regressed", 0 };
 	cJSON			*o, *rows, *r, *id;
 	size_t			 n = 0;
 
-	if ((o = ledger_issues_json(f->ledger, &q, base_now_ms())) == NULL) {
+	if ((o = ledger_issues_json(*k->env.live, &q, base_now_ms())) ==
+	    NULL) {
 		log_warnx("checkpoint: out of memory reading the regressed "
 		    "issues; their next records wake as regressions");
 		return;
@@ -388,21 +379,21 @@ seed_memory(struct fold *f)
 	cJSON_ArrayForEach(r, rows) {
 		id = cJSON_GetObjectItemCaseSensitive(r, "id");
 		if (cJSON_IsString(id) &&
-		    notifier_memory_seed(f->notifier, id->valuestring) == 0)
+		    notifier_memory_seed(k->env.notifier, id->valuestring) == 0)
 			n++;
 	}
 	cJSON_Delete(o);
-	f->ckpt.seeded = 1;
+	k->seeded = 1;
 	log_debug("checkpoint: %zu regressed footprints told to the notifier",
 	    n);
 }
 
 void
-ckpt_perf_start(struct fold *f)
+ckpt_perf_start(struct ckpt *k, struct tailer *perf)
 {
-	struct ckpt	*k = &f->ckpt;
 	struct cursor	 c;
 
+	k->perf = perf;
 	if (!k->held)
 		return;
 	memset(&c, 0, sizeof(c));
@@ -418,18 +409,16 @@ ckpt_perf_start(struct fold *f)
 	c.st_size = k->mark.st_size;
 	c.mtime_ns = k->mark.mtime_ns;
 	c.ctime_ns = k->mark.ctime_ns;
-	if (tailer_start_at(f->perf, &c) != 0) {
-		drop(f, "the tailer cannot start at its offset");
+	if (tailer_start_at(k->perf, &c) != 0) {
+		drop(k, "the tailer cannot start at its offset");
 		return;
 	}
-	seed_memory(f);
+	seed_memory(k);
 }
 
 uint64_t
-ckpt_ring_from(const struct fold *f)
+ckpt_ring_from(const struct ckpt *k)
 {
-	const struct ckpt	*k = &f->ckpt;
-
 	if (!k->held || k->mark.offset == 0)
 		return 0;
 	return k->last_line + 1;
@@ -446,10 +435,8 @@ retire(struct ckpt *k, struct ledger *old)
 }
 
 void
-ckpt_perf_reset(struct fold *f, struct ledger *old)
+ckpt_perf_reset(struct ckpt *k, struct ledger *old)
 {
-	struct ckpt	*k = &f->ckpt;
-
 	if (k->held) {
 		k->held = 0;
 		snprintf(k->why, sizeof(k->why), "perf.jsonl did not match it "
@@ -458,26 +445,25 @@ ckpt_perf_reset(struct fold *f, struct ledger *old)
 		    "folding from byte 0");
 	}
 	retire(k, old);
-	ckpt_note(f, 0);
+	ckpt_note(k, 0);
 }
 
-static void	schedule(struct fold *);
+static void	schedule(struct ckpt *);
 
 void
-ckpt_ready(struct fold *f)
+ckpt_ready(struct ckpt *k)
 {
-	struct ckpt		*k = &f->ckpt;
 	struct tailer_status	 st;
 
 	k->ready_ms = ms_since(k->load_t0);
 	if (k->held) {
-		tailer_status(f->perf, &st);
+		tailer_status(k->perf, &st);
 		/* the file went away before it could be opened: the fold is
 		 * of nothing, as it would be from byte 0 */
 		if (!st.file_exists || st.cursor < k->mark.offset) {
-			drop(f, "perf.jsonl was not there to resume");
+			drop(k, "perf.jsonl was not there to resume");
 			if (k->seeded)
-				notifier_memory_forget(f->notifier);
+				notifier_memory_forget(k->env.notifier);
 		}
 	}
 	if (k->held) {
@@ -485,49 +471,47 @@ ckpt_ready(struct fold *f)
 		k->resumed = 1;
 		k->resumed_at = k->mark.offset;
 		k->why[0] = '\0';
-		tailer_status(f->perf, &st);
+		tailer_status(k->perf, &st);
 		log_info("checkpoint: resumed at byte %" PRIu64 ", folded the "
 		    "%" PRIu64 " bytes after it; ready %.1f ms after start",
 		    k->mark.offset, st.cursor - k->mark.offset, k->ready_ms);
 	}
-	schedule(f);
+	schedule(k);
+	k->ready = 1;
 }
 
 /* --- saving ------------------------------------------------------------- */
 
 void
-ckpt_note(struct fold *f, uint64_t bytes)
+ckpt_note(struct ckpt *k, uint64_t bytes)
 {
-	struct ckpt	*k = &f->ckpt;
-
 	if (!k->dirty)
-		k->first_dirty = uv_now(f->loop);
+		k->first_dirty = uv_now(k->env.loop);
 	k->dirty = 1;
 	k->bytes += bytes;
-	if (f->ready && !k->held)
-		schedule(f);
+	if (k->ready && !k->held)
+		schedule(k);
 }
 
 void
-ckpt_taint(struct fold *f)
+ckpt_taint(struct ckpt *k)
 {
-	f->ckpt.tainted = 1;
+	k->tainted = 1;
 }
 
 /* Is the live fold one a checkpoint may stand for, and where?  1 yes, 0
  * no, -1 not yet (k->waiting says why). */
 static int
-savable(struct fold *f, struct checkpoint_mark *m)
+savable(struct ckpt *k, struct checkpoint_mark *m)
 {
-	struct ckpt		*k = &f->ckpt;
 	struct tailer_status	 st;
 	struct notifier_status	 ns;
 	struct cursor		 c;
 
-	if (!k->on || k->tainted || k->held || !f->ready || f->perf == NULL ||
+	if (!k->on || k->tainted || k->held || !k->ready || k->perf == NULL ||
 	    k->fixes_unknown)
 		return 0;
-	tailer_status(f->perf, &st);
+	tailer_status(k->perf, &st);
 	if (!st.file_exists || st.generation == 0)
 		return 0;
 	/*
@@ -536,7 +520,7 @@ savable(struct fold *f, struct checkpoint_mark *m)
 	 * it was said: nothing held back by a rate limit, nothing waiting
 	 * for the catch-up line (docs/checkpoints.md).
 	 */
-	notifier_status(f->notifier, &ns);
+	notifier_status(k->env.notifier, &ns);
 	if (ns.pending > 0 || ns.catchup > 0) {
 		snprintf(k->waiting, sizeof(k->waiting), "the notifier has %"
 		    PRIu64 " wakes held back and %" PRIu64 " waiting for the "
@@ -544,7 +528,7 @@ savable(struct fold *f, struct checkpoint_mark *m)
 		return -1;
 	}
 	k->waiting[0] = '\0';
-	tailer_position(f->perf, &c);
+	tailer_position(k->perf, &c);
 	memset(m, 0, sizeof(*m));
 	m->generation = c.generation;
 	m->offset = c.offset;
@@ -571,7 +555,7 @@ static void
 save_work(uv_work_t *req)
 {
 	struct ckpt_job	*j = req->data;
-	struct ckpt	*k = &j->f->ckpt;
+	struct ckpt	*k = j->k;
 	uint64_t	 t0 = uv_hrtime();
 
 	uv_mutex_lock(&k->mu);
@@ -609,8 +593,7 @@ static void
 save_after(uv_work_t *req, int status)
 {
 	struct ckpt_job	*j = req->data;
-	struct fold	*f = j->f;
-	struct ckpt	*k = &f->ckpt;
+	struct ckpt	*k = j->k;
 	int		 rc = status != 0 ? status : j->rc;
 
 	if (!j->skipped) {
@@ -630,25 +613,25 @@ save_after(uv_work_t *req, int status)
 	free(j);
 	/* a failed save waits for the next change, not a loop of retries */
 	if (rc == 0)
-		schedule(f);
+		schedule(k);
 }
 
 static void	on_timer(uv_timer_t *);
 
 static void
-begin_save(struct fold *f)
+begin_save(struct ckpt *k)
 {
-	struct ckpt		*k = &f->ckpt;
+	struct ledger		*live = *k->env.live;
 	struct ckpt_job		*j;
 	uint64_t		 t0;
 	size_t			 left;
 	int			 rc;
 
-	if (k->job != NULL || !k->dirty || f->stopping)
+	if (k->job != NULL || !k->dirty || k->stopping)
 		return;
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return;
-	if ((rc = savable(f, &j->mark)) != 1) {
+	if ((rc = savable(k, &j->mark)) != 1) {
 		free(j);
 		/* deferred, not dropped: looked at again a while later */
 		if (rc < 0 && k->timer_init) {
@@ -666,7 +649,7 @@ begin_save(struct fold *f)
 	 * instant, the mark's — has little left to do.
 	 */
 	t0 = uv_hrtime();
-	rc = ledger_checkpoint_prepare(f->ledger, CKPT_PREPARE_ROWS, &left);
+	rc = ledger_checkpoint_prepare(live, CKPT_PREPARE_ROWS, &left);
 	if (k->prepare_turns == 0 || left < k->prepare_least) {
 		k->prepare_least = left;
 		k->prepare_stuck = 0;
@@ -686,18 +669,18 @@ begin_save(struct fold *f)
 	k->last_prepare_turns = k->prepare_turns + 1;
 	k->prepare_turns = 0;
 	t0 = uv_hrtime();
-	if (rc != 0 || (rc = ledger_checkpoint_begin(f->ledger, &j->snap)) !=
-	    0) {
+	if (rc != 0 || (rc = ledger_checkpoint_begin(live, &j->snap)) != 0) {
 		save_result(k, rc, 0, 0);
 		free(j);
 		return;
 	}
 	k->last_begin_ms = ms_since(t0);
-	j->f = f;
+	j->k = k;
 	j->req.data = j;
-	j->ledger = f->ledger;
+	j->ledger = live;
 	j->seq = ++k->seq;
-	if ((rc = uv_queue_work(f->loop, &j->req, save_work, save_after)) < 0) {
+	if ((rc = uv_queue_work(k->env.loop, &j->req, save_work,
+	    save_after)) < 0) {
 		save_result(k, rc, 0, 0);
 		ledger_snap_free(j->snap);
 		free(j);
@@ -717,18 +700,18 @@ on_timer(uv_timer_t *t)
 /* Arm the timer by the three rules (ckpt.h); nothing while a save runs —
  * its end calls here again if the fold changed meanwhile. */
 static void
-schedule(struct fold *f)
+schedule(struct ckpt *k)
 {
-	struct ckpt	*k = &f->ckpt;
-	uint64_t	 now, due, idle, last;
+	const struct config	*cfg = k->env.cfg;
+	uint64_t		 now, due, idle, last;
 
 	if (!k->on || !k->dirty || k->tainted || k->job != NULL ||
-	    f->stopping || !k->timer_init)
+	    k->stopping || !k->timer_init)
 		return;
-	now = uv_now(f->loop);
-	idle = (uint64_t)f->cfg->ckpt_idle_ms;
-	last = k->first_dirty + (uint64_t)f->cfg->ckpt_max_ms;
-	if ((int64_t)k->bytes >= f->cfg->ckpt_bytes)
+	now = uv_now(k->env.loop);
+	idle = (uint64_t)cfg->ckpt_idle_ms;
+	last = k->first_dirty + (uint64_t)cfg->ckpt_max_ms;
+	if ((int64_t)k->bytes >= cfg->ckpt_bytes)
 		due = 0;
 	else
 		due = last <= now ? 0 : last - now < idle ? last - now : idle;
@@ -736,14 +719,14 @@ schedule(struct fold *f)
 }
 
 void
-ckpt_stop(struct fold *f)
+ckpt_stop(struct ckpt *k)
 {
-	struct ckpt		*k = &f->ckpt;
 	struct checkpoint_mark	 m;
 	struct ledger_snap	*snap;
 	uint64_t		 t0 = uv_hrtime(), seq, size = 0;
 	int			 rc;
 
+	k->stopping = 1;
 	if (k->timer_init) {
 		uv_timer_stop(&k->timer);
 		uv_close((uv_handle_t *)&k->timer, NULL);
@@ -756,7 +739,7 @@ ckpt_stop(struct fold *f)
 	 * settled, the same fold is saved again with them.  (Not on a timer
 	 * while running: a quiet daemon wakes for nothing.)
 	 */
-	if ((!k->dirty && !k->unsettled) || (rc = savable(f, &m)) == 0)
+	if ((!k->dirty && !k->unsettled) || (rc = savable(k, &m)) == 0)
 		return;
 	if (rc > 0 && !k->dirty && !(m.flags & FILEMARK_STAT))
 		return;		/* the same fold, the times still fresh */
@@ -765,7 +748,7 @@ ckpt_stop(struct fold *f)
 		log_info("checkpoint not saved at stop: %s", k->waiting);
 		return;
 	}
-	if ((rc = ledger_checkpoint_begin(f->ledger, &snap)) == 0) {
+	if ((rc = ledger_checkpoint_begin(*k->env.live, &snap)) == 0) {
 		seq = ++k->seq;
 		size = ledger_snap_size(snap);
 		uv_mutex_lock(&k->mu);
@@ -784,10 +767,8 @@ ckpt_stop(struct fold *f)
 }
 
 void
-ckpt_free(struct fold *f)
+ckpt_free(struct ckpt *k)
 {
-	struct ckpt	*k = &f->ckpt;
-
 	ledger_destroy(k->retired);
 	k->retired = NULL;
 	if (k->mu_init)
@@ -796,9 +777,8 @@ ckpt_free(struct fold *f)
 }
 
 cJSON *
-ckpt_status_json(const struct fold *f)
+ckpt_status_json(const struct ckpt *k)
 {
-	const struct ckpt	*k = &f->ckpt;
 	cJSON			*o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "on", k->on);

@@ -22,6 +22,14 @@
  *         megabytes, are written from the thread pool through the state
  *         directory's one writer.  No timer runs while nothing changes.
  *
+ * It sits below the fold (daemon/fold.h), which owns it and calls it: it
+ * knows only what it saves and takes back — the live catalogue, read
+ * through a pointer it is given, the tailer's position, the notifier's
+ * state — and never the fold.  What it hands back goes the other way as
+ * plain data or through the two calls in `struct ckpt_env`: the
+ * checkpoint's fold, given to ckpt_load's `then`; a fold from byte 0, asked
+ * for with `refold` when the checkpoint is dropped.
+ *
  * Everything here runs on the loop thread but the save and load jobs.
  */
 #ifndef DAEMON_CKPT_H
@@ -54,10 +62,37 @@
 #define CKPT_PREPARE_ROWS	512
 #define CKPT_PREPARE_STUCK	8
 
-struct fold;
 struct ckpt_job;
+struct config;
+struct notifier;
+struct tailer;
+
+/* What the checkpoint is given by its owner (daemon/fold.c), at ckpt_init. */
+struct ckpt_env {
+	uv_loop_t		*loop;
+	const struct config	*cfg;		/* may change on SIGHUP */
+	const char		*state_dir;
+	struct notifier		*notifier;	/* its memory taught at start */
+	/* The live catalogue, which the owner keeps and replaces (a new
+	 * generation, the start-up): read when a save begins. */
+	struct ledger *const	*live;
+	/* The live catalogue made again from the fixes kept so far, for a
+	 * fold from byte 0 when the checkpoint's is dropped at start (no
+	 * save runs then): 0, or -ENOMEM with the checkpoint's left live. */
+	int			(*refold)(void *arg);
+	void			*arg;
+};
+
+/* ckpt_load's answer, on the loop: `l` the checkpoint's fold, now the
+ * owner's to make the live catalogue, or NULL when none serves (the fold
+ * is from byte 0). */
+typedef void ckpt_loaded_fn(void *arg, struct ledger *l);
 
 struct ckpt {
+	struct ckpt_env		 env;
+	struct tailer		*perf;		/* NULL until ckpt_perf_start */
+	int			 ready;		/* ckpt_ready has run */
+	int			 stopping;	/* ckpt_stop has run */
 	char			 path[PATH_MAX + 16];
 	int			 on;		/* cfg.ckpt_on, and set up */
 
@@ -66,7 +101,7 @@ struct ckpt {
 	struct checkpoint_mark	 mark;
 	uint64_t		 last_line;	/* the line before its offset */
 	int			 fixes_ok;	/* its fixes' bytes were seen */
-	void			(*then)(void *);
+	ckpt_loaded_fn		*then;
 	void			*then_arg;
 	uint64_t		 load_t0;	/* uv_hrtime at daemon_start */
 
@@ -111,29 +146,32 @@ struct ckpt {
 	int			 seeded;	/* the notifier's memory told */
 };
 
-/* The path and the lock; 0 or -errno.  Before ckpt_load. */
-int	ckpt_init(struct fold *f);
-/* Read the checkpoint on the pool; `then(arg)` runs on the loop once f->ledger
- * is its fold (or the empty one, when there is none that serves).  0, or
- * a libuv error (then `then` has not run). */
-int	ckpt_load(struct fold *f, void (*then)(void *), void *arg);
+/* The path and the lock; env is copied.  0 or -errno.  Before ckpt_load. */
+int	ckpt_init(struct ckpt *k, const struct ckpt_env *env);
+/* Read the checkpoint on the pool and fold it with options `o`; `then(arg,
+ * l)` runs on the loop with its fold, or with NULL when there is none
+ * that serves (at once when checkpoints are off).  0, or a libuv error
+ * (then `then` has not run); after ckpt_stop, `then` never runs. */
+int	ckpt_load(struct ckpt *k, const struct ledger_opts *o,
+	    ckpt_loaded_fn *then, void *arg);
 
 /* fixes.jsonl's tailer: a new generation (1 at start). 1 if the ledger's
  * fixes must be kept (they are the checkpoint's), 0 to clear them. */
-int	ckpt_fixes_reset(struct fold *f, uint64_t generation);
+int	ckpt_fixes_reset(struct ckpt *k, uint64_t generation);
 /* A fixes.jsonl line (NULL: one over LEDGER_MAX_LINE, of `len` bytes),
- * already kept in f->fixes: 1 when the fold holds it already (or has
+ * already kept by the owner: 1 when the live fold holds it already (or has
  * just been refolded with it), 0 when it is to be folded. */
-int	ckpt_fix_line(struct fold *f, const char *line, size_t len,
+int	ckpt_fix_line(struct ckpt *k, const char *line, size_t len,
 	    uint64_t off);
 /* After folding a fix line at start: it was skipped (the fold's skipped
  * lines would come out in another order than in a fold from byte 0). */
-void	ckpt_fix_skipped(struct fold *f);
+void	ckpt_fix_skipped(struct ckpt *k);
 /* fixes.jsonl read to its end at start: the checkpoint's fixes must have
  * been seen whole. */
-void	ckpt_fixes_ready(struct fold *f);
-/* perf.jsonl's tailer is made: start it at the checkpoint's offset. */
-void	ckpt_perf_start(struct fold *f);
+void	ckpt_fixes_ready(struct ckpt *k);
+/* perf.jsonl's tailer is made: start it at the checkpoint's offset.  The
+ * checkpoint's position is the tailer's from then on. */
+void	ckpt_perf_start(struct ckpt *k, struct tailer *perf);
 /*
  * Where the events ring starts (events_ring_reset) when the start-up fold
  * resumes from the checkpoint: just after the start of the last line
@@ -143,25 +181,25 @@ void	ckpt_perf_start(struct fold *f);
  * so that the span the file is asked for always holds a line.  0 when
  * the checkpoint does not hold (the fold is from byte 0).
  */
-uint64_t ckpt_ring_from(const struct fold *f);
+uint64_t ckpt_ring_from(const struct ckpt *k);
 /* perf.jsonl: a new generation (the checkpoint, if held, is dropped) and
  * the ledger it replaced, which the saver may still be reading. */
-void	ckpt_perf_reset(struct fold *f, struct ledger *old);
+void	ckpt_perf_reset(struct ckpt *k, struct ledger *old);
 /* The start-up fold is done. */
-void	ckpt_ready(struct fold *f);
+void	ckpt_ready(struct ckpt *k);
 /* The fold changed: `bytes` of perf.jsonl folded (0 for the rest). */
-void	ckpt_note(struct fold *f, uint64_t bytes);
+void	ckpt_note(struct ckpt *k, uint64_t bytes);
 /* A line could not be folded (out of memory): this fold is not a fold of
  * the file any more, and is never saved. */
-void	ckpt_taint(struct fold *f);
+void	ckpt_taint(struct ckpt *k);
 
 /* SIGTERM: save now, on the loop, if anything changed. */
-void	ckpt_stop(struct fold *f);
-void	ckpt_free(struct fold *f);
+void	ckpt_stop(struct ckpt *k);
+void	ckpt_free(struct ckpt *k);
 
 /* {path, resumed, resumedAt, loadMs, why, saves, failures, lastError,
  * lastOffset, lastBytes, lastBeginMs, lastWriteMs, pending, waiting} for
  * /status. */
-cJSON	*ckpt_status_json(const struct fold *f);
+cJSON	*ckpt_status_json(const struct ckpt *k);
 
 #endif

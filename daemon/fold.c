@@ -16,7 +16,9 @@
 #include "daemon/fold.h"
 #include "daemon/log.h"
 
-void
+/* The options of the daemon's fold: everything, with the timeline.  The
+ * checkpoint's fold is made with the same (fold_load). */
+static void
 fold_opts(struct ledger_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -33,21 +35,9 @@ new_ledger(void)
 	return ledger_create(&o);
 }
 
-int
-fold_init(struct fold *f, uv_loop_t *loop, const struct config *cfg,
-    const char *state_dir, struct notifier *n)
-{
-	f->loop = loop;
-	f->cfg = cfg;
-	f->state_dir = state_dir;
-	f->notifier = n;
-	if ((f->ledger = new_ledger()) == NULL)
-		return -ENOMEM;
-	return ckpt_init(f);
-}
-
-void
-fold_fixes_into(const struct fold *f, struct ledger *l)
+/* Fold the fixes.jsonl lines kept so far into `l` (a new ledger). */
+static void
+fixes_into(const struct fold *f, struct ledger *l)
 {
 	size_t	i;
 
@@ -60,31 +50,79 @@ fold_fixes_into(const struct fold *f, struct ledger *l)
 			    f->fixes[i].off);
 }
 
+/*
+ * The checkpoint dropped at start (ckpt.h): the fold from byte 0 of the
+ * fixes kept so far replaces the checkpoint's.  No save runs before
+ * ready, so the old one is freed at once.
+ */
+static int
+refold(void *arg)
+{
+	struct fold	*f = arg;
+	struct ledger	*l;
+
+	if ((l = new_ledger()) == NULL)
+		return -ENOMEM;
+	fixes_into(f, l);
+	ledger_destroy(f->ledger);
+	f->ledger = l;
+	return 0;
+}
+
+int
+fold_init(struct fold *f, uv_loop_t *loop, const struct config *cfg,
+    const char *state_dir, struct notifier *n)
+{
+	struct ckpt_env	env = { loop, cfg, state_dir, n, &f->ledger, refold,
+			    f };
+
+	if ((f->ledger = new_ledger()) == NULL)
+		return -ENOMEM;
+	return ckpt_init(&f->ckpt, &env);
+}
+
 /* --- start-up: the checkpoint, or a fold from byte 0 ------------------- */
+
+/* The checkpoint's answer: its fold, if one serves, is the catalogue. */
+static void
+loaded(void *arg, struct ledger *l)
+{
+	struct fold	*f = arg;
+
+	if (l != NULL) {
+		ledger_destroy(f->ledger);
+		f->ledger = l;
+	}
+	f->then(f->then_arg);
+}
 
 int
 fold_load(struct fold *f, void (*then)(void *), void *arg)
 {
-	return ckpt_load(f, then, arg);
+	struct ledger_opts	o;
+
+	f->then = then;
+	f->then_arg = arg;
+	fold_opts(&o);
+	return ckpt_load(&f->ckpt, &o, loaded, f);
 }
 
 void
 fold_fixes_ready(struct fold *f)
 {
-	ckpt_fixes_ready(f);
+	ckpt_fixes_ready(&f->ckpt);
 }
 
 void
 fold_perf_start(struct fold *f, struct tailer *perf)
 {
-	f->perf = perf;
-	ckpt_perf_start(f);
+	ckpt_perf_start(&f->ckpt, perf);
 }
 
 int
 fold_ready(struct fold *f)
 {
-	ckpt_ready(f);
+	ckpt_ready(&f->ckpt);
 	f->ready = 1;
 	return f->ckpt.resumed;
 }
@@ -92,13 +130,13 @@ fold_ready(struct fold *f)
 uint64_t
 fold_ring_from(const struct fold *f)
 {
-	return ckpt_ring_from(f);
+	return ckpt_ring_from(&f->ckpt);
 }
 
 cJSON *
 fold_ckpt_status_json(const struct fold *f)
 {
-	return ckpt_status_json(f);
+	return ckpt_status_json(&f->ckpt);
 }
 
 /* --- perf.jsonl ---------------------------------------------------------- */
@@ -113,10 +151,10 @@ fold_perf_line(struct fold *f, const char *line, size_t len, uint64_t off,
 	if ((rc = ledger_fold_perf(f->ledger, line, len, off, ev)) < 0) {
 		log_warnx("fold: out of memory at offset %llu; the line is "
 		    "not counted", (unsigned long long)off);
-		ckpt_taint(f);
+		ckpt_taint(&f->ckpt);
 		return -ENOMEM;
 	}
-	ckpt_note(f, len + 1);
+	ckpt_note(&f->ckpt, len + 1);
 	return rc;
 }
 
@@ -144,7 +182,7 @@ fold_perf_long(struct fold *f, uint64_t off, uint64_t len)
 {
 	f->changes++;
 	ledger_skip(f->ledger, LEDGER_PERF, off, len, NULL);
-	ckpt_note(f, len + 1);
+	ckpt_note(&f->ckpt, len + 1);
 }
 
 void
@@ -162,8 +200,8 @@ fold_perf_reset(struct fold *f, uint64_t generation, uint64_t size)
 	}
 	old = f->ledger;
 	f->ledger = l;
-	fold_fixes_into(f, l);
-	ckpt_perf_reset(f, old);	/* freed, or kept for a save in flight */
+	fixes_into(f, l);
+	ckpt_perf_reset(&f->ckpt, old);	/* freed, or kept for a save in flight */
 }
 
 /* --- fixes.jsonl --------------------------------------------------------- */
@@ -216,11 +254,11 @@ fold_fix_line(struct fold *f, const char *line, size_t len, uint64_t off)
 	f->changes++;
 	if (fixline_keep(f, line, len, off) != 0) {
 		log_warnx("fixes.jsonl: out of memory");
-		ckpt_taint(f);
+		ckpt_taint(&f->ckpt);
 		return;
 	}
 	/* a line the checkpoint's fold holds already is only kept */
-	if (ckpt_fix_line(f, line, len, off) != 0)
+	if (ckpt_fix_line(&f->ckpt, line, len, off) != 0)
 		return;
 	ledger_counts(f->ledger, &c0);
 	if (ledger_fold_fix(f->ledger, line, len, off) == 1) {
@@ -228,9 +266,9 @@ fold_fix_line(struct fold *f, const char *line, size_t len, uint64_t off)
 		    (unsigned long long)off);
 		ledger_counts(f->ledger, &c1);
 		if (c1.skipped != c0.skipped)
-			ckpt_fix_skipped(f);
+			ckpt_fix_skipped(&f->ckpt);
 	}
-	ckpt_note(f, 0);
+	ckpt_note(&f->ckpt, 0);
 }
 
 void
@@ -238,11 +276,11 @@ fold_fix_long(struct fold *f, uint64_t off, uint64_t len)
 {
 	f->changes++;
 	if (fixline_keep(f, NULL, len, off) != 0)
-		ckpt_taint(f);
-	if (ckpt_fix_line(f, NULL, len, off) == 0) {
+		ckpt_taint(&f->ckpt);
+	if (ckpt_fix_line(&f->ckpt, NULL, len, off) == 0) {
 		ledger_skip(f->ledger, LEDGER_FIXES, off, len, NULL);
-		ckpt_fix_skipped(f);
-		ckpt_note(f, 0);
+		ckpt_fix_skipped(&f->ckpt);
+		ckpt_note(&f->ckpt, 0);
 	}
 }
 
@@ -252,9 +290,9 @@ fold_fix_reset(struct fold *f, uint64_t generation)
 	f->changes++;
 	fixlines_free(f);
 	/* at start, the checkpoint's fold holds the fixes it stands on */
-	if (!ckpt_fixes_reset(f, generation)) {
+	if (!ckpt_fixes_reset(&f->ckpt, generation)) {
 		ledger_clear_fixes(f->ledger);
-		ckpt_note(f, 0);
+		ckpt_note(&f->ckpt, 0);
 	}
 }
 
@@ -269,10 +307,9 @@ fold_row_state(const struct fold *f, const char *fp, uint64_t *count)
 void
 fold_stop(struct fold *f)
 {
-	f->stopping = 1;
 	/* the fold as it stands, beside the cursor (while the tailer is
 	 * still open: the checkpoint's position is the tailer's) */
-	ckpt_stop(f);
+	ckpt_stop(&f->ckpt);
 }
 
 void
@@ -283,5 +320,5 @@ fold_free(struct fold *f)
 	f->fixes = NULL;
 	ledger_destroy(f->ledger);
 	f->ledger = NULL;
-	ckpt_free(f);
+	ckpt_free(&f->ckpt);
 }

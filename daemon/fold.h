@@ -3,8 +3,10 @@
  * whole ledger (DESIGN §4), of the fixes.jsonl lines it is folded with,
  * of perf.jsonl's generation, and of the change counter the answers built
  * from the files go stale by (daemon/cache.h).  Its checkpoint (ckpt.h)
- * is kept here too, and is the only other code that touches the
- * catalogue: it swaps it at start and hands it back through this struct.
+ * is kept here too, below it: the checkpoint reads the catalogue to save
+ * it and knows nothing else of the fold; at start it hands its own fold
+ * back (ckpt_load's answer), or asks for a fold from byte 0 (the refold
+ * call of `struct ckpt_env`), and this file puts either in place.
  *
  * The tailers' lines and the steps of start-up come in through the fold_*
  * calls below (the daemon never calls the checkpoint); what a line means
@@ -42,21 +44,14 @@ struct fold {
 	uint64_t		 regen_end;	/* a replaced file's lines up to
 						   here are catch-up */
 	int			 ready;		/* the start-up fold is done */
-	int			 stopping;
 	struct ckpt		 ckpt;		/* the fold saved (ckpt.h) */
-
-	/* what the checkpoint looks at, set by the daemon */
-	uv_loop_t		*loop;
-	const struct config	*cfg;		/* may change on SIGHUP */
-	const char		*state_dir;
-	struct tailer		*perf;		/* NULL until it is made */
-	struct notifier		*notifier;
+	void			(*then)(void *);	/* fold_load's */
+	void			*then_arg;
 };
 
-/* The options of the daemon's fold: everything, with the timeline. */
-void	fold_opts(struct ledger_opts *o);
-
-/* An empty catalogue and the checkpoint's path and lock: 0 or -errno. */
+/* An empty catalogue and the checkpoint's path and lock: 0 or -errno.
+ * loop, cfg (which may change on SIGHUP), state_dir and n are the
+ * checkpoint's, and must outlive the fold. */
 int	fold_init(struct fold *f, uv_loop_t *loop, const struct config *cfg,
 	    const char *state_dir, struct notifier *n);
 /*
@@ -74,9 +69,6 @@ int	fold_ready(struct fold *f);
 uint64_t fold_ring_from(const struct fold *f);
 /* The checkpoint's part of /status. */
 cJSON	*fold_ckpt_status_json(const struct fold *f);
-
-/* Fold the fixes.jsonl lines kept so far into `l` (a new ledger). */
-void	fold_fixes_into(const struct fold *f, struct ledger *l);
 
 /* perf.jsonl: a line folded into *ev.  0 folded, 1 skipped (not a valid
  * record), -ENOMEM (not counted; this fold is never saved again). */
