@@ -3,14 +3,14 @@
 # Every `#include "room/…"` in a room's C files must name the room itself
 # or one it may use; within daemon/, the API side (api, api_env, http, guard,
 # routes, jobs, cache, snapshot, static, rawhdr) never includes the daemon or the
-# server, so there is no include circle, and the events socket's protocol
-# (daemon/events) includes no WebSocket library.  A violation is printed with its
-# file and line.
+# server, the events socket's protocol (daemon/events) includes no WebSocket
+# library, and no module includes its way back to itself (an include circle).
+# A violation is printed with its file and line.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 bad=$(mktemp "${TMPDIR:-/tmp}/layers.XXXXXX")
-trap 'rm -f "$bad"' EXIT INT TERM
+trap 'rm -f "$bad" "$bad.circles"' EXIT INT TERM
 
 allowed() {	# room: the rooms it may include besides itself and base/
 	case "$1" in
@@ -74,6 +74,54 @@ if grep -n '#include [<"]\(libwebsockets\|daemon/server\|daemon/daemon\|daemon/a
 	echo "FAIL: daemon/events includes libwebsockets, the server, the daemon or the API"
 	echo x >>"$bad"
 fi
+
+# no include circle inside daemon/.  A module is name.c with name.h, and
+# an arrow runs from it to each daemon/ header it includes but its own;
+# two modules that reach each other that way (api and routes, fold and
+# ckpt did) are a lower one calling back up, which is handed what it needs
+# instead (docs/architecture.md).  Any circle fails it; one is printed
+# for each include that closes one, with the include lines along it.
+for f in daemon/*.c daemon/*.h; do
+	[ -f "$f" ] || continue
+	m=${f#daemon/}
+	m=${m%.*}
+	grep -n '^#include "daemon/[a-z0-9_]*\.h"' "$f" | while IFS= read -r hit; do
+		to=${hit#*\"daemon/}
+		to=${to%%.h\"*}
+		[ "$to" = "$m" ] || echo "$m $to $f:${hit%%:*}"
+	done
+done | awk '
+	!(($1, $2) in at) { at[$1, $2] = $3; out[$1] = out[$1] " " $2 }
+	function visit(u,	n, i, vs, v, k, path, where) {
+		state[u] = 1
+		stack[++depth] = u
+		n = split(out[u], vs, " ")
+		for (i = 1; i <= n; i++) {
+			v = vs[i]
+			if (state[v] == 1) {	# back to a module on the path
+				for (k = depth; stack[k] != v; k--)
+					;
+				path = v
+				where = ""
+				for (; k < depth; k++) {
+					path = path " -> " stack[k + 1]
+					where = where " " at[stack[k], stack[k + 1]]
+				}
+				print "FAIL: daemon/ include circle: " path " -> " v \
+				    " (" substr(where, 2) " " at[u, v] ")"
+			} else if (state[v] == 0)
+				visit(v)
+		}
+		depth--
+		state[u] = 2
+	}
+	END { for (u in out) if (state[u] == 0) visit(u) }
+' >"$bad.circles"
+if [ -s "$bad.circles" ]; then
+	cat "$bad.circles"
+	sed 's/.*/x/' "$bad.circles" >>"$bad"
+fi
+rm -f "$bad.circles"
 
 if [ -s "$bad" ]; then
 	n=$(wc -l <"$bad")
