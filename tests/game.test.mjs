@@ -160,7 +160,13 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
     assert.equal(r.classification[0].guess, 'shader-compile', show());
     assert.match(r.classification[0].evidence, /programs \+\d+ in the (hitch frame|frame before)|no script that explains it/, show());
   }
-  assert.equal(new Set(glow.map((r) => r.footprint.id)).size, 1, `one footprint for the burst: ${show()}`);
+  // one footprint for the burst; a beacon that comes into view later
+  // compiles on its own, maybe while the game's context is another
+  // (crowd=busy under the long script): the same key but for its ctx,
+  // which is part of a footprint by design (docs/footprint-v2.md)
+  const noCtx = (k) => k.replace(/\|ctx:.*$/, '');
+  assert.equal(new Set(glow.map((r) => noCtx(r.footprint.key))).size, 1, `one key for the glow compiles: ${show()}`);
+  assert.equal(new Set(glow.filter((r) => r.ctx === glow[0].ctx).map((r) => r.footprint.id)).size, 1, `one footprint for the burst: ${show()}`);
   assert.match(glow[0].footprint.key, /^hitch\|play\|shader-compile\|ShaderMaterial:mat_glow_#@beacon_#\|ctx:/);
   const compile = glow[0];
   // the 4096² upload on a material whose program was warm: an upload, with
