@@ -50,12 +50,14 @@
 // ./clock.js, ./identity.js and ./census.js, each on one line; exports
 // only `export function` / `export const`.
 import { installClock, TICK_MS, CLOCK_MODE } from './clock.js';
-import { installIdentity, SITE_UNKNOWN } from './identity.js';
+import { installIdentity, object3DProto, SITE_UNKNOWN } from './identity.js';
 import { takeCensus } from './census.js';
 
 export const BENCH_DEFAULTS = Object.freeze({ frames: 600, warmup: 120, runs: 3 });
 export const BENCH_LIMITS = Object.freeze({ frames: 100000, warmup: 100000, runs: 20 });
 export const SCENE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+// frames a census watches after its walk for geometries removed and kept
+export const WATCH_FRAMES = 120;
 const GPU_RING = 8;          // queries in flight: results come ≥ 1 frame late
 const GPU_DRAIN_FRAMES = 10; // real frames to wait for a run's last results
 
@@ -576,7 +578,9 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   async function census(options = {}) {
     if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
       throw new Error(`census: a bench is already running (${state.phase})`);
-    const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, ...options };
+    const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, watchFrames: WATCH_FRAMES, ...options };
+    if (!Number.isInteger(opt.watchFrames) || opt.watchFrames < 0 || opt.watchFrames > 3600)
+      throw new Error(`census: watchFrames must be a whole number from 0 to 3600, not ${JSON.stringify(opt.watchFrames)}`);
     if (typeof opt.scene !== 'string' || !SCENE_NAME.test(opt.scene))
       throw new Error(`census: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
     setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
@@ -588,6 +592,9 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       const doc = takeCensus(drawn, { renderer, identity, g });
       const walkMs = clock.real() - t0;
       state.frame = 1;
+      const undisposed = await watchUndisposed(renderer, drawn, opt.watchFrames);
+      if (undisposed.hint) doc.hints.push(undisposed.hint);
+      doc.notes.push(undisposed.note);
       setPhase('done');
       return {
         ...doc,
@@ -608,6 +615,75 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     } finally {
       if (engaged) clock.release();
     }
+  }
+
+  /*
+   * undisposed-suspect (docs/attribute.md): after the census's walk the
+   * game runs `frames` more frames, and every mesh removed from the scene
+   * in them is remembered with the site that added it; a geometry of one
+   * that is neither disposed (three dispatches 'dispose') nor back in the
+   * scene by the end is kept by three for nothing.  The renderer's own
+   * count of geometries before and after is the corroborating evidence.
+   * Resolves {hint (or null), note}.
+   */
+  async function watchUndisposed(renderer, scenes, frames) {
+    const proto = scenes.length ? object3DProto(scenes[0]) : null;
+    if (frames === 0 || !proto || typeof proto.remove !== 'function')
+      return { hint: null, note: `undisposed-suspect was not watched (${frames === 0 ? 'watchFrames 0' : 'no three.js Object3D to watch'})` };
+    const mem = () => (renderer.info && renderer.info.memory ? renderer.info.memory.geometries : NaN);
+    const removed = new Map();      // geometry → {site, disposed, listener}
+    const note = (o) => {
+      const visit = (m) => {
+        const geo = m.isMesh || m.isLine || m.isPoints ? m.geometry : null;
+        if (!geo || removed.has(geo) || typeof geo.addEventListener !== 'function') return;
+        const e = { site: identity.siteOf(m), disposed: false };
+        e.listener = () => { e.disposed = true; };
+        geo.addEventListener('dispose', e.listener);
+        removed.set(geo, e);
+      };
+      if (typeof o.traverse === 'function') o.traverse(visit); else visit(o);
+    };
+    const original = proto.remove;
+    const wrapper = function remove(...objs) {
+      for (const o of objs) if (o && o.parent === this) note(o);
+      return original.apply(this, objs);
+    };
+    const before = mem();
+    proto.remove = wrapper;
+    try {
+      setPhase('watch', { frames, frame: 0 });
+      for (let i = 0; i < frames; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
+    } finally {
+      if (proto.remove === wrapper) proto.remove = original;
+      for (const [geo, e] of removed) geo.removeEventListener('dispose', e.listener);
+    }
+    const after = mem();
+    const inScene = new Set();
+    for (const sc of scenes) sc.traverse((m) => { if (m.geometry) inScene.add(m.geometry); });
+    const sites = new Map();
+    let n = 0;
+    for (const [geo, e] of removed) {
+      if (e.disposed || inScene.has(geo)) continue;
+      n++;
+      sites.set(e.site, (sites.get(e.site) || 0) + 1);
+    }
+    const noteText = `undisposed-suspect: ${removed.size} geometries of meshes removed in ${frames} frames watched after the walk, ${n} neither disposed nor back in the scene`;
+    if (n === 0) return { hint: null, note: noteText };
+    const bySite = [...sites].sort((a, b) => b[1] - a[1]);
+    const site = bySite[0][0];
+    const fixText = `dispose() the geometry (and the material and textures nothing else uses) of what is removed from the scene, or reuse it`;
+    return {
+      note: noteText,
+      hint: {
+        kind: 'undisposed-suspect',
+        site,
+        evidence: { geometries: n, watchedFrames: frames, sites: bySite.slice(0, 3).map(([s, k]) => ({ site: s, geometries: k })),
+          rendererGeometries: Number.isFinite(before) && Number.isFinite(after) ? { before, after } : null },
+        estimate: null,
+        entities: [],
+        fix: site !== SITE_UNKNOWN ? `${fixText} at ${site}` : `${fixText} (site unknown: sloptimize.track() the objects where they are made to name it)`,
+      },
+    };
   }
 
   /*

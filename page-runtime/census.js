@@ -391,7 +391,6 @@ export function takeCensus(roots, { renderer = null, identity = null, g = global
   if (unknownSites > 0)
     notes.push(`${unknownSites} of ${unknownSites + knownSites} meshes have no known site (added before the first Scene was made, or by code sloptimize could not see): sloptimize.track() names them`);
   if (compressed) notes.push(`${compressed} compressed textures are estimated decoded (RGBA8), not at their compressed size`);
-  notes.push('undisposed-suspect needs two censuses to compare: not judged by one');
   return {
     v: CENSUS_VERSION,
     totals,

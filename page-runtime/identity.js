@@ -187,7 +187,7 @@ export function entityId(o, { assets = null, cache = null } = {}) {
 }
 
 // The Object3D prototype that owns add(), from any object three made.
-function object3DProto(o) {
+export function object3DProto(o) {
   for (let p = Object.getPrototypeOf(o); p && p !== Object.prototype; p = Object.getPrototypeOf(p))
     if (Object.prototype.hasOwnProperty.call(p, 'add') && Object.prototype.hasOwnProperty.call(p, 'traverse')) return p;
   return null;

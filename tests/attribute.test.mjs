@@ -135,6 +135,12 @@ test('attribute_static_census_has_exact_totals_and_every_hint_naming_its_line', 
   const pr = one('uncapped-pixel-ratio');
   assert.equal(pr.site, siteOf('renderer.setPixelRatio(devicePixelRatio)'));
   assert.equal(pr.evidence.followsDevice, true);
+  // the spark made every second and removed without dispose(): two in the
+  // 120 frames watched after the walk, kept by three for nothing
+  const leak = one('undisposed-suspect');
+  assert.equal(leak.site, siteOf('scene.add(spark)'));
+  assert.deepEqual([leak.evidence.geometries, leak.evidence.watchedFrames], [2, 120]);
+  assert.equal(leak.evidence.rendererGeometries.after - leak.evidence.rendererGeometries.before, 2);
   for (const h of doc.hints) assert.match(h.fix, /at src\/town\.js:\d+/, `${h.kind} names its site`);
 
   // the entities: the rocks cost most, one shared group, not instanced;

@@ -3,7 +3,8 @@
 // its text — 500 rocks sharing one geometry and material (not
 // instanced), ten crates with ten identical materials, a shadow-casting
 // point light, a 4096² texture, the pixel ratio of the device uncapped,
-// and a hero named with sloptimize.track().
+// a hero named with sloptimize.track(), and a spark made every second
+// (60 frames) and removed the next frame without dispose() — a leak.
 import * as THREE from 'three';
 
 const renderer = new THREE.WebGLRenderer({ antialias: false });
@@ -58,8 +59,15 @@ hero.position.set(0, 1, 6);
 globalThis.sloptimize?.track(hero, 'hero_1');
 scene.add(hero);
 
+let frames = 0, spark = null;
 function frame() {
   hero.rotation.y += 0.01;
+  if (spark) { scene.remove(spark); spark = null; }       // never disposed
+  if (++frames % 60 === 30) {
+    spark = new THREE.Mesh(new THREE.SphereGeometry(0.2, 8, 6), rockMaterial);
+    spark.position.set(0, 3, 6);
+    scene.add(spark);
+  }
   renderer.render(scene, camera);
   requestAnimationFrame(frame);
 }
