@@ -773,6 +773,22 @@ attr_result(struct call *c, const char *name, int exit, cJSON *doc,
 		cJSON_AddItemToObject(c->out, name, doc);
 }
 
+/* Run what o asks on this pool thread: a request that makes no sense is
+ * a tool error, anything else a result. */
+static void
+attr_run(struct call *c, const struct attr_opts *o, const char *name)
+{
+	cJSON	*doc = NULL;
+	char	 path[PATH_MAX], why[3 * PATH_MAX];
+	int	 exit;
+
+	exit = attribute_execute(o, &doc, path, sizeof(path), why, sizeof(why));
+	if (exit == EXIT_USAGE && doc == NULL)
+		mcp_call_fail(c, "%s", why);
+	else
+		attr_result(c, name, exit, doc, why);
+}
+
 /* The arguments both take: scene, launch, url. */
 static int
 attr_args(struct call *c, struct attr_opts *o, int required)
@@ -802,7 +818,7 @@ tool_get_census(struct call *c)
 	cJSON			*doc = NULL;
 	char			 path[PATH_MAX], why[3 * PATH_MAX], *text;
 	size_t			 len;
-	int			 exit, rc;
+	int			 rc;
 
 	if (mcp_args_known(c, known) || attr_args(c, &o, 0))
 		return;
@@ -838,13 +854,7 @@ tool_get_census(struct call *c)
 		    why);
 		return;
 	}
-	exit = attribute_execute(&o, &doc, path, sizeof(path), why,
-	    sizeof(why));
-	if (exit == EXIT_USAGE && doc == NULL) {
-		mcp_call_fail(c, "%s", why);
-		return;
-	}
-	attr_result(c, "census", exit, doc, why);
+	attr_run(c, &o, "census");
 }
 
 /* attribute_cost: the measured bisection, `sloptimize attribute --json`. */
@@ -855,12 +865,9 @@ tool_attribute_cost(struct call *c)
 	    "top", "frames", NULL };
 	struct attr_opts	 o;
 	const cJSON		*ids, *id;
-	cJSON			*doc = NULL;
-	char			 path[PATH_MAX], why[3 * PATH_MAX],
-				 list[8192] = "";
+	char			 list[8192] = "";
 	long			 top = ATTR_TOP, frames = ATTR_FRAMES;
 	size_t			 n = 0;
-	int			 exit;
 
 	if (mcp_args_known(c, known) || attr_args(c, &o, 1) ||
 	    mcp_arg_int(c, "top", 1, 200, &top) ||
@@ -894,13 +901,7 @@ tool_attribute_cost(struct call *c)
 		}
 		o.ids = list;
 	}
-	exit = attribute_execute(&o, &doc, path, sizeof(path), why,
-	    sizeof(why));
-	if (exit == EXIT_USAGE && doc == NULL) {
-		mcp_call_fail(c, "%s", why);
-		return;
-	}
-	attr_result(c, "attribution", exit, doc, why);
+	attr_run(c, &o, "attribution");
 }
 
 /* get_bench_ledger: bench-history.jsonl, the loop's memory: the last

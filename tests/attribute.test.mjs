@@ -197,8 +197,8 @@ test('attribute_bisection_ranks_the_rocks_first_by_measured_draw_calls_and_leave
   assert.equal(none.code, 4, none.err);
   assert.match(none.err, /no entity of scene 'town' has the id nope \(it has: rocks, /);
 
-  // the same through MCP (the official SDK client): attribute_cost and
-  // get_census, the census read from the file the static test wrote
+  // the same through MCP (the official SDK client): attribute_cost, and
+  // get_census fresh and then from the file it wrote
   const client = new Client({ name: 'attribute-test', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: CLI, args: ['mcp', '--project', project], env, stderr: 'pipe' }));
   try {
@@ -213,9 +213,13 @@ test('attribute_bisection_ranks_the_rocks_first_by_measured_draw_calls_and_leave
     assert.match(off.error, /open tab .* not available yet/);
     const bad = await client.callTool({ name: 'attribute_cost', arguments: { scene: 'town', launch: true, ids: ['rocks'], top: 3 } });
     assert.equal(bad.isError, true, 'ids with top is a tool error');
-    const census = (await client.callTool({ name: 'get_census', arguments: {} })).structuredContent;
-    assert.equal(census.exit, 0, JSON.stringify(census).slice(0, 500));
-    assert.equal(census.census.entities[0].id, 'rocks');
+    const fresh = (await client.callTool({ name: 'get_census', arguments: { scene: 'town', launch: true } },
+      undefined, { timeout: 600000 })).structuredContent;
+    assert.equal(fresh.exit, 0, JSON.stringify(fresh).slice(0, 500));
+    assert.equal(fresh.census.entities[0].id, 'rocks');
+    const kept = (await client.callTool({ name: 'get_census', arguments: {} })).structuredContent;
+    assert.equal(kept.exit, 0, JSON.stringify(kept).slice(0, 500));
+    assert.deepEqual(kept.census, fresh.census, 'without a scene: the census last written');
   } finally {
     await client.close();
   }
