@@ -489,23 +489,20 @@ occ_num(cJSON *o, const char *name, struct jspan v)
 }
 
 /*
- * The entities an incident names (docs/attribute.md): `mintedEntities`
- * ({minted, id, site}) or `world.spawnedEntities` ({name, id, site}) —
- * the spawned first when `spawned_first` (a spawn-burst is about what
- * was spawned), the other when the first is missing.  A J_ARRAY span,
- * or J_NONE.
+ * The entities an incident names (docs/attribute.md): l[0] its
+ * `mintedEntities` ({minted, id, site}), l[1] its `world.spawnedEntities`
+ * ({name, id, site}); each a J_ARRAY span, or not one when the record has
+ * none.  *world is the record's `world`.
  */
-static struct jspan
-entities_in(const struct jscan_result *r, struct jspan rec, int spawned_first)
+static void
+entity_lists(const struct jscan_result *r, struct jspan rec, struct jspan l[2],
+    struct jspan *world)
 {
-	struct jspan	m = jscan_get_in(r, rec, "mintedEntities"), s = { 0 },
-			w = jscan_get_in(r, rec, "world");
-
-	if (w.kind == J_OBJECT)
-		s = jscan_get_in(r, w, "spawnedEntities");
-	if (spawned_first)
-		return s.kind == J_ARRAY ? s : m;
-	return m.kind == J_ARRAY ? m : s;
+	l[0] = jscan_get_in(r, rec, "mintedEntities");
+	*world = jscan_get_in(r, rec, "world");
+	l[1].kind = J_NONE;
+	if (world->kind == J_OBJECT)
+		l[1] = jscan_get_in(r, *world, "spawnedEntities");
 }
 
 /*
@@ -545,13 +542,19 @@ event_entity(const struct jscan_result *r, struct jspan rec, int spawned_first,
     char *buf, size_t cap)
 {
 	static const char *const k[] = { "id" };
-	struct jspan	arr = entities_in(r, rec, spawned_first), e, id, first,
-			w = jscan_get_in(r, rec, "world");
+	struct jspan	l[2], w, arr, e, id, first;
 	size_t		pos = 0, listed = 0;
 	unsigned	others = 0;
-	int		have = 0;
+	int		have = 0, pick;
 	double		spawned = 0;
 
+	/* a spawn-burst is about what was spawned; else what was minted;
+	   the other list when the record lacks that one */
+	entity_lists(r, rec, l, &w);
+	pick = spawned_first ? 1 : 0;
+	if (l[pick].kind != J_ARRAY)
+		pick = !pick;
+	arr = l[pick];
 	buf[0] = '\0';
 	first.kind = J_NONE;
 	while (arr.kind == J_ARRAY && (e = jscan_next(arr, &pos)).kind !=
@@ -573,8 +576,7 @@ event_entity(const struct jscan_result *r, struct jspan rec, int spawned_first,
 	}
 	if (!have)
 		return;
-	if (w.kind == J_OBJECT && arr.p == jscan_get_in(r, w,
-	    "spawnedEntities").p &&
+	if (pick == 1 &&
 	    jscan_num(jscan_get_in(r, w, "spawnedCount"), &spawned) == 0 &&
 	    spawned > (double)listed && spawned < 1e9)
 		snprintf(buf + strlen(buf), cap - strlen(buf), " +%.0f more "
@@ -620,7 +622,7 @@ occurrence_detail(struct ledger *l, const struct jscan_result *r,
 	static const char *const dn[] = {
 		"programs", "textures", "geometries", "calls", "triangles"
 	};
-	struct jspan	 v, m[6], site, up;
+	struct jspan	 v, m[6], site, up, lists[2];
 	cJSON		*x;
 	size_t		 pos = 0, k;
 	int		 code;
@@ -670,14 +672,11 @@ occurrence_detail(struct ledger *l, const struct jscan_result *r,
 	/* the entities it names, as "id (site)": the minted, then the
 	   spawned, each once, at most 8 */
 	x = cJSON_CreateArray();
+	entity_lists(r, rec, lists, &v);
 	for (k = 0; k < 2 && x != NULL; k++) {
-		v = entities_in(r, rec, (int)k);
-		if (k == 1 && v.kind == J_ARRAY && v.p ==
-		    entities_in(r, rec, 0).p)
-			break;		/* the record has only one kind */
 		pos = 0;
-		while (v.kind == J_ARRAY && cJSON_GetArraySize(x) < 8 &&
-		    (m[0] = jscan_next(v, &pos)).kind != J_NONE) {
+		while (lists[k].kind == J_ARRAY && cJSON_GetArraySize(x) < 8 &&
+		    (m[0] = jscan_next(lists[k], &pos)).kind != J_NONE) {
 			char	 buf[LEDGER_ENTITY_MAX];
 			cJSON	*it;
 			int	 seen = 0;

@@ -418,6 +418,16 @@ notifier_line_json(void **state)
 	wake_tally_destroy(held);
 }
 
+/* An evidence and a note each longer than any line (big, n bytes). */
+static void
+long_texts(struct ledger_event *ev, char *big, size_t n)
+{
+	memset(big, 'x', n - 1);
+	big[n - 1] = '\0';
+	ev->evidence = big;
+	ev->note = big;
+}
+
 /*
  * A hitch timed on a software renderer says so in its line (seed §6.4),
  * among the tokens that are never shortened, and in its JSON; a GPU's or
@@ -442,10 +452,7 @@ notifier_line_says_software(void **state)
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
 	    cJSON_GetObjectItem(o, "record"), "regime")), "software");
 	cJSON_Delete(o);
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	ev.evidence = big;
-	ev.note = big;
+	long_texts(&ev, big, sizeof(big));
 	assert_true(wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL) <=
 	    WAKE_LINE_MAX);
 	assert_non_null(strstr(line, " regime=software(timings-untrusted) "));
@@ -488,10 +495,7 @@ notifier_line_names_the_entity(void **state)
 	    cJSON_GetObjectItem(o, "record"), "entity")),
 	    "enemy_17 (src/spawn.js:88) +2 more");
 	cJSON_Delete(o);
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	ev.evidence = big;
-	ev.note = big;
+	long_texts(&ev, big, sizeof(big));
 	assert_true(wake_format(line, sizeof(line), &ev, "3:5", NULL, NULL) <=
 	    WAKE_LINE_MAX);
 	assert_non_null(strstr(line, " entity=\"enemy_17 (src/spawn.js:88) "
