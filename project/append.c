@@ -33,8 +33,8 @@
 #include "ledger/jscan.h"
 #include "ledger/ledger.h"
 #include "project/append.h"
-#include "project/bench.h"
 #include "project/project.h"
+#include "project/scene.h"
 
 #define LOCK_POLL_MS	5
 

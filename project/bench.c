@@ -28,20 +28,6 @@
 #include "project/bench.h"
 #include "project/project.h"
 
-int
-project_scene_ok(const char *s)
-{
-	size_t	i;
-
-	if (s == NULL || !isalnum((unsigned char)s[0]))
-		return 0;
-	for (i = 0; s[i]; i++)
-		if (i >= PROJECT_SCENE_MAX || !(isalnum((unsigned char)s[i]) ||
-		    s[i] == '.' || s[i] == '_' || s[i] == '-'))
-			return 0;
-	return 1;
-}
-
 void
 project_bench_stamp(int64_t at_ms, char out[32])
 {

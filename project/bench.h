@@ -24,16 +24,12 @@
 #include <cjson/cJSON.h>
 
 #include "ledger/verdict.h"
+#include "project/scene.h"	/* a bench's scene: project_scene_ok */
 
 #define PROJECT_BENCH_DIR	"bench"
 #define PROJECT_BENCH_HISTORY	"bench-history.jsonl"
 #define PROJECT_DEV_JSON	"dev.json"
 #define PROJECT_BENCH_MAX	(16 << 20)	/* a bench file, at most */
-#define PROJECT_SCENE_MAX	64
-
-/* A scene name: [A-Za-z0-9][A-Za-z0-9._-]{0,63}.  1 or 0. */
-int	project_scene_ok(const char *scene);
-
 /* at_ms as a file-name stamp, 20261129T120500.123Z. */
 void	project_bench_stamp(int64_t at_ms, char out[32]);
 
