@@ -2,6 +2,10 @@
  * sink_impl — the sink's state, shared by its files (sink.c: the record
  * stream and the life cycle; sink_team.c: the team catalogue on the
  * loop).  Not for anything outside sink/.
+ *
+ * It sits below sink.h and does not include it: sink.c includes this, so
+ * an include back would be a circle (issue 21).  What it needs of the
+ * stream's names (enum sink_stream, SINK_NSTREAMS) is batch.h's.
  */
 #ifndef SINK_SINK_IMPL_H
 #define SINK_SINK_IMPL_H
@@ -16,7 +20,6 @@
 #include "sink/batch.h"
 #include "sink/clickhouse.h"
 #include "sink/schema.h"
-#include "sink/sink.h"
 #include "watchers/cursor.h"
 
 enum sink_op { OP_IDLE, OP_CHECK, OP_READ, OP_POST, OP_WAIT, OP_LOSS };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sink/sink.h"
 #include "sink/sink_impl.h"
 #include "sink/team.h"
 
