@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ledger/jscan_names.h"
+
 enum jkind {
 	J_NONE = 0,	/* absent */
 	J_STRING,	/* p/n cover the raw bytes between the quotes */
@@ -38,15 +40,6 @@ struct jspan {
 };
 
 #define JSCAN_MAX_DEPTH	128
-
-/* Top-level member names the fold looks at; everything else is validated
- * and passed over. */
-enum jfield {
-	F_TYPE, F_AT, F_PHASE, F_CTX, F_BUILD, F_AUTOMATED, F_FOOTPRINT,
-	F_FRAMEMS, F_CLASSIFICATION, F_MINTED, F_WORST, F_JUMP, F_TRACK,
-	F_KIND, F_UNITS, F_FRAME, F_RENDER, F_MEMORY, F_NOTE, F_SITES, F_SCRIPT,
-	F_REGIME, F_WINDOW, F_NFIELDS
-};
 
 struct jscan_index;
 
@@ -88,12 +81,8 @@ int	jscan_object_shaped(struct jscan_shapes *sh, const char *line,
  * refused; tests compare the two. */
 int	jscan_object_ref(const char *line, size_t len, struct jscan_result *r);
 
-/* The block classifiers jscan_object can use; AUTO picks the best this
- * CPU has.  For tests and benchmarks. */
-enum jscan_isa {
-	JSCAN_ISA_AUTO = 0, JSCAN_ISA_SCALAR, JSCAN_ISA_SSE2, JSCAN_ISA_AVX2,
-	JSCAN_ISA_AVX512
-};
+/* The block classifiers jscan_object can use: enum jscan_isa, in
+ * jscan_names.h. */
 /* 1 if `isa` can run here. */
 int	jscan_isa_supported(enum jscan_isa isa);
 /* jscan_object with a given classifier (an unsupported one falls back to

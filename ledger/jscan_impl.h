@@ -10,7 +10,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "jscan.h"
+/* Not jscan.h: jscan.c includes this, and an include back would be a
+ * circle (issue 21).  The scanner's structs are only named here. */
+#include "ledger/jscan_names.h"
+
+struct jscan_result;
+struct jscan_shapes;
 
 /* LEDGER_PORTABLE builds the plain-C paths only, as on other machines. */
 #if defined(__x86_64__) && !defined(LEDGER_PORTABLE)
