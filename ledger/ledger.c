@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger.h"
 #include "ledger_impl.h"
 
 static int

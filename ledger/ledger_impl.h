@@ -10,9 +10,11 @@
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "footprint.h"
 #include "jscan.h"
-#include "ledger.h"
+#include "ledger_types.h"	/* not ledger.h: ledger.c includes this */
 #include "samples.h"
 
 #define VERDICT_GUESS	64

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger.h"
 #include "ledger_impl.h"
 #include "noise.h"
 
