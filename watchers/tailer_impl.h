@@ -1,12 +1,21 @@
 /*
  * tailer_impl — what tailer.c, tailer_watch.c and tailer_save.c share.
  * Not for use outside watchers/tailer*.c.
+ *
+ * It names struct tailer and the rest without including tailer.h: tailer.c
+ * includes this, and an include back would be a circle (issue 21).  Each
+ * file that reads the structs includes tailer.h itself.
  */
 #ifndef WATCHERS_TAILER_IMPL_H
 #define WATCHERS_TAILER_IMPL_H
 
+#include <uv.h>
+
 #include "watchers/fstrust.h"
-#include "watchers/tailer.h"
+
+struct cursor;
+struct tailer;
+struct tailer_stat;
 
 #define BACKEND_EVENTS	FSTRUST_EVENTS
 
