@@ -11,7 +11,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "wake.h"
+/* Not wake.h: wake.c includes this, and an include back would be a
+ * circle (issue 21).  The tally's footprint is only named here. */
+struct wake_tally_fp;
 
 #define TIMES	"\xc3\x97"		/* U+00D7 MULTIPLICATION SIGN */
 #define ELLIPSIS "\xe2\x80\xa6"		/* U+2026 */
