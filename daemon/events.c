@@ -37,6 +37,8 @@ struct events_sub {
 	int			 in_jobq;
 	uint64_t		 skipped;	/* record messages missed
 						   catching up */
+	int			 quiet;		/* a game page on the relay:
+						   sent no wakes or records */
 };
 
 static void	sub_pump(struct events *, struct events_sub *);
@@ -178,7 +180,7 @@ events_broadcast(struct events *ev, const char *json, size_t len)
 	struct events_sub	*u;
 
 	for (u = ev->subs; u != NULL; u = u->next) {
-		if (u->waiting)
+		if (u->waiting || u->quiet)
 			continue;
 		if (u->live && sub_full(u, len))
 			sub_fall_behind(ev, u);
@@ -253,7 +255,7 @@ events_wake(struct events *ev, uint64_t gen, uint64_t off, const char *json,
 	} else if (gen == ev->gen)
 		log_warnx("events: out of memory keeping a wake for replay");
 	for (u = ev->subs; u != NULL; u = u->next) {
-		if (!u->live)
+		if (!u->live || u->quiet)
 			continue;	/* waiting, or catching up: its turn */
 		if (sub_full(u, len)) {
 			sub_fall_behind(ev, u);
@@ -664,6 +666,22 @@ void
 events_close(struct events *ev, struct events_sub *u)
 {
 	sub_close(ev, u);
+}
+
+int
+events_send(struct events *ev, struct events_sub *u, const char *json,
+    size_t len)
+{
+	return sub_queue(ev, u, json, len);
+}
+
+void
+events_quiet(struct events *ev, struct events_sub *u)
+{
+	u->quiet = 1;
+	u->live = 1;
+	u->waiting = 0;
+	jobq_remove(ev, u);
 }
 
 unsigned

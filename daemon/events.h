@@ -10,8 +10,9 @@
  * connections and calls in when one opens, can be written to, or closes;
  * each subscriber carries the transport's opaque handle for its
  * connection.  So the protocol can be driven and checked without a
- * socket, and another channel (the verify issue's command relay) joins
- * here rather than in the libwebsockets glue.
+ * socket.  The command relay (daemon/relay.h) rides on the same
+ * connections: a game page registers on the events socket, is then sent
+ * no wakes (events_quiet), and gets its commands through events_send.
  *
  * A subscriber never slows the daemon down, and never loses a wake.  It
  * is in one of two modes:
@@ -147,6 +148,13 @@ int	events_writable(struct events *ev, struct events_sub *u);
 /* The connection is gone: free its subscriber.  Its job, if one is on
  * the pool, comes back to nobody. */
 void	events_close(struct events *ev, struct events_sub *u);
+/* Queue one message to u alone, whatever its bounds (the relay's
+ * commands: few and small).  0, or -ENOMEM. */
+int	events_send(struct events *ev, struct events_sub *u, const char *json,
+	    size_t len);
+/* u is a game page on the relay (daemon/relay.h): from now on it is sent
+ * no wakes and no records, only what events_send queues. */
+void	events_quiet(struct events *ev, struct events_sub *u);
 /* Subscribers now. */
 unsigned events_count(const struct events *ev);
 

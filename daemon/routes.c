@@ -294,6 +294,66 @@ events_get(struct route_ctx *c, struct http_request *r,
 	return ROUTE_ANSWERED;
 }
 
+/* --- /relay: commands to the game's open tab (daemon/relay.h) -------------- */
+
+static int
+relay_up(struct route_ctx *c, struct http_request *r)
+{
+	if (c->relay != NULL)
+		return 1;
+	http_answer_error(r, 503, "busy", "the events socket is not up yet");
+	return 0;
+}
+
+static enum route_result
+relay_pages(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
+{
+	(void)ra, (void)j;
+	if (relay_up(c, r))
+		http_answer_json(r, 200, relay_pages_json(c->relay,
+		    uv_now(c->env->loop)));
+	return ROUTE_ANSWERED;
+}
+
+static enum route_result
+relay_command(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
+{
+	const char	*code = "invalid";
+	char		 why[512];
+	cJSON		*out;
+	unsigned	 st;
+
+	(void)ra, (void)j;
+	if (!relay_up(c, r))
+		return ROUTE_ANSWERED;
+	st = relay_post(c->relay, r->body, r->body_len, uv_now(c->env->loop),
+	    &out, &code, why, sizeof(why));
+	if (out != NULL)
+		http_answer_json(r, st, out);
+	else
+		http_answer_error(r, st, code, why);
+	return ROUTE_ANSWERED;
+}
+
+static enum route_result
+relay_job(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
+{
+	cJSON	*out;
+
+	(void)ra, (void)j;
+	if (!relay_up(c, r))
+		return ROUTE_ANSWERED;
+	if (relay_get(c->relay, r->param, uv_now(c->env->loop), &out) == 200)
+		http_answer_json(r, 200, out);
+	else
+		http_answer_error(r, 404, "not_found", "no such command (a "
+		    "finished one is handed over once, and kept a minute)");
+	return ROUTE_ANSWERED;
+}
+
 /* --- /ledger ------------------------------------------------------------ */
 
 static enum route_result
@@ -975,6 +1035,12 @@ static const struct route routes[] = {
 	{ ROUTE_PREFIX "/settings", HTTP_PUT, GUARD_WRITE, NULL, settings_put,
 	    settings_work, settings_done },
 	{ ROUTE_PREFIX "/events", HTTP_GET, GUARD_READ, NULL, events_get, NULL,
+	    NULL },
+	{ ROUTE_PREFIX "/relay", HTTP_GET, GUARD_READ, NULL, relay_pages, NULL,
+	    NULL },
+	{ ROUTE_PREFIX "/relay", HTTP_POST, GUARD_WRITE, NULL, relay_command,
+	    NULL, NULL },
+	{ ROUTE_PREFIX "/relay/*", HTTP_GET, GUARD_READ, NULL, relay_job, NULL,
 	    NULL },
 	{ "/", GH, GUARD_READ, NULL, static_get, static_work, static_done },
 	{ "/index.html", GH, GUARD_READ, NULL, static_get, static_work,

@@ -27,6 +27,7 @@
 #include "daemon/http.h"
 #include "daemon/jobs.h"
 #include "daemon/order.h"
+#include "daemon/relay.h"
 
 #define ROUTE_PREFIX	"/api/sloptimize"
 #define ROUTE_LEDGER_BYTES	(2u << 20)	/* /ledger default */
@@ -58,6 +59,8 @@ struct route_ctx {
 	struct order		*order;		/* POST /records; NULL if not up */
 	struct route_settings	*settings;
 	const char		*page_root;	/* the panel's directory, "" none */
+	struct relay		*relay;		/* the open tab's; NULL until
+						   the server is up */
 };
 
 /*

@@ -29,7 +29,14 @@ struct pss {
 	struct http_request	 req;
 	char			 since[64];	/* ?since= of the upgrade */
 	int			 has_since;
+	/* a message from a game page, put back together from its
+	   fragments for the relay (daemon/relay.h) */
+	char			*rx;
+	size_t			 rx_len, rx_cap;
+	int			 rx_skip;	/* past its bound, or binary */
 };
+
+#define RX_KEEP		(64 * 1024)	/* kept between messages */
 
 /* --- the events' transport: libwebsockets -------------------------------- */
 
@@ -48,6 +55,79 @@ ws_write(void *conn, unsigned char *buf, size_t len)
 static const struct events_transport ws_transport = {
 	LWS_PRE, ws_want_write, ws_write
 };
+
+/* --- the relay: game pages' messages -------------------------------------- */
+
+static int
+relay_send(void *arg, void *conn, const char *json, size_t len)
+{
+	struct server	*s = arg;
+
+	return events_send(&s->events, conn, json, len);
+}
+
+static void
+rx_reset(struct pss *p)
+{
+	p->rx_len = 0;
+	p->rx_skip = 0;
+	if (p->rx_cap > RX_KEEP) {
+		/* an answer of megabytes is not held for the next one */
+		free(p->rx);
+		p->rx = NULL;
+		p->rx_cap = 0;
+	}
+}
+
+/*
+ * A fragment of what a subscriber sent.  Only game pages say anything
+ * (`page`, `progress`, `answer`); a whole message goes to the relay, one
+ * past RELAY_MSG_MAX fails the page's command and is read to its end
+ * unkept, and a binary one is not ours.  Nothing a client says closes
+ * its connection.
+ */
+static int
+on_receive(struct server *s, struct pss *p, struct lws *wsi, const char *in,
+    size_t len)
+{
+	uint64_t	now = uv_now(s->loop);
+	size_t		ncap;
+	char		*nb;
+
+	if (lws_frame_is_binary(wsi))
+		p->rx_skip = 1;
+	if (!p->rx_skip && p->rx_len + len > RELAY_MSG_MAX) {
+		relay_too_big(&s->relay, p->sub, now);
+		log_warnx("relay: a game page sent a message past %u MiB; "
+		    "its command fails", RELAY_MSG_MAX >> 20);
+		p->rx_skip = 1;
+	}
+	if (!p->rx_skip && p->rx_len + len + 1 > p->rx_cap) {
+		for (ncap = p->rx_cap ? p->rx_cap : 4096;
+		    ncap < p->rx_len + len + 1; ncap *= 2)
+			;
+		if ((nb = realloc(p->rx, ncap)) == NULL) {
+			log_warnx("relay: out of memory for a page's message");
+			relay_too_big(&s->relay, p->sub, now);
+			p->rx_skip = 1;
+		} else {
+			p->rx = nb;
+			p->rx_cap = ncap;
+		}
+	}
+	if (!p->rx_skip) {
+		memcpy(p->rx + p->rx_len, in, len);
+		p->rx_len += len;
+	}
+	if (!lws_is_final_fragment(wsi) ||
+	    lws_remaining_packet_payload(wsi) > 0)
+		return 0;
+	if (!p->rx_skip && relay_receive(&s->relay, p->sub, p->rx,
+	    p->rx_len, now) == RELAY_MSG_PAGE)
+		events_quiet(&s->events, p->sub);
+	rx_reset(p);
+	return 0;
+}
 
 /* --- the daemon's calls, handed to the events ---------------------------- */
 
@@ -90,13 +170,17 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return p->sub ? events_writable(&s->events, p->sub) : 0;
 	case LWS_CALLBACK_RECEIVE:
-		return 0;	/* clients have nothing to say */
+		return p->sub ? on_receive(s, p, wsi, in, len) : 0;
 	case LWS_CALLBACK_CLOSED:
 		tap_close(&s->tap, lws_get_socket_fd(wsi));
 		if ((u = p->sub) != NULL) {
 			p->sub = NULL;
+			relay_gone(&s->relay, u, uv_now(s->loop));
 			events_close(&s->events, u);
-			}
+		}
+		free(p->rx);
+		p->rx = NULL;
+		p->rx_len = p->rx_cap = 0;
 		return 0;
 	case LWS_CALLBACK_WSI_CREATE:
 		api_conn_open(a);
@@ -372,6 +456,8 @@ server_start(struct server *s, uv_loop_t *loop, const char *host, int port,
 		snprintf(eh.perf, sizeof(eh.perf), "%s", hooks->perf);
 		events_init(&s->events, loop, &ws_transport, &eh);
 	}
+	relay_init(&s->relay, relay_send, s);
+	api->rc.relay = &s->relay;
 	s->loop = loop;
 	if (tap_init(&s->tap) != 0)
 		log_warnx("another server taps this process's sockets: every "
@@ -440,6 +526,7 @@ server_status_json(const struct server *s, cJSON *o)
 	cJSON_AddNumberToObject(o, "subscribersRefused",
 	    (double)s->api->subs_refused);
 	cJSON_AddNumberToObject(e, "idleTimerStops", (double)s->idle_stops);
+	relay_status_json(&s->relay, o);
 }
 
 void
@@ -471,5 +558,6 @@ server_free(struct server *s)
 		s->ctx = NULL;
 	}
 	events_free(&s->events);
+	relay_free(&s->relay);
 	tap_free(&s->tap);
 }

@@ -20,6 +20,7 @@
 
 #include "daemon/api.h"
 #include "daemon/events.h"
+#include "daemon/relay.h"
 #include "daemon/tap.h"
 #include "notifier/wake.h"
 
@@ -43,6 +44,7 @@ struct server_hooks {
 struct server {
 	struct api		*api;
 	struct events		 events;	/* the events socket */
+	struct relay		 relay;		/* its game pages' commands */
 	uv_loop_t		*loop;
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
