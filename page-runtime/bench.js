@@ -35,8 +35,8 @@
 // The page needs nothing else: not the recorder (a recorder found running
 // is stopped for the bench — its heartbeats would carry virtual time into
 // the ledger — and the result says so), not the daemon.  The launched
-// browser's CLI calls run() through CDP; the open tab's relay will call
-// the same run().  progress() is what a driver polls while run() is under
+// browser's CLI calls run() through CDP; the open tab's relay (relay.js)
+// calls the same run().  progress() is what a driver polls while run() is under
 // way: a page whose main thread hangs does not answer it.
 //
 // `sloptimize.bench.census({scene})` sets the scene up the same way, steps

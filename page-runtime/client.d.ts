@@ -28,6 +28,12 @@ export interface SloptimizeGlobal {
   recorder: { rec: Recorder; renderer: unknown; auto: boolean } | null;
   /** The Ctrl+F12 panel, unless the plugin was given `panel: false`. */
   panel: Panel | null;
+  /**
+   * The page's end of the daemon's relay (docs/bench.md, "The open tab"),
+   * unless the plugin was given `relay: false`: `state()` says whether it
+   * is connected and which command it runs.
+   */
+  relay?: { update(): void; stop(): void; state(): { state: 'live' | 'connecting' | 'offline'; busy?: number | null; commands?: number; lastError?: string | null; why?: string } };
 
   /**
    * Name an entity (docs/attribute.md): sets `object.userData.sloptimize.id`,

@@ -19,6 +19,7 @@
 import { createRecorder } from './recorder.js';
 import { createPanel } from './panel.js';
 import { installBench } from './bench.js';
+import { startRelay } from './relay.js';
 
 const VERBS = ['setPhase', 'track', 'hold', 'cut', 'usermark', 'flush', 'stop', 'state', 'subscribe'];
 
@@ -30,7 +31,7 @@ const VERBS = ['setPhase', 'track', 'hold', 'cut', 'usermark', 'flush', 'stop', 
  * import.meta.hot, or null.
  */
 export function start(defaults = {}, { hot = null } = {}) {
-  const { auto = true, panel = true, ...recDefaults } = defaults;
+  const { auto = true, panel = true, relay = true, ...recDefaults } = defaults;
   const live = new Set();          // the recorders made here
   let build = recDefaults.build;
 
@@ -114,6 +115,35 @@ export function start(defaults = {}, { hot = null } = {}) {
     });
   }
   if (panel && !benchPage) api.panel = createPanel({ endpoint: globalThis.location ? location.origin : undefined });
+  // the open tab's end of the daemon's relay (relay.js): a bench stops the
+  // recorder (its heartbeats would carry virtual time); the tab goes on
+  // being recorded once the command is over
+  if (relay && !benchPage) {
+    let before = null;
+    const bench = api.bench;
+    const hold = (fn) => async (...a) => {
+      before = api.recorder;
+      return fn(...a);
+    };
+    api.relay = startRelay({
+      api: { bench: { ...bench, run: hold(bench.run), capture: hold(bench.capture), census: hold(bench.census), attribute: hold(bench.attribute) } },
+      endpoint: globalThis.location ? location.origin : '',
+      after(verb, result) {
+        if (!before || api.recorder) return;
+        before.rebuild();
+        api.recorder = before;
+        before = null;
+        if (result && Array.isArray(result.notes)) result.notes.push('the recorder was started again after it');
+      },
+    });
+    // the game names its scenes after this runs: the daemon's list says them
+    const scene = api.scene;
+    api.scene = (...a) => {
+      const out = scene(...a);
+      api.relay.update();
+      return out;
+    };
+  }
   if (hot && typeof hot.on === 'function') hot.on('sloptimize:build', (d) => api.setBuild(d && d.build));
   return api;
 }

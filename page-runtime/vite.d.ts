@@ -19,6 +19,11 @@ export interface SloptimizePluginOptions {
   auto?: boolean;
   /** The Ctrl+F12 panel in the dev page (default true). */
   panel?: boolean;
+  /**
+   * The dev page registers with the daemon so that `sloptimize bench`,
+   * `gate` and `attribute` without --launch run in it (default true).
+   */
+  relay?: boolean;
 }
 
 /** Where the plugin serves the page runtime in the dev server. */

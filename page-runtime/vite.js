@@ -253,7 +253,7 @@ function devJson(server, project) {
 }
 
 export default function sloptimize({ daemon, project, build = process.env.SLOPTIMIZE_BUILD_ID || undefined,
-  budgetFrameMs, auto = true, panel = true } = {}) {
+  budgetFrameMs, auto = true, panel = true, relay = true } = {}) {
   const fixed = daemon ? new URL(String(daemon)) : null;
   let root = process.cwd();
   let skip = [];                  // Vite's cache, when it lies in root
@@ -453,7 +453,7 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
       if (!id.startsWith(VIRTUAL)) return null;
       const name = id.slice(VIRTUAL.length);
       if (name === 'bootstrap.js') {
-        const defaults = { endpoint: '', build: await currentBuild(), auto, panel };
+        const defaults = { endpoint: '', build: await currentBuild(), auto, panel, relay };
         if (frameMs) defaults.budgetFrameMs = frameMs;
         return `// sloptimize's dev entry (page-runtime/vite.js): dev.js with the plugin's defaults
 import { start } from '${PREFIX}dev.js';
