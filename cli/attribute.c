@@ -7,9 +7,10 @@
  * and triangles (exact) and time (marked noisy within the baselines'
  * spread), ranked; written to .sloptimize/attribution.json.
  *
- * `--launch`: the page opened in a headless Chromium by cli/pagerun.h
- * (the launch, injection, URL and take-down `bench --launch` and
- * `gate --launch` use), then one call of the page runtime's
+ * The page from cli/pagerun.h — opened in a headless Chromium with
+ * `--launch` (the launch, injection, URL and take-down `bench --launch`
+ * and `gate --launch` use), else the tab the developer has open through
+ * the daemon's relay — then one call of the page runtime's
  * sloptimize.bench.census({scene}) (page-runtime/bench.js, census.js):
  * the scene set up under the virtual clock, its settle frames and one
  * more stepped, and what that frame drew walked with the clock paused.
@@ -21,10 +22,6 @@
  * Both call the page runtime (sloptimize.bench.census / .attribute in
  * page-runtime/bench.js) with one JSON object of options, made here with
  * cJSON: an id given on the command line is data, never script.
- *
- * Without --launch they would come from the open tab through the
- * daemon's relay, which does not exist yet: exit 4, said as bench and
- * gate say it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -199,11 +196,11 @@ attribution_check(const cJSON *doc, char *why, size_t cap)
  * seed and deadlines, and for the bisection frames, top and the ids.
  * NULL when out of memory.
  */
-static char *
+static cJSON *
 page_options(const struct attr_opts *o)
 {
 	cJSON	*a = cJSON_CreateObject(), *ids;
-	char	*text = NULL, *list = NULL, *id, *save = NULL;
+	char	*list = NULL, *id, *save = NULL;
 
 	if (a == NULL)
 		return NULL;
@@ -216,21 +213,21 @@ page_options(const struct attr_opts *o)
 		cJSON_AddNumberToObject(a, "top", o->top);
 		if (o->ids != NULL) {
 			if ((list = strdup(o->ids)) == NULL ||
-			    (ids = cJSON_AddArrayToObject(a, "ids")) == NULL)
-				goto out;
+			    (ids = cJSON_AddArrayToObject(a, "ids")) == NULL) {
+				free(list);
+				cJSON_Delete(a);
+				return NULL;
+			}
 			for (id = strtok_r(list, ",", &save); id != NULL;
 			    id = strtok_r(NULL, ",", &save))
 				cJSON_AddItemToArray(ids, cJSON_CreateString(id));
 		}
 	}
-	text = cJSON_PrintUnformatted(a);
-out:
 	free(list);
-	cJSON_Delete(a);
-	return text;
+	return a;
 }
 
-/* The census or attribution of o->scene from a launched browser: 0 with
+/* The census or attribution of o->scene from the page: 0 with
  * *out (the caller's), or a negative errno with why; *sig the signal that
  * ended a wait. */
 static int
@@ -239,11 +236,12 @@ page_take(const struct attr_opts *o, cJSON **out, char *browser,
 {
 	struct pagerun_req	 pq = { o->project, o->scene, o->url,
 				    o->signals, o->cancel, ATTR_OPEN_MS, 0,
-				    o->dpr };
+				    o->dpr, o->launch };
 	struct pagerun_watch	 w = { BENCH_SETUP_S * 1000 + 10000, 60000,
 				    NULL, NULL };
 	struct pagerun		*pr = NULL;
-	char			 expr[4096], err[2048], *args;
+	char			 err[2048];
+	cJSON			*args;
 	const char		*fn = o->bisect ? "attribute" : "census";
 	int			 rc;
 
@@ -253,25 +251,17 @@ page_take(const struct attr_opts *o, cJSON **out, char *browser,
 		snprintf(why, cap, "out of memory");
 		return -ENOMEM;
 	}
-	if ((size_t)snprintf(expr, sizeof(expr), "(async () => { const s = "
-	    "globalThis.sloptimize; if (!s || !s.bench || !s.bench.%s) throw "
-	    "new Error('the page has no sloptimize %s runtime (the script "
-	    "injected before the page did not run?)'); return await "
-	    "s.bench.%s(%s); })()", fn, WHAT(o), fn, args) >= sizeof(expr)) {
-		free(args);
-		snprintf(why, cap, "--ids is too long");
-		return -ENAMETOOLONG;
-	}
-	free(args);
 	pq.deadline = base_mono_ms() + o->timeout_ms;
 	if ((rc = pagerun_open(&pq, &pr, sig, err, sizeof(err))) != 0) {
+		cJSON_Delete(args);
 		snprintf(why, cap, "no %s of scene '%s': %s", WHAT(o), o->scene,
 		    rc == -EINTR ? "interrupted" : err);
 		return rc;
 	}
 	snprintf(url, ucap, "%s", pagerun_url(pr));
 	snprintf(browser, bcap, "%s", pagerun_browser(pr));
-	rc = pagerun_eval(pr, expr, &w, out, err, sizeof(err));
+	rc = pagerun_call(pr, fn, args, &w, out, err, sizeof(err));
+	cJSON_Delete(args);
 	if (rc == -EINTR)
 		*sig = pagerun_signal(pr);
 	if (pagerun_close(pr) != 0 && rc == 0) {
@@ -309,7 +299,7 @@ page_doc(const struct attr_opts *o, cJSON *page, const char *browser,
 	cJSON_AddNumberToObject(d, "v", 1);
 	cJSON_AddStringToObject(d, "at", at);
 	cJSON_AddStringToObject(d, "scene", o->scene);
-	cJSON_AddStringToObject(d, "source", "launch");
+	cJSON_AddStringToObject(d, "source", o->launch ? "launch" : "open-tab");
 	cJSON_AddStringToObject(d, "url", url);
 	cJSON_AddStringToObject(d, "browser", browser);
 	while ((it = page->child) != NULL) {
@@ -474,8 +464,8 @@ static const char usage[] =
 "  --timeout S      the census's whole deadline (default 300 s)\n"
 "\n"
 "exit: 0 written, 1 the world not restored after the bisection, 2 usage,\n"
-"4 no browser, page, scene or entity (or the open tab\n"
-"is not reachable yet: pass --launch); 130/143 interrupted (the browser\n"
+"4 no browser, page, scene or entity (without --launch: no daemon, no game\n"
+"tab connected to it, or the tab hidden); 130/143 interrupted (the browser\n"
 "taken down).  docs/attribute.md.\n";
 
 int
@@ -604,13 +594,6 @@ attribute_execute(const struct attr_opts *oin, cJSON **doc, char *path,
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		o.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	}
-	if (!o.launch) {
-		snprintf(why, cap, "the %s in the open tab (through the daemon) "
-		    "is not available yet: pass --launch to take the %s of "
-		    "scene '%s' in a browser sloptimize starts", WHAT(&o),
-		    WHAT(&o), o.scene);
-		return EXIT_NOTHING;
 	}
 	rc = page_take(&o, &page, browser, sizeof(browser), url, sizeof(url),
 	    &sig, why, cap);

@@ -1,7 +1,7 @@
 /*
  * bench_check — bench_for_check (cli/bench_check.h): `check --bench
  * SCENE` runs the bench verb's own bench (benchrun.h) in a launched
- * browser — the open tab is not reachable yet, as for `bench` — and hands
+ * browser — a check is a controlled run, never the developer's tab — and hands
  * its result to check in profile.json's shape, so a bench and a live
  * profile are judged by one rule (project/budgets).
  */

@@ -8,8 +8,8 @@
  *   Run a bench of `scene` for `project` (a launched browser, with
  *   `frames` measured frames a run after `warmup`, `runs` runs — each
  *   0 for the bench's default, BENCH_FRAMES, BENCH_WARMUP, BENCH_RUNS,
- *   and a warmup of -1 for none;
- *   the open tab is not reachable yet) and
+ *   and a warmup of -1 for none; a controlled run, never the developer's
+ *   tab) and
  *   hand back its result in profile.json's shape, so that check judges
  *   it by the same rule as a profile:
  *     { "at": ISO, "regime": "hardware"|"software"|"unknown",

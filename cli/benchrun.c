@@ -1,10 +1,10 @@
 /*
  * benchrun — a bench, a comparison, the budgets (benchrun.h).
  *
- * The launched run: the page opened by cli/pagerun.h (the URL with
+ * The run: the page from cli/pagerun.h — launched (the URL with
  * ?sloptimize=bench:<scene>, the page runtime virtual from the first
- * script), then one call of sloptimize.bench.run(…) — the same entry the
- * open tab's relay will call — watched by its progress() (the setup
+ * script), or the open tab through the daemon's relay — then one call of
+ * sloptimize.bench.run(…), watched by its progress() (the setup
  * timeout while setting up, a minute without a new frame after).
  * Whatever ends it, the browser is closed.
  *
@@ -130,9 +130,8 @@ progress_cb(void *arg, const cJSON *p)
 	progress_line(ps->r, p, &ps->shown);
 }
 
-/* The bench, in the page pagerun opened: one call of
- * sloptimize.bench.run(…) — the same entry the open tab's relay will
- * call — watched by its progress. */
+/* The bench, in the page pagerun opened (launched, or the open tab):
+ * one call of sloptimize.bench.run(…), watched by its progress. */
 static int
 run_page(const struct bench_req *r, struct pagerun *pr, cJSON **result,
     struct bench_outcome *o)
@@ -140,7 +139,7 @@ run_page(const struct bench_req *r, struct pagerun *pr, cJSON **result,
 	struct progress_state	 ps = { r, 0 };
 	struct pagerun_watch	 w = { r->setup_timeout_ms + 10000, STALL_MS,
 				    progress_cb, &ps };
-	char			 expr[1024], why[BROWSER_WHY_MAX], *opts;
+	char			 why[BROWSER_WHY_MAX];
 	cJSON			*oj;
 	int			 rc;
 
@@ -152,15 +151,8 @@ run_page(const struct bench_req *r, struct pagerun *pr, cJSON **result,
 	cJSON_AddNumberToObject(oj, "setupTimeoutMs", r->setup_timeout_ms);
 	cJSON_AddNumberToObject(oj, "waitSceneMs", 10000);
 	cJSON_AddNumberToObject(oj, "seed", PAGERUN_SEED);
-	opts = cJSON_PrintUnformatted(oj);
+	rc = pagerun_call(pr, "run", oj, &w, result, why, sizeof(why));
 	cJSON_Delete(oj);
-	snprintf(expr, sizeof(expr), "(async () => { const s = globalThis."
-	    "sloptimize; if (!s || !s.bench) throw new Error('the page has no "
-	    "sloptimize bench runtime (the script injected before the page did "
-	    "not run?)'); return await s.bench.run(%s); })()", opts ? opts :
-	    "{}");
-	free(opts);
-	rc = pagerun_eval(pr, expr, &w, result, why, sizeof(why));
 	if (ps.shown)
 		fputs("\n", stderr);
 	if (rc == 0)
@@ -303,8 +295,9 @@ bench_doc(const struct bench_req *r, const cJSON *res, const char *browser,
 	    "hardware") == 0 || strcmp(regime, "software") == 0) ? regime :
 	    "unknown");
 	env = cJSON_AddObjectToObject(doc, "environment");
-	cJSON_AddBoolToObject(env, "launched", 1);
-	cJSON_AddStringToObject(env, "headless", "new");
+	cJSON_AddBoolToObject(env, "launched", r->launch);
+	if (r->launch)
+		cJSON_AddStringToObject(env, "headless", "new");
 	cJSON_AddStringToObject(env, "browser", browser);
 	if (gpu != NULL)
 		cJSON_AddStringToObject(env, "gpu", gpu);
@@ -555,7 +548,7 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
     char *path, size_t pcap, cJSON *out_doc, struct bench_outcome *o)
 {
 	struct pagerun_req	 pq = { r->project, r->scene, r->url, r->signals,
-				    r->cancel, OPEN_MS, 0, 0 };
+				    r->cancel, OPEN_MS, 0, 0, r->launch };
 	struct pagerun		*pr;
 	char			 url[2300], why[BROWSER_WHY_MAX];
 	cJSON			*res = NULL, *doc, *run;
@@ -650,10 +643,6 @@ bench_execute(const struct bench_req *r, struct bench_outcome *o)
 		    before, sizeof(before), NULL, why, sizeof(why)) != 0)
 			fail(o, BENCH_EXIT_ENV, "nothing to compare with: %s — "
 			    "bench the code before the change first", why);
-		else if (!r->launch)
-			fail(o, BENCH_EXIT_ENV, "the bench in the open tab "
-			    "(through the daemon) is not available yet: pass "
-			    "--launch to bench in a browser sloptimize starts");
 		else if (launch_and_run(r, &bb, after, sizeof(after), doc, o) <=
 		    BENCH_EXIT_REGRESSED && compared)
 			compare(r, &bb, before, after, doc, o);

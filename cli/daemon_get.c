@@ -27,8 +27,9 @@
 #include "base/base.h"
 #include "cli/daemon_get.h"
 #include "cli/watch.h"
+#include "project/statedir.h"
 
-#define ANSWER_MAX	(4u << 20)
+#define ANSWER_MAX	(64u << 20)	/* an open tab's bench, or its frame */
 
 /* Wait for fd to be ready for `events` until the deadline: 0 or -errno. */
 static int
@@ -103,31 +104,72 @@ cli_daemon_get(const char *project_abs, const char *path, int timeout_ms,
 }
 
 int
-cli_daemon_get_at(const struct watch_addr *ap, const char *path,
+cli_daemon_get_at(const struct watch_addr *a, const char *path,
     int timeout_ms, cJSON **out, char *why, size_t cap)
 {
+	int	status, rc;
+
+	rc = cli_daemon_request(a, "GET", path, NULL, NULL, timeout_ms,
+	    &status, out, why, cap);
+	if (rc == 0 && status != 200) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		snprintf(why, cap, "the daemon answered %d to GET %s", status,
+		    path);
+		return -EPROTO;
+	}
+	return rc;
+}
+
+int
+cli_daemon_request(const struct watch_addr *ap, const char *method,
+    const char *path, const char *token, const char *body, int timeout_ms,
+    int *status, cJSON **out, char *why, size_t cap)
+{
 	const struct watch_addr	 a = *ap;
-	char			 req[2048];
-	char			*buf = NULL, *body;
-	size_t			 len = 0, bcap = 0;
+	char			 head[2048 + STATEDIR_TOKEN_LEN];
+	char			*buf = NULL, *req = NULL, *ans;
+	size_t			 len = 0, bcap = 0, blen = body ? strlen(body) : 0;
 	int64_t			 deadline = base_mono_ms() + timeout_ms;
-	int			 fd, rc, status, n;
+	int			 fd, rc, n;
 	ssize_t			 got;
 
 	*out = NULL;
+	*status = 0;
 	if ((fd = dial(&a, deadline)) < 0) {
 		snprintf(why, cap, "cannot reach the daemon at %s:%d: %s",
 		    a.host, a.port, strerror(-fd));
 		return fd;
 	}
-	n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s%s%s:%d"
-	    "\r\nAccept: application/json\r\nConnection: close\r\n\r\n", path,
-	    strchr(a.host, ':') ? "[" : "", a.host,
+	/* a write carries the token (the daemon's guard for a client that
+	   is not a page: DESIGN §10) and a JSON body of known length */
+	n = snprintf(head, sizeof(head), "%s %s HTTP/1.0\r\nHost: %s%s%s:%d"
+	    "\r\nAccept: application/json\r\nConnection: close\r\n", method,
+	    path, strchr(a.host, ':') ? "[" : "", a.host,
 	    strchr(a.host, ':') ? "]" : "", a.port);
-	for (len = 0; len < (size_t)n; len += (size_t)got) {
+	if (token != NULL && n > 0 && (size_t)n < sizeof(head))
+		n += snprintf(head + n, sizeof(head) - (size_t)n,
+		    "Authorization: Bearer %s\r\n", token);
+	if (body != NULL && n > 0 && (size_t)n < sizeof(head))
+		n += snprintf(head + n, sizeof(head) - (size_t)n, "Content-Type: "
+		    "application/json\r\nContent-Length: %zu\r\n", blen);
+	if (n < 0 || (size_t)n + 3 > sizeof(head)) {
+		rc = -ENAMETOOLONG;
+		goto fail;
+	}
+	memcpy(head + n, "\r\n", 3);
+	n += 2;
+	if ((req = malloc((size_t)n + blen)) == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	memcpy(req, head, (size_t)n);
+	if (blen > 0)
+		memcpy(req + n, body, blen);
+	for (len = 0; len < (size_t)n + blen; len += (size_t)got) {
 		if ((rc = wait_fd(fd, POLLOUT, deadline)) != 0)
 			goto fail;
-		if ((got = send(fd, req + len, (size_t)n - len,
+		if ((got = send(fd, req + len, (size_t)n + blen - len,
 		    MSG_NOSIGNAL)) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				got = 0;
@@ -168,32 +210,27 @@ cli_daemon_get_at(const struct watch_addr *ap, const char *path,
 	close(fd);
 	fd = -1;
 	buf[len] = '\0';
-	if (sscanf(buf, "HTTP/%*d.%*d %d", &status) != 1 ||
-	    (body = strstr(buf, "\r\n\r\n")) == NULL) {
+	if (sscanf(buf, "HTTP/%*d.%*d %d", status) != 1 ||
+	    (ans = strstr(buf, "\r\n\r\n")) == NULL) {
 		rc = -EPROTO;
 		snprintf(why, cap, "the daemon's answer is not HTTP");
 		goto out;
 	}
-	if (status != 200) {
+	if ((*out = cJSON_Parse(ans + 4)) == NULL) {
 		rc = -EPROTO;
-		snprintf(why, cap, "the daemon answered %d to GET %s", status,
-		    path);
-		goto out;
-	}
-	if ((*out = cJSON_Parse(body + 4)) == NULL) {
-		rc = -EPROTO;
-		snprintf(why, cap, "the daemon's answer to GET %s is not JSON",
-		    path);
+		snprintf(why, cap, "the daemon's answer (%d) to %s %s is not "
+		    "JSON", *status, method, path);
 		goto out;
 	}
 	rc = 0;
 	goto out;
 fail:
-	snprintf(why, cap, "GET %s from the daemon at %s:%d: %s", path,
+	snprintf(why, cap, "%s %s to the daemon at %s:%d: %s", method, path,
 	    a.host, a.port, strerror(-rc));
 out:
 	if (fd >= 0)
 		close(fd);
+	free(req);
 	free(buf);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * daemon_get — one blocking GET to the daemon serving a project (see
+ * daemon_get — one blocking request to the daemon serving a project (see
  * daemon_get.c for why blocking is right here).
  */
 #ifndef CLI_DAEMON_GET_H
@@ -23,5 +23,14 @@ int	cli_daemon_get(const char *project_abs, const char *path,
 struct watch_addr;
 int	cli_daemon_get_at(const struct watch_addr *a, const char *path,
 	    int timeout_ms, cJSON **out, char *why, size_t cap);
+/*
+ * One request of any method to the daemon at `a`: with `token` (or NULL)
+ * as its bearer token, `body` (or NULL) as a JSON body.  0 with *status
+ * and *out the parsed JSON answer whatever the status (an error's
+ * {error, message} too); or a negative errno with why.
+ */
+int	cli_daemon_request(const struct watch_addr *a, const char *method,
+	    const char *path, const char *token, const char *body,
+	    int timeout_ms, int *status, cJSON **out, char *why, size_t cap);
 
 #endif

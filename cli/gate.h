@@ -71,7 +71,8 @@ struct gate_frame {
  * virtual clock, the canvas as PNG.  Blocks until then or the deadline
  * (never longer: the browser is killed and reaped on every path).  0 with
  * *out filled in, or a negative errno with why[cap] saying what the user
- * can do: -ENOTCONN without launch (the open tab is not reachable yet),
+ * can do: -ENOTCONN without launch (no daemon, no tab connected to it,
+ * or the tab hidden),
  * -EINTR with out->signal when SIGINT/SIGTERM ended it, anything else the
  * environment's (exit 4).  Implemented in cli/gate_capture.c on
  * cli/pagerun.h.

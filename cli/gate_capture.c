@@ -1,18 +1,17 @@
 /*
  * gate_capture — where the correctness gate gets its frame (gate.h).
  *
- * `--launch`: the page opened in a headless Chromium by cli/pagerun.h
- * (the same launch, injection, URL and take-down as `bench --launch`),
- * then one call of the page runtime's sloptimize.bench.capture(…)
+ * The page from cli/pagerun.h — opened in a headless Chromium with
+ * `--launch` (the same launch, injection, URL and take-down as `bench
+ * --launch`), else the tab the developer has open, through the daemon's
+ * relay — then one call of the page runtime's sloptimize.bench.capture(…)
  * (page-runtime/bench.js): the scene set up under the virtual clock, its
  * settle frames and GATE_WARMUP frames stepped, one more frame stepped
  * and the canvas read with toDataURL in the same task as that frame's
- * render.  The PNG comes back as base64 in the evaluation's answer and is
- * decoded here; it is outside input, checked strictly.
- *
- * Without --launch the frame would come from the open tab through the
- * daemon's relay, which does not exist yet: exit 4, said as the bench
- * says it.
+ * render.  The PNG comes back as base64 in the call's answer and is
+ * decoded here; it is outside input, checked strictly.  The open tab's
+ * frame has the developer's window size and browser: a golden recorded in
+ * a launched browser is another configuration (its hash says so).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -130,37 +129,32 @@ gate_capture(const struct gate_capture_req *req, struct gate_frame *out,
     char *why, size_t cap)
 {
 	struct pagerun_req	 pq = { req->project, req->scene, req->url,
-				    req->signals, req->cancel, OPEN_MS, 0, 0 };
+				    req->signals, req->cancel, OPEN_MS, 0, 0,
+				    req->launch };
 	struct pagerun_watch	 w = { BENCH_SETUP_S * 1000 + 10000,
 				    60000, NULL, NULL };
 	struct pagerun		*pr = NULL;
-	char			 expr[1024], err[2048], browser[128];
+	char			 err[2048], browser[128];
 	const char		*b64;
-	cJSON			*res = NULL;
+	cJSON			*res = NULL, *opts;
 	int			 rc, sig = 0, timeout = req->timeout_ms > 0 ?
 				    req->timeout_ms : GATE_CAPTURE_MS;
 
 	memset(out, 0, sizeof(*out));
-	if (!req->launch) {
-		snprintf(why, cap, "the capture in the open tab (through the "
-		    "daemon) is not available yet: pass --launch to capture "
-		    "scene '%s' in a browser sloptimize starts", req->scene);
-		return -ENOTCONN;
-	}
 	pq.deadline = base_mono_ms() + timeout;
 	if ((rc = pagerun_open(&pq, &pr, &sig, err, sizeof(err))) != 0) {
 		out->signal = rc == -EINTR ? sig : 0;
 		snprintf(why, cap, "%s", rc == -EINTR ? "interrupted" : err);
 		return rc;
 	}
-	snprintf(expr, sizeof(expr), "(async () => { const s = globalThis."
-	    "sloptimize; if (!s || !s.bench || !s.bench.capture) throw new "
-	    "Error('the page has no sloptimize capture runtime (the script "
-	    "injected before the page did not run?)'); return await "
-	    "s.bench.capture({ scene: '%s', warmup: %d, seed: %d, "
-	    "setupTimeoutMs: %d, waitSceneMs: 10000 }); })()", req->scene,
-	    GATE_WARMUP, PAGERUN_SEED, BENCH_SETUP_S * 1000);
-	rc = pagerun_eval(pr, expr, &w, &res, err, sizeof(err));
+	opts = cJSON_CreateObject();
+	cJSON_AddStringToObject(opts, "scene", req->scene);
+	cJSON_AddNumberToObject(opts, "warmup", GATE_WARMUP);
+	cJSON_AddNumberToObject(opts, "seed", PAGERUN_SEED);
+	cJSON_AddNumberToObject(opts, "setupTimeoutMs", BENCH_SETUP_S * 1000);
+	cJSON_AddNumberToObject(opts, "waitSceneMs", 10000);
+	rc = pagerun_call(pr, "capture", opts, &w, &res, err, sizeof(err));
+	cJSON_Delete(opts);
 	if (rc == -EINTR)
 		out->signal = pagerun_signal(pr);
 	snprintf(browser, sizeof(browser), "%s", pagerun_browser(pr));

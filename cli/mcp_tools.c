@@ -1127,12 +1127,13 @@ const struct tool mcp_tools[] = {
 	  "person. launch: true captures the frame in a headless Chromium "
 	  "(the scene under the virtual clock, the first frame a bench "
 	  "measures; most of a minute on a software renderer); without it "
-	  "the open tab is not reachable yet (environment). Compare only: "
+	  "the game tab open in a browser, through the daemon (no tab: "
+	  "environment). Compare only: "
 	  "never record or edit a golden.",
 	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"scene\"],\"properties\":{"
 	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$\",\"description\":\"a named scene (the one the person chose)\"},"
 	  "\"threshold\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":1,\"description\":\"the smallest SSIM that passes (default 0.98)\"},"
-	  "\"launch\":{\"type\":\"boolean\",\"description\":\"capture in a headless Chromium sloptimize starts (the open tab is not reachable yet)\"},"
+	  "\"launch\":{\"type\":\"boolean\",\"description\":\"capture in a headless Chromium sloptimize starts (else: the game tab open in a browser, through the daemon)\"},"
 	  "\"url\":{\"type\":\"string\",\"description\":\"the game's URL (default: .sloptimize/dev.json's)\"}}}",
 	  "{\"type\":\"object\",\"required\":[\"v\",\"scene\",\"verdict\",\"exit\",\"threshold\",\"golden\",\"warnings\"],\"properties\":{"
 	  "\"verdict\":{\"enum\":[\"pass\",\"fail\",\"golden-changed\",\"incomparable\",\"no-golden\",\"environment\"]},"
@@ -1142,8 +1143,8 @@ const struct tool mcp_tools[] = {
 	  0, tool_run_gate, NULL },
 	{ "run_bench", "Bench a scene, or compare two benches",
 	  "A bench of a scene the game names (sloptimize.scene), in a "
-	  "headless Chromium sloptimize launches (launch: true; the open tab "
-	  "is not available yet), and with compare a verdict on the change: "
+	  "headless Chromium sloptimize launches (launch: true) or the game "
+	  "tab open in a browser, through the daemon, and with compare a verdict on the change: "
 	  "exactly `sloptimize bench --json`. The result's exit says what to "
 	  "do: 0 improved (keep the change), 1 regressed (revert), 5 "
 	  "no-detectable-change (a result: revert), 3 incomparable (the "

@@ -1,19 +1,26 @@
 /*
- * pagerun — the game's page in a browser sloptimize launches, for every
- * verb that needs one (`bench --launch`, `gate --launch`): the one place
- * that resolves the URL (--url, or the one the Vite plugin recorded in
- * .sloptimize/dev.json) and adds ?sloptimize=bench:<scene>, starts
- * Chromium (browser/browser.h), has it run the page runtime
- * (page-runtime/clock.js and bench.js, build/gen/pagebench.js) before any
- * script of the page with the virtual clock engaged, opens the page, runs
- * one long call of the runtime while polling its progress(), and takes
- * the browser down.
+ * pagerun — the game's page, for every verb that needs one (`bench`,
+ * `gate`, `attribute`), reached one of two ways (DESIGN §16):
  *
- * The poll is what notices a page that hangs: a script that never
- * returns blocks the page's main thread, so progress() goes unanswered
- * and its deadline passes.  Every wait has a deadline; pagerun_close()
- * leaves no process of the browser and must be called on every path
- * once pagerun_open() succeeded.
+ *   launched   (--launch) the one place that resolves the URL (--url, or
+ *              the one the Vite plugin recorded in .sloptimize/dev.json)
+ *              and adds ?sloptimize=bench:<scene>, starts Chromium
+ *              (browser/browser.h), has it run the page runtime
+ *              (page-runtime/clock.js and bench.js, build/gen/pagebench.js)
+ *              before any script of the page with the virtual clock
+ *              engaged, opens the page, runs one long call of the runtime
+ *              while polling its progress(), and takes the browser down;
+ *   open tab   the tab the developer has open, through the daemon's relay
+ *              (daemon/relay.h): the call is posted as a command with the
+ *              daemon's token, and its state polled until the page answers.
+ *
+ * Either way the call is one of the bench runtime's (run, capture, census,
+ * attribute) with its options as data, never script, and the same watch
+ * tells a page that hangs from a long bench: a script that never returns
+ * blocks the page's main thread, so progress() goes unanswered (launched)
+ * or the page stops sending it (open tab), and its deadline passes.
+ * Every wait has a deadline; pagerun_close() leaves no process of the
+ * browser and must be called on every path once pagerun_open() succeeded.
  */
 #ifndef CLI_PAGERUN_H
 #define CLI_PAGERUN_H
@@ -36,6 +43,7 @@ struct pagerun_req {
 	int64_t			 deadline;	/* base_mono_ms() after which
 						   nothing waits; 0: none */
 	double			 dpr;		/* device pixel ratio; 0: 1 */
+	int			 launch;	/* else the open tab */
 };
 
 /* How a long call is watched. */
@@ -50,29 +58,32 @@ struct pagerun_watch {
 struct pagerun;
 
 /*
- * Resolve the URL, launch the browser, open the page with the runtime.
- * 0 with *out; or a negative errno with err: -EINTR (*signal says which),
- * -ECANCELED, -ENAMETOOLONG (the URL: a usage error), else the
- * environment's (no dev.json, no browser, a page that does not load,
+ * Launched: resolve the URL, launch the browser, open the page with the
+ * runtime.  Open tab: find the daemon serving the project, its token, and
+ * a game page connected to it.  0 with *out; or a negative errno with err:
+ * -EINTR (*signal says which), -ECANCELED, -ENAMETOOLONG (the URL: a
+ * usage error), else the environment's (no dev.json, no browser, a page
+ * that does not load, no daemon or no page connected to it: -ENOTCONN,
  * the deadline).  Nothing is left running on an error.
  */
 int	pagerun_open(const struct pagerun_req *r, struct pagerun **out,
 	    int *signal, char *err, size_t cap);
 
 /*
- * Evaluate expr (a promise: the runtime's long call) and wait for it,
- * polling sloptimize.bench.progress() once a second as w says, never past
- * the request's deadline.  0 with *result (the caller's), or a negative
- * errno with err: -EINTR (pagerun_signal), -ECANCELED, -ETIMEDOUT (the
- * page hung, or the deadline), anything else the page's or the browser's
- * (a script that threw, a crash).
+ * Call sloptimize.bench.<fn>(opts) in the page and wait for it, watching
+ * its progress as w says, never past the request's deadline.  0 with
+ * *result (the caller's), or a negative errno with err: -EINTR
+ * (pagerun_signal), -ECANCELED, -ETIMEDOUT (the page hung, or the
+ * deadline), -EBUSY (the open tab runs another command), anything else the
+ * page's or the browser's (a call that threw, a crash).
  */
-int	pagerun_eval(struct pagerun *pr, const char *expr,
+int	pagerun_call(struct pagerun *pr, const char *fn, const cJSON *opts,
 	    const struct pagerun_watch *w, cJSON **result, char *err,
 	    size_t cap);
 
 const char *pagerun_url(const struct pagerun *pr);	/* as opened */
 const char *pagerun_browser(const struct pagerun *pr);	/* "Chrome/…" */
+int	pagerun_launched(const struct pagerun *pr);	/* else the open tab */
 int	pagerun_signal(const struct pagerun *pr);	/* ended a wait, or 0 */
 
 /* Take the browser down and free pr (NULL is fine): 0, or -EBUSY when a

@@ -15,7 +15,7 @@
 //   - a page loaded again under the run (Vite's full reload) is run again
 //     from the start, once, and said; one that keeps reloading is exit 4,
 //     said too (the launcher is bench's, gate's and attribute's);
-//   - no --launch → exit 4 saying the open tab is not reachable yet; a
+//   - no --launch and no daemon → exit 4 saying how the open tab is reached; a
 //     scene the page does not name → 4, nothing written; no page → 4.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -210,7 +210,7 @@ test('attribute_bisection_ranks_the_rocks_first_by_measured_draw_calls_and_leave
     assert.deepEqual(a.attribution.entities.map((e) => [e.id, e.dCalls, e.dTriangles]), [['crates', 10, 120]]);
     const off = (await client.callTool({ name: 'attribute_cost', arguments: { scene: 'town' } })).structuredContent;
     assert.deepEqual([off.exit, off.meaning], [4, 'environment']);
-    assert.match(off.error, /open tab .* not available yet/);
+    assert.match(off.error, /no daemon serves this project, and the game's open tab is reached through it/);
     const bad = await client.callTool({ name: 'attribute_cost', arguments: { scene: 'town', launch: true, ids: ['rocks'], top: 3 } });
     assert.equal(bad.isError, true, 'ids with top is a tool error');
     const fresh = (await client.callTool({ name: 'get_census', arguments: { scene: 'town', launch: true } },
@@ -230,10 +230,10 @@ test('attribute_refuses_without_launch_a_missing_scene_and_a_missing_page_with_e
   const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
   let r = await cli(['attribute', '--static', '--scene', 'town', '--project', project]);
   assert.equal(r.code, 4);
-  assert.match(r.err, /open tab .* not available yet: pass --launch/);
+  assert.match(r.err, /no daemon serves this project, and the game's open tab is reached through it: start it .*or pass --launch/);
   r = await cli(['attribute', '--scene', 'town', '--project', project]);
   assert.equal(r.code, 4);
-  assert.match(r.err, /attribution in the open tab .* not available yet: pass --launch/);
+  assert.match(r.err, /no attribution of scene 'town': no daemon serves this project, and the game's open tab is reached through it/);
   r = await cli(['attribute', '--static', '--scene', 'town', '--ids', 'rocks', '--launch', '--project', project]);
   assert.equal(r.code, 2);
   assert.match(r.err, /--ids, --top and --frames are the bisection's/);

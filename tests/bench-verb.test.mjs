@@ -13,7 +13,7 @@
 //     budgets' distances are printed and recorded and the exit stays the
 //     verdict's; a timing budget is not judged on SwiftShader;
 //   - a bench from another regime with the same configHash → 3;
-//   - no browser → 4 with the install hint; no --launch → 4; nothing to
+//   - no browser → 4 with the install hint; no --launch and no daemon → 4; nothing to
 //     compare with → 4 before any browser starts;
 //   - a page whose scene setup never returns → 4 within its deadline, a
 //     renderer killed under the bench → 4 "crashed", SIGINT → 130: each
@@ -93,7 +93,7 @@ test('bench_needs_a_browser_a_launch_and_a_before_bench_each_said_with_exit_4', 
   assert.match(r.err, /no browser found \(chromium, chromium-browser or google-chrome on PATH\)/);
   r = await bench(['--scene', 'crates']);
   assert.equal(r.code, 4);
-  assert.match(r.err, /open tab .* is not available yet: pass --launch/);
+  assert.match(r.err, /no daemon serves this project, and the game's open tab is reached through it: start it .*or pass --launch/);
   r = await bench(['--scene', 'crates', '--launch', '--compare', 'last']);
   assert.equal(r.code, 4);
   assert.match(r.err, /nothing to compare with: no bench yet/);

@@ -126,7 +126,7 @@ test('gate_launch_without_a_browser_or_without_launch_is_exit_4', async () => {
   assert.match(r.err, /SLOPTIMIZE_BROWSER=\/nonexistent is not an executable file: install Chromium/);
   r = await gate(['--scene', 'crates']);
   assert.equal(r.code, 4);
-  assert.match(r.err, /open tab .* not available yet: pass --launch/);
+  assert.match(r.err, /no daemon serves this project, and the game's open tab is reached through it: start it .*or pass --launch/);
   assert.equal(profiles().length, 0);
 });
 

@@ -123,8 +123,8 @@ run 4 "a frame that is not a PNG" --scene crates --project "$P" --frame "$top/te
 check "not a PNG: environment, said" '[ "$(field "$tmp/out" d.verdict)" = environment ] && grep -q "not a picture the gate can read" "$tmp/err"'
 run 4 "a truncated frame" --scene crates --project "$P" --frame "$top/tests/fixtures/png/truncated.png"
 run 4 "a frame file that is not there" --scene crates --project "$P" --frame "$tmp/nothing.png"
-run 4 "no --launch: the open tab is not reachable yet, the environment's" --scene crates --project "$P" --json
-check "no --launch: environment, never a pass, said with what to do" '[ "$(field "$tmp/out" d.verdict)" = environment ] && grep -q "open tab .* not available yet: pass --launch" "$tmp/err"'
+run 4 "no --launch and no daemon: the open tab is not reachable, the environment's" --scene crates --project "$P" --json
+check "no --launch: environment, never a pass, said with what to do" '[ "$(field "$tmp/out" d.verdict)" = environment ] && grep -q "no daemon serves this project, and the game.s open tab is reached through it: .*or pass --launch" "$tmp/err"'
 schema "no --launch" "$tmp/out"
 export SLOPTIMIZE_BROWSER=/nonexistent
 run 4 "--launch with no browser" --scene crates --project "$P" --launch --url http://127.0.0.1:9/ --json
