@@ -82,7 +82,11 @@ before(async () => {
 after(async () => {
   if (browser) await browser.close();
   if (vite) await vite.stop();
-  if (daemon) await daemon.stop();
+  if (daemon) {
+    // a clean exit: under `make asan` a sanitizer's report is not one
+    const end = await daemon.stop();
+    assert.deepEqual(end, { code: 0, sig: null }, daemon.log.slice(-3000));
+  }
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
