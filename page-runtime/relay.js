@@ -48,6 +48,32 @@ export function startRelay({ api, endpoint = '', WebSocket = globalThis.WebSocke
     scenes: api.bench && typeof api.bench.scenes === 'function' ? api.bench.scenes().slice(0, 64) : [],
   });
   const onVisibility = () => send(pageMessage());
+
+  // While a command runs the game is driven by the bench (paused, stepped
+  // on its clock): the person looking at the tab is told why, at the top
+  // of the page and out of the pointer's way.  Not on the canvas: a frame
+  // the gate captures is the canvas alone.
+  function banner(text) {
+    try {
+      if (!document || !document.body || typeof document.createElement !== 'function') return;
+      let el = document.querySelector('.sloptimize-relay-banner');
+      if (text === null) {
+        if (el) el.remove();
+        return;
+      }
+      if (!el) {
+        el = document.createElement('div');
+        el.className = 'sloptimize-relay-banner';
+        el.setAttribute('role', 'status');
+        el.style.cssText = 'position:fixed;top:0;left:50%;transform:translateX(-50%);z-index:2147483647;pointer-events:none;' +
+          'font:12px/1.4 system-ui,sans-serif;background:rgba(20,20,28,.88);color:#f0f0f0;padding:4px 10px;border-radius:0 0 6px 6px';
+        document.body.appendChild(el);
+      }
+      el.textContent = text;
+    } catch (e) { /* a page without a DOM to speak of: nothing said there */ }
+  }
+  const bannerText = (m, p) => `sloptimize: ${m.verb === 'run' ? 'bench' : m.verb} of scene '${String((m.options && m.options.scene) || '?').slice(0, 64)}' ` +
+    `asked by the CLI — the game is stepped by the bench${p && p.phase ? ` (${p.phase}${p.frames ? ` ${p.frame}/${p.frames}` : ''})` : ''}`;
   if (document && typeof document.addEventListener === 'function') document.addEventListener('visibilitychange', onVisibility);
 
   async function run(m) {
@@ -64,6 +90,7 @@ export function startRelay({ api, endpoint = '', WebSocket = globalThis.WebSocke
       let p = null;
       try { p = api.bench.progress(); } catch (e) { p = { phase: 'unknown', error: String((e && e.message) || e) }; }
       send({ type: 'progress', id, progress: p });
+      banner(bannerText(m, p));
     };
     // the call first: its synchronous start names its phase, so the
     // first progress is this command's, not the last one's 'done'
@@ -85,6 +112,7 @@ export function startRelay({ api, endpoint = '', WebSocket = globalThis.WebSocke
     } finally {
       ci(tick);
       s.busy = null;
+      banner(null);
     }
     if (after) {
       try { after(m.verb, ok ? out : null); } catch (e) { /* the answer goes out whatever after() did */ }

@@ -11,7 +11,7 @@
 //     (counters are exact under the virtual clock in the open tab too);
 //     the tab loaded again with the crates instanced → improved, draw
 //     calls down by exactly 3,998; the recorder the bench stopped is
-//     running again afterwards;
+//     running again afterwards; a banner in the tab says so while it runs;
 //   - attribute --static and gate --record/gate in the open tab: the
 //     census is the tab's (source "open-tab"), the gate passes its own
 //     golden at SSIM 1;
@@ -111,7 +111,21 @@ test('the tab registers, is listed with its url, and is sent no wakes', async ()
 
 test('bench in the open tab: written as the tab\'s, A/A is exit 5, the recorder runs again after', { timeout: 900000 }, async () => {
   assert.equal(await page.evaluate(() => !!globalThis.sloptimize.recorder), true, 'the tab records before');
+  // the person at the tab is told while the bench drives the game
+  const seen = new Set();
+  let benching = true;
+  const watchBanner = (async () => {
+    while (benching) {
+      const t = await page.evaluate(() => document.querySelector('.sloptimize-relay-banner')?.textContent || null).catch(() => null);
+      if (t) seen.add(t);
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  })();
   let r = await cli(['bench', '--scene', 'crates', '--json', ...SMALL]);
+  benching = false;
+  await watchBanner;
+  assert.ok([...seen].some((t) => /^sloptimize: bench of scene 'crates' asked by the CLI — the game is stepped by the bench/.test(t)), JSON.stringify([...seen]));
+  assert.equal(await page.evaluate(() => document.querySelector('.sloptimize-relay-banner')), null, 'and the banner goes with the bench');
   assert.ok(r.code === 0 || r.code === 1, `${r.code}: ${r.err}`);
   const b0 = JSON.parse(fs.readFileSync(r.doc.run.path, 'utf8'));
   assert.equal(b0.environment.launched, false);
