@@ -41,6 +41,7 @@ def benches(build):
         "sink": (["node", "bench/sink.mjs"], t),
         "gate": ([sys.executable, os.path.join(t, "bench", "gate.py"), build], TOP),
         "verify": (["node", "bench/verify.mjs"], t),
+        "attribute": (["node", "bench/attribute.mjs"], t),
     }, b
 
 
