@@ -69,7 +69,14 @@ export interface IssueDocument {
   generatedAt: string;
   issue: IssueRow;
   occurrences: { at: string | null; build: string | null; value: number | null; verdict: Verdict | null;
-    note?: string; offset: number | null }[];
+    note?: string; offset: number | null;
+    /** What the incident says of itself, when it says it (docs/json.md). */
+    script?: { name?: string; sourceURL?: string; invoker?: string; invokerType?: string; durationMs?: number; unavailable?: string };
+    uploadBytes?: number; sites?: string[];
+    /** The entities it names, "id (site)": the minted, then the spawned, each once, at most 8. */
+    entities?: string[];
+    delta?: { programs?: number; textures?: number; geometries?: number; calls?: number; triangles?: number };
+    regime?: string }[];
 }
 
 export interface HistoryBucket {

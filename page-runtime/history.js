@@ -47,6 +47,16 @@ export function parseSituation(ctx) {
   return out;
 }
 
+// s cut to at most max UTF-8 bytes at a character boundary (jscan_str)
+function utf8Cut(s, max) {
+  if (s.length * 3 <= max) return s;
+  const b = utf8.encode(s);
+  if (b.length <= max) return s;
+  let n = max;
+  while (n > 0 && (b[n] & 0xc0) === 0x80) n--;
+  return new TextDecoder().decode(b.subarray(0, n));
+}
+
 function utf8Length(s) {
   if (s.length < 86) return s.length * 3 < 256 ? s.length : utf8.encode(s).length;
   return utf8.encode(s).length;
@@ -390,6 +400,22 @@ function occurrenceDetail(rec, lastRegime) {
     }
   }
   if (sites.length) out.sites = sites;
+  // the entities it names, as "id (site)": the minted, then the spawned,
+  // each once, at most 8 (ledger/ledger.c, with its byte bounds)
+  const entities = [];
+  const lists = [rec.mintedEntities, isObject(rec.world) ? rec.world.spawnedEntities : null];
+  for (const list of lists) {
+    if (!Array.isArray(list)) continue;
+    for (const e of list) {
+      if (entities.length >= 8) break;
+      if (!isObject(e) || typeof e.id !== 'string' || e.id === '') continue;
+      const id = utf8Cut(e.id, 79);
+      const site = typeof e.site === 'string' ? utf8Cut(e.site, 71) : '';
+      const text = site !== '' && site !== 'unknown' ? `${id} (${site})` : id;
+      if (!entities.includes(text)) entities.push(text);
+    }
+  }
+  if (entities.length) out.entities = entities;
   if (isObject(rec.delta)) {
     const x = {};
     for (const k of ['programs', 'textures', 'geometries', 'calls', 'triangles']) {

@@ -1656,7 +1656,7 @@ class Panel {
     const det = this.data.detail.get(r.id);
     if (det && det.occurrences && det.occurrences.length) {
       const occ = det.occurrences.slice(-8).reverse();
-      html += `<h3>Last occurrences (${det.occurrences.length})</h3><ul class="occ">${occ.map((o) => `<li>${esc(fmtTime(o.at))} · ${esc(o.build || 'no build')} · ${esc(fmtNum(o.value, r.worst ? r.worst.unit : 'ms'))}${o.verdict && o.verdict.guess ? ` · ${esc(o.verdict.guess)}` : ''}${o.note ? ` · <q class="note" data-note-text>${esc(o.note)}</q>` : ''}</li>`).join('')}</ul>`;
+      html += `<h3>Last occurrences (${det.occurrences.length})</h3><ul class="occ">${occ.map((o) => `<li>${esc(fmtTime(o.at))} · ${esc(o.build || 'no build')} · ${esc(fmtNum(o.value, r.worst ? r.worst.unit : 'ms'))}${o.verdict && o.verdict.guess ? ` · ${esc(o.verdict.guess)}` : ''}${o.note ? ` · <q class="note" data-note-text>${esc(o.note)}</q>` : ''}${Array.isArray(o.entities) && o.entities.length ? ` · <span class="entities" data-entities>${esc(o.entities.join(', '))}</span>` : ''}</li>`).join('')}</ul>`;
     }
     return html;
   }
