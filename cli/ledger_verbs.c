@@ -1,5 +1,9 @@
 /*
- * verbs — `sloptimize` issues, report, history, fix, hook-status, doctor.
+ * ledger_verbs — `sloptimize` issues, report, history, fix, hook-status,
+ * doctor.  (Their entry points are declared in cli/verbs.h with every
+ * other verb's: that header is the dispatch table's, included by each
+ * verb's file, and this file is one of them — it was verbs.c, and the
+ * verbs it uses (watch, check) included its header back.)
  *
  * Every verb reads the project's files directly through the fold; none
  * needs the daemon.  Output is an aligned table for people or, with
