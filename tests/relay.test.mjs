@@ -21,7 +21,8 @@
 //     answering" within the watch's bound, and the tab takes the next
 //     command once it is free again;
 //   - a hidden tab → exit 4 saying to bring it to the front; no tab → 4
-//     saying to open the game or pass --launch.
+//     saying to open the game or pass --launch; --url without --launch →
+//     2 (it names a launched browser's page).
 //
 // Timing takes no part: the benches are tiny and judged by counters.
 import assert from 'node:assert/strict';
@@ -204,4 +205,10 @@ test('a hidden tab, and no tab, are exit 4 saying what to do', { timeout: 300000
   r = await cli(['gate', '--scene', 'crates']);
   assert.equal(r.code, 4, r.err);
   assert.match(r.err, /no game page is connected to the daemon: open the game .*or pass --launch/);
+  // a URL names the page a launched browser opens: without --launch it is a usage error, not ignored
+  r = await cli(['bench', '--scene', 'crates', '--url', `${vite.url}/`]);
+  assert.equal(r.code, 2, r.err);
+  assert.match(r.err, /--url names the page a launched browser opens: pass --launch with it/);
+  r = await cli(['attribute', '--static', '--scene', 'crates', '--url', `${vite.url}/`]);
+  assert.equal(r.code, 2, r.err);
 });
