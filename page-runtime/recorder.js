@@ -65,8 +65,13 @@ const MAX_WORK = 16;              // frames waiting for the after-frame task (mo
 const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_SELF = 5, FR_BASE_END = 6, FR_TICK_AT = 7,
   FR_ANIM = 8, FR_PREV_ANIM = 9;
 // this.own: the recorder's own main-thread time (its tasks, not the render
-// wrapper's few reads): a task's start, the total, the longest task, tasks
-const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3;
+// wrapper's few reads): a task's start, the total, the longest task, tasks,
+// the kind of the task under way and of the longest (OWN_KINDS: numbers,
+// so naming it allocates nothing)
+const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5;
+const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7;
+const OWN_KINDS = ['other', 'after-frame (census slices, hitch records)', 'long-animation-frame observer', 'every-second (context)',
+  'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send'];
 // work for the after-frame task, per queued frame
 const W_CENSUS = 1, W_HITCH = 2;
 const CAM = 7;                    // camera position xyz + quaternion xyzw, per queued hitch
@@ -215,7 +220,7 @@ class Recorder {
     // fraction of a unit that is only the clocks disagreeing.
     this.timeline = typeof document !== 'undefined' && document.timeline ? document.timeline : null;
     this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
-    this.own = new Float64Array(4);     // the recorder's own time: OWN_START, OWN_TOTAL, OWN_MAX, OWN_TASKS
+    this.own = new Float64Array(6);     // the recorder's own time: OWN_START … OWN_MAX_KIND
     this.ownDepth = 0;
     this.baseFrame = 0;                 // the frame the median's level starts from (0, or a resize)
     this.canvasW = -1; this.canvasH = -1; this.prevW = 0; this.prevH = 0;
@@ -297,7 +302,7 @@ class Recorder {
     this.hasReach = false;
 
     this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed(),
-      onOwn: (ms) => this.ownAdd(ms) });
+      onOwn: (ms) => this.ownAdd(ms, K_SEND) });
     // a WebGPURenderer's info counts differently (render.calls counts
     // render passes, not draws; there is no program list): say so, and
     // never hand those counters on as if they were WebGL's
@@ -348,7 +353,7 @@ class Recorder {
       // observer's own task gets to run
       if (self.pending.length > 0) self.resolvePending(false);
     };
-    this.afterFrame = function afterFrame() { self.ownBegin(); self.runWork(); self.ownEnd(); };
+    this.afterFrame = function afterFrame() { self.ownBegin(K_FRAME); self.runWork(); self.ownEnd(); };
 
     this.onTick = (t) => {
       this.tick++;
@@ -394,7 +399,7 @@ class Recorder {
 
     if (this.loafSupported) {
       this.observer = new PerformanceObserver((list) => {
-        this.ownBegin();
+        this.ownBegin(K_LOAF);
         this.keepLoafs(list.getEntries());
         this.resolvePending(false);
         this.ownEnd();
@@ -404,8 +409,8 @@ class Recorder {
 
     this.refreshContext();
     this.lastBeatAt = now();
-    this.ctxTimer = setInterval(() => { this.ownBegin(); this.everySecond(); this.ownEnd(); }, 1000);
-    this.beatTimer = setInterval(() => { this.ownBegin(); this.heartbeat(); this.ownEnd(); }, this.heartbeatMs);
+    this.ctxTimer = setInterval(() => { this.ownBegin(K_SECOND); this.everySecond(); this.ownEnd(); }, 1000);
+    this.beatTimer = setInterval(() => { this.ownBegin(K_BEAT); this.heartbeat(); this.ownEnd(); }, this.heartbeatMs);
     this.findPanel();
     // the camera the game renders with is a tracked point with no game
     // code (docs/recorder.md, "Jitter"): a track of its own, filled after
@@ -452,22 +457,28 @@ class Recorder {
   // once).  It is put on the frame it lands in (FR_SELF → ring.selfMs),
   // and that frame is judged without it: the recorder is never the hitch
   // it reports.
-  ownBegin() {
-    if (this.ownDepth++ === 0) this.own[OWN_START] = performance.now();
+  ownBegin(kind = K_OTHER) {
+    if (this.ownDepth++ === 0) {
+      this.own[OWN_START] = performance.now();
+      this.own[OWN_KIND] = kind;
+    }
   }
 
   ownEnd() {
     if (--this.ownDepth > 0) return;
     this.ownDepth = 0;
-    this.ownAdd(performance.now() - this.own[OWN_START]);
+    this.ownAdd(performance.now() - this.own[OWN_START], this.own[OWN_KIND]);
   }
 
-  ownAdd(ms) {
+  ownAdd(ms, kind) {
     if (!(ms > 0)) return;
     const o = this.own;
     o[OWN_TOTAL] += ms;
     o[OWN_TASKS] += 1;
-    if (ms > o[OWN_MAX]) o[OWN_MAX] = ms;
+    if (ms > o[OWN_MAX]) {
+      o[OWN_MAX] = ms;
+      o[OWN_MAX_KIND] = kind;
+    }
     this.fr[FR_SELF] += ms;
   }
 
@@ -888,7 +899,7 @@ class Recorder {
   // seen, nothing is minted.  Once per recorder.
   firstCensus() {
     if (this.cs.running || this.censusDone) return;
-    this.ownBegin();
+    this.ownBegin(K_FIRST_CENSUS);
     this.censusBegin(false);
     this.censusStep(Infinity);
     this.censusEnd();
@@ -1233,7 +1244,7 @@ class Recorder {
       const wait = Math.max(0, Math.min(...keep.map((p) => p.deadline - t))) + 20;
       this.pendingTimer = setTimeout(() => {
         this.pendingTimer = null;
-        this.ownBegin(); this.resolvePending(false); this.ownEnd();
+        this.ownBegin(K_PENDING); this.resolvePending(false); this.ownEnd();
       }, wait);
     }
   }
@@ -1644,6 +1655,7 @@ class Recorder {
       loaf: this.loafSupported, censuses: this.censuses, incidents: this.incidents.slice(-20),
       renderer: this.kind, panelOpen: this.panelOpen, heldPanelFrames: this.panelFramesTotal,
       own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
+        maxTaskKind: this.own[OWN_TASKS] > 0 ? OWN_KINDS[this.own[OWN_MAX_KIND]] : null,
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
       ...(this.kind === 'webgpu' ? { measured: WEBGPU_MEASURED } : {}),
