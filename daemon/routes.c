@@ -354,6 +354,48 @@ relay_job(struct route_ctx *c, struct http_request *r,
 	return ROUTE_ANSWERED;
 }
 
+/* --- /census, /attribution: what `sloptimize attribute` last wrote -------- */
+
+/*
+ * The project's .sloptimize/census.json or attribution.json as the CLI
+ * wrote it (atomically: a reader sees the old file or the new), for the
+ * panel's Issues tab.  Read on the pool through the static reader: a
+ * regular file under the directory, bounded, with a strong ETag.
+ */
+static enum route_result
+attr_file_get(struct route_ctx *c, struct http_request *r,
+    const struct route_args *ra, struct api_job *j)
+{
+	const char	*name = strcmp(r->path, ROUTE_PREFIX "/census") == 0 ?
+			    "census.json" : "attribution.json";
+
+	(void)c, (void)ra;
+	snprintf(j->path, sizeof(j->path), "%s", name);
+	snprintf(j->path2, sizeof(j->path2), "%s/.sloptimize", j->project);
+	return ROUTE_POOL;
+}
+
+static void
+attr_file_work(struct api_job *j)
+{
+	int	rc = static_read(j->path2, j->path, LWS_PRE, &j->out, j->etag);
+
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
+		job_fail(j, 404, "not_found", "no %s yet: `sloptimize attribute "
+		    "%s--scene S` writes it", j->path, strcmp(j->path,
+		    "census.json") == 0 ? "--static " : "");
+	else if (rc == -EFBIG)
+		job_fail(j, 500, "internal", "%s is larger than the daemon "
+		    "serves", j->path);
+	else if (rc != 0)
+		job_fail(j, 500, "internal", "cannot read %s: %s", j->path,
+		    strerror(-rc));
+	else {
+		j->status = 200;
+		j->ctype = "application/json";
+	}
+}
+
 /* --- /ledger ------------------------------------------------------------ */
 
 static enum route_result
@@ -1036,6 +1078,10 @@ static const struct route routes[] = {
 	    settings_work, settings_done },
 	{ ROUTE_PREFIX "/events", HTTP_GET, GUARD_READ, NULL, events_get, NULL,
 	    NULL },
+	{ ROUTE_PREFIX "/census", GH, GUARD_READ, NULL, attr_file_get,
+	    attr_file_work, static_done },
+	{ ROUTE_PREFIX "/attribution", GH, GUARD_READ, NULL, attr_file_get,
+	    attr_file_work, static_done },
 	{ ROUTE_PREFIX "/relay", HTTP_GET, GUARD_READ, NULL, relay_pages, NULL,
 	    NULL },
 	{ ROUTE_PREFIX "/relay", HTTP_POST, GUARD_WRITE, NULL, relay_command,

@@ -1083,6 +1083,7 @@ class Panel {
       try {
         const r = await this.request('GET', '/issues');
         this.data.issues = { view: 'daemon', doc: r.doc, at: Date.now() };
+        await this.loadCensus();
         return this.data.issues;
       } catch (err) {
         if (this.source !== 'auto' || err.unreachable) throw err;
@@ -1092,6 +1093,44 @@ class Panel {
     const led = await this.loadLedger({ force: true });
     this.data.issues = { view: 'tail', doc: led.fold.issues({ now: Date.now() }), at: Date.now(), ledger: led };
     return this.data.issues;
+  }
+
+  // The census `sloptimize attribute --static` last wrote, from the
+  // daemon: which entity holds what, built where.  None yet is not an
+  // error: the table says how to make one.
+  async loadCensus() {
+    try {
+      const r = await this.request('GET', '/census');
+      this.data.census = { doc: r.doc, error: null };
+    } catch (err) {
+      this.data.census = err.status === 404 ? { doc: null, error: null } : { doc: null, error: err.message || String(err) };
+    }
+  }
+
+  censusHtml() {
+    const c = this.data.census;
+    if (!c) return '';
+    if (c.error) return `<section class="census" data-census="error"><h3>Census</h3><p class="occ">${esc(c.error)}</p></section>`;
+    if (!c.doc) {
+      return '<section class="census" data-census="none"><h3>Census</h3><p class="occ">No census yet: <code>sloptimize attribute --static --scene S --launch</code> ' +
+        'walks a named scene and says which entity holds what, and where in the source it was built.</p></section>';
+    }
+    const d = c.doc;
+    const ents = Array.isArray(d.entities) ? d.entities.slice(0, 12) : [];
+    const hints = Array.isArray(d.hints) ? d.hints.slice(0, 6) : [];
+    let html = `<section class="census" data-census="${esc(d.scene || '')}"><h3>Census of scene ${esc(d.scene || '?')}</h3>`;
+    html += `<p class="occ">${esc(fmtTime(d.at))} · ${esc(d.source === 'open-tab' ? 'the open tab' : 'a launched browser')}` +
+      `${d.totals ? ` · ${esc(d.totals.meshes)} meshes, ${esc(d.totals.triangles)} triangles, ${esc(d.totals.calls)} draw calls` : ''}` +
+      ` · entities by triangles${Number.isInteger(d.entitiesTotal) && d.entitiesTotal > ents.length ? ` (the first ${ents.length} of ${esc(d.entitiesTotal)})` : ''}</p>`;
+    html += '<table class="census-table" data-census-table><thead><tr><th>entity</th><th>meshes</th><th>triangles</th><th>materials</th><th>built at</th></tr></thead><tbody>';
+    for (const e of ents) {
+      const site = e.site;
+      html += `<tr data-entity="${esc(e.id)}"><td>${esc(e.id)}</td><td>${esc(e.meshes)}</td><td>${esc(e.triangles)}</td><td>${esc(e.materials)}</td>` +
+        `<td>${esc(site && site !== 'unknown' ? site : 'unknown: name it with sloptimize.track()')}</td></tr>`;
+    }
+    html += '</tbody></table>';
+    if (hints.length) html += `<ul class="occ" data-hints>${hints.map((h) => `<li><strong>${esc(h.kind)}</strong>${h.fix ? ` — ${esc(h.fix)}` : ''}</li>`).join('')}</ul>`;
+    return `${html}</section>`;
   }
 
   async loadHistory() {
@@ -1580,6 +1619,7 @@ class Panel {
     const rows = Array.isArray(doc.issues) ? doc.issues : [];
     // the same rows as on screen: only the "ago" texts move
     const sig = JSON.stringify([cur.view, this.showAll, [...this.expanded], [...this.data.detail.keys()], this.errors.issues || null,
+      this.data.census ? [this.data.census.doc && this.data.census.doc.at, this.data.census.error] : null,
       rows.map((r) => [r.id, r.count, r.status, r.last, r.first, r.verdict, r.worst, r.builds.length, r.fixes.length, r.proposals.length])]);
     if (sig === this.issuesSig && el.querySelector('[data-rows]')) {
       const now = Date.now();
@@ -1615,6 +1655,7 @@ class Panel {
     }
     html += '</ul>';
     if (shown.length < rows.length) html += `<button type="button" class="more" data-action="show-all" data-fk="show-all">Show all ${rows.length} footprints (${rows.length - shown.length} more)</button>`;
+    if (cur.view === 'daemon') html += this.censusHtml();
     this.patch(el, html);
     el.dataset.state = 'ready';
     el.dataset.view = cur.view;

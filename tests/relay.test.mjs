@@ -13,8 +13,9 @@
 //     calls down by exactly 3,998; the recorder the bench stopped is
 //     running again afterwards; a banner in the tab says so while it runs;
 //   - attribute --static and gate --record/gate in the open tab: the
-//     census is the tab's (source "open-tab"), the gate passes its own
-//     golden at SSIM 1;
+//     census is the tab's (source "open-tab", valid against its schema),
+//     served by the daemon as written and shown as a table of entities
+//     by the panel's Issues tab; the gate passes its own golden at SSIM 1;
 //   - a command without the token or an allowed Origin → 403, nothing sent;
 //     another command while the tab runs one → 409;
 //   - a tab whose scene setup blocks its main thread → exit 4 "stopped
@@ -108,6 +109,10 @@ test('the tab registers, is listed with its url, and is sent no wakes', async ()
   });
   assert.equal(r.status, 403);
   assert.equal((await daemon.status()).relay.commands, 0);
+  // no census yet: the daemon says how to make one
+  const c = await fetch(`${daemon.base}/api/sloptimize/census`);
+  assert.equal(c.status, 404);
+  assert.match((await c.json()).error.message, /no census\.json yet: `sloptimize attribute --static --scene S`/);
 });
 
 test('bench in the open tab: written as the tab\'s, A/A is exit 5, the recorder runs again after', { timeout: 900000 }, async () => {
@@ -161,6 +166,21 @@ test('census and gate in the open tab', { timeout: 900000 }, async () => {
   assert.equal(census.source, 'open-tab');
   assert.equal(census.url, `${vite.url}/`);
   assert.ok(census.entities.length > 0);
+  validate('census.json', census);
+  // the daemon serves it as written, and the panel's Issues tab shows it
+  assert.deepEqual(await daemon.get('/api/sloptimize/census'), census);
+  const panel = await browser.newPage();
+  try {
+    await panel.goto(`${daemon.base}/?source=daemon&tab=issues`);
+    const row = panel.locator('[data-census-table] tr[data-entity]').first();
+    await row.waitFor({ timeout: 30000 });
+    assert.equal(await row.getAttribute('data-entity'), census.entities[0].id);
+    const site = census.entities[0].site;
+    assert.ok((await row.textContent()).includes(site === 'unknown' ? 'unknown: name it' : site), await row.textContent());
+    assert.match(await panel.textContent('[data-census]'), /Census of scene crates.*the open tab/s);
+  } finally {
+    await panel.close();
+  }
   r = await cli(['gate', '--record', '--yes', '--scene', 'crates']);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out + r.err, /640×400/, 'the tab\'s own size');
