@@ -1725,6 +1725,42 @@ doctor_budgets(struct doc *d, const char *project, int64_t now_ms)
 }
 
 /*
+ * The game tabs connected to the daemon's relay: where bench, gate and
+ * attribute without --launch run (docs/bench.md, "The open tab").
+ */
+static void
+doctor_open_tab(struct doc *d, const char *project)
+{
+	cJSON		*doc = NULL, *pages, *p;
+	char		 why[512];
+	int		 n, hidden = 0;
+
+	if (cli_daemon_get(project, "/api/sloptimize/relay", 2000, &doc, why,
+	    sizeof(why)) != 0) {
+		check(d, "open tab", 0, "cannot ask the daemon: %s", why);
+		return;
+	}
+	pages = cJSON_GetObjectItemCaseSensitive(doc, "pages");
+	n = cJSON_GetArraySize(pages);
+	cJSON_ArrayForEach(p, pages)
+		hidden += cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p,
+		    "visible"));
+	if (n == 0)
+		check(d, "open tab", -1, "no game tab is connected to the "
+		    "daemon: bench, gate and attribute need --launch until "
+		    "the game is open with the plugin");
+	else
+		check(d, "open tab", hidden < n, "%d game tab%s connected, "
+		    "the newest %s (%s)%s", n, n == 1 ? "" : "s",
+		    jstr(cJSON_GetArrayItem(pages, 0), "url"),
+		    cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(pages, 0), "visible")) ? "hidden" :
+		    "visible", hidden == n ? ": every one is hidden, and a "
+		    "hidden tab draws no frames — bring one to the front" : "");
+	cJSON_Delete(doc);
+}
+
+/*
  * A browser for `bench --launch`, found as the launcher finds one:
  * $SLOPTIMIZE_BROWSER, then chromium, chromium-browser, google-chrome
  * on PATH.  0 and the path in out, or -ENOENT.
@@ -1964,6 +2000,7 @@ verb_doctor(int argc, char **argv)
 			check(&d, "daemon", 1, "pid %.0f serving on %s",
 			    pid->valuedouble, jstr(dj, "listen"));
 			daemon_checks(&d, real);
+			doctor_open_tab(&d, real);
 		}
 		cJSON_Delete(dj);
 		fix_loop_level(real, loop, sizeof(loop));

@@ -109,6 +109,9 @@ test('the tab registers, is listed with its url, and is sent no wakes', async ()
   });
   assert.equal(r.status, 403);
   assert.equal((await daemon.status()).relay.commands, 0);
+  // doctor says where bench, gate and attribute without --launch would run
+  const doc = await cli(['doctor']);
+  assert.match(doc.out, new RegExp(`open tab.*1 game tab connected, the newest ${vite.url}/ \\(visible\\)`), doc.out);
   // no census yet: the daemon says how to make one
   const c = await fetch(`${daemon.base}/api/sloptimize/census`);
   assert.equal(c.status, 404);
@@ -222,6 +225,7 @@ test('a hidden tab, and no tab, are exit 4 saying what to do', { timeout: 300000
   assert.match(r.err, /hidden, and a browser draws no frames for a hidden tab: bring it to the front, or pass --launch/);
   await page.close();
   await waitFor(async () => (await pages()).length === 0, { what: 'the tab gone from the relay' });
+  assert.match((await cli(['doctor'])).out, /open tab.*no game tab is connected to the daemon/);
   r = await cli(['gate', '--scene', 'crates']);
   assert.equal(r.code, 4, r.err);
   assert.match(r.err, /no game page is connected to the daemon: open the game .*or pass --launch/);
