@@ -599,7 +599,7 @@ attribute_execute(const struct attr_opts *oin, cJSON **doc, char *path,
 	    &sig, why, cap);
 	if (rc == -EINTR && sig != 0)
 		return 128 + sig;
-	if (rc == -ENAMETOOLONG || rc == -EINVAL)
+	if (rc == -ENAMETOOLONG || rc == -EDESTADDRREQ)
 		return EXIT_USAGE;
 	if (rc != 0)
 		return EXIT_NOTHING;

@@ -561,7 +561,7 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
 			o->signal = sig;
 			return fail(o, 128 + sig, "interrupted");
 		}
-		return fail(o, rc == -ENAMETOOLONG || rc == -EINVAL ?
+		return fail(o, rc == -ENAMETOOLONG || rc == -EDESTADDRREQ ?
 		    BENCH_EXIT_USAGE :
 		    BENCH_EXIT_ENV, "%s", rc == -ECANCELED ? "cancelled" : why);
 	}

@@ -122,7 +122,7 @@ pagerun_open(const struct pagerun_req *r, struct pagerun **out, int *signal,
 	*out = NULL;
 	*signal = 0;
 	if (!r->launch && r->url != NULL)
-		return base_say(err, cap, -EINVAL, "--url names the page a "
+		return base_say(err, cap, -EDESTADDRREQ, "--url names the page a "
 		    "launched browser opens: pass --launch with it (without "
 		    "--launch the game tab already open is used)");
 	if (!r->launch) {

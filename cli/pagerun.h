@@ -62,7 +62,8 @@ struct pagerun;
  * runtime.  Open tab: find the daemon serving the project, its token, and
  * a game page connected to it.  0 with *out; or a negative errno with err:
  * -EINTR (*signal says which), -ECANCELED, -ENAMETOOLONG (the URL) or
- * -EINVAL (a URL without launch): usage errors, else the environment's (no dev.json, no browser, a page
+ * -EDESTADDRREQ (a URL without launch): usage errors — errnos no page
+ * or browser error uses, so a caller can tell them apart — else the environment's (no dev.json, no browser, a page
  * that does not load, no daemon or no page connected to it: -ENOTCONN,
  * the deadline).  Nothing is left running on an error.
  */
