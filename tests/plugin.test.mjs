@@ -229,7 +229,7 @@ test('the entry is a Vite module with the defaults as parameters; the runtime mo
   const entry = await fetch(`${v.url}/@sloptimize/bootstrap.js`);
   assert.equal(entry.status, 200);
   const code = await entry.text();
-  assert.match(code, /start\(\{"endpoint":"","build":"dev-[^"]+","auto":true,"panel":true\}/);
+  assert.match(code, /start\(\{"endpoint":"","build":"dev-[^"]+","auto":true,"panel":true,"relay":true\}/);
   assert.match(code, /import\.meta\.hot/, 'Vite gave it its HMR context');
   for (const f of fs.readdirSync(path.join(top, 'page-runtime')).filter((f) => f.endsWith('.js') && f !== 'vite.js')) {
     const r = await fetch(`${v.url}/@sloptimize/${f}`);
