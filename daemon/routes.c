@@ -354,13 +354,36 @@ relay_job(struct route_ctx *c, struct http_request *r,
 	return ROUTE_ANSWERED;
 }
 
+/* --- files served as they are on disk ------------------------------------ */
+
+/* On the pool: j->path2/j->path read by the static reader (a regular
+ * file under the directory, bounded, a strong ETag), the job's answer
+ * on success.  0 or its -errno, which the route turns into its words. */
+static int
+file_job(struct api_job *j)
+{
+	int	rc = static_read(j->path2, j->path, LWS_PRE, &j->out, j->etag);
+
+	if (rc == 0) {
+		j->status = 200;
+		j->ctype = static_type(j->path);
+	}
+	return rc;
+}
+
+/* Not there, for the static reader: missing, a directory, outside. */
+static int
+file_missing(int rc)
+{
+	return rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP;
+}
+
 /* --- /census, /attribution: what `sloptimize attribute` last wrote -------- */
 
 /*
  * The project's .sloptimize/census.json or attribution.json as the CLI
  * wrote it (atomically: a reader sees the old file or the new), for the
- * panel's Issues tab.  Read on the pool through the static reader: a
- * regular file under the directory, bounded, with a strong ETag.
+ * panel's Issues tab, read on the pool (file_job).
  */
 static enum route_result
 attr_file_get(struct route_ctx *c, struct http_request *r,
@@ -378,9 +401,9 @@ attr_file_get(struct route_ctx *c, struct http_request *r,
 static void
 attr_file_work(struct api_job *j)
 {
-	int	rc = static_read(j->path2, j->path, LWS_PRE, &j->out, j->etag);
+	int	rc = file_job(j);
 
-	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
+	if (file_missing(rc))
 		job_fail(j, 404, "not_found", "no %s yet: `sloptimize attribute "
 		    "%s--scene S` writes it", j->path, strcmp(j->path,
 		    "census.json") == 0 ? "--static " : "");
@@ -390,10 +413,6 @@ attr_file_work(struct api_job *j)
 	else if (rc != 0)
 		job_fail(j, 500, "internal", "cannot read %s: %s", j->path,
 		    strerror(-rc));
-	else {
-		j->status = 200;
-		j->ctype = "application/json";
-	}
 }
 
 /* --- /ledger ------------------------------------------------------------ */
@@ -1021,9 +1040,9 @@ static_get(struct route_ctx *c, struct http_request *r,
 static void
 static_work(struct api_job *j)
 {
-	int	rc = static_read(j->path2, j->path, LWS_PRE, &j->out, j->etag);
+	int	rc = file_job(j);
 
-	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
+	if (file_missing(rc))
 		job_fail(j, 404, "not_found", strcmp(j->path, "index.html") ?
 		    "no such file" : "the panel (page-runtime/index.html) is "
 		    "not installed");
@@ -1032,10 +1051,6 @@ static_work(struct api_job *j)
 	else if (rc != 0)
 		job_fail(j, 500, "internal", "cannot read the file: %s",
 		    strerror(-rc));
-	else {
-		j->status = 200;
-		j->ctype = static_type(j->path);
-	}
 }
 
 static void
