@@ -258,10 +258,10 @@ page_take(const struct attr_opts *o, cJSON **out, char *browser,
 		    rc == -EINTR ? "interrupted" : err);
 		return rc;
 	}
-	snprintf(url, ucap, "%s", pagerun_url(pr));
-	snprintf(browser, bcap, "%s", pagerun_browser(pr));
 	rc = pagerun_call(pr, fn, args, &w, out, err, sizeof(err));
 	cJSON_Delete(args);
+	snprintf(url, ucap, "%s", pagerun_url(pr));
+	snprintf(browser, bcap, "%s", pagerun_browser(pr));
 	if (rc == -EINTR)
 		*sig = pagerun_signal(pr);
 	if (pagerun_close(pr) != 0 && rc == 0) {

@@ -478,38 +478,26 @@ agent_browser(const char *ua, char *out, size_t cap)
 		snprintf(out, cap, "unknown browser");
 }
 
-/* The daemon's pages now: the one a command goes to (the newest visible,
- * as daemon/relay.c picks) into pr->url and pr->version.  0, or -ENOTCONN
- * with err when none is connected. */
+/* Is a game page connected to the daemon?  0, or -ENOTCONN with err.
+ * Which one a command goes to is the daemon's choice (daemon/relay.c);
+ * its answer to the command names it (relay_post). */
 static int
 relay_page(struct pagerun *pr, char *err, size_t cap)
 {
-	cJSON		*doc = NULL, *pg, *best = NULL;
+	cJSON		*doc = NULL;
 	char		 why[512];
-	int		 rc;
+	int		 rc, n;
 
 	if ((rc = cli_daemon_get_at(&pr->daemon, RELAY_API, clip(pr->deadline,
 	    RELAY_HTTP_MS), &doc, why, sizeof(why))) != 0)
 		return base_say(err, cap, rc, "cannot ask the daemon for the "
 		    "game's open tab: %s", why);
-	cJSON_ArrayForEach(pg, cJSON_GetObjectItemCaseSensitive(doc, "pages")) {
-		if (best == NULL || (!cJSON_IsFalse(
-		    cJSON_GetObjectItemCaseSensitive(pg, "visible")) &&
-		    cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(best,
-		    "visible"))))
-			best = pg;
-	}
-	if (best == NULL) {
-		cJSON_Delete(doc);
+	n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "pages"));
+	cJSON_Delete(doc);
+	if (n == 0)
 		return base_say(err, cap, -ENOTCONN, "no game page is connected "
 		    "to the daemon: open the game in a browser (its dev server, "
 		    "with the sloptimize plugin), or pass --launch");
-	}
-	snprintf(pr->url, sizeof(pr->url), "%s", cJSON_GetStringValue(
-	    cJSON_GetObjectItemCaseSensitive(best, "url")) ?: "");
-	agent_browser(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-	    best, "userAgent")), pr->version, sizeof(pr->version));
-	cJSON_Delete(doc);
 	return 0;
 }
 
@@ -611,7 +599,14 @@ relay_post(struct pagerun *pr, const char *fn, const cJSON *opts, char *name,
 	    "code"));
 	id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "id"));
 	if (status == 202 && id != NULL && strlen(id) < ncap) {
+		/* the tab the daemon chose: its URL and browser are the run's */
+		e = cJSON_GetObjectItemCaseSensitive(out, "page");
 		snprintf(name, ncap, "%s", id);
+		snprintf(pr->url, sizeof(pr->url), "%s", cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(e, "url")) ?: "");
+		agent_browser(cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(e, "userAgent")),
+		    pr->version, sizeof(pr->version));
 		rc = 0;
 	} else if (status == 404)
 		rc = base_say(err, cap, -ENOTCONN, "%s", msg ? msg : "no game "

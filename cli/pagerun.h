@@ -82,8 +82,11 @@ int	pagerun_call(struct pagerun *pr, const char *fn, const cJSON *opts,
 	    const struct pagerun_watch *w, cJSON **result, char *err,
 	    size_t cap);
 
-const char *pagerun_url(const struct pagerun *pr);	/* as opened */
-const char *pagerun_browser(const struct pagerun *pr);	/* "Chrome/…" */
+/* The page's URL and browser ("Chrome/…"): a launched page's from
+ * pagerun_open, the open tab's from its last pagerun_call (the daemon
+ * chooses the tab). */
+const char *pagerun_url(const struct pagerun *pr);
+const char *pagerun_browser(const struct pagerun *pr);
 int	pagerun_launched(const struct pagerun *pr);	/* else the open tab */
 int	pagerun_signal(const struct pagerun *pr);	/* ended a wait, or 0 */
 
