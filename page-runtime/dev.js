@@ -119,20 +119,17 @@ export function start(defaults = {}, { hot = null } = {}) {
   // recorder (its heartbeats would carry virtual time); the tab goes on
   // being recorded once the command is over
   if (relay && !benchPage) {
-    let before = null;
-    const bench = api.bench;
-    const hold = (fn) => async (...a) => {
-      before = api.recorder;
-      return fn(...a);
-    };
+    let held = null;              // the recorder when the command began
     api.relay = startRelay({
-      api: { bench: { ...bench, run: hold(bench.run), capture: hold(bench.capture), census: hold(bench.census), attribute: hold(bench.attribute) } },
+      api,
       endpoint: globalThis.location ? location.origin : '',
+      before() { held = api.recorder; },
       after(verb, result) {
-        if (!before || api.recorder) return;
-        before.rebuild();
-        api.recorder = before;
-        before = null;
+        const was = held;
+        held = null;
+        if (!was || api.recorder) return;
+        was.rebuild();
+        api.recorder = was;
         if (result && Array.isArray(result.notes)) result.notes.push('the recorder was started again after it');
       },
     });

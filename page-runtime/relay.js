@@ -21,14 +21,15 @@ const BACKOFF_MIN_MS = 1000;
 const BACKOFF_MAX_MS = 30000;
 
 /*
- * startRelay({api, endpoint, WebSocket, document, location, after}) →
+ * startRelay({api, endpoint, WebSocket, document, location, before, after}) →
  * {update(), stop(), state()}.  api: globalThis.sloptimize (its bench).  endpoint:
  * the daemon's origin as the page reaches it ('' or the page's own origin
- * through the plugin's proxy).  after(verb, result): called once a
- * command ends, ok or not (dev.js starts the recorder the bench stopped).
+ * through the plugin's proxy).  before(verb) is called as a command
+ * starts, after(verb, result) once it ends, ok or not (dev.js starts
+ * again the recorder the bench stopped).
  */
 export function startRelay({ api, endpoint = '', WebSocket = globalThis.WebSocket, document = globalThis.document,
-  location = globalThis.location, after = null, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout,
+  location = globalThis.location, before = null, after = null, setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout,
   setInterval: si = globalThis.setInterval, clearInterval: ci = globalThis.clearInterval } = {}) {
   const s = { ws: null, retries: 0, timer: null, stopped: false, busy: null, commands: 0, lastError: null };
   if (typeof WebSocket !== 'function') return { stop() {}, state: () => ({ state: 'offline', why: 'this page has no WebSocket' }) };
@@ -86,6 +87,9 @@ export function startRelay({ api, endpoint = '', WebSocket = globalThis.WebSocke
     if (typeof fn !== 'function') return answer(false, `this page's sloptimize runtime has no bench.${m.verb}() (an older page runtime?)`);
     s.busy = id;
     s.commands++;
+    if (before) {
+      try { before(m.verb); } catch (e) { /* the command runs whatever before() did */ }
+    }
     const tell = () => {
       let p = null;
       try { p = api.bench.progress(); } catch (e) { p = { phase: 'unknown', error: String((e && e.message) || e) }; }

@@ -50,6 +50,7 @@ function harness({ bench } = {}) {
     WebSocket: FakeWS,
     document,
     location: { href: 'http://127.0.0.1:5173/?x=1', origin: 'http://127.0.0.1:5173' },
+    before: (verb) => ends.push(['before', verb]),
     after: (verb, result) => ends.push([verb, result]),
     setTimeout: (f, ms) => { timers.push({ f, ms }); return timers.length; },
     clearTimeout: () => {},
@@ -94,7 +95,7 @@ test('a command runs the bench call and answers with its result', async () => {
   const ans = ws.sent.find((m) => m.type === 'answer');
   assert.deepEqual(ans, { type: 'answer', id: 7, ok: true, result: { v: 1, runs: [] } });
   assert.equal(h.intervals.size, 0, 'the progress timer is stopped');
-  assert.deepEqual(h.ends, [['run', { v: 1, runs: [] }]]);
+  assert.deepEqual(h.ends, [['before', 'run'], ['run', { v: 1, runs: [] }]]);
   assert.equal(ws.sent[ws.sent.length - 1].type, 'page', 'and it says it is free again');
   h.relay.stop();
 });
@@ -108,7 +109,7 @@ test('a bench that throws answers ok: false with its words', async () => {
   const ans = ws.sent.find((m) => m.type === 'answer');
   assert.equal(ans.ok, false);
   assert.equal(ans.error, "bench: no scene 'nope' on this page");
-  assert.deepEqual(h.ends, [['capture', null]]);
+  assert.deepEqual(h.ends, [['before', 'capture'], ['capture', null]]);
   h.relay.stop();
 });
 
