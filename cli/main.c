@@ -31,6 +31,7 @@ static const struct {
 	{ "sink", verb_sink, "sink init: the team's ClickHouse tables" },
 	{ "gate", verb_gate, "the correctness gate: a frame against its golden" },
 	{ "attribute", verb_attribute, "which entity costs what (measured, or --static: the census), built where" },
+	{ "repro", verb_repro, "a hitch replayed from its view snapshot: the counters of each frame" },
 };
 
 static void

@@ -23,5 +23,6 @@ int	verb_init(int argc, char **argv);
 int	verb_check(int argc, char **argv);
 int	verb_bench(int argc, char **argv);
 int	verb_attribute(int argc, char **argv);
+int	verb_repro(int argc, char **argv);
 
 #endif

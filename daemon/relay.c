@@ -15,7 +15,7 @@
 
 /* What a page runtime can be asked: sloptimize.bench's long calls. */
 static const char *const verbs[] = { "run", "capture", "census",
-	"attribute", NULL };
+	"attribute", "repro", NULL };
 
 static const char *const state_names[] = { "sent", "running", "done",
 	"failed", "lost" };
@@ -462,7 +462,7 @@ relay_post(struct relay *r, const char *body, size_t len, uint64_t now_ms,
 	if (!cJSON_IsString(verb) || verbs[i] == NULL) {
 		cJSON_Delete(b);
 		return refuse(code, why, cap, 400, "invalid_command", "verb is "
-		    "one of run, capture, census, attribute");
+		    "one of run, capture, census, attribute, repro");
 	}
 	if (opts != NULL && !cJSON_IsObject(opts)) {
 		cJSON_Delete(b);

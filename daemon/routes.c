@@ -21,6 +21,7 @@
 #include "daemon/routes.h"
 #include "daemon/snapshot.h"
 #include "daemon/static.h"
+#include "daemon/views.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 #include "project/append.h"
@@ -766,6 +767,41 @@ fix_work(struct api_job *j)
 	j->ctype = "application/json";
 }
 
+/* --- POST /snapshots: a hitch's view snapshot (daemon/views.h) ---------- */
+
+static void
+view_work(struct api_job *j)
+{
+	char		 ref[VIEWS_REF_MAX], why[PROJECT_WHY_MAX];
+	unsigned	 pruned;
+	cJSON		*o;
+	int		 rc;
+
+	if (views_check(j->body ? j->body : "", j->body_len, ref, why,
+	    sizeof(why)) != 0) {
+		job_fail(j, 400, "invalid_snapshot", "%s", why);
+		return;
+	}
+	if ((rc = views_write(j->project, ref, j->body, j->body_len, &pruned,
+	    why, sizeof(why))) != 0) {
+		write_fail(j, rc, "invalid_snapshot", why);
+		return;
+	}
+	if ((o = cJSON_CreateObject()) != NULL &&
+	    (cJSON_AddStringToObject(o, "ref", ref) == NULL ||
+	    cJSON_AddNumberToObject(o, "pruned", pruned) == NULL)) {
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	if (o == NULL || (j->out = http_blob_json(o)) == NULL) {
+		job_fail(j, 500, "internal", "the snapshot was written, but "
+		    "the answer ran out of memory");
+		return;
+	}
+	j->status = 201;
+	j->ctype = "application/json";
+}
+
 /* --- POST /records ----------------------------------------------------- */
 
 /* A held batch's client hung up: the table lets it go (its successors
@@ -1087,6 +1123,8 @@ static const struct route routes[] = {
 	    NULL },
 	{ ROUTE_PREFIX "/records", HTTP_POST, GUARD_WRITE, records_args,
 	    records_loop, records_work, records_done },
+	{ ROUTE_PREFIX "/snapshots", HTTP_POST, GUARD_WRITE, NULL, NULL,
+	    view_work, NULL },
 	{ ROUTE_PREFIX "/settings", GH, GUARD_READ, NULL, settings_get, NULL,
 	    NULL },
 	{ ROUTE_PREFIX "/settings", HTTP_PUT, GUARD_WRITE, NULL, settings_put,

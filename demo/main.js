@@ -133,22 +133,43 @@ function bigTexture() {
   say('a 4096² texture');
 }
 
-// A thousand crates in one frame around the unit (in view), each with its
-// own geometry: a thousand uploads and draw calls more.
-function spawnBurst(n = 1000) {
+// A crowd: a thousand crates in one frame around the unit (in view), each
+// with its own geometry — a thousand uploads and draw calls more — gone
+// 1.5 s later.  It arrives on the game's own clock, the way a level's
+// timeline brings its waves: asking for one schedules it for the next
+// frame, and the loop brings in every wave whose time it crosses.  So a
+// replay of the frames before it (`sloptimize repro`, which steps the
+// game at the recorded times) brings the same crowd in the same frame.
+const waves = [];          // {at, until, crates} on the loop's clock (ms)
+function spawnBurst() {
+  waves.push({ at: last + 1, until: last + 1500, crates: [] });
+  if (waves.length > 16) waves.shift();
+  say('a crowd of 1000 crates is coming');
+}
+function crowdArrives(w, n = 1000) {
   for (let i = 0; i < n; i++) {
     const c = new THREE.Mesh(new THREE.BoxGeometry(0.3, 0.3, 0.3, 2, 2, 2), crateMat);
     c.name = 'crate';
     const a = Math.random() * Math.PI * 2, d = 1.5 + Math.random() * 5;
     c.position.set(unit.position.x + Math.cos(a) * d, 0.15 + Math.random() * 3, unit.position.z + Math.sin(a) * d);
     scene.add(c);
-    spawned.push(c);
+    w.crates.push(c);
   }
+  spawned = w.crates;
   say(`${n} crates spawned`);
-  setTimeout(() => {
-    for (const c of spawned) { scene.remove(c); c.geometry.dispose(); }
-    spawned = [];
-  }, 1500);
+}
+function crowdLeaves(w) {
+  for (const c of w.crates) { scene.remove(c); c.geometry.dispose(); }
+  w.crates = [];
+  if (waves.every((x) => x.crates.length === 0)) spawned = [];
+}
+// the waves whose times lie in (from, to]; a jump of more than a second
+// (a hidden tab, the end of a replay) brings no crowd, only sends one off
+function waveTimes(from, to) {
+  for (const w of waves) {
+    if (from < w.at && w.at <= to && to - from <= 1000) crowdArrives(w);
+    if (from < w.until && w.until <= to && w.crates.length) crowdLeaves(w);
+  }
 }
 
 // Game logic that ran long: 250 ms of crowd simulation in one callback —
@@ -243,7 +264,8 @@ function loop(t) {
   requestAnimationFrame(loop);
   recent[frameCount++ % recent.length] = t - last;
   snapNow(t - last);        // (this frame's length, near enough: the time since the last one began)
-  const dt = Math.min(0.1, (t - last) / 1000);  // the sim clamps its step at 100 ms
+  const dt = Math.max(0, Math.min(0.1, (t - last) / 1000));  // the sim clamps its step at 100 ms
+  waveTimes(last, t);
   last = t;
   if (crates) {
     // the bench's view: the camera holds still over the crates

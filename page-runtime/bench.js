@@ -288,18 +288,24 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     },
   };
 
-  // The scene brought to its view: named by the game, the recorder
-  // stopped, setup() run under its deadline, the renderer found.  What
-  // run() and capture() share.
-  async function prepare(opt) {
-    const entry = await waitScene(opt.scene, opt.waitSceneMs);
-    const notes = [];
+  // A recorder found running is stopped: its heartbeats would carry
+  // virtual time (the relay starts it again after the command).
+  function stopRecorder(notes) {
     const rec = api.recorder && api.recorder.rec ? api.recorder.rec : api.rec;
     if (rec && typeof rec.stop === 'function') {
       rec.stop();
       if (api.recorder) api.recorder = null;
       notes.push('the recorder was running and is stopped for the bench (its heartbeats would carry virtual time)');
     }
+  }
+
+  // The scene brought to its view: named by the game, the recorder
+  // stopped, setup() run under its deadline, the renderer found.  What
+  // run() and capture() share.
+  async function prepare(opt) {
+    const entry = await waitScene(opt.scene, opt.waitSceneMs);
+    const notes = [];
+    stopRecorder(notes);
 
     setPhase('setup');
     let setupOut = {};
@@ -880,6 +886,227 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     }
   }
 
+  /*
+   * A hitch replayed (docs/attribute.md "A hitch replayed", seed §5): the
+   * view snapshot the recorder made of a hitch (`view`: the camera and the
+   * animation-frame time of the frames from 30 before it, the viewport,
+   * the visibility of track()ed entities) restored, and `frames` frames
+   * stepped under the virtual clock at the recorded times (1/60 s apart
+   * past them).  The first frame draws with the camera recorded for it;
+   * from the next, the game's own logic has its camera (a game that sets
+   * it every frame takes it back, said in a note).  Per frame: the counters, the real time of the
+   * frame's work and inside render, and what the game added to the scene
+   * in it (entity ids and sites).  The game's own state (physics,
+   * mixers, spawn queues, its random numbers) is not a view's: the game
+   * runs its own logic from where it is now, at the recorded times.
+   * In the open tab the page is paused the while (nothing else runs the
+   * game's frames); with `scene`, that scene is set up first (the
+   * launched browser).  Resolves {v, ref, fidelity, frames: [...], …}.
+   */
+  async function repro(options = {}) {
+    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
+      throw new Error(`repro: a bench is already running (${state.phase})`);
+    const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, frames: 35, scene: null, ...options };
+    const view = opt.view;
+    if (!view || typeof view !== 'object' || view.v !== 1 || view.fidelity !== 'view' || !Array.isArray(view.frames) ||
+        view.frames.length === 0 || !view.frames.every((f) => f && Number.isInteger(f.frame) && Number.isFinite(f.t)))
+      throw new Error('repro: view must be a view snapshot (v 1, fidelity "view", frames [{frame, t, camera}]) as the recorder writes it');
+    if (!Number.isInteger(opt.frames) || opt.frames < 1 || opt.frames > 600)
+      throw new Error(`repro: frames must be a whole number from 1 to 600, not ${JSON.stringify(opt.frames)}`);
+    if (opt.scene !== null && (typeof opt.scene !== 'string' || !SCENE_NAME.test(opt.scene)))
+      throw new Error(`repro: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
+    setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: opt.frames, error: null });
+    const notes = [];
+    let renderer = null, settle = 0, entry = null;
+    if (opt.scene === null) {
+      // the open tab: the game as it is, paused from the snapshot's time
+      stopRecorder(notes);
+      renderer = renderers[renderers.length - 1];
+    }
+    const engaged = needClock().engage({ seed: opt.seed, at: opt.scene === null ? view.frames[0].t : null });
+    const undo = [];
+    try {
+      if (opt.scene !== null) {
+        const p = await prepare(opt);
+        ({ entry, renderer, settle } = p);
+        notes.push(...p.notes);
+      }
+      if (!renderer || typeof renderer.render !== 'function' || !renderer.info)
+        throw new Error('repro: this page has no three.js renderer (none was announced)');
+      if (opt.scene !== null) {
+        setPhase('settle', { frames: settle, frame: 0 });
+        for (let i = 0; i < settle; i++) { await realFrame(); clock.step(); state.frame = i + 1; }
+      }
+      const info = renderer.info;
+
+      // the visibility of the track()ed entities, as in the snapshot
+      const want = new Map();
+      for (const v of Array.isArray(view.visibility) ? view.visibility : [])
+        if (v && typeof v.id === 'string' && typeof v.visible === 'boolean') want.set(v.id, v.visible);
+      let visSet = 0;
+      for (const o of identity.trackedObjects()) {
+        const id = o.userData && o.userData.sloptimize && o.userData.sloptimize.id;
+        if (!want.has(id) || o.visible === want.get(id)) continue;
+        const was = o.visible;
+        undo.push(() => { o.visible = was; });
+        o.visible = want.get(id);
+        visSet++;
+      }
+
+      // the recorded camera put on the camera of the first render call,
+      // just before it draws (after the game's logic of that frame: a
+      // game that sets its camera every frame would undo it before it was
+      // seen); from the next frame the game's own logic has the camera
+      const first = view.frames[0].camera;
+      const fields = ['fov', 'zoom', 'near', 'far', 'aspect', 'left', 'right', 'top', 'bottom'];
+      const cur = { renders: 0, calls: 0, triangles: 0, inside: 0 };
+      let restoredOn = null, restoredAt = null, gameMoved = 0;
+      const original = renderer.render;
+      const wrapper = function (sceneArg, camera, ...rest) {
+        if (cur.renders === 0 && camera && camera.position && camera.quaternion) {
+          if (restoredOn === null && first && Array.isArray(first.position) && Array.isArray(first.quaternion)) {
+            camera.position.fromArray(first.position);
+            camera.quaternion.fromArray(first.quaternion);
+            for (const f of fields) if (typeof first[f] === 'number' && typeof camera[f] === 'number') camera[f] = first[f];
+            if (typeof camera.updateProjectionMatrix === 'function') camera.updateProjectionMatrix();
+            restoredOn = camera;
+            restoredAt = [...first.position, ...first.quaternion];
+          } else if (restoredOn !== null && gameMoved === 0) {
+            const now = [...camera.position.toArray(), ...camera.quaternion.toArray()];
+            if (camera !== restoredOn || now.some((v, i) => Math.abs(v - restoredAt[i]) > 1e-6)) gameMoved = state.frame + 1;
+          }
+        }
+        const a = clock.real();
+        try {
+          return original.call(this, sceneArg, camera, ...rest);
+        } finally {
+          cur.inside += clock.real() - a;
+          cur.renders++;
+          if (info.autoReset !== false) { cur.calls += info.render.calls; cur.triangles += info.render.triangles; }
+        }
+      };
+      renderer.render = wrapper;
+      undo.push(() => { if (renderer.render === wrapper) renderer.render = original; });
+
+      // what the game adds in a frame: entities and the line that built them
+      const added = new Map();   // site → {meshes, id: the first entity's, ids: how many}
+      let addedMeshes = 0;
+      const addProto = identity.addProto;
+      if (addProto && typeof addProto.add === 'function') {
+        const addOriginal = addProto.add;
+        const addWrapper = function (...objs) {
+          const out = addOriginal.apply(this, objs);
+          for (const o of objs) {
+            if (!o || typeof o !== 'object') continue;
+            const note = (m) => {
+              if (!(m.isMesh || m.isLine || m.isPoints || m.isSprite)) return;
+              addedMeshes++;
+              const e = identity.entityId(m);
+              const site = identity.siteOf(e.root);
+              const a = added.get(site);
+              if (a) { a.meshes++; if (a.last !== e.id) { a.ids++; a.last = e.id; } } else if (added.size < 64) added.set(site, { meshes: 1, id: e.id, last: e.id, ids: 1 });
+            };
+            if (typeof o.traverse === 'function') o.traverse(note); else note(o);
+          }
+          return out;
+        };
+        addProto.add = addWrapper;
+        undo.push(() => { if (addProto.add === addWrapper) addProto.add = addOriginal; });
+      }
+
+      setPhase('repro', { frames: opt.frames, frame: 0 });
+      const steps = [];
+      let prev = null;
+      const K = ['calls', 'triangles', 'programs', 'geometries', 'textures'];
+      const byFrame = view.frames;
+      const last = byFrame[byFrame.length - 1];
+      for (let i = 0; i < opt.frames; i++) {
+        const rec = i < byFrame.length ? byFrame[i] : null;
+        cur.renders = 0; cur.calls = 0; cur.triangles = 0; cur.inside = 0;
+        added.clear(); addedMeshes = 0;
+        await realFrame();
+        const a = clock.real();
+        clock.step(rec ? rec.t : undefined);
+        const workMs = clock.real() - a;
+        if (info.autoReset === false) { cur.calls = info.render.calls; cur.triangles = info.render.triangles; }
+        const c = {
+          calls: cur.calls, triangles: cur.triangles,
+          programs: Array.isArray(info.programs) ? info.programs.length : null,
+          geometries: info.memory ? info.memory.geometries : null,
+          textures: info.memory ? info.memory.textures : null,
+        };
+        const step = {
+          step: i + 1, frame: rec ? rec.frame : last.frame + (i - byFrame.length + 1), t: r3(clock.now()),
+          recordedTime: !!rec, renders: cur.renders,
+          workMs: r3(workMs), insideRenderMs: r3(cur.inside), counters: c,
+        };
+        if (prev) {
+          const d = {};
+          for (const k of K) if (c[k] !== null && prev[k] !== null && c[k] !== prev[k]) d[k] = c[k] - prev[k];
+          step.delta = d;
+        }
+        if (addedMeshes > 0) {
+          step.added = { meshes: addedMeshes, sites: [...added].sort((x, y) => y[1].meshes - x[1].meshes).slice(0, 8)
+            .map(([site, a]) => ({ site, meshes: a.meshes, id: a.id, ...(a.ids > 1 ? { entities: a.ids } : {}) })) };
+        }
+        steps.push(step);
+        prev = c;
+        state.frame = i + 1;
+      }
+      for (const u of undo.splice(0).reverse()) u();
+
+      const gl = typeof renderer.getContext === 'function' ? renderer.getContext() : null;
+      const device = rendererInfo(gl);
+      // the step that replays the hitch's own frame, and whether its
+      // counters moved the way the record says they did
+      const hitchStep = steps.find((s) => s.frame === view.frame) || null;
+      const recorded = view.hitch && view.hitch.delta && typeof view.hitch.delta === 'object' ? view.hitch.delta : {};
+      const compared = {};
+      for (const k of K) {
+        const want = recorded[k];
+        if (typeof want !== 'number' || want === 0) continue;
+        const got = hitchStep && hitchStep.delta ? hitchStep.delta[k] || 0 : null;
+        compared[k] = { recorded: want, replayed: got, moved: got !== null && Math.sign(got) === Math.sign(want) };
+      }
+      const keys = Object.keys(compared);
+      const reproduced = hitchStep === null || keys.length === 0 ? null : keys.every((k) => compared[k].moved);
+      if (!engaged && opt.scene === null) notes.push('the clock was already virtual: the recorded times were reached by steps, never backwards');
+      if (restoredOn === null) notes.push(first ? 'no render call took a camera: the view was not restored' : 'the snapshot holds no camera: the view was not restored');
+      if (gameMoved > 0) notes.push(`the game moved the camera itself from frame ${gameMoved} of the replay (its own logic): the view is the game's from there`);
+      if (view.cameraParented) notes.push('the camera had a parent: its recorded position is relative to the parent as the parent is now');
+      if (want.size && visSet === 0) notes.push('every track()ed entity of the snapshot already had its recorded visibility (or is gone)');
+      setPhase('done');
+      return {
+        v: 1,
+        ref: typeof view.ref === 'string' ? view.ref : null,
+        fidelity: 'view',
+        notRestored: 'the game\'s own state — physics, animation mixers, spawn queues, timers, its random numbers, what it loaded or disposed since: the game runs its own logic from where it is now, at the recorded times',
+        where: opt.scene === null ? 'open-tab' : 'scene',
+        scene: opt.scene,
+        sceneSetup: entry ? (entry.setup ? 'setup' : 'at-load') : null,
+        hitch: { frame: view.frame, step: hitchStep ? hitchStep.step : null, recorded: view.hitch || null },
+        reproduced,
+        compared,
+        visibilitySet: visSet,
+        cameraRestored: restoredOn !== null,
+        regime: classifyRegime(device.renderer),
+        device,
+        clock: { mode: CLOCK_MODE, seed: opt.seed, engagedBy: engaged ? 'repro' : 'page-load', paused: true },
+        viewport: { width: g.innerWidth, height: g.innerHeight, devicePixelRatio: g.devicePixelRatio,
+          canvas: renderer.domElement ? [renderer.domElement.width, renderer.domElement.height] : null },
+        recordedViewport: view.viewport || null,
+        steps,
+        notes,
+      };
+    } catch (e) {
+      setPhase('failed', { error: String((e && e.message) || e) });
+      throw e;
+    } finally {
+      for (const u of undo.reverse()) { try { u(); } catch { /* the page's own */ } }
+      if (engaged) clock.release();
+    }
+  }
+
   // what a driver polls: the phase, the frame reached, and for how long
   // (real ms) the phase has lasted
   function progress() {
@@ -894,6 +1121,6 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   api.scene = scene;
   // the host's one line: sloptimize.track(object, 'enemy_17') (identity.js)
   api.track = (object, id) => identity.track(object, id);
-  api.bench = { run, capture, census, attribute, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
+  api.bench = { run, capture, census, attribute, repro, progress, scenes: () => [...scenes.keys()], urlScene: () => (g.location ? urlScene(g.location.search) : null) };
   return api;
 }

@@ -70,6 +70,7 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
   let base = 0;            // performance.now() at engage
   let baseDate = 0;        // Date.now() at engage
   let shift = 0;           // added to real time after a release: never backwards
+  let extra = 0;           // added to the virtual time by stepTo() (a replay's recorded times)
   let random = realRandom;
   let nextId = 0;
   // id → callback, run by the next step(); the frame under way runs from
@@ -90,9 +91,9 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
     }
   }
 
-  const vnow = () => base + (frame * 1000) / 60;
+  const vnow = () => base + (frame * 1000) / 60 + extra;
   const now = () => (virtual ? vnow() : realNow() + shift);
-  const dateNow = () => (virtual ? Math.floor(baseDate + (frame * 1000) / 60) : realDateNow());
+  const dateNow = () => (virtual ? Math.floor(baseDate + (frame * 1000) / 60 + extra) : realDateNow());
 
   function requestAnimationFrame(cb) {
     if (typeof cb !== 'function') throw new TypeError("requestAnimationFrame: the argument is not a function");
@@ -150,12 +151,14 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
 
     // Pin the game: from here it moves only by step().  Returns true when
     // this call engaged it (the caller releases it), false when it was
-    // virtual already.
-    engage({ seed: s = seed } = {}) {
+    // virtual already.  `at`: the time performance.now() says from here
+    // (a replay starts at its snapshot's time; the page's own otherwise).
+    engage({ seed: s = seed, at = null } = {}) {
       if (virtual) return false;
-      base = now();
-      baseDate = realDateNow();
+      base = Number.isFinite(at) ? at : now();
+      baseDate = realDateNow() + (base - now());
       frame = 0;
+      extra = 0;
       random = seededRandom(s);
       virtual = true;
       for (const [id, [rid, cb]] of pending) {
@@ -184,13 +187,16 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
       }
     },
 
-    // One frame: time moves 1/60 s, and the callbacks queued before this
-    // call run with that time (those they queue wait for the next step).
-    // A callback that throws is counted and reported, and the rest run,
-    // as in a browser.  Returns how many ran.
-    step() {
+    // One frame: time moves 1/60 s — or to `to`, a time recorded for this
+    // frame (a replay; never backwards) — and the callbacks queued before
+    // this call run with that time (those they queue wait for the next
+    // step).  A callback that throws is counted and reported, and the
+    // rest run, as in a browser.  Returns how many ran.
+    step(to) {
       if (!virtual) throw new Error('clock.step(): the clock is not engaged');
+      const was = vnow();
       frame++;
+      if (to !== undefined && Number.isFinite(to)) extra += Math.max(to, was) - vnow();
       stepTime = vnow();
       const run = queue;
       queue = batch;

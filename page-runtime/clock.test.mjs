@@ -159,3 +159,19 @@ test('clock_installs_once_per_page', () => {
   assert.equal(a, b);
   assert.equal(b.mode, 'virtual', 'the first install decides (the launched browser comes first)');
 });
+
+test('clock: a replay starts at a recorded time and steps to the recorded times, never backwards', () => {
+  const g = page().g;
+  const clock = installClock(g, { mode: 'passthrough' });
+  const seen = [];
+  const loop = (t) => { seen.push([t, g.performance.now()]); g.requestAnimationFrame(loop); };
+  assert.equal(clock.engage({ at: 5000 }), true);
+  g.requestAnimationFrame(loop);
+  clock.step(5000);
+  clock.step(5033.5);
+  clock.step(5020);            // earlier than the last: held, not backwards
+  clock.step();                // then 1/60 s on
+  assert.deepEqual(seen.map((s) => s[0]), [5000, 5033.5, 5033.5, 5033.5 + 1000 / 60]);
+  assert.ok(seen.every(([t, now]) => t === now), 'performance.now() is the frame\'s time');
+  clock.release();
+});

@@ -30,11 +30,21 @@ export const UPLOAD_PER_PROGRAM = 8 * 1024 * 1024;
 export const SCRIPT_SHARE_MIN = 0.5;
 
 // Per-frame fields, one typed array each.
-const F64 = ['end', 'frameMs', 'insideMs', 'selfMs'];
+// `anim` is the animation frame's time (what the game's callbacks were
+// given); `cam` holds CAMF numbers a frame: the camera the frame rendered
+// with, for a view snapshot (viewAt).
+const F64 = ['end', 'frameMs', 'insideMs', 'selfMs', 'anim'];
 const I32 = ['frame', 'flags', 'calls', 'triangles', 'points', 'lines', 'geometries', 'textures', 'programs', 'spawned'];
 export const FLAG_PAUSED = 1;     // never judged, never in a median (a hidden page, phase 'paused', the panel open)
 export const FLAG_RESIZE = 2;     // the canvas's drawing buffer changed size in this frame
 export const FLAG_PANEL = 4;      // held because the sloptimize panel was open (with FLAG_PAUSED)
+// The camera a frame rendered with: position xyz, quaternion xyzw (its
+// own, relative to its parent), then fov, zoom, near, far, aspect (a
+// perspective camera; NaN where the camera has none), then left, right,
+// top, bottom (an orthographic one).  NaN everywhere: no camera.
+export const CAMF = 16;
+// how many frames before a hitch its view snapshot starts (seed §5)
+export const VIEW_BEFORE = 30;
 
 export class FrameRing {
   constructor(capacity = RING_FRAMES) {
@@ -44,6 +54,55 @@ export class FrameRing {
     for (const k of F64) this[k] = new Float64Array(capacity);
     for (const k of I32) this[k] = new Int32Array(capacity);
     this.scratch = new Float64Array(capacity);
+    this.cam = new Float64Array(capacity * CAMF).fill(NaN);
+  }
+
+  // Write camera c (a three.js camera, or null) into slot s: numbers
+  // only, nothing allocated (a field a camera lacks is NaN).
+  camInto(s, c) {
+    const a = this.cam, o = s * CAMF;
+    if (c === null || !c.position || !c.quaternion) { a.fill(NaN, o, o + CAMF); return; }
+    const p = c.position, q = c.quaternion;
+    a[o] = p.x; a[o + 1] = p.y; a[o + 2] = p.z;
+    a[o + 3] = q.x; a[o + 4] = q.y; a[o + 5] = q.z; a[o + 6] = q.w;
+    a[o + 7] = c.isPerspectiveCamera ? c.fov : NaN;
+    a[o + 8] = typeof c.zoom === 'number' ? c.zoom : NaN;
+    a[o + 9] = typeof c.near === 'number' ? c.near : NaN;
+    a[o + 10] = typeof c.far === 'number' ? c.far : NaN;
+    a[o + 11] = c.isPerspectiveCamera ? c.aspect : NaN;
+    const ortho = c.isOrthographicCamera === true;
+    a[o + 12] = ortho ? c.left : NaN; a[o + 13] = ortho ? c.right : NaN;
+    a[o + 14] = ortho ? c.top : NaN; a[o + 15] = ortho ? c.bottom : NaN;
+  }
+
+  /*
+   * The view of the frames from `before` frames before frame number
+   * `frame` to the newest (at most `after` past it): [{frame, t, camera}]
+   * oldest first — t the animation frame's time, camera {position,
+   * quaternion, fov…} with only the fields it had.  null when the ring no
+   * longer holds the first of them (the task that asks came too late).
+   */
+  viewAt(frame, before = VIEW_BEFORE, after = 8) {
+    const out = [];
+    const r = (v, k) => Math.round(v * k) / k;
+    for (let i = this.count - 1; i >= 0; i--) {
+      const s = this.back(i);
+      const f = this.frame[s];
+      if (f < frame - before || f > frame + after) continue;
+      const a = this.cam, o = s * CAMF;
+      const t = this.anim[s] === this.anim[s] ? this.anim[s] : this.end[s];
+      const view = { frame: f, t: r(t, 1000) };
+      if (a[o] === a[o]) {
+        const cam = { position: [r(a[o], 1e4), r(a[o + 1], 1e4), r(a[o + 2], 1e4)],
+          quaternion: [r(a[o + 3], 1e6), r(a[o + 4], 1e6), r(a[o + 5], 1e6), r(a[o + 6], 1e6)] };
+        const names = ['fov', 'zoom', 'near', 'far', 'aspect', 'left', 'right', 'top', 'bottom'];
+        for (let k = 0; k < names.length; k++) if (a[o + 7 + k] === a[o + 7 + k]) cam[names[k]] = r(a[o + 7 + k], 1e6);
+        view.camera = cam;
+      }
+      out.push(view);
+    }
+    if (out.length === 0 || out[0].frame !== frame - before) return null;
+    return out;
   }
 
   // The slot a push of the next frame writes; fill its fields, then commit().

@@ -56,6 +56,8 @@ export function ownUrl(u) {
   return OWN_BASE !== '' && u.startsWith(OWN_BASE) && /^[a-z]+\.js([?#]|$)/.test(u.slice(OWN_BASE.length));
 }
 export const TRACK_ID = /^[A-Za-z0-9][A-Za-z0-9_.:/[\]#@-]{0,127}$/;
+// objects a view snapshot can say the visibility of (the newest kept)
+export const TRACKED_MAX = 1024;
 const IDENTITY_KEY = Symbol.for('sloptimize.identity');
 
 // FNV-1a 32 over a string's UTF-16 code units, as 8 hex digits.
@@ -213,10 +215,21 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
     if (typeof Error.captureStackTrace === 'function') Error.captureStackTrace(e, fn);
     return e;
   };
+  const tracked = [];                 // WeakRef of every object track()ed (a view snapshot's visibility)
   const id = {
     patched: false,
+    addProto: null,           // the Object3D prototype whose add() is watched
     pixelRatioSite: null,
     assets,
+    // the track()ed objects still alive, at most `max`, oldest first
+    trackedObjects(max = TRACKED_MAX) {
+      const out = [];
+      for (let i = 0; i < tracked.length && out.length < max; i++) {
+        const o = tracked[i].deref();
+        if (o !== undefined) out.push(o);
+      }
+      return out;
+    },
     siteOf(o) {
       if (!o) return SITE_UNKNOWN;
       let s = sites.get(o);
@@ -236,6 +249,15 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
       if (!o.userData || typeof o.userData !== 'object') o.userData = {};
       const prev = o.userData.sloptimize && typeof o.userData.sloptimize === 'object' ? o.userData.sloptimize : {};
       o.userData.sloptimize = { ...prev, id: name };
+      if (typeof g.WeakRef === 'function' && !prev.id) {
+        // bounded: the dead go first, then the oldest
+        if (tracked.length >= TRACKED_MAX) {
+          const live = tracked.filter((r) => r.deref() !== undefined);
+          tracked.length = 0;
+          tracked.push(...live.slice(-(TRACKED_MAX - 1)));
+        }
+        tracked.push(new g.WeakRef(o));
+      }
       if (!stacks.has(o) && !sites.has(o)) { stacks.set(o, capture(id.track)); named.add(o); }
       return o;
     },
@@ -257,6 +279,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
       return add.apply(this, objs);
     };
     id.patched = true;
+    id.addProto = proto;
   }
   function patchRenderer(r) {
     if (typeof r.setPixelRatio !== 'function' || r.setPixelRatio.sloptimize) return;

@@ -30,7 +30,7 @@
 // snapshots, no network waterfall.  docs/recorder.md says what is measured.
 import { canonicalContext, footprintKey, footprintId, scriptField, FOOTPRINT_VERSION } from './footprint.js';
 import {
-  FrameRing, FLAG_PAUSED, FLAG_RESIZE, FLAG_PANEL, RING_FRAMES, classifyFrame, RateLimit, loafSettled, loafOverlaps,
+  FrameRing, FLAG_PAUSED, FLAG_RESIZE, FLAG_PANEL, RING_FRAMES, VIEW_BEFORE, classifyFrame, RateLimit, loafSettled, loafOverlaps,
 } from './frames.js';
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
@@ -231,6 +231,7 @@ class Recorder {
     this.autoCam = trackCamera ? -1 : -2;   // the index of the automatic camera track (-1: not made yet; -2: off)
     this.autoCamObj = null;
     this.camFilled = false;
+    this.camRinged = false;
     this.fr[FR_ABS] = 1.5 * this.budgetFrameMs;   // the hitch rule's absolute guard
     this.frameNo = 0;
     this.tick = 0;
@@ -301,6 +302,8 @@ class Recorder {
     this.holdAll = false; this.cutAll = false; this.anyHold = false;
     this.hasReach = false;
 
+    this.fetch = fetchFn || (typeof fetch === 'function' ? fetch.bind(globalThis) : null);
+    this.snapshots = { sent: 0, failed: 0, lastError: null };
     this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed(),
       onOwn: (ms) => this.ownAdd(ms, K_SEND) });
     // a WebGPURenderer's info counts differently (render.calls counts
@@ -554,6 +557,9 @@ class Recorder {
     // the automatic camera track: the first render's camera, where the
     // render left it (its world matrix is this frame's now)
     if (this.autoCam >= 0 && !this.camFilled) this.fillCamera();
+    // and the view snapshots': the camera the frame drew with, into the
+    // slot this frame will have (before the game moves it for the next)
+    if (!this.camRinged) { this.camRinged = true; this.ring.camInto(this.ring.slot(), this.camera); }
     // Judge a frame that will wake the agent as soon as its delta is
     // known: once it is past the hitch threshold and WAKE_MS it is such a
     // hitch whatever render calls follow, so it is closed at the end of
@@ -624,6 +630,7 @@ class Recorder {
       }
     }
     this.camFilled = false;
+    this.camRinged = false;
     const n = this.trackGet.length;
     // the host's hold/cut for this frame, then the tracked positions
     if (this.anyHold) {
@@ -682,6 +689,7 @@ class Recorder {
     ring.points[s] = this.curPoints; ring.lines[s] = this.curLines;
     ring.geometries[s] = dG; ring.textures[s] = dT; ring.programs[s] = dP;
     ring.spawned[s] = 0;
+    ring.anim[s] = fr[FR_ANIM];
     ring.commit();
     for (let i = 0; i < this.nScenes; i++) this.censusScenes[i] = this.scenes[i];
     this.nCensusScenes = this.nScenes;
@@ -1118,6 +1126,8 @@ class Recorder {
         quaternion: [r3(c[o + 3]), r3(c[o + 4]), r3(c[o + 5]), r3(c[o + 6])] };
     }
     if (this.keysHeld.size) rec.world.inputsHeld = [...this.keysHeld];
+    const view = this.viewSnapshot(frame, rec, cls[0].guess);
+    if (view !== null) { rec.snapshotRef = view.ref; this.sendSnapshot(view); }
     if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
       const script = this.findScript(at - f.frameMs, at, f);
       if (script) {
@@ -1334,6 +1344,63 @@ class Recorder {
   }
 
   // Stamp a record (at, phase, ctx, build, drops said, footprint) and queue it.
+  /*
+   * The view snapshot of a hitch (seed §5, docs/attribute.md "A hitch
+   * replayed"): the camera and the animation-frame time of the frames
+   * from VIEW_BEFORE before the hitch's to the newest the ring holds, the
+   * viewport and pixel ratio, and the visibility of the track()ed
+   * entities now.  What `sloptimize repro` restores; `fidelity: "view"`
+   * says what it is not (the game's own state).  null when the ring no
+   * longer holds the first of those frames.
+   */
+  viewSnapshot(frame, rec, guess) {
+    const frames = this.ring.viewAt(frame);
+    if (frames === null) return null;
+    const idn = pageIdentity();
+    const cv = this.canvas;
+    const r = this.renderer;
+    const g = globalThis;
+    const visibility = idn ? idn.trackedObjects(256).map((o) => ({ id: o.userData.sloptimize.id, visible: o.visible !== false })) : [];
+    const cam = this.camera;
+    return {
+      v: 1, ref: `hitch-${this.outbox.pageId}-${frame}`, fidelity: 'view',
+      page: g.location ? g.location.pathname : null, build: this.build ?? null,
+      frame, before: VIEW_BEFORE, frames,
+      viewport: {
+        canvas: cv ? [cv.width, cv.height] : null,
+        window: typeof g.innerWidth === 'number' ? [g.innerWidth, g.innerHeight] : null,
+        pixelRatio: typeof r.getPixelRatio === 'function' ? r.getPixelRatio() : null,
+        devicePixelRatio: typeof g.devicePixelRatio === 'number' ? g.devicePixelRatio : null,
+      },
+      cameraParented: !!(cam && cam.parent),
+      visibility,
+      hitch: { frameMs: rec.frameMs, delta: rec.delta, guess },
+    };
+  }
+
+  // Hand a view snapshot to the daemon (POST /snapshots) in a task of its
+  // own, after the record's: a lost one is counted, never retried (repro
+  // says it is missing).
+  sendSnapshot(view) {
+    const f = this.fetch;
+    if (!f) { this.snapshots.failed++; this.snapshots.lastError = 'no fetch'; return; }
+    setTimeout(() => {
+      const a = performance.now();
+      let p;
+      try {
+        p = f(`${this.endpoint}/api/sloptimize/snapshots`, { method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(view), keepalive: false });
+      } catch (e) {
+        p = Promise.reject(e);
+      }
+      this.ownAdd(performance.now() - a, K_SEND);
+      p.then((res) => {
+        if (res && res.ok) this.snapshots.sent++;
+        else { this.snapshots.failed++; this.snapshots.lastError = `HTTP ${res ? res.status : '?'}`; }
+      }, (e) => { this.snapshots.failed++; this.snapshots.lastError = String((e && e.message) || e); });
+    }, 0);
+  }
+
   emit(rec, t, { cls = null } = {}) {
     rec.at = isoAt(t);
     if (this.phase !== undefined) rec.phase = this.phase;
@@ -1658,6 +1725,7 @@ class Recorder {
         maxTaskKind: this.own[OWN_TASKS] > 0 ? OWN_KINDS[this.own[OWN_MAX_KIND]] : null,
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
+      snapshots: { ...this.snapshots },
       ...(this.kind === 'webgpu' ? { measured: WEBGPU_MEASURED } : {}),
       // stop() has made its last records and handed them on (sent, or to
       // the browser's beacon): nothing more will be sent

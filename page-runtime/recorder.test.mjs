@@ -321,10 +321,18 @@ test('motion: one record a second per track, 200 a session, drops counted', () =
 function server(handler) {
   return new Promise((resolve) => {
     const got = [];
+    const snapshots = [];
     const s = http.createServer((req, res) => {
       let body = '';
       req.on('data', (d) => { body += d; });
       req.on('end', () => {
+        // a hitch's view snapshot has a route of its own: kept apart
+        if (req.url.startsWith('/api/sloptimize/snapshots')) {
+          snapshots.push(JSON.parse(body));
+          res.statusCode = 201;
+          res.end('{}');
+          return;
+        }
         // an assertion that fails in here must fail the test, not leave
         // the outbox waiting for an answer
         try { handler(req, res, body, got); } catch (e) {
@@ -333,7 +341,7 @@ function server(handler) {
         }
       });
     });
-    s.listen(0, '127.0.0.1', () => resolve({ s, got, url: `http://127.0.0.1:${s.address().port}` }));
+    s.listen(0, '127.0.0.1', () => resolve({ s, got, snapshots, url: `http://127.0.0.1:${s.address().port}` }));
   });
 }
 
@@ -1310,4 +1318,42 @@ test('recorder: an upload\'s sites are what uploaded — not the objects that ha
   assert.deepEqual(h.sites, ['MeshBasicMaterial:mat_billboard@billboard']);
   assert.ok(h.minted.includes('mat_note@note_0'), 'minted still lists every pair, for a human');
   assert.equal(h.footprint.key, 'hitch|unset|texture-upload|MeshBasicMaterial:mat_billboard@billboard|ctx:');
+});
+
+test('recorder: a hitch names a view snapshot of the frames from 30 before it — each frame\'s camera and time — sent on its own route', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 70; i++) {
+    page.camera.position.x = i * 0.5;
+    page.frame(i === 60 ? 120 : 16);
+    await page.tick();
+  }
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs >= 100);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.match(h.snapshotRef, /^hitch-[0-9a-z]{1,32}-\d+$/);
+  const deadline = Date.now() + 5000;
+  while (!srv.snapshots.some((s) => s.ref === h.snapshotRef) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const snap = srv.snapshots.find((s) => s.ref === h.snapshotRef);
+  assert.ok(snap, `the snapshot ${h.snapshotRef} reached the daemon's route: ${JSON.stringify(srv.snapshots.map((s) => s.ref))}`);
+  assert.equal(snap.v, 1);
+  assert.equal(snap.fidelity, 'view');
+  assert.equal(snap.frame, h.frame);
+  assert.equal(snap.frames[0].frame, h.frame - 30, 'it starts 30 frames before the hitch');
+  for (let i = 1; i < snap.frames.length; i++) {
+    assert.equal(snap.frames[i].frame, snap.frames[i - 1].frame + 1, 'consecutive frames');
+    assert.ok(snap.frames[i].t > snap.frames[i - 1].t, 'times move forward');
+  }
+  const hf = snap.frames.find((f) => f.frame === h.frame);
+  assert.ok(hf, 'the hitch\'s own frame is in it');
+  const prev = snap.frames.find((f) => f.frame === h.frame - 1);
+  assert.ok(Math.abs(hf.t - prev.t - 120) < 1e-6, `the hitch frame's time is 120 ms after the one before (${hf.t - prev.t})`);
+  // each frame holds the camera it drew with, not the one the game set up for the next
+  const first = snap.frames[0];
+  assert.deepEqual(first.camera.quaternion, [0, 0, 0, 1]);
+  const steps = snap.frames.slice(1).map((f, i) => f.camera.position[0] - snap.frames[i].camera.position[0]);
+  assert.ok(steps.every((d) => Math.abs(d - 0.5) < 1e-9), `the camera moved 0.5 a frame: ${steps}`);
+  assert.equal(snap.hitch.frameMs, h.frameMs);
+  assert.equal(rec.state().snapshots.sent >= 1, true);
 });

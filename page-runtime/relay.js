@@ -6,7 +6,7 @@
 // (its URL, title, whether it is visible, the scenes it names) and says it
 // again when it is hidden or shown.  The daemon sends a `command`
 // ({id, verb, options}); the verb is one of the bench runtime's long calls
-// (run, capture, census, attribute — the same the launched browser calls
+// (run, capture, census, attribute, repro — the same the launched browser calls
 // through CDP) and nothing else: a command is data, never script.  While
 // it runs the page sends `progress` twice a second (a main thread that
 // hangs stops sending it, which is how the CLI tells a hang from a long
@@ -15,7 +15,7 @@
 // ES module, no dependencies.  dev.js starts it on a game's dev page;
 // a page opened for a launched bench never registers.
 const API = '/api/sloptimize';
-const VERBS = new Set(['run', 'capture', 'census', 'attribute']);
+const VERBS = new Set(['run', 'capture', 'census', 'attribute', 'repro']);
 const PROGRESS_MS = 500;
 const BACKOFF_MIN_MS = 1000;
 const BACKOFF_MAX_MS = 30000;
@@ -73,7 +73,9 @@ export function startRelay({ api, endpoint = '', WebSocket = globalThis.WebSocke
       el.textContent = text;
     } catch (e) { /* a page without a DOM to speak of: nothing said there */ }
   }
-  const bannerText = (m, p) => `sloptimize: ${m.verb === 'run' ? 'bench' : m.verb} of scene '${String((m.options && m.options.scene) || '?').slice(0, 64)}' ` +
+  const what = (m) => (m.verb === 'repro' && !(m.options && m.options.scene) ? 'repro of a hitch in this tab'
+    : `${m.verb === 'run' ? 'bench' : m.verb} of scene '${String((m.options && m.options.scene) || '?').slice(0, 64)}'`);
+  const bannerText = (m, p) => `sloptimize: ${what(m)} ` +
     `asked by the CLI — the game is stepped by the bench${p && p.phase ? ` (${p.phase}${p.frames ? ` ${p.frame}/${p.frames}` : ''})` : ''}`;
   if (document && typeof document.addEventListener === 'function') document.addEventListener('visibilitychange', onVisibility);
 
