@@ -24,6 +24,7 @@
 #include "cli/fix.h"
 #include "cli/gate.h"
 #include "cli/regime.h"
+#include "cli/repro.h"
 #include "cli/mcp_impl.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
@@ -904,6 +905,45 @@ tool_attribute_cost(struct call *c)
 	attr_run(c, &o, "attribution");
 }
 
+/* repro_hitch: a hitch replayed from its view snapshot, `sloptimize
+ * repro --json`: in the open tab, or a named scene with launch. */
+static void
+tool_repro_hitch(struct call *c)
+{
+	static const char *const known[] = { "hitch", "frames", "launch",
+	    "scene", "url", NULL };
+	struct repro_opts	 o = { 0 };
+	cJSON			*doc = NULL;
+	char			 why[4096];
+	long			 frames = REPRO_FRAMES;
+	int			 exit;
+
+	if (mcp_args_known(c, known) || mcp_arg_str(c, "hitch", 1, &o.hitch) ||
+	    mcp_arg_int(c, "frames", 1, 600, &frames) ||
+	    mcp_arg_bool(c, "launch", &o.launch) ||
+	    mcp_arg_str(c, "scene", 0, &o.scene) ||
+	    mcp_arg_str(c, "url", 0, &o.url))
+		return;
+	o.project = c->m->project;
+	o.frames = (int)frames;
+	o.timeout_ms = REPRO_TIMEOUT_MS;
+	o.cancel = &c->cancelled;
+	exit = repro_execute(&o, &doc, why, sizeof(why));
+	if (exit == EXIT_USAGE) {
+		mcp_call_fail(c, "%s", why);
+		return;
+	}
+	c->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c->out, "v", 1);
+	cJSON_AddNumberToObject(c->out, "exit", exit);
+	cJSON_AddStringToObject(c->out, "meaning", exit == 0 ? "replayed" :
+	    "environment");
+	if (doc == NULL)
+		cJSON_AddStringToObject(c->out, "error", why);
+	else
+		cJSON_AddItemToObject(c->out, "repro", doc);
+}
+
 /* get_bench_ledger: bench-history.jsonl, the loop's memory: the last
  * lines (of one scene), and every line that does not parse, said. */
 static void
@@ -1216,6 +1256,29 @@ const struct tool mcp_tools[] = {
 	  "\"exit\":{\"enum\":[0,1,4]},\"meaning\":{\"type\":\"string\"},\"error\":{\"type\":\"string\"},"
 	  "\"attribution\":{\"type\":\"object\"}}}",
 	  0, tool_attribute_cost, NULL },
+	{ "repro_hitch", "A hitch replayed",
+	  "As `sloptimize repro --json`: the view snapshot a hitch record "
+	  "names (its snapshotRef, or the byte offset of its line in "
+	  "perf.jsonl) restored — camera, viewport, pixel ratio, visibility of "
+	  "track()ed entities — and frames (default 35) stepped at the "
+	  "recorded times, in the game tab open now (the game paused "
+	  "meanwhile) or with launch: true in a named scene of a headless "
+	  "Chromium. Per frame the counters and what the game added (entity "
+	  "ids, the line that built them); reproduced: whether the hitch's "
+	  "own frame moved its counters as recorded. Fidelity \"view\": the "
+	  "game's own state (physics, spawn queues, its random numbers) is not "
+	  "restored, so NOT reproduced says the cause lies there. Times from a "
+	  "software renderer are never evidence.",
+	  "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"hitch\"],\"properties\":{"
+	  "\"hitch\":{\"type\":\"string\",\"pattern\":\"^(hitch-[0-9a-z]{1,32}-[0-9]{1,12}|[0-9]{1,15})$\",\"description\":\"a hitch record's snapshotRef, or the byte offset of its line in perf.jsonl\"},"
+	  "\"frames\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":600,\"description\":\"frames to step (default 35: the hitch's own is the 31st)\"},"
+	  "\"launch\":{\"type\":\"boolean\",\"description\":\"in a headless Chromium sloptimize starts, in scene (else the open tab)\"},"
+	  "\"scene\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$\",\"description\":\"the named scene to set up first (with launch)\"},"
+	  "\"url\":{\"type\":\"string\",\"description\":\"the game's page (default: .sloptimize/dev.json; with launch)\"}}}",
+	  "{\"type\":\"object\",\"required\":[\"v\",\"exit\",\"meaning\"],\"properties\":{"
+	  "\"exit\":{\"enum\":[0,4]},\"meaning\":{\"type\":\"string\"},\"error\":{\"type\":\"string\"},"
+	  "\"repro\":{\"type\":\"object\"}}}",
+	  0, tool_repro_hitch, NULL },
 	{ "get_bench_ledger", "The bench ledger",
 	  "bench-history.jsonl: one line per comparison (the change's ref and "
 	  "description, before and after, the verdict and each metric's, the "

@@ -68,7 +68,7 @@ test('initialize: the current protocol revision, tools with schemas', async () =
     assert.match(client.getInstructions(), /record_fix/);
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    assert.deepEqual(names, ['attribute_cost', 'check_budgets', 'get_bench_ledger', 'get_census', 'get_history', 'get_issue', 'get_issues', 'get_ledger', 'get_profile', 'get_status', 'propose_fix', 'record_fix', 'run_bench', 'run_gate', 'wait_for_wake']);
+    assert.deepEqual(names, ['attribute_cost', 'check_budgets', 'get_bench_ledger', 'get_census', 'get_history', 'get_issue', 'get_issues', 'get_ledger', 'get_profile', 'get_status', 'propose_fix', 'record_fix', 'repro_hitch', 'run_bench', 'run_gate', 'wait_for_wake']);
     for (const t of tools) {
       assert.ok(t.description.length > 40, `${t.name} has a description`);
       assert.equal(t.inputSchema.type, 'object', `${t.name} inputSchema`);

@@ -24,13 +24,15 @@
 // Timing takes no part: the verdict is on counters, which the virtual
 // clock makes exact; the only waits are for conditions, with deadlines.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { chromium } from 'playwright-core';
 import { FLAGS, startVite } from './browser.mjs';
-import { CLI, Daemon, perfPath, tmpdir, waitFor } from './lib.mjs';
+import { CLI, Daemon, perfPath, tmpdir, top, waitFor } from './lib.mjs';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
 let daemon, vite, browser, page, project, scratch;
@@ -111,6 +113,9 @@ test('a spawn burst is a hitch that names its view snapshot, kept by the daemon'
   const file = path.join(project, '.sloptimize', 'snapshots', `${hitchRec.snapshotRef}.json`);
   await waitFor(() => fs.existsSync(file), { timeout: 30000, interval: 100, what: `${file} written` });
   const snap = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const v = spawnSync(process.execPath, [path.join(top, 'tests', 'validate.mjs'), path.join(top, 'schemas', 'view-snapshot.json'), file],
+    { encoding: 'utf8' });
+  assert.equal(v.status, 0, v.stderr);
   assert.equal(snap.ref, hitchRec.snapshotRef);
   assert.equal(snap.fidelity, 'view');
   assert.equal(snap.frame, hitchRec.frame);
@@ -167,6 +172,23 @@ test('repro by the byte offset of the hitch\'s line finds the same snapshot', { 
   const bad = await cli(['repro', String(hitchOffset + 3)]);
   assert.equal(bad.code, 4);
   assert.match(bad.err, /no record starts at byte/);
+  // the same through MCP (the official SDK client)
+  const client = new Client({ name: 'repro-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: CLI, args: ['mcp', '--project', project], env: daemon.env, stderr: 'pipe' }));
+  try {
+    const res = await client.callTool({ name: 'repro_hitch', arguments: { hitch: String(hitchOffset), frames: 2 } },
+      undefined, { timeout: 120000 });
+    assert.equal(res.isError, false, JSON.stringify(res.content));
+    const m = res.structuredContent;
+    assert.deepEqual([m.exit, m.meaning, m.repro.ref, m.repro.steps.length], [0, 'replayed', hitchRec.snapshotRef, 2]);
+    const none = (await client.callTool({ name: 'repro_hitch', arguments: { hitch: 'hitch-nosuchpage-1' } })).structuredContent;
+    assert.deepEqual([none.exit, none.meaning], [4, 'environment']);
+    assert.match(none.error, /is not there/);
+    const wrong = await client.callTool({ name: 'repro_hitch', arguments: { hitch: 'x', launch: true } });
+    assert.equal(wrong.isError, true, 'a hitch that is neither a ref nor an offset is a tool error');
+  } finally {
+    await client.close();
+  }
 });
 
 test('under --launch in the crates scene the crowd is not part of the scene: NOT REPRODUCED', { timeout: 600000 }, async () => {

@@ -76,6 +76,7 @@ ref_route(const char *path, unsigned method, unsigned *allow)
 		{ P "/history", HTTP_GET | HTTP_HEAD },
 		{ P "/fixes", HTTP_POST },
 		{ P "/records", HTTP_POST },
+		{ P "/snapshots", HTTP_POST },
 		{ P "/settings", HTTP_GET | HTTP_HEAD },
 		{ P "/settings", HTTP_PUT },
 		{ P "/events", HTTP_GET },
