@@ -38,7 +38,8 @@ export const ROUTE = '/api/sloptimize/records';
 const DAEMON_CODES = new Set(['bad_path', 'bad_parameter', 'bad_length', 'unexpected_body', 'invalid_json', 'invalid_fix',
   'invalid_settings', 'no_host', 'bad_host', 'bad_origin', 'forbidden', 'not_found', 'method_not_allowed', 'length_required',
   'body_too_large', 'unsupported_media_type', 'upgrade_required', 'bad_upgrade', 'busy', 'not_regular_file', 'internal',
-  'no_space', 'no_sink', 'invalid_command', 'no_page', 'page_busy', 'page_hidden', 'invalid_snapshot']);
+  'no_space', 'no_sink', 'invalid_command', 'no_page', 'page_busy', 'page_hidden', 'invalid_snapshot', 'bad_header',
+  'cross_site', 'sink_unavailable', 'too_many_subscribers']);
 
 // Did this answer come from the daemon?  A success is the ingest's JSON
 // ({accepted, …} or {duplicate}); an error is {error: {code, message}}
