@@ -29,6 +29,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -256,20 +257,26 @@ test('bench_a_setup_that_never_returns_is_exit_4_within_its_deadline_and_nothing
 });
 
 test('bench_a_renderer_that_dies_is_a_crash_exit_4_and_sigint_takes_the_browser_down', async () => {
-  const url = hangPage('wait', '() => new Promise(() => {})');
+  // the setup says it has begun (a request to this server) and then waits
+  // for ever: the page is open and its bench waits on the setup — a
+  // condition, not a guess at how long a loaded machine takes to get there
+  let entered = 0;
+  const mark = http.createServer((req, res) => { entered++; res.end(); });
+  await new Promise((res) => mark.listen(0, '127.0.0.1', res));
+  const url = hangPage('wait', `() => { fetch('http://127.0.0.1:${mark.address().port}/entered', { mode: 'no-cors' }).catch(() => {}); return new Promise(() => {}); }`);
   const args = ['bench', '--project', project, '--scene', 'wait', '--launch', '--url', url, '--setup-timeout', '120',
     '--frames', '1', '--runs', '1', '--warmup', '0'];
-  // the page's renderer killed from outside: Inspector.targetCrashed
+  const inSetup = async (n) => waitFor(() => entered >= n, { timeout: 90000, interval: 50, what: 'the scene\'s setup begun' });
+  // the page's renderer killed from outside: Inspector.targetCrashed.
+  // Every renderer of ours then: the one that runs the page among them
+  // (the first one seen may have been about:blank's, replaced since)
   let killed = null;
   let r = await cli(args, {
     onSpawn: (child) => {
       killed = (async () => {
-        const renderers = await waitFor(() => {
-          const rs = ours().filter((p) => /--type=renderer/.test(p.cmd) && !/top-chrome/.test(p.cmd));
-          return rs.length ? rs : null;
-        }, { timeout: 60000, what: 'the page renderer' });
-        // a little later the page is open and its bench waits on the setup
-        await new Promise((res) => setTimeout(res, 3000));
+        await inSetup(1);
+        const renderers = ours().filter((p) => /--type=renderer/.test(p.cmd) && !/top-chrome/.test(p.cmd));
+        assert.ok(renderers.length > 0, 'a renderer runs the page');
         for (const p of renderers) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
       })().catch((e) => { child.kill('SIGTERM'); throw e; });
     },
@@ -285,13 +292,13 @@ test('bench_a_renderer_that_dies_is_a_crash_exit_4_and_sigint_takes_the_browser_
   r = await cli(args, {
     onSpawn: (child) => {
       interrupted = (async () => {
-        await waitFor(() => ours().some((p) => /--type=renderer/.test(p.cmd)), { timeout: 60000, what: 'a renderer' });
-        await new Promise((res) => setTimeout(res, 3000));
+        await inSetup(2);
         child.kill('SIGINT');
       })().catch((e) => { child.kill('SIGTERM'); throw e; });
     },
   });
   await interrupted;
+  mark.close();
   assert.equal(r.code, 130, r.err);
   assert.match(r.err, /interrupted/);
   assert.deepEqual(ours(), []);

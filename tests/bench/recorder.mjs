@@ -385,6 +385,37 @@ try {
     await cdp2.detach();
   }
 
+  // The view snapshots' share of the frame (docs/attribute.md, "A hitch
+  // replayed"): the one thing they add to every frame is writing the
+  // frame's camera into the ring (FrameRing.camInto: sixteen numbers into
+  // a typed array).  Timed in the page on the demo's own camera, in
+  // batches, beside the same number of calls that read performance.now()
+  // twice (the clock the recorder reads every frame anyway).  The snapshot
+  // itself is made only for a hitch, in the after-frame task, and is in
+  // the all-in figure above.
+  {
+    const r = await page.evaluate(async () => {
+      const { FrameRing } = await import('/@sloptimize/frames.js');
+      const ring = new FrameRing();
+      const cam = window.demo.camera;
+      const out = new Float64Array(2);
+      const clock2 = function clock2(o) { o[0] = performance.now(); o[1] = performance.now(); };
+      const N = 20000, ROUNDS = 15, per = { ring: [], clock: [] };
+      for (let k = 0; k < ROUNDS; k++) {
+        let t = performance.now();
+        for (let i = 0; i < N; i++) ring.camInto(i % 600, cam);
+        per.ring.push(((performance.now() - t) / N) * 1000);
+        t = performance.now();
+        for (let i = 0; i < N; i++) clock2(out);
+        per.clock.push(((performance.now() - t) / N) * 1000);
+      }
+      return per;
+    });
+    const med = (a) => pct(a.slice(3), 0.5);      // the first rounds are V8's tiers
+    console.log(`view snapshots: the camera written into the ring ${f3(med(r.ring))} µs a frame; two performance.now() reads ${f3(med(r.clock))} µs`);
+    bench('view snapshot camera ring, per frame', med(r.clock), med(r.ring), 'µs/frame', '-', null, 'two performance.now() reads');
+  }
+
   // stutter → wake line
   const probe = await fetch(`${daemon.base}/api/sloptimize/records`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
   if (probe.status === 404 || probe.status === 405) {
