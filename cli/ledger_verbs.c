@@ -454,6 +454,8 @@ occurrence_what(const cJSON *o, char *out, size_t cap)
 			    it->valuedouble);
 	if (reg != NULL && strcmp(reg, "software") == 0)
 		what_add(out, cap, "software renderer");
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "snapshotRef")))
+		what_add(out, cap, "view snapshot");
 	if (*out == '\0')
 		snprintf(out, cap, "-");
 }
@@ -462,7 +464,7 @@ static void
 print_issue_detail(const cJSON *doc, const struct cli_regime *reg)
 {
 	const cJSON	*row = cJSON_GetObjectItemCaseSensitive(doc, "issue");
-	const cJSON	*it, *v;
+	const cJSON	*it, *v, *snap = NULL;
 	char		 worst[32], last[32];
 
 	fmt_worst(row, worst, sizeof(worst));
@@ -526,7 +528,14 @@ print_issue_detail(const cJSON *doc, const struct cli_regime *reg)
 			print_quoted(jstr(it, "note"));
 			printf("\n");
 		}
+		if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it,
+		    "snapshotRef")))
+			snap = it;
 	}
+	if (snap != NULL)
+		printf("\nreplay the frames before one marked \"view snapshot\": "
+		    "sloptimize repro OFFSET (the last: sloptimize repro %.0f)\n",
+		    jnum(snap, "offset"));
 }
 
 int

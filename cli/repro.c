@@ -33,6 +33,7 @@
 #include "cli/pagerun.h"
 #include "cli/repro.h"
 #include "cli/verbs.h"
+#include "ledger/ledger.h"
 #include "project/project.h"
 #include "project/statedir.h"
 
@@ -62,24 +63,6 @@ str(const cJSON *o, const char *k)
 	return s ? s : "";
 }
 
-/* hitch-<1..32 of [0-9a-z]>-<digits>, as the recorder names them */
-static int
-ref_ok(const char *s)
-{
-	const char	*p, *q;
-
-	if (strncmp(s, "hitch-", 6) != 0)
-		return 0;
-	for (q = p = s + 6; (*p >= '0' && *p <= '9') || (*p >= 'a' &&
-	    *p <= 'z'); p++)
-		;
-	if (p == q || p - q > 32 || *p != '-')
-		return 0;
-	for (q = ++p; *p >= '0' && *p <= '9'; p++)
-		;
-	return p != q && p - q <= 12 && *p == '\0';
-}
-
 static int
 offset_ok(const char *s)
 {
@@ -91,7 +74,7 @@ offset_ok(const char *s)
 int
 repro_hitch_ok(const char *s)
 {
-	return s != NULL && (ref_ok(s) || offset_ok(s));
+	return s != NULL && (ledger_ref_ok(s) || offset_ok(s));
 }
 
 /*
@@ -143,7 +126,7 @@ ref_at(const char *project, const char *at, char *ref, size_t rcap,
 		return base_say(why, cap, -ENOENT, "the record at byte %s of "
 		    "%s is not a hitch", at, path);
 	}
-	if (!ref_ok(str(rec, "snapshotRef"))) {
+	if (!ledger_ref_ok(str(rec, "snapshotRef"))) {
 		cJSON_Delete(rec);
 		return base_say(why, cap, -ENOENT, "the hitch at byte %s has "
 		    "no view snapshot (a recorder before snapshots, or its ring "
@@ -236,7 +219,7 @@ repro_execute(const struct repro_opts *o, cJSON **doc, char *why,
 		    "--scene S (without --launch: the game tab already open)");
 		return EXIT_USAGE;
 	}
-	if (ref_ok(o->hitch))
+	if (ledger_ref_ok(o->hitch))
 		snprintf(ref, sizeof(ref), "%s", o->hitch);
 	else if (ref_at(o->project, o->hitch, ref, sizeof(ref), why, cap))
 		return EXIT_NOTHING;

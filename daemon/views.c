@@ -12,27 +12,10 @@
 #include <cjson/cJSON.h>
 
 #include "daemon/views.h"
+#include "ledger/ledger.h"
 #include "project/append.h"
 #include "project/project.h"
 #include "project/statedir.h"
-
-/* hitch-<1..32 of [0-9a-z]>-<1..12 digits>: a file name, never a path */
-static int
-ref_ok(const char *s)
-{
-	const char	*p = s, *q;
-
-	if (strncmp(p, "hitch-", 6) != 0)
-		return 0;
-	for (q = p += 6; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z');
-	    p++)
-		;
-	if (p == q || p - q > 32 || *p != '-')
-		return 0;
-	for (q = ++p; *p >= '0' && *p <= '9'; p++)
-		;
-	return p != q && p - q <= 12 && *p == '\0';
-}
 
 int
 views_check(const char *body, size_t len, char *ref, char *why, size_t cap)
@@ -60,7 +43,7 @@ views_check(const char *body, size_t len, char *ref, char *why, size_t cap)
 	if (!cJSON_IsNumber(v) || v->valuedouble != 1 || !cJSON_IsString(f) ||
 	    strcmp(f->valuestring, "view") != 0)
 		snprintf(why, cap, "a snapshot has v 1 and fidelity \"view\"");
-	else if (!cJSON_IsString(r) || !ref_ok(r->valuestring))
+	else if (!cJSON_IsString(r) || !ledger_ref_ok(r->valuestring))
 		snprintf(why, cap, "ref is hitch-<page id>-<frame> (page id "
 		    "1-32 of [0-9a-z], frame 1-12 digits)");
 	else if (!cJSON_IsArray(fr) || cJSON_GetArraySize(fr) < 1 ||

@@ -606,6 +606,26 @@ record_span(const char *line, size_t len, size_t skip)
 	return rec;
 }
 
+
+/* hitch-<1..32 of [0-9a-z]>-<1..12 digits>: a view snapshot's ref as the
+ * recorder writes it (daemon/views.c takes no other). */
+int
+ledger_ref_ok(const char *s)
+{
+	const char	*p, *q;
+
+	if (strncmp(s, "hitch-", 6) != 0)
+		return 0;
+	for (q = p = s + 6; (*p >= '0' && *p <= '9') || (*p >= 'a' &&
+	    *p <= 'z'); p++)
+		;
+	if (p == q || p - q > 32 || *p != '-')
+		return 0;
+	for (q = ++p; *p >= '0' && *p <= '9'; p++)
+		;
+	return p != q && p - q <= 12 && *p == '\0';
+}
+
 /*
  * What tells one occurrence from another (docs/json.md): the script the
  * browser named, the bytes uploaded, the sites minted, the counters that
@@ -695,6 +715,16 @@ occurrence_detail(struct ledger *l, const struct jscan_result *r,
 		cJSON_AddItemToObject(o, "entities", x);
 	else
 		cJSON_Delete(x);
+	/* the view snapshot `sloptimize repro` replays (only a ref of the
+	   form today's recorder writes: a file name, ASCII, so both folds
+	   give the same bytes) */
+	v = jscan_get_in(r, rec, "snapshotRef");
+	if (v.kind == J_STRING) {
+		char	buf[80];
+
+		if (jscan_str(v, buf, sizeof(buf)) > 0 && ledger_ref_ok(buf))
+			cJSON_AddStringToObject(o, "snapshotRef", buf);
+	}
 	/* the counters that moved */
 	v = jscan_get_in(r, rec, "delta");
 	if (v.kind == J_OBJECT && (x = cJSON_CreateObject()) != NULL) {

@@ -65,6 +65,11 @@ struct ledger_event {
 					   "unknown"); "" if not known */
 };
 
+/* Is s a view snapshot's ref as the recorder writes it:
+ * hitch-<1..32 of [0-9a-z]>-<1..12 digits>?  (A file name, never a path:
+ * what the daemon keeps and `sloptimize repro` takes.) */
+int		 ledger_ref_ok(const char *s);
+
 struct ledger	*ledger_create(const struct ledger_opts *opts);
 /* What fix verdicts need from now on (the defaults until called): a
  * rendering setting, not folded state.  Can't fail. */

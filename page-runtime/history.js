@@ -378,6 +378,7 @@ export const OUT_OF_RANGE = 'number out of range';
 // occurrence_detail): the script the browser named, the bytes uploaded,
 // the sites, the counters that moved, the regime — each only when the
 // record has it.  `lastRegime`: its build's last heartbeat's code, or -1.
+const SNAPSHOT_REF = /^hitch-[0-9a-z]{1,32}-[0-9]{1,12}$/;
 function occurrenceDetail(rec, lastRegime) {
   const out = {};
   const str = (o, k, v) => { if (typeof v === 'string' && v !== '') o[k] = v; };
@@ -416,6 +417,8 @@ function occurrenceDetail(rec, lastRegime) {
     }
   }
   if (entities.length) out.entities = entities;
+  // the view snapshot `sloptimize repro` replays (ledger_ref_ok)
+  if (typeof rec.snapshotRef === 'string' && SNAPSHOT_REF.test(rec.snapshotRef)) out.snapshotRef = rec.snapshotRef;
   if (isObject(rec.delta)) {
     const x = {};
     for (const k of ['programs', 'textures', 'geometries', 'calls', 'triangles']) {

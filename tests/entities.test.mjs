@@ -79,3 +79,32 @@ test('the panel shows them on the occurrence', { timeout: 120000 }, async () => 
     await browser.close();
   }
 });
+
+test('both folds give an occurrence its view snapshot, only a ref of the recorder\'s form, and issues --fp says how to replay it', () => {
+  const dir = tmpdir('snapref');
+  try {
+    const hit = (frame, ref) => ({
+      v: 1, type: 'hitch', at: `2026-09-01T09:00:0${frame % 10}.000Z`, frame, frameMs: 140, phase: 'play', build: 'v1',
+      classification: { guess: 'long-render', confidence: 'medium', evidence: 'most of the frame inside render' },
+      ...(ref === undefined ? {} : { snapshotRef: ref }),
+    });
+    const recs = [hit(11, 'hitch-k3x9-11'), hit(12, 'hitch-1144'), hit(13, '../../etc/x'), hit(14)];
+    fs.mkdirSync(path.dirname(perfPath(dir)), { recursive: true });
+    fs.writeFileSync(perfPath(dir), recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const fp = buildIssues(recs, { now: Date.parse('2026-10-01T00:00:00Z') }).issues[0].id;
+    const c = spawnSync(CLI, ['issues', '--fp', fp, '--json', '--project', dir], { encoding: 'utf8' });
+    assert.equal(c.status, 0, c.stderr);
+    const byFrame = (occ) => occ.map((o) => o.snapshotRef ?? null);
+    const fromC = JSON.parse(c.stdout).occurrences;
+    const fromJs = buildIssue(recs, fp).occurrences;
+    assert.deepEqual(byFrame(fromC).sort(), ['hitch-k3x9-11', null, null, null].sort());
+    assert.deepEqual(byFrame(fromJs).sort(), byFrame(fromC).sort());
+    const offset = fromC.find((o) => o.snapshotRef).offset;
+    const t = spawnSync(CLI, ['issues', '--fp', fp, '--project', dir], { encoding: 'utf8' });
+    assert.equal(t.status, 0, t.stderr);
+    assert.equal((t.stdout.match(/view snapshot/g) || []).length, 2, t.stdout);    // the one row, and the line after
+    assert.match(t.stdout, new RegExp(`sloptimize repro OFFSET \\(the last: sloptimize repro ${offset}\\)`));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
