@@ -5,7 +5,7 @@
 // them all in order, a couple of seconds apart, so that each lands in its
 // own second (the recorder makes at most one hitch record a second).
 //
-// The sloptimize lines are the four marked "sloptimize:" below; under
+// The sloptimize lines are the ones marked "sloptimize:" below; under
 // `vite build` they are dropped (import.meta.env.DEV is false there), and
 // so is everything the dev plugin injects.
 import * as THREE from 'three';
@@ -79,6 +79,14 @@ if (import.meta.env.DEV) globalThis.sloptimize?.scene('crates', () => {
   crates?.dispose();   // set up again (a second bench in this page): the same view, not twice the crates
   crates = buildCrates({ scene, camera, renderer, sun, ground });
   return { renderer, settleFrames: 2 };
+});
+
+// sloptimize: the game as it is at load, with its timeline of crowds
+// (one every 4 s of the game's clock): the workload `repro --launch`
+// replays a crowd's hitch in
+if (import.meta.env.DEV) globalThis.sloptimize?.scene('waves', () => {
+  waveEvery = waveEvery || 4000;
+  return { renderer };
 });
 
 const log = document.getElementById('log');
@@ -163,9 +171,18 @@ function crowdLeaves(w) {
   w.crates = [];
   if (waves.every((x) => x.crates.length === 0)) spawned = [];
 }
+// ?waves=S (or the bench scene 'waves'): a level timeline besides — a
+// crowd every S seconds of the game's clock, counted from the page's start
+let waveEvery = Number(new URLSearchParams(location.search).get('waves')) * 1000 || 0;
 // the waves whose times lie in (from, to]; a jump of more than a second
-// (a hidden tab, the end of a replay) brings no crowd, only sends one off
+// (a hidden tab, a replay reaching its first recorded time) brings no
+// crowd, only sends one off
 function waveTimes(from, to) {
+  if (waveEvery > 0 && to - from <= 1000 && Math.floor(to / waveEvery) > Math.floor(from / waveEvery)) {
+    const at = Math.floor(to / waveEvery) * waveEvery;
+    waves.push({ at, until: at + 1500, crates: [] });
+    if (waves.length > 16) waves.shift();
+  }
   for (const w of waves) {
     if (from < w.at && w.at <= to && to - from <= 1000) crowdArrives(w);
     if (from < w.until && w.until <= to && w.crates.length) crowdLeaves(w);

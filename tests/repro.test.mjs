@@ -17,6 +17,10 @@
 //   - under --launch in the crates scene the same snapshot is replayed
 //     and, the crowd not being part of that scene, the hitch's counters
 //     do not move: NOT REPRODUCED, never a made-up match;
+//   - a crowd that the game's own timeline brings (?waves=4, the scene
+//     'waves') is recorded in a tab and replayed under --launch in that
+//     scene: the fresh page reaches the recorded times, and the crowd
+//     comes in the hitch's frame — REPRODUCED;
 //   - no such snapshot → 4; a malformed hitch → 2; --launch without a
 //     scene → 2; the daemon refuses a snapshot whose ref is a path, and
 //     one without the token or an allowed Origin.
@@ -199,6 +203,36 @@ test('under --launch in the crates scene the crowd is not part of the scene: NOT
   assert.ok(r.doc.steps[0].counters.calls > 1000, 'the scene\'s crates are drawn');
   assert.equal(r.doc.reproduced, false, JSON.stringify(r.doc.compared));
   assert.equal(r.doc.compared.calls.moved, false);
+});
+
+test('under --launch in the waves scene — the game\'s own timeline — a crowd\'s hitch from a tab comes back: REPRODUCED', { timeout: 600000 }, async () => {
+  // a second tab, with the timeline on: a crowd every 4 s of the game's clock
+  const seenBefore = new Set(hitches().map(({ offset }) => offset));
+  const tab = await browser.newPage({ viewport: { width: 640, height: 400 } });
+  tab.on('pageerror', (e) => problems.push(e.message));
+  try {
+    await tab.goto(`${vite.url}/?waves=4`);
+    let wave = null;
+    await waitFor(() => {
+      const h = hitches().find(({ r, offset }) => !seenBefore.has(offset) && r.delta && r.delta.calls >= 500 && r.snapshotRef);
+      if (h) wave = h.r;
+      return !!h;
+    }, { timeout: 120000, interval: 250, what: 'a crowd\'s hitch from the timeline, with a snapshotRef' });
+    const file = path.join(project, '.sloptimize', 'snapshots', `${wave.snapshotRef}.json`);
+    await waitFor(() => fs.existsSync(file), { timeout: 30000, interval: 100, what: `${file} written` });
+    const r = await cli(['repro', wave.snapshotRef, '--launch', '--scene', 'waves', '--json']);
+    assert.equal(r.code, 0, r.err);
+    const d = r.doc;
+    assert.equal(d.where, 'scene');
+    assert.equal(d.hitch.step, 31);
+    // the jump from the fresh page's time to the first recorded one brings
+    // no crowd; crossing the wave's time at the recorded times does
+    assert.equal(d.steps.filter((x) => x.added && x.added.meshes >= 1000).map((x) => x.step).join(), '31', JSON.stringify(d.steps.map((x) => [x.step, x.added?.meshes])));
+    assert.ok(d.steps[30].delta.calls >= 500, JSON.stringify(d.steps[30]));
+    assert.equal(d.reproduced, true, JSON.stringify(d.compared));
+  } finally {
+    await tab.close();
+  }
 });
 
 test('what repro and the route refuse', { timeout: 60000 }, async () => {
