@@ -184,3 +184,26 @@ cli_whole(const char *verb, const char *name, const char *s, long lo,
 	*out = v;
 	return 0;
 }
+
+const cJSON *
+cli_get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+double
+cli_num(const cJSON *o, const char *k, double dflt)
+{
+	const cJSON	*n = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(n) ? n->valuedouble : dflt;
+}
+
+const char *
+cli_str(const cJSON *o, const char *k, const char *dflt)
+{
+	const char	*s = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(o, k));
+
+	return s != NULL ? s : dflt;
+}

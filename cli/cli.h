@@ -61,4 +61,11 @@ void	format_ago(int64_t ms, char *out, size_t cap);
 /* Print a cJSON tree to stdout, pretty, with a final newline. */
 int	print_json(const cJSON *o);
 
+/* o's member k (NULL: none, or o is not an object), and its value as a
+ * number or a string, dflt when it is absent or of another type: for
+ * reading a document the page runtime answered. */
+const cJSON	*cli_get(const cJSON *o, const char *k);
+double		 cli_num(const cJSON *o, const char *k, double dflt);
+const char	*cli_str(const cJSON *o, const char *k, const char *dflt);
+
 #endif

@@ -41,28 +41,6 @@
 #define VIEW_MAX	(64 * 1024)	/* the daemon keeps none larger */
 #define LINE_MAX_	(1024 * 1024)	/* a record line, at most */
 
-static const cJSON *
-get(const cJSON *o, const char *k)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static double
-num(const cJSON *o, const char *k)
-{
-	const cJSON	*n = get(o, k);
-
-	return cJSON_IsNumber(n) ? n->valuedouble : 0;
-}
-
-static const char *
-str(const cJSON *o, const char *k)
-{
-	const char	*s = cJSON_GetStringValue(get(o, k));
-
-	return s ? s : "";
-}
-
 static int
 offset_ok(const char *s)
 {
@@ -121,18 +99,18 @@ ref_at(const char *project, const char *at, char *ref, size_t rcap,
 		*nl = '\0';
 	rec = cJSON_Parse(buf + 1);
 	free(buf);
-	if (!cJSON_IsObject(rec) || strcmp(str(rec, "type"), "hitch") != 0) {
+	if (!cJSON_IsObject(rec) || strcmp(cli_str(rec, "type", ""), "hitch") != 0) {
 		cJSON_Delete(rec);
 		return base_say(why, cap, -ENOENT, "the record at byte %s of "
 		    "%s is not a hitch", at, path);
 	}
-	if (!ledger_ref_ok(str(rec, "snapshotRef"))) {
+	if (!ledger_ref_ok(cli_str(rec, "snapshotRef", ""))) {
 		cJSON_Delete(rec);
 		return base_say(why, cap, -ENOENT, "the hitch at byte %s has "
 		    "no view snapshot (a recorder before snapshots, or its ring "
 		    "no longer held the frames 30 before it)", at);
 	}
-	snprintf(ref, rcap, "%s", str(rec, "snapshotRef"));
+	snprintf(ref, rcap, "%s", cli_str(rec, "snapshotRef", ""));
 	cJSON_Delete(rec);
 	return 0;
 }
@@ -163,8 +141,8 @@ view_read(const char *project, const char *ref, cJSON **view, char *why,
 	}
 	*view = cJSON_ParseWithLength(text, len);
 	free(text);
-	if (!cJSON_IsObject(*view) || num(*view, "v") != 1 ||
-	    !cJSON_IsArray(get(*view, "frames"))) {
+	if (!cJSON_IsObject(*view) || cli_num(*view, "v", 0) != 1 ||
+	    !cJSON_IsArray(cli_get(*view, "frames"))) {
 		cJSON_Delete(*view);
 		*view = NULL;
 		return base_say(why, cap, -ENOENT, "%s is not a view snapshot",
@@ -179,15 +157,15 @@ answer_check(const cJSON *d, char *why, size_t cap)
 {
 	const cJSON	*s;
 
-	if (!cJSON_IsObject(d) || num(d, "v") != 1 ||
-	    strcmp(str(d, "fidelity"), "view") != 0 ||
-	    !cJSON_IsArray(get(d, "steps")))
+	if (!cJSON_IsObject(d) || cli_num(d, "v", 0) != 1 ||
+	    strcmp(cli_str(d, "fidelity", ""), "view") != 0 ||
+	    !cJSON_IsArray(cli_get(d, "steps")))
 		return base_say(why, cap, -EPROTO, "the page's repro runtime "
 		    "answered something that is not a replay (v 1, fidelity "
 		    "view, steps)");
-	cJSON_ArrayForEach(s, get(d, "steps"))
-		if (!cJSON_IsObject(get(s, "counters")) ||
-		    !cJSON_IsNumber(get(s, "step")))
+	cJSON_ArrayForEach(s, cli_get(d, "steps"))
+		if (!cJSON_IsObject(cli_get(s, "counters")) ||
+		    !cJSON_IsNumber(cli_get(s, "step")))
 			return base_say(why, cap, -EPROTO, "the page's replay "
 			    "has a frame without its step and counters");
 	return 0;
@@ -283,68 +261,68 @@ moved(const cJSON *delta, char *out, size_t cap)
 static void
 print_text(const cJSON *d)
 {
-	const cJSON	*h = get(d, "hitch"), *rec = get(h, "recorded"),
+	const cJSON	*h = cli_get(d, "hitch"), *rec = cli_get(h, "recorded"),
 			*s, *c, *n, *a, *cmp;
-	int		 soft = strcmp(str(d, "regime"), "hardware") != 0;
-	int		 at = (int)num(h, "step");
+	int		 soft = strcmp(cli_str(d, "regime", ""), "hardware") != 0;
+	int		 at = (int)cli_num(h, "step", 0);
 	char		 line[512];
 
-	moved(get(rec, "delta"), line, sizeof(line));
+	moved(cli_get(rec, "delta"), line, sizeof(line));
 	printf("repro of %s: hitch at frame %.0f (%s, %.1f ms; recorded %s)\n",
-	    str(d, "ref"), num(h, "frame"), str(rec, "guess"),
-	    num(rec, "frameMs"), line[0] ? line : "no counter moved");
+	    cli_str(d, "ref", ""), cli_num(h, "frame", 0), cli_str(rec, "guess", ""),
+	    cli_num(rec, "frameMs", 0), line[0] ? line : "no counter moved");
 	printf("the view restored %s, %d frames stepped at the recorded "
-	    "times (fidelity \"view\")%s\n", strcmp(str(d, "where"),
+	    "times (fidelity \"view\")%s\n", strcmp(cli_str(d, "where", ""),
 	    "open-tab") == 0 ? "in the open tab (the game paused meanwhile)" :
-	    "in the launched scene", cJSON_GetArraySize(get(d, "steps")),
+	    "in the launched scene", cJSON_GetArraySize(cli_get(d, "steps")),
 	    soft ? "; a software renderer's times: reported, never compared" :
 	    "");
 	printf("  %4s %8s %9s %8s %7s %9s %6s %6s %6s  %s\n", "step", "frame",
 	    "work ms", "render", "calls", "triangles", "progs", "geoms",
 	    "texs", "moved");
-	cJSON_ArrayForEach(s, get(d, "steps")) {
-		c = get(s, "counters");
-		moved(get(s, "delta"), line, sizeof(line));
+	cJSON_ArrayForEach(s, cli_get(d, "steps")) {
+		c = cli_get(s, "counters");
+		moved(cli_get(s, "delta"), line, sizeof(line));
 		printf("%s %4.0f %8.0f %9.2f %8.2f %7.0f %9.0f %6.0f %6.0f "
-		    "%6.0f  %s\n", (int)num(s, "step") == at ? ">" : " ",
-		    num(s, "step"), num(s, "frame"), num(s, "workMs"),
-		    num(s, "insideRenderMs"), num(c, "calls"),
-		    num(c, "triangles"), num(c, "programs"),
-		    num(c, "geometries"), num(c, "textures"), line);
-		if ((a = get(s, "added")) != NULL) {
+		    "%6.0f  %s\n", (int)cli_num(s, "step", 0) == at ? ">" : " ",
+		    cli_num(s, "step", 0), cli_num(s, "frame", 0), cli_num(s, "workMs", 0),
+		    cli_num(s, "insideRenderMs", 0), cli_num(c, "calls", 0),
+		    cli_num(c, "triangles", 0), cli_num(c, "programs", 0),
+		    cli_num(c, "geometries", 0), cli_num(c, "textures", 0), line);
+		if ((a = cli_get(s, "added")) != NULL) {
 			const cJSON	*e;
 
-			cJSON_ArrayForEach(e, get(a, "sites"))
+			cJSON_ArrayForEach(e, cli_get(a, "sites"))
 				printf("        added %.0f meshes (%s%s) built at "
-				    "%s\n", num(e, "meshes"), str(e, "id"),
-				    num(e, "entities") > 1 ? ", …" : "",
-				    str(e, "site"));
+				    "%s\n", cli_num(e, "meshes", 0), cli_str(e, "id", ""),
+				    cli_num(e, "entities", 0) > 1 ? ", …" : "",
+				    cli_str(e, "site", ""));
 		}
 	}
 	if (at == 0)
 		printf("the hitch's own frame was not among those stepped\n");
-	else if (cJSON_IsNull(get(d, "reproduced")))
+	else if (cJSON_IsNull(cli_get(d, "reproduced")))
 		printf("the hitch's frame is step %d (>); no counter moved in "
 		    "it when recorded: compare its time (not a verdict)\n", at);
 	else {
 		printf("%s: in the hitch's frame (step %d) %s\n",
-		    cJSON_IsTrue(get(d, "reproduced")) ? "REPRODUCED" :
-		    "NOT REPRODUCED", at, cJSON_IsTrue(get(d, "reproduced")) ?
+		    cJSON_IsTrue(cli_get(d, "reproduced")) ? "REPRODUCED" :
+		    "NOT REPRODUCED", at, cJSON_IsTrue(cli_get(d, "reproduced")) ?
 		    "every counter that moved when recorded moved the same way" :
 		    "a counter that moved when recorded did not move the same "
 		    "way: the cause is in what a view does not restore");
-		cJSON_ArrayForEach(cmp, get(d, "compared"))
-			if (cJSON_IsNumber(get(cmp, "replayed")))
+		cJSON_ArrayForEach(cmp, cli_get(d, "compared"))
+			if (cJSON_IsNumber(cli_get(cmp, "replayed")))
 				printf("  %-10s recorded %+.0f, replayed %+.0f\n",
-				    cmp->string, num(cmp, "recorded"),
-				    num(cmp, "replayed"));
+				    cmp->string, cli_num(cmp, "recorded", 0),
+				    cli_num(cmp, "replayed", 0));
 			else
 				printf("  %-10s recorded %+.0f, not measured in "
 				    "the replay\n", cmp->string,
-				    num(cmp, "recorded"));
+				    cli_num(cmp, "recorded", 0));
 	}
-	printf("not restored: %s\n", str(d, "notRestored"));
-	cJSON_ArrayForEach(n, get(d, "notes"))
+	printf("not restored: %s\n", cli_str(d, "notRestored", ""));
+	cJSON_ArrayForEach(n, cli_get(d, "notes"))
 		if (cJSON_IsString(n))
 			printf("note: %s\n", n->valuestring);
 }

@@ -39,6 +39,23 @@ export async function waitFor(fn, { timeout = 10000, interval = 20, what = 'cond
   }
 }
 
+// Run the CLI to its end: {code, signal, out, err, doc (stdout parsed
+// as JSON, or null), ms}.  Never rejects: a test asserts on what it got.
+export function runCli(args, { env = process.env } = {}) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const p = spawn(CLI, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('close', (code, signal) => {
+      let doc = null;
+      try { doc = JSON.parse(out); } catch { /* not --json, or said in err */ }
+      resolve({ code, signal, out, err, doc, ms: Date.now() - t0 });
+    });
+  });
+}
+
 export function perfPath(project) {
   return path.join(project, '.sloptimize', 'perf.jsonl');
 }

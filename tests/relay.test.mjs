@@ -27,33 +27,20 @@
 //
 // Timing takes no part: the benches are tiny and judged by counters.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { FLAGS, startVite } from './browser.mjs';
-import { CLI, Daemon, tmpdir, top, waitFor } from './lib.mjs';
+import { Daemon, runCli, tmpdir, top, waitFor } from './lib.mjs';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
 const SMALL = ['--frames', '2', '--warmup', '1', '--runs', '2'];
 let daemon, vite, browser, page, project, scratch;
 const problems = [];
 
-function cli(args) {
-  return new Promise((resolve) => {
-    const t0 = Date.now();
-    const p = spawn(CLI, [...args, '--project', project], { env: daemon.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('close', (code, signal) => {
-      let doc = null;
-      try { doc = JSON.parse(out); } catch { /* not --json, or said below */ }
-      resolve({ code, signal, out, err, doc, ms: Date.now() - t0 });
-    });
-  });
-}
+const cli = (args) => runCli([...args, '--project', project], { env: daemon.env });
 
 const pages = async () => (await daemon.get('/api/sloptimize/relay')).pages;
 
