@@ -292,6 +292,42 @@ watching_late(const struct watching *ws, const struct pagerun *pr,
 /* --- launched: the call as an evaluation over CDP ------------------------- */
 
 /*
+ * After a new document under the run: is it the page the run opened (a
+ * reload: Vite's, on an edit), or did the game go to another address —
+ * which is no longer the page that was asked for, and is not run again?
+ * 0, or -ENOENT with why saying where it went.
+ */
+static int
+same_page(struct pagerun *pr, char *why, size_t cap)
+{
+	cJSON	*u = cJSON_CreateString(pr->url), *v = NULL;
+	char	*q = u != NULL ? cJSON_PrintUnformatted(u) : NULL, *expr;
+	size_t	 n;
+	int	 rc;
+
+	cJSON_Delete(u);
+	if (q == NULL)
+		return base_say(why, cap, -ENOMEM, "out of memory");
+	n = 2 * strlen(q) + 64;
+	if ((expr = malloc(n)) == NULL) {
+		free(q);
+		return base_say(why, cap, -ENOMEM, "out of memory");
+	}
+	/* compared in the page: the URL as the browser writes it */
+	snprintf(expr, n, "location.href === new URL(%s).href ? '' : "
+	    "location.href", q);
+	free(q);
+	rc = browser_eval(pr->b, expr, 1000, &v, why, cap);
+	free(expr);
+	if (rc == 0 && cJSON_IsString(v) && v->valuestring[0] != '\0')
+		rc = base_say(why, cap, -ENOENT, "the page went to another "
+		    "address under the run (%.300s): the game left the page it "
+		    "was run on, so nothing was measured", v->valuestring);
+	cJSON_Delete(v);
+	return rc;
+}
+
+/*
  * Did the page go away under an evaluation because it was loaded again —
  * Vite's full reload when its watcher takes an edit, late on a loaded
  * machine — rather than because the browser or the page died?
@@ -413,12 +449,15 @@ failed:
 	if (rc != -EINTR && rc != -ECANCELED && reloaded_under(why) &&
 	    pr->reloads < PAGERUN_RELOADS) {
 		pr->reloads++;
-		fprintf(stderr, "sloptimize: the page was loaded again under "
-		    "the run (the dev server took an edit of the game); "
-		    "running again from the start on the page as it is now\n");
 		take_disk(pr->url, pr->deadline);
-		if ((rc = wait_new_document(pr, why, sizeof(why))) == 0)
+		if ((rc = wait_new_document(pr, why, sizeof(why))) == 0 &&
+		    (rc = same_page(pr, why, sizeof(why))) == 0) {
+			fprintf(stderr, "sloptimize: the page was loaded again "
+			    "under the run (the dev server took an edit of the "
+			    "game); running again from the start on the page as "
+			    "it is now\n");
 			goto again;
+		}
 	} else if (reloaded_under(why))
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), " (the "
 		    "page was loaded again under the run %d times: is the dev "

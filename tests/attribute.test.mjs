@@ -15,6 +15,9 @@
 //   - a page loaded again under the run (Vite's full reload) is run again
 //     from the start, once, and said; one that keeps reloading is exit 4,
 //     said too (the launcher is bench's, gate's and attribute's);
+//   - a game that goes to another page in the middle of a bisection →
+//     exit 4 saying where it went (not taken for a reload, not run
+//     again), attribution.json as it was;
 //   - no --launch and no daemon → exit 4 saying how the open tab is reached; a
 //     scene the page does not name → 4, nothing written; no page → 4.
 import assert from 'node:assert/strict';
@@ -261,4 +264,16 @@ test('the launcher: a page loaded again under the run is run again from the star
   const always = await cli(['bench', '--scene', 'reloader', '--launch', '--url', `${base}/reload.html?always`, ...size, '--json', '--project', project]);
   assert.equal(always.code, 4, always.err);
   assert.match(always.err, /loaded again under the run 2 times: is the dev server reloading it on its own\?/);
+});
+
+test('a page that goes to another page in the middle of a bisection: a clear error, exit 4, nothing written half', { timeout: 600000 }, async () => {
+  const file = path.join(project, '.sloptimize', 'attribution.json');
+  const before = fs.existsSync(file) ? fs.readFileSync(file) : null;
+  const r = await cli(['attribute', '--scene', 'leaver', '--launch', '--url', `${base}/reload.html`, '--frames', '3', '--project', project]);
+  assert.equal(r.code, 4, `${r.code}: ${r.err}`);
+  assert.match(r.err, /^sloptimize attribute: no attribution of scene 'leaver': the page went to another address under the run \(http:\/\/127\.0\.0\.1:\d+\/gone\.html\): the game left the page it was run on, so nothing was measured/m);
+  assert.doesNotMatch(r.err, /loaded again under the run/, 'another address is not a reload, and is not run again');
+  const after = fs.existsSync(file) ? fs.readFileSync(file) : null;
+  assert.deepEqual(after, before, 'attribution.json is as it was: nothing written, nothing half');
+  assert.equal(fs.existsSync(`${file}.tmp`), false);
 });

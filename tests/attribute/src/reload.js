@@ -21,3 +21,17 @@ globalThis.sloptimize?.scene('reloader', async () => {
   }
   return { renderer };
 });
+
+// The scene 'leaver': the same cube, and a game that goes to another page
+// in the middle of a bisection — its render call counted (the replays
+// are the game's own render), the page left on the eighth: after the
+// settle frame, the kept frame and the first baseline.
+globalThis.sloptimize?.scene('leaver', () => {
+  let n = 0;
+  const render = renderer.render;
+  renderer.render = function (...a) {
+    if (++n === 8) location.href = '/gone.html';
+    return render.apply(this, a);
+  };
+  return { renderer, settleFrames: 1 };
+});
