@@ -669,7 +669,7 @@ relay_call(struct pagerun *pr, const char *fn, const cJSON *opts,
 {
 	struct sigaction	 sa, old_int, old_term;
 	struct watching		 ws;
-	char			 name[64], path[160], why[512];
+	char			 name[64], path[160], why[512], was[2300] = "";
 	cJSON			*st = NULL;
 	const char		*state;
 	int64_t			 now, quiet, age;
@@ -689,6 +689,19 @@ again:
 	if ((rc = relay_post(pr, fn, opts, name, sizeof(name), err, cap)) != 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/%s", RELAY_API, name);
+	if (*was != '\0' && strcmp(was, pr->url) != 0) {
+		/* not the page loaded again: the tab (or the newest one) is
+		   at another address, which is not what was asked for */
+		rc = base_say(err, cap, -ENOENT, "the game's tab went to another "
+		    "address under the run (%.300s, was %.300s): the game left "
+		    "the page it was run on, so nothing was measured", pr->url,
+		    was);
+		goto give_up;
+	}
+	if (*was != '\0')
+		fprintf(stderr, "sloptimize: the game's tab was loaded again "
+		    "under the run (the dev server took an edit of the game?); "
+		    "running again from the start\n");
 	watching_start(&ws, w);
 	for (;;) {
 		if ((rc = relay_ended(pr, err, cap)) != 0)
@@ -728,10 +741,7 @@ again:
 			/* Vite reloads the page when it takes an edit: the
 			   run begins again on the page as it is now, once */
 			pr->reloads++;
-			fprintf(stderr, "sloptimize: the game's tab was loaded "
-			    "again under the run (the dev server took an edit of "
-			    "the game?); running again from the start once it "
-			    "is back\n");
+			snprintf(was, sizeof(was), "%s", pr->url);
 			if ((rc = relay_page_back(pr, err, cap)) != 0)
 				goto out;
 			goto again;

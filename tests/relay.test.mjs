@@ -21,6 +21,9 @@
 //   - a tab whose scene setup blocks its main thread → exit 4 "stopped
 //     answering" within the watch's bound, and the tab takes the next
 //     command once it is free again;
+//   - a tab loaded again under a bench (Vite's reload) → the bench run
+//     again from the start on it, said; a tab that goes to another
+//     address under one → exit 4 saying where it went, not run again;
 //   - a hidden tab → exit 4 saying to bring it to the front; no tab → 4
 //     saying to open the game or pass --launch; --url without --launch →
 //     2 (it names a launched browser's page).
@@ -199,6 +202,31 @@ test('a tab that blocks its main thread is exit 4 in bound, and takes the next c
   await waitFor(async () => (await pages())[0].busy === undefined, { timeout: 120000, what: 'the tab free again' });
   const next = await cli(['attribute', '--static', '--scene', 'crates']);
   assert.equal(next.code, 0, next.err);
+});
+
+test('a tab loaded again under the run is run again from the start; one that goes to another address is exit 4, said', { timeout: 900000 }, async () => {
+  // long enough that the tab is still at it when it is loaded again
+  const LONG = ['--frames', '200', '--warmup', '1', '--runs', '2'];
+  const running = () => waitFor(async () => (await pages())[0]?.busy !== undefined, { timeout: 60000, interval: 50, what: 'the tab running the command' });
+  let busy = cli(['bench', '--scene', 'crates', ...LONG]);
+  await running();
+  await page.reload();
+  let r = await busy;
+  assert.ok(r.code === 0 || r.code === 1, `${r.code}: ${r.err}`);
+  assert.match(r.err, /the game's tab was loaded again under the run .*running again from the start/);
+  // the tab goes to another address of the game while it runs one
+  await waitFor(async () => (await pages()).length === 1 && (await pages())[0].busy === undefined, { timeout: 60000, what: 'the tab free' });
+  busy = cli(['bench', '--scene', 'crates', ...LONG]);
+  await running();
+  await page.goto(`${vite.url}/?elsewhere=1`);
+  r = await busy;
+  assert.equal(r.code, 4, r.err);
+  assert.match(r.err, new RegExp(`the game's tab went to another address under the run \\(${vite.url}/\\?elsewhere=1, was ${vite.url}/\\): the game left the page it was run on, so nothing was measured`));
+  assert.doesNotMatch(r.err, /loaded again under the run/);
+  // the tab back where it was, for what follows
+  await page.goto(`${vite.url}/`);
+  await waitFor(async () => { const p = await pages(); return p.length === 1 && p[0].url === `${vite.url}/` && p[0].busy === undefined; },
+    { timeout: 60000, what: 'the tab back at the game' });
 });
 
 test('a hidden tab, and no tab, are exit 4 saying what to do', { timeout: 300000 }, async () => {
