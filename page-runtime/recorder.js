@@ -1379,12 +1379,14 @@ class Recorder {
   }
 
   // Hand a view snapshot to the daemon (POST /snapshots) in a task of its
-  // own, after the record's: a lost one is counted, never retried (repro
-  // says it is missing).
+  // own, after the record's, when the page is idle (nothing waits on it:
+  // the send's own cost must not land in a frame); a lost one is counted,
+  // never retried (repro says it is missing).
   sendSnapshot(view) {
     const f = this.fetch;
     if (!f) { this.snapshots.failed++; this.snapshots.lastError = 'no fetch'; return; }
-    setTimeout(() => {
+    const later = typeof requestIdleCallback === 'function' ? (fn) => requestIdleCallback(fn, { timeout: 2000 }) : (fn) => setTimeout(fn, 0);
+    later(() => {
       const a = performance.now();
       let p;
       try {
@@ -1398,7 +1400,7 @@ class Recorder {
         if (res && res.ok) this.snapshots.sent++;
         else { this.snapshots.failed++; this.snapshots.lastError = `HTTP ${res ? res.status : '?'}`; }
       }, (e) => { this.snapshots.failed++; this.snapshots.lastError = String((e && e.message) || e); });
-    }, 0);
+    });
   }
 
   emit(rec, t, { cls = null } = {}) {
