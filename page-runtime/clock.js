@@ -70,7 +70,7 @@ export function installClock(g = globalThis, { mode = 'passthrough', seed = 1 } 
   let base = 0;            // performance.now() at engage
   let baseDate = 0;        // Date.now() at engage
   let shift = 0;           // added to real time after a release: never backwards
-  let extra = 0;           // added to the virtual time by stepTo() (a replay's recorded times)
+  let extra = 0;           // added to the virtual time by step(to) (a replay's recorded times)
   let random = realRandom;
   let nextId = 0;
   // id → callback, run by the next step(); the frame under way runs from

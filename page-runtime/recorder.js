@@ -1343,7 +1343,6 @@ class Recorder {
     this.emit(rec, t, {});
   }
 
-  // Stamp a record (at, phase, ctx, build, drops said, footprint) and queue it.
   /*
    * The view snapshot of a hitch (seed §5, docs/attribute.md "A hitch
    * replayed"): the camera and the animation-frame time of the frames
@@ -1391,7 +1390,7 @@ class Recorder {
       let p;
       try {
         p = f(`${this.endpoint}/api/sloptimize/snapshots`, { method: 'POST', headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(view), keepalive: false });
+          body: JSON.stringify(view) });
       } catch (e) {
         p = Promise.reject(e);
       }
@@ -1403,6 +1402,7 @@ class Recorder {
     });
   }
 
+  // Stamp a record (at, phase, ctx, build, drops said, footprint) and queue it.
   emit(rec, t, { cls = null } = {}) {
     rec.at = isoAt(t);
     if (this.phase !== undefined) rec.phase = this.phase;
