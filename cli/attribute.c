@@ -40,6 +40,11 @@
 #include "ledger/footprint.h"
 #include "project/statedir.h"
 
+/* reading the page's answer (cli.h): absent or of another type is 0, "" */
+#define get(o, k)	cli_get(o, k)
+#define num(o, k)	cli_num(o, k, 0)
+#define str(o, k)	cli_str(o, k, "")
+
 #define ATTR_OPEN_MS	120000	/* the start, the load: each at most this */
 
 /* The hints' closed vocabulary (docs/attribute.md). */
@@ -111,14 +116,14 @@ census_check(cJSON *doc, int *dropped, char *why, size_t cap)
 {
 	static const char *const counts[] = { "meshes", "triangles",
 	    "materials", "geometries", "textureBytesEstimate", NULL };
-	const cJSON	*t = cli_get(doc, "totals"), *v = cli_get(doc, "v");
+	const cJSON	*t = get(doc, "totals"), *v = get(doc, "v");
 	cJSON		*hints = cJSON_GetObjectItemCaseSensitive(doc, "hints"),
 			*h;
 	int		 i;
 
 	*dropped = 0;
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(v) || v->valueint != 1 ||
-	    !cJSON_IsObject(t) || !cJSON_IsArray(cli_get(doc, "entities")) ||
+	    !cJSON_IsObject(t) || !cJSON_IsArray(get(doc, "entities")) ||
 	    !cJSON_IsArray(hints)) {
 		snprintf(why, cap, "the page's census runtime answered "
 		    "something that is not a census (v 1 with totals, entities "
@@ -126,7 +131,7 @@ census_check(cJSON *doc, int *dropped, char *why, size_t cap)
 		return -EPROTO;
 	}
 	for (i = 0; counts[i] != NULL; i++) {
-		const cJSON	*n = cli_get(t, counts[i]);
+		const cJSON	*n = get(t, counts[i]);
 
 		if (!cJSON_IsNumber(n) || n->valuedouble < 0) {
 			snprintf(why, cap, "the page's census has no count of "
@@ -134,7 +139,7 @@ census_check(cJSON *doc, int *dropped, char *why, size_t cap)
 			return -EPROTO;
 		}
 	}
-	if (!cJSON_IsNull(cli_get(t, "calls"))) {
+	if (!cJSON_IsNull(get(t, "calls"))) {
 		snprintf(why, cap, "the page's census gives draw calls: a "
 		    "static census cannot know them (calls must be null)");
 		return -EPROTO;
@@ -143,8 +148,8 @@ census_check(cJSON *doc, int *dropped, char *why, size_t cap)
 		cJSON	*next = h->next;
 
 		if (!cJSON_IsObject(h) || !known_kind(cJSON_GetStringValue(
-		    cli_get(h, "kind"))) || !cJSON_IsString(cli_get(h, "fix")) ||
-		    !cJSON_IsString(cli_get(h, "site"))) {
+		    get(h, "kind"))) || !cJSON_IsString(get(h, "fix")) ||
+		    !cJSON_IsString(get(h, "site"))) {
 			cJSON_Delete(cJSON_DetachItemViaPointer(hints, h));
 			(*dropped)++;
 		}
@@ -161,23 +166,23 @@ census_check(cJSON *doc, int *dropped, char *why, size_t cap)
 static int
 attribution_check(const cJSON *doc, char *why, size_t cap)
 {
-	const cJSON	*v = cli_get(doc, "v"), *b = cli_get(doc, "baseline"), *e;
+	const cJSON	*v = get(doc, "v"), *b = get(doc, "baseline"), *e;
 
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(v) || v->valueint != 1 ||
-	    !cJSON_IsObject(b) || !cJSON_IsNumber(cli_get(b, "calls")) ||
-	    !cJSON_IsArray(cli_get(doc, "entities")) ||
-	    !cJSON_IsBool(cli_get(doc, "restored")) ||
-	    !cJSON_IsBool(cli_get(doc, "sumsToBaseline"))) {
+	    !cJSON_IsObject(b) || !cJSON_IsNumber(get(b, "calls")) ||
+	    !cJSON_IsArray(get(doc, "entities")) ||
+	    !cJSON_IsBool(get(doc, "restored")) ||
+	    !cJSON_IsBool(get(doc, "sumsToBaseline"))) {
 		snprintf(why, cap, "the page's attribution runtime answered "
 		    "something that is not an attribution (v 1 with a baseline, "
 		    "entities, restored and sumsToBaseline)");
 		return -EPROTO;
 	}
-	cJSON_ArrayForEach(e, cli_get(doc, "entities"))
-		if (!cJSON_IsString(cli_get(e, "id")) ||
-		    !cJSON_IsNumber(cli_get(e, "dCalls")) ||
-		    !cJSON_IsNumber(cli_get(e, "dTriangles")) ||
-		    !cJSON_IsBool(cli_get(e, "noisy"))) {
+	cJSON_ArrayForEach(e, get(doc, "entities"))
+		if (!cJSON_IsString(get(e, "id")) ||
+		    !cJSON_IsNumber(get(e, "dCalls")) ||
+		    !cJSON_IsNumber(get(e, "dTriangles")) ||
+		    !cJSON_IsBool(get(e, "noisy"))) {
 			snprintf(why, cap, "the page's attribution has an entity "
 			    "without an id, dCalls, dTriangles and noisy");
 			return -EPROTO;
@@ -347,27 +352,27 @@ doc_write(const char *project, const char *file, const cJSON *doc, char *path,
 static void
 print_text(const cJSON *d, const char *path)
 {
-	const cJSON	*t = cli_get(d, "totals"), *e, *h, *n;
+	const cJSON	*t = get(d, "totals"), *e, *h, *n;
 	int		 i = 0;
 
 	printf("census of scene '%s' (%s): %.0f meshes, %.0f triangles, %.0f "
 	    "materials, %.0f geometries, ~%.1f MB of textures (an estimate); "
-	    "draw calls are not known to a static census\n", cli_str(d, "scene", ""),
-	    cli_str(d, "at", ""), cli_num(t, "meshes", 0), cli_num(t, "triangles", 0),
-	    cli_num(t, "materials", 0), cli_num(t, "geometries", 0),
-	    cli_num(t, "textureBytesEstimate", 0) / 1048576.0);
-	cJSON_ArrayForEach(e, cli_get(d, "entities")) {
+	    "draw calls are not known to a static census\n", str(d, "scene"),
+	    str(d, "at"), num(t, "meshes"), num(t, "triangles"),
+	    num(t, "materials"), num(t, "geometries"),
+	    num(t, "textureBytesEstimate") / 1048576.0);
+	cJSON_ArrayForEach(e, get(d, "entities")) {
 		if (i++ == 5)
 			break;
 		printf("  %-28s %6.0f meshes %9.0f triangles  %s\n",
-		    cli_str(e, "id", ""), cli_num(e, "meshes", 0), cli_num(e, "triangles", 0),
-		    cli_str(e, "site", ""));
+		    str(e, "id"), num(e, "meshes"), num(e, "triangles"),
+		    str(e, "site"));
 	}
-	if (cJSON_GetArraySize(cli_get(d, "entities")) == 0)
+	if (cJSON_GetArraySize(get(d, "entities")) == 0)
 		printf("  (no entity with a mesh)\n");
-	cJSON_ArrayForEach(h, cli_get(d, "hints"))
-		printf("%s: %s\n", cli_str(h, "kind", ""), cli_str(h, "fix", ""));
-	cJSON_ArrayForEach(n, cli_get(d, "notes"))
+	cJSON_ArrayForEach(h, get(d, "hints"))
+		printf("%s: %s\n", str(h, "kind"), str(h, "fix"));
+	cJSON_ArrayForEach(n, get(d, "notes"))
 		if (cJSON_IsString(n))
 			printf("note: %s\n", n->valuestring);
 	printf("written to %s\n", path);
@@ -376,36 +381,36 @@ print_text(const cJSON *d, const char *path)
 static void
 print_attribution(const cJSON *d, const char *path)
 {
-	const cJSON	*b = cli_get(d, "baseline"), *e, *n;
-	int		 soft = strcmp(cli_str(d, "regime", ""), "hardware") != 0;
+	const cJSON	*b = get(d, "baseline"), *e, *n;
+	int		 soft = strcmp(str(d, "regime"), "hardware") != 0;
 
 	printf("attribution of scene '%s' (%s): the game paused, its frame "
 	    "drawn %.0f times per entity; baseline %.0f draw calls, %.0f "
 	    "triangles, %.2f ms inside render (spread %.2f ms over 3 "
-	    "baselines%s)\n", cli_str(d, "scene", ""), cli_str(d, "at", ""), cli_num(d, "frames", 0),
-	    cli_num(b, "calls", 0), cli_num(b, "triangles", 0), cli_num(b, "insideRenderMs", 0),
-	    cli_num(b, "spreadMs", 0), soft ? "; a software renderer's times: "
+	    "baselines%s)\n", str(d, "scene"), str(d, "at"), num(d, "frames"),
+	    num(b, "calls"), num(b, "triangles"), num(b, "insideRenderMs"),
+	    num(b, "spreadMs"), soft ? "; a software renderer's times: "
 	    "reported, never compared" : "");
 	printf("  %-28s %9s %11s %10s  %s\n", "entity (ranked by draw calls)",
 	    "calls", "triangles", "render ms", "built at");
-	cJSON_ArrayForEach(e, cli_get(d, "entities"))
-		printf("  %-28s %+9.0f %+11.0f %+9.2f%s  %s\n", cli_str(e, "id", ""),
-		    cli_num(e, "dCalls", 0), cli_num(e, "dTriangles", 0),
-		    cli_num(e, "dInsideRenderMs", 0),
-		    cJSON_IsTrue(cli_get(e, "noisy")) ? "~" : " ", cli_str(e, "site", ""));
-	if (cJSON_GetArraySize(cli_get(d, "entities")) == 0)
+	cJSON_ArrayForEach(e, get(d, "entities"))
+		printf("  %-28s %+9.0f %+11.0f %+9.2f%s  %s\n", str(e, "id"),
+		    num(e, "dCalls"), num(e, "dTriangles"),
+		    num(e, "dInsideRenderMs"),
+		    cJSON_IsTrue(get(e, "noisy")) ? "~" : " ", str(e, "site"));
+	if (cJSON_GetArraySize(get(d, "entities")) == 0)
 		printf("  (no entity with a mesh)\n");
 	printf("(~: within the baselines' spread — noise, not a cost; a "
 	    "ranking, not an accounting: the rows do not sum to the "
 	    "baseline)\n");
-	printf("world %s%s\n", cJSON_IsTrue(cli_get(d, "restored")) ?
+	printf("world %s%s\n", cJSON_IsTrue(get(d, "restored")) ?
 	    "restored: every entity hidden is visible again as it was" :
 	    "NOT restored: an entity's visible flag is not what it was",
-	    cJSON_IsTrue(cli_get(d, "pixelsIdentical")) ? "; the frame's pixels "
-	    "identical before and after" : cJSON_IsFalse(cli_get(d,
+	    cJSON_IsTrue(get(d, "pixelsIdentical")) ? "; the frame's pixels "
+	    "identical before and after" : cJSON_IsFalse(get(d,
 	    "pixelsIdentical")) ? "; the frame's pixels DIFFER before and "
 	    "after" : "");
-	cJSON_ArrayForEach(n, cli_get(d, "notes"))
+	cJSON_ArrayForEach(n, get(d, "notes"))
 		if (cJSON_IsString(n))
 			printf("note: %s\n", n->valuestring);
 	printf("written to %s\n", path);
@@ -599,6 +604,6 @@ attribute_execute(const struct attr_opts *oin, cJSON **doc, char *path,
 		*doc = NULL;
 		return EXIT_NOTHING;
 	}
-	return o.bisect && !cJSON_IsTrue(cli_get(*doc, "restored")) ?
+	return o.bisect && !cJSON_IsTrue(get(*doc, "restored")) ?
 	    EXIT_FINDINGS : EXIT_OK;
 }

@@ -533,9 +533,9 @@ print_issue_detail(const cJSON *doc, const struct cli_regime *reg)
 			snap = it;
 	}
 	if (snap != NULL)
-		printf("\nreplay the frames before one marked \"view snapshot\": "
-		    "sloptimize repro OFFSET (the last: sloptimize repro %.0f)\n",
-		    jnum(snap, "offset"));
+		printf("\nreplay the frames before one marked \"view "
+		    "snapshot\": sloptimize repro OFFSET (the last: sloptimize "
+		    "repro %.0f)\n", jnum(snap, "offset"));
 }
 
 int

@@ -692,10 +692,10 @@ again:
 	if (*was != '\0' && strcmp(was, pr->url) != 0) {
 		/* not the page loaded again: the tab (or the newest one) is
 		   at another address, which is not what was asked for */
-		rc = base_say(err, cap, -ENOENT, "the game's tab went to another "
-		    "address under the run (%.300s, was %.300s): the game left "
-		    "the page it was run on, so nothing was measured", pr->url,
-		    was);
+		rc = base_say(err, cap, -ENOENT, "the game's tab went to "
+		    "another address under the run (%.300s, was %.300s): the "
+		    "game left the page it was run on, so nothing was "
+		    "measured", pr->url, was);
 		goto give_up;
 	}
 	if (*was != '\0')

@@ -37,6 +37,11 @@
 #include "project/project.h"
 #include "project/statedir.h"
 
+/* reading the page's answer (cli.h): absent or of another type is 0, "" */
+#define get(o, k)	cli_get(o, k)
+#define num(o, k)	cli_num(o, k, 0)
+#define str(o, k)	cli_str(o, k, "")
+
 #define REPRO_OPEN_MS	120000		/* the start, the load: each */
 #define VIEW_MAX	(64 * 1024)	/* the daemon keeps none larger */
 #define LINE_MAX_	(1024 * 1024)	/* a record line, at most */
@@ -99,18 +104,18 @@ ref_at(const char *project, const char *at, char *ref, size_t rcap,
 		*nl = '\0';
 	rec = cJSON_Parse(buf + 1);
 	free(buf);
-	if (!cJSON_IsObject(rec) || strcmp(cli_str(rec, "type", ""), "hitch") != 0) {
+	if (!cJSON_IsObject(rec) || strcmp(str(rec, "type"), "hitch") != 0) {
 		cJSON_Delete(rec);
 		return base_say(why, cap, -ENOENT, "the record at byte %s of "
 		    "%s is not a hitch", at, path);
 	}
-	if (!ledger_ref_ok(cli_str(rec, "snapshotRef", ""))) {
+	if (!ledger_ref_ok(str(rec, "snapshotRef"))) {
 		cJSON_Delete(rec);
 		return base_say(why, cap, -ENOENT, "the hitch at byte %s has "
-		    "no view snapshot (a recorder before snapshots, or its ring "
-		    "no longer held the frames 30 before it)", at);
+		    "no view snapshot (a recorder before snapshots, or its "
+		    "ring no longer held the frames 30 before it)", at);
 	}
-	snprintf(ref, rcap, "%s", cli_str(rec, "snapshotRef", ""));
+	snprintf(ref, rcap, "%s", str(rec, "snapshotRef"));
 	cJSON_Delete(rec);
 	return 0;
 }
@@ -134,15 +139,15 @@ view_read(const char *project, const char *ref, cJSON **view, char *why,
 	if ((rc = statedir_read(path, text, VIEW_MAX + 1, &len)) != 0 ||
 	    len > VIEW_MAX) {
 		free(text);
-		return base_say(why, cap, -ENOENT, "%s %s", path, rc == -ENOENT ?
-		    "is not there: the page could not send it, or more than "
-		    "256 newer hitches pushed it out" : rc ? strerror(-rc) :
-		    "is larger than a snapshot");
+		return base_say(why, cap, -ENOENT, "%s %s", path,
+		    rc == -ENOENT ? "is not there: the page could not send "
+		    "it, or more than 256 newer hitches pushed it out" : rc ?
+		    strerror(-rc) : "is larger than a snapshot");
 	}
 	*view = cJSON_ParseWithLength(text, len);
 	free(text);
-	if (!cJSON_IsObject(*view) || cli_num(*view, "v", 0) != 1 ||
-	    !cJSON_IsArray(cli_get(*view, "frames"))) {
+	if (!cJSON_IsObject(*view) || num(*view, "v") != 1 ||
+	    !cJSON_IsArray(get(*view, "frames"))) {
 		cJSON_Delete(*view);
 		*view = NULL;
 		return base_say(why, cap, -ENOENT, "%s is not a view snapshot",
@@ -157,15 +162,15 @@ answer_check(const cJSON *d, char *why, size_t cap)
 {
 	const cJSON	*s;
 
-	if (!cJSON_IsObject(d) || cli_num(d, "v", 0) != 1 ||
-	    strcmp(cli_str(d, "fidelity", ""), "view") != 0 ||
-	    !cJSON_IsArray(cli_get(d, "steps")))
+	if (!cJSON_IsObject(d) || num(d, "v") != 1 ||
+	    strcmp(str(d, "fidelity"), "view") != 0 ||
+	    !cJSON_IsArray(get(d, "steps")))
 		return base_say(why, cap, -EPROTO, "the page's repro runtime "
 		    "answered something that is not a replay (v 1, fidelity "
 		    "view, steps)");
-	cJSON_ArrayForEach(s, cli_get(d, "steps"))
-		if (!cJSON_IsObject(cli_get(s, "counters")) ||
-		    !cJSON_IsNumber(cli_get(s, "step")))
+	cJSON_ArrayForEach(s, get(d, "steps"))
+		if (!cJSON_IsObject(get(s, "counters")) ||
+		    !cJSON_IsNumber(get(s, "step")))
 			return base_say(why, cap, -EPROTO, "the page's replay "
 			    "has a frame without its step and counters");
 	return 0;
@@ -261,68 +266,69 @@ moved(const cJSON *delta, char *out, size_t cap)
 static void
 print_text(const cJSON *d)
 {
-	const cJSON	*h = cli_get(d, "hitch"), *rec = cli_get(h, "recorded"),
+	const cJSON	*h = get(d, "hitch"), *rec = get(h, "recorded"),
 			*s, *c, *n, *a, *cmp;
-	int		 soft = strcmp(cli_str(d, "regime", ""), "hardware") != 0;
-	int		 at = (int)cli_num(h, "step", 0);
+	int		 soft = strcmp(str(d, "regime"), "hardware") != 0;
+	int		 at = (int)num(h, "step");
 	char		 line[512];
 
-	moved(cli_get(rec, "delta"), line, sizeof(line));
+	moved(get(rec, "delta"), line, sizeof(line));
 	printf("repro of %s: hitch at frame %.0f (%s, %.1f ms; recorded %s)\n",
-	    cli_str(d, "ref", ""), cli_num(h, "frame", 0), cli_str(rec, "guess", ""),
-	    cli_num(rec, "frameMs", 0), line[0] ? line : "no counter moved");
+	    str(d, "ref"), num(h, "frame"), str(rec, "guess"),
+	    num(rec, "frameMs"), line[0] ? line : "no counter moved");
 	printf("the view restored %s, %d frames stepped at the recorded "
-	    "times (fidelity \"view\")%s\n", strcmp(cli_str(d, "where", ""),
+	    "times (fidelity \"view\")%s\n", strcmp(str(d, "where"),
 	    "open-tab") == 0 ? "in the open tab (the game paused meanwhile)" :
-	    "in the launched scene", cJSON_GetArraySize(cli_get(d, "steps")),
+	    "in the launched scene", cJSON_GetArraySize(get(d, "steps")),
 	    soft ? "; a software renderer's times: reported, never compared" :
 	    "");
 	printf("  %4s %8s %9s %8s %7s %9s %6s %6s %6s  %s\n", "step", "frame",
 	    "work ms", "render", "calls", "triangles", "progs", "geoms",
 	    "texs", "moved");
-	cJSON_ArrayForEach(s, cli_get(d, "steps")) {
-		c = cli_get(s, "counters");
-		moved(cli_get(s, "delta"), line, sizeof(line));
+	cJSON_ArrayForEach(s, get(d, "steps")) {
+		c = get(s, "counters");
+		moved(get(s, "delta"), line, sizeof(line));
 		printf("%s %4.0f %8.0f %9.2f %8.2f %7.0f %9.0f %6.0f %6.0f "
-		    "%6.0f  %s\n", (int)cli_num(s, "step", 0) == at ? ">" : " ",
-		    cli_num(s, "step", 0), cli_num(s, "frame", 0), cli_num(s, "workMs", 0),
-		    cli_num(s, "insideRenderMs", 0), cli_num(c, "calls", 0),
-		    cli_num(c, "triangles", 0), cli_num(c, "programs", 0),
-		    cli_num(c, "geometries", 0), cli_num(c, "textures", 0), line);
-		if ((a = cli_get(s, "added")) != NULL) {
+		    "%6.0f  %s\n", (int)num(s, "step") == at ? ">" : " ",
+		    num(s, "step"), num(s, "frame"), num(s, "workMs"),
+		    num(s, "insideRenderMs"), num(c, "calls"),
+		    num(c, "triangles"), num(c, "programs"),
+		    num(c, "geometries"), num(c, "textures"), line);
+		if ((a = get(s, "added")) != NULL) {
 			const cJSON	*e;
 
-			cJSON_ArrayForEach(e, cli_get(a, "sites"))
-				printf("        added %.0f meshes (%s%s) built at "
-				    "%s\n", cli_num(e, "meshes", 0), cli_str(e, "id", ""),
-				    cli_num(e, "entities", 0) > 1 ? ", …" : "",
-				    cli_str(e, "site", ""));
+			cJSON_ArrayForEach(e, get(a, "sites"))
+				printf("        added %.0f meshes (%s%s) built "
+				    "at %s\n", num(e, "meshes"), str(e, "id"),
+				    num(e, "entities") > 1 ? ", …" : "",
+				    str(e, "site"));
 		}
 	}
 	if (at == 0)
 		printf("the hitch's own frame was not among those stepped\n");
-	else if (cJSON_IsNull(cli_get(d, "reproduced")))
+	else if (cJSON_IsNull(get(d, "reproduced")))
 		printf("the hitch's frame is step %d (>); no counter moved in "
 		    "it when recorded: compare its time (not a verdict)\n", at);
 	else {
 		printf("%s: in the hitch's frame (step %d) %s\n",
-		    cJSON_IsTrue(cli_get(d, "reproduced")) ? "REPRODUCED" :
-		    "NOT REPRODUCED", at, cJSON_IsTrue(cli_get(d, "reproduced")) ?
-		    "every counter that moved when recorded moved the same way" :
+		    cJSON_IsTrue(get(d, "reproduced")) ? "REPRODUCED" :
+		    "NOT REPRODUCED", at, cJSON_IsTrue(get(d, "reproduced")) ?
+		    "every counter that moved when recorded moved the same "
+		    "way" :
 		    "a counter that moved when recorded did not move the same "
 		    "way: the cause is in what a view does not restore");
-		cJSON_ArrayForEach(cmp, cli_get(d, "compared"))
-			if (cJSON_IsNumber(cli_get(cmp, "replayed")))
-				printf("  %-10s recorded %+.0f, replayed %+.0f\n",
-				    cmp->string, cli_num(cmp, "recorded", 0),
-				    cli_num(cmp, "replayed", 0));
+		cJSON_ArrayForEach(cmp, get(d, "compared"))
+			if (cJSON_IsNumber(get(cmp, "replayed")))
+				printf("  %-10s recorded %+.0f, replayed "
+				    "%+.0f\n", cmp->string, num(cmp,
+				    "recorded"), num(cmp, "replayed"));
 			else
-				printf("  %-10s recorded %+.0f, not measured in "
-				    "the replay\n", cmp->string,
-				    cli_num(cmp, "recorded", 0));
+				printf("  %-10s recorded %+.0f, not measured "
+				    "in the replay\n", cmp->string,
+				    num(cmp, "recorded"));
 	}
-	printf("not restored: %s\n", cli_str(d, "notRestored", ""));
-	cJSON_ArrayForEach(n, cli_get(d, "notes"))
+	printf("not restored: %s\n", str(d, "notRestored"));
+	cJSON_ArrayForEach(n, get(d, "notes"))
 		if (cJSON_IsString(n))
 			printf("note: %s\n", n->valuestring);
 }
