@@ -12,6 +12,7 @@
 
 #include "daemon/log.h"
 #include "daemon/relay.h"
+#include "ledger/jscan.h"
 
 /* What a page runtime can be asked: sloptimize.bench's long calls. */
 static const char *const verbs[] = { "run", "capture", "census",
@@ -212,57 +213,122 @@ on_page(struct relay *r, void *conn, cJSON *m, size_t len, uint64_t now_ms)
 	return RELAY_MSG_PAGE;
 }
 
+/*
+ * Progress or an answer for the command conn runs: `id` its number;
+ * progress an object (or NULL); for an answer `ok`, the page's error
+ * text and `result` (consumed: kept for the verb, or freed).
+ */
 static enum relay_msg
-on_work(struct relay *r, void *conn, cJSON *m, int answer, uint64_t now_ms)
+work(struct relay *r, void *conn, double id, int answer, cJSON *progress,
+    int ok, const char *err, cJSON *result, uint64_t now_ms)
 {
 	struct relay_page	*p = page_of(r, conn);
-	const cJSON		*id = cJSON_GetObjectItemCaseSensitive(m, "id");
 	struct relay_job	*j;
-	cJSON			*it;
-	const char		*err;
+	enum relay_msg		 rc = RELAY_MSG_ANSWER;
 
 	if (p == NULL)
-		return bad(r, "progress or an answer from no registered page");
-	if (!cJSON_IsNumber(id) || id->valuedouble < 1)
-		return bad(r, "progress or an answer without its command's id");
-	j = job_by_id(r, (uint64_t)id->valuedouble);
-	if (j == NULL || j->page != p->id || finished(j)) {
+		rc = bad(r, "progress or an answer from no registered page");
+	else if (!(id >= 1 && id < 9007199254740992.0))	/* 2^53 */
+		rc = bad(r, "progress or an answer without its command's id");
+	else if ((j = job_by_id(r, (uint64_t)id)) == NULL ||
+	    j->page != p->id || finished(j)) {
 		/* a cancelled or dropped command's: nobody wants what it
 		   says, and its answer frees the page */
-		if (p->busy != (uint64_t)id->valuedouble)
-			return bad(r, "progress or an answer for no command it "
+		if (p->busy != (uint64_t)id)
+			rc = bad(r, "progress or an answer for no command it "
 			    "runs");
-		if (!answer)
-			return RELAY_MSG_PROGRESS;
-		p->busy = 0;
-		return RELAY_MSG_ANSWER;
-	}
-	j->heard_ms = now_ms;
-	if (!answer) {
-		it = cJSON_DetachItemFromObjectCaseSensitive(m, "progress");
-		if (cJSON_IsObject(it)) {
+		else if (!answer)
+			rc = RELAY_MSG_PROGRESS;
+		else
+			p->busy = 0;
+	} else if (!answer) {
+		j->heard_ms = now_ms;
+		if (cJSON_IsObject(progress)) {
 			cJSON_Delete(j->progress);
-			j->progress = it;
-		} else
-			cJSON_Delete(it);
+			j->progress = progress;
+			progress = NULL;
+		}
 		if (j->state == RELAY_SENT)
 			j->state = RELAY_RUNNING;
-		return RELAY_MSG_PROGRESS;
-	}
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "ok"))) {
-		j->result = cJSON_DetachItemFromObjectCaseSensitive(m,
-		    "result");
-		if (j->result == NULL)
-			j->result = cJSON_CreateNull();
+		rc = RELAY_MSG_PROGRESS;
+	} else if (ok) {
+		j->heard_ms = now_ms;
+		j->result = result != NULL ? result : cJSON_CreateNull();
+		result = NULL;
 		job_finish(r, j, RELAY_DONE, now_ms);
 	} else {
-		err = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m,
-		    "error"));
+		j->heard_ms = now_ms;
 		snprintf(j->error, sizeof(j->error), "%s", err != NULL &&
 		    *err ? err : "the page failed without saying why");
 		job_finish(r, j, RELAY_FAILED, now_ms);
 	}
-	return RELAY_MSG_ANSWER;
+	cJSON_Delete(progress);
+	cJSON_Delete(result);
+	return rc;
+}
+
+static enum relay_msg
+on_work(struct relay *r, void *conn, cJSON *m, int answer, uint64_t now_ms)
+{
+	const cJSON	*id = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+	return work(r, conn, cJSON_IsNumber(id) ? id->valuedouble : 0, answer,
+	    answer ? NULL : cJSON_DetachItemFromObjectCaseSensitive(m,
+	    "progress"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m,
+	    "ok")), cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m,
+	    "error")), answer ? cJSON_DetachItemFromObjectCaseSensitive(m,
+	    "result") : NULL, now_ms);
+}
+
+/*
+ * A large answer (a frame as PNG is megabytes) is not made into a tree on
+ * the loop: the project's scanner checks the whole message (strict JSON,
+ * at well over a GB/s) and finds its members, and the result is kept as
+ * the bytes it came in, handed on as they are (cJSON's raw item).  What
+ * the scanner refuses (its depth bound, an escape it is strict about) is
+ * read the ordinary way instead: RELAY_MSG_BAD + 1 says so.
+ */
+#define RAW_NOT_TAKEN	((enum relay_msg)(RELAY_MSG_BAD + 1))
+
+static enum relay_msg
+answer_raw(struct relay *r, void *conn, const char *msg, size_t len,
+    uint64_t now_ms)
+{
+	struct jscan_result	 jr;
+	struct jspan		 m, res;
+	char			*text, err[sizeof(((struct relay_job *)0)->error)];
+	double			 id = 0;
+	cJSON			*result = NULL;
+
+	while (len > 0 && (*msg == ' ' || *msg == '\t' || *msg == '\n' ||
+	    *msg == '\r'))
+		msg++, len--;
+	while (len > 0 && (msg[len - 1] == ' ' || msg[len - 1] == '\t' ||
+	    msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+		len--;
+	if (len > UINT32_MAX || jscan_object(msg, len, &jr) != 0)
+		return RAW_NOT_TAKEN;
+	m = (struct jspan){ msg, (uint32_t)len, J_OBJECT, 0 };
+	if (!jscan_eq(jscan_get(m, "type"), "answer"))
+		return RAW_NOT_TAKEN;
+	(void)jscan_num(jscan_get(m, "id"), &id);
+	if (jscan_get(m, "ok").kind != J_TRUE) {
+		if (jscan_str(jscan_get(m, "error"), err, sizeof(err)) < 0)
+			err[0] = '\0';
+		return work(r, conn, id, 1, NULL, 0, err, NULL, now_ms);
+	}
+	res = jscan_get(m, "result");
+	if (res.kind != J_NONE) {
+		if ((text = malloc((size_t)res.n + 1)) == NULL)
+			return RAW_NOT_TAKEN;
+		memcpy(text, res.p, res.n);
+		text[res.n] = '\0';
+		result = cJSON_CreateRaw(text);
+		free(text);
+		if (result == NULL)
+			return RAW_NOT_TAKEN;
+	}
+	return work(r, conn, id, 1, NULL, 1, NULL, result, now_ms);
 }
 
 enum relay_msg
@@ -274,6 +340,9 @@ relay_receive(struct relay *r, void *conn, const char *msg, size_t len,
 	enum relay_msg	 rc;
 
 	sweep(r, now_ms);
+	if (len > RELAY_PAGE_MAX &&
+	    (rc = answer_raw(r, conn, msg, len, now_ms)) != RAW_NOT_TAKEN)
+		return rc;
 	if ((m = cJSON_ParseWithLength(msg, len)) == NULL ||
 	    !cJSON_IsObject(m)) {
 		cJSON_Delete(m);

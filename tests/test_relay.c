@@ -453,6 +453,101 @@ a_send_that_fails_leaves_the_page_free(void **st)
 	conn_free(&a);
 }
 
+/*
+ * An answer of megabytes is not made into a tree on the loop: its result
+ * is handed over as the bytes it came in, the same JSON.  One the
+ * project's scanner will not take (nested past its depth bound) is read
+ * the ordinary way and handed over too; one that is not JSON is not an
+ * answer, and the command waits on.
+ */
+static void
+a_large_answer_is_handed_over_as_it_came(void **st)
+{
+	struct relay	 r;
+	struct conn	 a = { 0 };
+	cJSON		*out = NULL, *g = NULL, *back;
+	const char	*code;
+	char		 name[64], *msg, *text;
+	size_t		 n, i, big = 300000;
+
+	(void)st;
+	relay_init(&r, fake_send, NULL);
+	say(&r, &a, 0, "{\"type\":\"page\",\"url\":\"http://a/\"}");
+	assert_int_equal(post(&r, 1, "{\"verb\":\"capture\"}", &out, &code),
+	    202);
+	name_of(out, name, sizeof(name));
+	cJSON_Delete(out);
+
+	assert_non_null(msg = malloc(big + 256));
+	n = (size_t)sprintf(msg, "{\"type\":\"answer\",\"id\":1,\"ok\":true,"
+	    "\"result\":{\"v\":1,\"png\":\"");
+	for (i = 0; i < big; i++)
+		msg[n++] = "AB+/"[i % 4];
+	n += (size_t)sprintf(msg + n, "\",\"width\":1280}}");
+	/* not JSON: not an answer, nothing changes */
+	assert_int_equal(relay_receive(&r, &a, msg, n - 1, 2), RELAY_MSG_BAD);
+	assert_int_equal(relay_get(&r, name, 3, &g), 200);
+	assert_string_equal(state_of(g), "sent");
+	cJSON_Delete(g);
+	assert_int_equal(relay_receive(&r, &a, msg, n, 4), RELAY_MSG_ANSWER);
+	assert_int_equal(relay_get(&r, name, 5, &g), 200);
+	assert_string_equal(state_of(g), "done");
+	/* kept as bytes, never a tree */
+	assert_true(cJSON_IsRaw(cJSON_GetObjectItem(g, "result")));
+	assert_non_null(text = cJSON_PrintUnformatted(g));
+	assert_non_null(back = cJSON_Parse(text));
+	assert_int_equal(strlen(cJSON_GetStringValue(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(back, "result"), "png"))), big);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(back,
+	    "result"), "width")->valueint, 1280);
+	free(text);
+	cJSON_Delete(back);
+	cJSON_Delete(g);
+
+	/* nested past the scanner's bound (cJSON takes it): still handed over */
+	assert_int_equal(post(&r, 6, "{\"verb\":\"capture\"}", &out, &code),
+	    202);
+	name_of(out, name, sizeof(name));
+	cJSON_Delete(out);
+	n = (size_t)sprintf(msg, "{\"type\":\"answer\",\"id\":2,\"ok\":true,"
+	    "\"result\":{\"pad\":\"");
+	for (i = 0; i < 9000; i++)
+		msg[n++] = 'x';
+	n += (size_t)sprintf(msg + n, "\",\"deep\":");
+	for (i = 0; i < 200; i++)
+		msg[n++] = '[';
+	for (i = 0; i < 200; i++)
+		msg[n++] = ']';
+	n += (size_t)sprintf(msg + n, "}}");
+	assert_int_equal(relay_receive(&r, &a, msg, n, 7), RELAY_MSG_ANSWER);
+	assert_int_equal(relay_get(&r, name, 8, &g), 200);
+	assert_string_equal(state_of(g), "done");
+	assert_true(cJSON_IsObject(cJSON_GetObjectItem(g, "result")));
+	assert_true(cJSON_IsArray(cJSON_GetObjectItem(cJSON_GetObjectItem(g,
+	    "result"), "deep")));
+	cJSON_Delete(g);
+
+	/* a large failure: its words, whichever way it was read */
+	assert_int_equal(post(&r, 9, "{\"verb\":\"capture\"}", &out, &code),
+	    202);
+	name_of(out, name, sizeof(name));
+	cJSON_Delete(out);
+	n = (size_t)sprintf(msg, "{\"type\":\"answer\",\"id\":3,\"ok\":false,"
+	    "\"error\":\"gate: no PNG\",\"pad\":\"");
+	for (i = 0; i < 9000; i++)
+		msg[n++] = 'y';
+	n += (size_t)sprintf(msg + n, "\"}");
+	assert_int_equal(relay_receive(&r, &a, msg, n, 10), RELAY_MSG_ANSWER);
+	assert_int_equal(relay_get(&r, name, 11, &g), 200);
+	assert_string_equal(state_of(g), "failed");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(g,
+	    "error")), "gate: no PNG");
+	cJSON_Delete(g);
+	free(msg);
+	relay_free(&r);
+	conn_free(&a);
+}
+
 int
 main(void)
 {
@@ -465,6 +560,7 @@ main(void)
 		cmocka_unit_test(what_nobody_fetches_is_dropped),
 		cmocka_unit_test(bounded_pages_and_commands),
 		cmocka_unit_test(a_send_that_fails_leaves_the_page_free),
+		cmocka_unit_test(a_large_answer_is_handed_over_as_it_came),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
