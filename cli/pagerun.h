@@ -1,6 +1,6 @@
 /*
  * pagerun — the game's page, for every verb that needs one (`bench`,
- * `gate`, `attribute`), reached one of two ways (DESIGN §16):
+ * `gate`, `attribute`, `repro`), reached one of two ways (DESIGN §16):
  *
  *   launched   (--launch) the one place that resolves the URL (--url, or
  *              the one the Vite plugin recorded in .sloptimize/dev.json)
@@ -15,7 +15,7 @@
  *              daemon's token, and its state polled until the page answers.
  *
  * Either way the call is one of the bench runtime's (run, capture, census,
- * attribute) with its options as data, never script, and the same watch
+ * attribute, repro) with its options as data, never script, and the same watch
  * tells a page that hangs from a long bench: a script that never returns
  * blocks the page's main thread, so progress() goes unanswered (launched)
  * or the page stops sending it (open tab), and its deadline passes.
