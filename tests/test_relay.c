@@ -453,6 +453,19 @@ a_send_that_fails_leaves_the_page_free(void **st)
 	conn_free(&a);
 }
 
+/* A capture posted at `now`: its name into name. */
+static void
+capture(struct relay *r, uint64_t now, char *name, size_t cap)
+{
+	cJSON		*out = NULL;
+	const char	*code;
+
+	assert_int_equal(post(r, now, "{\"verb\":\"capture\"}", &out, &code),
+	    202);
+	name_of(out, name, cap);
+	cJSON_Delete(out);
+}
+
 /*
  * An answer of megabytes is not made into a tree on the loop: its result
  * is handed over as the bytes it came in, the same JSON.  One the
@@ -465,18 +478,14 @@ a_large_answer_is_handed_over_as_it_came(void **st)
 {
 	struct relay	 r;
 	struct conn	 a = { 0 };
-	cJSON		*out = NULL, *g = NULL, *back;
-	const char	*code;
+	cJSON		*g = NULL, *back;
 	char		 name[64], *msg, *text;
 	size_t		 n, i, big = 300000;
 
 	(void)st;
 	relay_init(&r, fake_send, NULL);
 	say(&r, &a, 0, "{\"type\":\"page\",\"url\":\"http://a/\"}");
-	assert_int_equal(post(&r, 1, "{\"verb\":\"capture\"}", &out, &code),
-	    202);
-	name_of(out, name, sizeof(name));
-	cJSON_Delete(out);
+	capture(&r, 1, name, sizeof(name));
 
 	assert_non_null(msg = malloc(big + 256));
 	n = (size_t)sprintf(msg, "{\"type\":\"answer\",\"id\":1,\"ok\":true,"
@@ -505,10 +514,7 @@ a_large_answer_is_handed_over_as_it_came(void **st)
 	cJSON_Delete(g);
 
 	/* nested past the scanner's bound (cJSON takes it): still handed over */
-	assert_int_equal(post(&r, 6, "{\"verb\":\"capture\"}", &out, &code),
-	    202);
-	name_of(out, name, sizeof(name));
-	cJSON_Delete(out);
+	capture(&r, 6, name, sizeof(name));
 	n = (size_t)sprintf(msg, "{\"type\":\"answer\",\"id\":2,\"ok\":true,"
 	    "\"result\":{\"pad\":\"");
 	for (i = 0; i < 9000; i++)
@@ -528,10 +534,7 @@ a_large_answer_is_handed_over_as_it_came(void **st)
 	cJSON_Delete(g);
 
 	/* a large failure: its words, whichever way it was read */
-	assert_int_equal(post(&r, 9, "{\"verb\":\"capture\"}", &out, &code),
-	    202);
-	name_of(out, name, sizeof(name));
-	cJSON_Delete(out);
+	capture(&r, 9, name, sizeof(name));
 	n = (size_t)sprintf(msg, "{\"type\":\"answer\",\"id\":3,\"ok\":false,"
 	    "\"error\":\"gate: no PNG\",\"pad\":\"");
 	for (i = 0; i < 9000; i++)
