@@ -253,6 +253,11 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     else setTimeout(resolve, 0);
   });
   const setPhase = (phase, extra = {}) => { state = { ...state, ...extra, phase, since: realNow() }; };
+  // one long call at a time: what every verb checks first
+  const notRunning = (verb) => {
+    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
+      throw new Error(`${verb}: a bench is already running (${state.phase})`);
+  };
 
   function scene(name, setup, options = {}) {
     if (typeof name !== 'string' || !SCENE_NAME.test(name))
@@ -333,8 +338,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   }
 
   async function run(options = {}) {
-    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
-      throw new Error(`bench: a bench is already running (${state.phase})`);
+    notRunning('bench');
     const opt = checkOptions(options);
     needClock();
     const t0 = clock.real();
@@ -504,8 +508,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
    * {v, scene, frame, png (base64), width, height, …}.
    */
   async function capture(options = {}) {
-    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
-      throw new Error(`gate: a bench is already running (${state.phase})`);
+    notRunning('gate');
     const opt = checkOptions(options);
     setPhase('scene', { scene: opt.scene, run: 0, runs: 0, frame: 0, frames: 0, error: null });
     const engaged = needClock().engage({ seed: opt.seed });
@@ -582,8 +585,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
    * fields) with the scene, the clock and the frame.
    */
   async function census(options = {}) {
-    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
-      throw new Error(`census: a bench is already running (${state.phase})`);
+    notRunning('census');
     const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, watchFrames: WATCH_FRAMES, ...options };
     if (!Number.isInteger(opt.watchFrames) || opt.watchFrames < 0 || opt.watchFrames > 3600)
       throw new Error(`census: watchFrames must be a whole number from 0 to 3600, not ${JSON.stringify(opt.watchFrames)}`);
@@ -740,8 +742,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
    * attribution document (schemas/attribution.json, less the CLI's fields).
    */
   async function attribute(options = {}) {
-    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
-      throw new Error(`attribute: a bench is already running (${state.phase})`);
+    notRunning('attribute');
     const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, frames: 5, top: 20, ids: null, ...options };
     if (typeof opt.scene !== 'string' || !SCENE_NAME.test(opt.scene))
       throw new Error(`attribute: scene must be a name of letters, digits, '.', '_' or '-' (at most 64), not ${JSON.stringify(opt.scene)}`);
@@ -904,8 +905,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
    * launched browser).  Resolves {v, ref, fidelity, frames: [...], …}.
    */
   async function repro(options = {}) {
-    if (state.phase !== 'idle' && state.phase !== 'done' && state.phase !== 'failed')
-      throw new Error(`repro: a bench is already running (${state.phase})`);
+    notRunning('repro');
     const opt = { setupTimeoutMs: 30000, waitSceneMs: 10000, seed: 1, frames: 35, scene: null, ...options };
     const view = opt.view;
     if (!view || typeof view !== 'object' || view.v !== 1 || view.fidelity !== 'view' || !Array.isArray(view.frames) ||
