@@ -80,8 +80,11 @@ LIB_SRC		:= $(wildcard base/*.c ledger/*.c project/*.c watchers/*.c \
 		   $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/skill.o \
 		   $(BUILD)/gen/pagebench.o
-TEST_SRC	:= $(wildcard tests/test_*.c)
-TEST_BIN	:= $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# The cmocka units live in their room's folder (tests/ledger/test_jscan.c);
+# their programs side by side in $(BUILD)/tests/, each found by its name.
+TEST_SRC	:= $(wildcard tests/*/test_*.c)
+TEST_BIN	:= $(addprefix $(BUILD)/tests/,$(basename $(notdir $(TEST_SRC))))
+vpath test_%.c $(sort $(dir $(TEST_SRC)))
 FUZZ_SRC	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN	:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_BUILD	?= build-fuzz
@@ -170,13 +173,14 @@ $(BUILD)/sloptimized: $(DAEMON_ONLY:%.c=$(BUILD)/%.o) $(BUILD)/libsloptimize.a
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/sink_driver: tests/sink_driver.c $(BUILD)/libsloptimize.a \
+$(BUILD)/tests/sink_driver: tests/sink/sink_driver.c $(BUILD)/libsloptimize.a \
     $(wildcard */*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libsloptimize.a $(wildcard */*.h) $(BUILD)/flags
+$(BUILD)/tests/test_%: test_%.c $(BUILD)/libsloptimize.a $(wildcard */*.h tests/*/*.h) \
+    $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	@echo "LD $@"
 	@$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -o $@ $< $(BUILD)/libsloptimize.a \
@@ -317,7 +321,7 @@ valgrind: deps-test
 	    node --test daemon.test.mjs
 
 # `make fuzz FUZZ_SECONDS=N` runs every harness for N seconds from a
-# corpus seeded with the fixtures; tests/fuzz.test.sh (part of `make test`)
+# corpus seeded with the fixtures; tests/repo/fuzz.test.sh (part of `make test`)
 # runs each briefly and replays every input that ever crashed one.
 FUZZ_FLAGS	:= -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
 		   -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -2,7 +2,7 @@
 // (schemas/events.json): one pure function, so the panel's handling of
 // what the daemon sends is tested in node against the same vectors as the
 // daemon and `sloptimize watch` (schemas/events-vectors.json,
-// page-runtime/events.test.mjs).
+// tests/page-runtime/events.test.mjs).
 //
 // parseEvent(text) gives the message as an object when the panel can use
 // it, and null otherwise: text that is not a JSON object with a string

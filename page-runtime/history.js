@@ -5,7 +5,7 @@
 // page that got records from GET /api/sloptimize/ledger can fold them
 // itself.  It follows the decided rules of docs/json.md and is checked
 // against the same fixtures (tests/fixtures/) and footprint vectors
-// (schemas/footprint-vectors.json) by page-runtime/history.test.mjs.
+// (schemas/footprint-vectors.json) by tests/page-runtime/history.test.mjs.
 //
 // What it cannot know, it does not invent: a fold of parsed records never
 // saw the lines it was not given, so `counts.lines`, `counts.skipped` and

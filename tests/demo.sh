@@ -8,7 +8,7 @@
 # ($DISPLAY and $WAYLAND_DISPLAY unset) the demo's scripted run plays in
 # headless chromium, so the wake lines appear within seconds anyway.
 # Ctrl-C stops everything.  SLOPTIMIZE_DEMO_ONCE=1 stops after the
-# scripted run (tests/demo.test.sh).
+# scripted run (tests/repo/demo.test.sh).
 #
 #   sh tests/demo.sh DEMO_DIR
 set -eu
@@ -97,7 +97,7 @@ if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
 fi
 echo "try: $B/sloptimize issues --project $demo"
 echo "     $B/sloptimize bench --scene crates --launch --project $demo"
-echo "$pids" >"$demo/pids"	# what cleanup stops (tests/demo.test.sh checks)
+echo "$pids" >"$demo/pids"	# what cleanup stops (tests/repo/demo.test.sh checks)
 if [ -n "${SLOPTIMIZE_DEMO_ONCE:-}" ]; then exit 0; fi
 echo "Ctrl-C to stop."
 wait $daemon

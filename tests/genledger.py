@@ -39,7 +39,7 @@ causes), for tests to read; otherwise it is one line of text.
   genledger.py DIR --session SECONDS [--seed S] [--start ISO] [--json]
 
 writes instead one play session of that length, timed like a real one,
-for `sloptimize replay` (tests/session.test.mjs): heartbeats every 2 s;
+for `sloptimize replay` (tests/daemon/session.test.mjs): heartbeats every 2 s;
 about a dozen causes, most of them appearing in the first minutes; a
 background hitch every half minute or so (two in three over the 100 ms
 wake threshold); a storm every six minutes or so (10 to 40 hitches of two

@@ -1,9 +1,12 @@
 #!/bin/sh
-# The test suite: every cmocka binary, every shell test, every node test.
+# The test suite: every cmocka unit, every shell test, every node test,
+# room by room (tests/ROOM/).
 # Each is one unit that passes or fails; the last line is the tally, and the
 # exit status is non-zero if anything failed.
 #
 #   sh tests/run.sh BUILD_DIR [NAME_FILTER]
+#
+# NAME_FILTER picks the tests whose room/name holds it: `ledger/`, `jscan`.
 #
 # LOAD=N holds the machine busy while the suite runs: N processes that
 # spin on the CPU (what CI's shared machine and a developer's busy laptop
@@ -44,9 +47,10 @@ while time.monotonic() < end:
 	echo "load: $LOAD busy processes hold the cores while the suite runs"
 fi
 
-run_one() {	# name, command...
+run_one() {	# room/name, command...
 	name=$1; shift
 	case "$name" in *"$FILTER"*) ;; *) return ;; esac
+	mkdir -p "$logdir/${name%/*}"
 	start=$(date +%s)
 	if "$@" >"$logdir/$name.log" 2>&1; then
 		pass=$((pass + 1))
@@ -63,17 +67,30 @@ run_one() {	# name, command...
 	fi
 }
 
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	run_one "$(basename "$t")" "$t"
+room_of() {	# tests/ROOM/file -> ROOM
+	r=${1#tests/}
+	echo "${r%%/*}"
+}
+
+# Each room's tests sit in tests/ROOM/ (docs/architecture.md, "Tests"):
+# its cmocka units (built into $BUILD/tests/), its shell tests, its node
+# tests.  The units run first (seconds), the integration suites after.
+for src in tests/*/test_*.c; do
+	[ -f "$src" ] || continue
+	t="$BUILD/tests/$(basename "$src" .c)"
+	if [ ! -x "$t" ]; then	# a unit with no program was not built: a failure
+		run_one "$(room_of "$src")/$(basename "$t")" sh -c "echo 'not built: $t'; exit 1"
+		continue
+	fi
+	run_one "$(room_of "$src")/$(basename "$t")" "$t"
 done
-for t in tests/*.test.sh; do
+for t in tests/*/*.test.sh; do
 	[ -f "$t" ] || continue
-	run_one "$(basename "$t" .test.sh)" sh "$t"
+	run_one "$(room_of "$t")/$(basename "$t" .test.sh)" sh "$t"
 done
-for t in tests/*.test.mjs page-runtime/*.test.mjs; do
+for t in tests/*/*.test.mjs; do
 	[ -f "$t" ] || continue
-	run_one "$(basename "$t" .test.mjs)" node --test "$t"
+	run_one "$(room_of "$t")/$(basename "$t" .test.mjs)" node --test "$t"
 done
 
 [ -z "$failed" ] || echo "failed:$failed"

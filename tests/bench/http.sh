@@ -8,7 +8,7 @@
 # while /issues is requested in a loop on a catalogue of ~12,000 rows
 # (issue 12: p99 <= 2 ms), beside /status alone; and /status's p50 and
 # p90 while a catalogue of ~50,000 rows is asked for in a loop and the
-# ledger grows, beside /status alone (the target tests/http.test.mjs held
+# ledger grows, beside /status alone (the target tests/daemon/http.test.mjs held
 # until issue 23: p90 <= 10 x idle p90 + 60 ms, p50 <= 10 x idle p50 +
 # 20 ms; a latency target belongs here, not in `make test`).
 # Figures, not a pass/fail test: the machine is shared and noisy.

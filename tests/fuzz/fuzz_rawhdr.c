@@ -5,7 +5,7 @@
  * request ends in the stream (its block and body: what was read past a
  * request with a body is a request behind it, daemon/api.c), every field
  * must lie inside its block, and nothing may crash or grow without bound.
- * (Seeded by tests/fuzz/run.sh with requests from tests/api.test.mjs's
+ * (Seeded by tests/fuzz/run.sh with requests from tests/daemon/api.test.mjs's
  * kind: good ones and each misread libwebsockets 4.1.6 has.)
  */
 #include <stdint.h>

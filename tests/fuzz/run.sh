@@ -76,7 +76,7 @@ printf '\001POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\nHost: localhost\00
 seed fuzz_rawhdr "$tmp/r"
 
 # the guards, the router and the write routes, seeded with the requests
-# tests/api.test.mjs and tests/headers.test.mjs send (method byte, then
+# tests/daemon/api.test.mjs and tests/daemon/headers.test.mjs send (method byte, then
 # the request, the target or the body; each harness's comment says how)
 tok=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 n=0
@@ -179,7 +179,7 @@ for d in tests/fuzz/seeds/*/; do
 	for f in "$d"*; do [ -f "$f" ] && seed "$(basename "$d")" "$f"; done
 done
 # MCP requests, one a line (the first byte odd: initialize goes first);
-# what tests/mcp.test.mjs sends, and the ids and bytes that once broke it
+# what tests/cli/mcp.test.mjs sends, and the ids and bytes that once broke it
 mcp() {	# first byte (octal), lines
 	n=$((n + 1)); f=$1; shift
 	{ printf "\\$f"; for l in "$@"; do printf '%s\n' "$l"; done; } >"$tmp/m$n"

@@ -1,4 +1,4 @@
-// A town built to be attributed (tests/attribute.test.mjs): each cost a
+// A town built to be attributed (tests/browser/attribute.test.mjs): each cost a
 // census must find, made on a line of its own that the test looks up by
 // its text — 500 rocks sharing one geometry and material (not
 // instanced), ten crates with ten identical materials, a shadow-casting
