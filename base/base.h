@@ -6,7 +6,7 @@
  * files that needed it (seven wall clocks, six `say`s, four log shims).
  *
  * It includes nothing of ours, and every room may include it
- * (docs/architecture.md, tests/layers.test.sh).  No state, no I/O beyond
+ * (docs/architecture.md, tests/repo/layers.test.sh).  No state, no I/O beyond
  * reading the clocks.
  */
 #ifndef BASE_BASE_H

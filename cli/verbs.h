@@ -2,7 +2,7 @@
  * verbs — one function per `sloptimize` verb, what cli/main.c dispatches
  * to.  Each takes the arguments after the verb name (argv[0] is the verb)
  * and returns an exit code.  A leaf: it includes nothing, and each verb's
- * file includes it to define its entry (tests/layers.test.sh).
+ * file includes it to define its entry (tests/repo/layers.test.sh).
  */
 #ifndef CLI_VERBS_H
 #define CLI_VERBS_H

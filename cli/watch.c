@@ -19,7 +19,7 @@
  *     once that it is back; stdout carries wake lines only.
  *
  * The pure parts (ids, addresses, daemon.json, reassembly, the protocol
- * consumer) come first and are tested in tests/test_watch.c.
+ * consumer) come first and are tested in tests/cli/test_watch.c.
  */
 #include <errno.h>
 #include <limits.h>

@@ -6,7 +6,7 @@
  *
  * It has a header of its own so that the route table can read it without
  * including the API: the API dispatches to the routes, never the other way
- * round (tests/layers.test.sh).
+ * round (tests/repo/layers.test.sh).
  */
 #ifndef DAEMON_API_ENV_H
 #define DAEMON_API_ENV_H

@@ -6,7 +6,7 @@
  * sends are described by schemas/events.json (docs/api.md).
  *
  * It knows no WebSocket library: a transport (daemon/server.c fills one
- * with libwebsockets' calls; tests/test_events.c a fake one) owns the
+ * with libwebsockets' calls; tests/daemon/test_events.c a fake one) owns the
  * connections and calls in when one opens, can be written to, or closes;
  * each subscriber carries the transport's opaque handle for its
  * connection.  So the protocol can be driven and checked without a

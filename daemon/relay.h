@@ -15,7 +15,7 @@
  *
  * No socket here: the transport (daemon/server.c) hands over whole
  * messages and says when a connection goes; `send` queues a message to
- * one connection.  All of it runs on the loop thread; tests/test_relay.c
+ * one connection.  All of it runs on the loop thread; tests/daemon/test_relay.c
  * drives it through a fake send.
  *
  * A command is named "<id>-<key>", the key random: GET /relay/<name> is a

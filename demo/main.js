@@ -61,7 +61,7 @@ let spawned = [];
 // scene (?sloptimize=bench:NAME, what `sloptimize bench --launch` opens)
 // records nothing: its frames run on the bench's virtual clock
 // (every use of sloptimize sits behind import.meta.env.DEV, so a production
-// build carries none of it: tests/game.test.mjs checks the bundle)
+// build carries none of it: tests/browser/game.test.mjs checks the bundle)
 const bench = new URLSearchParams(location.search).has('bench') ||
   (import.meta.env.DEV && globalThis.sloptimize?.bench?.urlScene() != null);
 // sloptimize: the recorder (present in the dev server only; see docs/recorder.md)

@@ -25,7 +25,7 @@
  *   that says *why* a line is refused and where.  The fast path never
  *   explains: when it refuses a line (rare: the line is broken), the
  *   reference scanner scans it again for the verdict and the reason.
- *   tests/test_jscan.c drives both, with every classifier, over the
+ *   tests/ledger/test_jscan.c drives both, with every classifier, over the
  *   fixtures and a few hundred thousand mutations of them, and checks
  *   that they agree on every verdict and every member.
  *

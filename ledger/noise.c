@@ -5,7 +5,7 @@
  * same doubles: integer draws (xorshift32, modulo), medians that are
  * always one of the values (nearest rank), percentiles by nearest rank,
  * no floating-point arithmetic on the way.  page-runtime/history.js does
- * the same steps; tests/indep_fold.py a third time, for the fixtures.
+ * the same steps; tests/ledger/indep_fold.py a third time, for the fixtures.
  *
  * Each resample is n values made of ceil(n / L) blocks of L consecutive
  * heartbeats starting at a uniformly drawn place (the last block cut),

@@ -17,7 +17,7 @@
  * pixels (the window's half-width) all round, where the window would
  * reach past the picture.  The filter's sums are taken in scipy's order,
  * so the per-pixel values agree with it to the last bits; the mean is
- * summed in another order, and agrees within 1e-12 (tests/test_ssim.c
+ * summed in another order, and agrees within 1e-12 (tests/ledger/test_ssim.c
  * holds it to the reference values of tests/fixtures/ssim/).
  *
  * Each of R, G and B is compared on its own, and the gate judges the
