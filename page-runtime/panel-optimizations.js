@@ -20,14 +20,9 @@ export const STRIPS = [
   { key: 'programs', label: 'programs', unit: 'programs' },
   { key: 'hitches', label: 'hitch count', unit: 'hitches' },
 ];
-const CARD_METRICS = [
-  { key: 'p95Ms', label: 'frame p95', unit: 'ms' },
-  { key: 'medianMs', label: 'frame median', unit: 'ms' },
-  { key: 'calls', label: 'draw calls', unit: 'calls' },
-  { key: 'triangles', label: 'triangles', unit: 'tris' },
-  { key: 'programs', label: 'programs', unit: 'programs' },
-  { key: 'worstHitchMs', label: 'worst hitch', unit: 'ms' },
-];
+// a card's table: the strips' metrics, the worst hitch in place of the
+// hitch count
+const CARD_METRICS = [...STRIPS.filter((s) => s.key !== 'hitches'), { key: 'worstHitchMs', label: 'worst hitch', unit: 'ms' }];
 const TIMING_METRICS = new Set(['p95Ms', 'medianMs', 'worstHitchMs']);
 
 export const BUCKETS = 48;                 // at most, on the timeline
