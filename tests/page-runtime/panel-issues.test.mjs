@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   censusHtml, detailHtml, fixLineHtml, issueRowHtml, issuesHtml, issuesTakeRecord, situationOfKey,
-} from './panel-issues.js';
-import { sourceLineHtml, errorHtml } from './panel-format.js';
+} from '../../page-runtime/panel-issues.js';
+import { sourceLineHtml, errorHtml } from '../../page-runtime/panel-format.js';
 
 const NOW = Date.parse('2026-11-02T14:32:02.400Z');
 const row = {

@@ -6,10 +6,10 @@
 process.env.TZ = 'UTC';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { axisSvg, sparkPair, stripSvg } from './panel-charts.js';
+import { axisSvg, sparkPair, stripSvg } from '../../page-runtime/panel-charts.js';
 import {
   STRIPS, bucketsFor, cardHtml, cardsHtml, fixesOfRows, hoverText, optimizationsHtml, readout, timelineHtml, timelineWidth,
-} from './panel-optimizations.js';
+} from '../../page-runtime/panel-optimizations.js';
 
 test('a strip: a gap breaks the line and is marked; a lone value is a dot; a spike is drawn at the ceiling', () => {
   const values = [10, 11, null, 12, null, 10, 10, 10, 10, 10, 10, 10, 100];

@@ -5,7 +5,7 @@
 process.env.TZ = 'UTC';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { incidentHtml, recorderHtml, sessionAdd, sessionCreate, sessionListHtml, sessionText } from './panel-session.js';
+import { incidentHtml, recorderHtml, sessionAdd, sessionCreate, sessionListHtml, sessionText } from '../../page-runtime/panel-session.js';
 
 const hitch = {
   type: 'hitch', at: '2026-11-02T14:30:02.400Z', value: 141.2, unit: 'ms', fp: 'a64a6f58',

@@ -3,7 +3,7 @@
 // said while loading or when the daemon does not answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LEVELS, settingsHtml } from './panel-settings.js';
+import { LEVELS, settingsHtml } from '../../page-runtime/panel-settings.js';
 
 const status = {
   version: '0.1.0', project: '/home/dev/<game>', listen: '127.0.0.1:7567', pid: 4242, subscribers: 2,

@@ -4,7 +4,7 @@
 // through a fake fetch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Connection, backoffMs, normalizeEndpoint } from './panel-connection.js';
+import { Connection, backoffMs, normalizeEndpoint } from '../../page-runtime/panel-connection.js';
 
 // A socket the test opens, feeds and closes by hand.
 function fakeSocketClass() {
