@@ -620,8 +620,8 @@ start_files(void *arg)
 	}
 }
 
-int
-daemon_start(struct daemon *d)
+static int
+start(struct daemon *d)
 {
 	pid_t			 holder = 0;
 	uint64_t		 usec;
@@ -730,6 +730,18 @@ daemon_start(struct daemon *d)
 	return 0;
 }
 
+int
+daemon_start(struct daemon *d)
+{
+	int	rc;
+
+	if ((rc = start(d)) != 0) {
+		daemon_stop(d, "start-up failed");
+		d->exit_code = 1;
+	}
+	return rc;
+}
+
 void
 daemon_stop(struct daemon *d, const char *why)
 {
@@ -776,7 +788,7 @@ daemon_stop(struct daemon *d, const char *why)
 	uv_close((uv_handle_t *)&d->watchdog_timer, NULL);
 }
 
-void
+int
 daemon_free(struct daemon *d)
 {
 	server_free(&d->server);
@@ -787,4 +799,5 @@ daemon_free(struct daemon *d)
 	notifier_free(&d->notifier);
 	statedir_slot_close(d->wakes_fd);
 	statedir_unlock(d->lock_fd);
+	return d->exit_code;
 }

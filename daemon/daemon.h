@@ -78,9 +78,11 @@ void	daemon_listen(const struct daemon *d, char *out, size_t cap);
 cJSON	*daemon_status_json(void *daemon);
 
 int	daemon_init(struct daemon *d, uv_loop_t *loop, int argc, char **argv);
+/* Start; a failure stops what had begun, and the exit status is then 1. */
 int	daemon_start(struct daemon *d);
 /* Persist, close everything; the loop then runs out. */
 void	daemon_stop(struct daemon *d, const char *why);
-void	daemon_free(struct daemon *d);
+/* Free what is left once the loop has run out; the exit status. */
+int	daemon_free(struct daemon *d);
 
 #endif

@@ -25,14 +25,9 @@ main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;	/* --help, -n: 0; bad usage: 2 */
 	if ((rc = uv_loop_init(&loop)) != 0)
 		fatalx("uv_loop_init: %s", uv_strerror(rc));
-	d.loop = &loop;
-	if (daemon_start(&d) != 0) {
-		daemon_stop(&d, "start-up failed");
-		d.exit_code = 1;
-	}
+	(void)daemon_start(&d);	/* a failure is stopped and said there */
 	uv_run(&loop, UV_RUN_DEFAULT);
-	rc = d.exit_code;
-	daemon_free(&d);
+	rc = daemon_free(&d);
 	if (uv_loop_close(&loop) != 0)
 		log_warnx("handles left open at exit");
 	log_info("stopped");
