@@ -208,6 +208,7 @@ wake_live(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 {
 	char			 id[WAKE_ID_SIZE], line[WAKE_LINE_SIZE];
 	struct wake_tally	*held = wake_limiter_held(n->limiter);
+	struct wake_held	 said;
 	int			 rc;
 
 	/* what waits for the catch-up line is before this record */
@@ -222,8 +223,9 @@ wake_live(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 		say(n, LOG_WARNING, "wake: rate limiter out of memory; waking "
 		    "anyway");
 	wake_id_format(id, gen, off);
-	wake_format(line, sizeof(line), ev, id, held, n->cfg);
-	emit(n, ev, gen, off, id, wake_json(ev, id, line, held), line);
+	wake_tally_held(held, &said);
+	wake_format(line, sizeof(line), ev, id, &said, n->cfg);
+	emit(n, ev, gen, off, id, wake_json(ev, id, line, &said), line);
 	wake_tally_reset(held);
 	arm_flush(n);
 }

@@ -3,10 +3,11 @@
  * agent, and what the wake says (DESIGN §9, docs/notifications.md).  The
  * daemon feeds it every record the fold returns, in file order, with the
  * tailer's phase; the notifier applies the meaningful rule, the catch-up
- * rule and the rate limits (notifier/wake.h), formats the line and its
- * JSON once, and hands the result to its channels: the events socket,
- * the log, desktop notifications and the --exec hook are all callbacks,
- * registered by the caller, called in the order they were added.
+ * rule (notifier/wake.h) and the rate limits (notifier/wake_tally.h),
+ * formats the line and its JSON once, and hands the result to its
+ * channels: the events socket, the log, desktop notifications and the
+ * --exec hook are all callbacks, registered by the caller, called in the
+ * order they were added.
  *
  *   REPLAY   the record was delivered by an earlier run (before the saved
  *            cursor).  If that run said it (its id is at or before the
@@ -50,7 +51,7 @@
 
 #include "base/base.h"
 #include "ledger/ledger.h"
-#include "notifier/wake.h"
+#include "notifier/wake_tally.h"
 
 #define NOTIFIER_CHANNELS	8
 
