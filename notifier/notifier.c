@@ -240,11 +240,11 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 	if (!wake_is_meaningful(ev, n->cfg))
 		return 0;
 	n->gen = gen;
-	/* every meaningful record teaches the memory, replays too */
+	/* every meaningful record teaches the memory, seeded ones too */
 	regression = wake_memory_regression(n->memory, ev);
 	if (phase != NOTIFIER_LIVE) {
 		said = said_before(n, gen, off);
-		if (said == 1 || (said == -1 && phase == NOTIFIER_REPLAY))
+		if (said == 1 || (said == -1 && phase == NOTIFIER_SEED))
 			return 1;
 		if (!wake_is_recent(ev->at_ms, base_now_ms(), n->cfg)) {
 			wake_tally_add(n->catchup, ev, gen, off, base_now_ms());
@@ -265,7 +265,7 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 	 * it stays, to be said as soon as the window allows — a fresh
 	 * limiter must not turn what that run held into a burst of lines.
 	 */
-	if (phase == NOTIFIER_REPLAY && why == WAKE_REPEAT) {
+	if (phase == NOTIFIER_SEED && why == WAKE_REPEAT) {
 		wake_limiter_hold(n->limiter, ev, gen, off, base_now_ms());
 		arm_flush(n);
 		return 0;
