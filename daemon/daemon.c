@@ -232,7 +232,7 @@ perf_line(void *arg, const char *line, size_t len, uint64_t off,
 	 * (server.h), so the ring starts after it.
 	 */
 	if (notifier_record(&d->notifier, &ev, gen, off,
-	    phase == TAIL_SEED ? NOTIFIER_REPLAY : phase == TAIL_CATCHUP ?
+	    phase == TAIL_SEED ? NOTIFIER_SEED : phase == TAIL_CATCHUP ?
 	    NOTIFIER_CATCHUP : NOTIFIER_LIVE) == 1)
 		events_ring_reset(&d->server.events, gen, off + 1);
 	if (fold_regen_done(&d->fold, off, len)) {

@@ -10,7 +10,7 @@
 
 #include "daemon/events.h"
 #include "daemon/log.h"
-#include "daemon/replay.h"
+#include "daemon/rewake.h"
 
 struct msg {
 	struct msg	*next;
@@ -32,7 +32,7 @@ struct events_sub {
 						   (":-1") */
 	int			 lost_known;	/* for a gap: how many wakes */
 	uint64_t		 lost;		/* are lost, when known */
-	struct replay_job	*job;		/* a chunk being re-made */
+	struct rewake_job	*job;		/* a chunk being re-made */
 	struct events_sub	*jnext;		/* in the job queue */
 	int			 in_jobq;
 	uint64_t		 skipped;	/* record messages missed
@@ -317,22 +317,22 @@ sub_gap(struct events *ev, struct events_sub *u, int to_ring, const char *why)
 }
 
 static const char *
-on_row(struct replay_job *j, const char *fp, uint64_t *count)
+on_row(struct rewake_job *j, const char *fp, uint64_t *count)
 {
 	struct events	*ev = j->owner;
 
 	return ev->hooks.row(ev->hooks.arg, fp, count);
 }
 
-static void	job_done(struct replay_job *);
+static void	job_done(struct rewake_job *);
 
 /* Re-make the next chunk before the ring for u (or queue it for later). */
 static void
 sub_job_start(struct events *ev, struct events_sub *u)
 {
-	struct replay_job	*j;
+	struct rewake_job	*j;
 
-	if (ev->jobs >= EVENTS_REPLAY_JOBS) {
+	if (ev->jobs >= EVENTS_REWAKE_JOBS) {
 		if (!u->in_jobq) {
 			u->in_jobq = 1;
 			u->jnext = NULL;
@@ -344,7 +344,7 @@ sub_job_start(struct events *ev, struct events_sub *u)
 		}
 		return;
 	}
-	if ((j = replay_new()) == NULL) {
+	if ((j = rewake_new()) == NULL) {
 		log_warnx("events: out of memory re-making wakes");
 		return;		/* tried again when it next reads */
 	}
@@ -358,8 +358,8 @@ sub_job_start(struct events *ev, struct events_sub *u)
 	j->done = job_done;
 	j->owner = ev;
 	j->arg = u;
-	if (replay_start(ev->loop, j) != 0) {
-		replay_free(j);
+	if (rewake_start(ev->loop, j) != 0) {
+		rewake_free(j);
 		log_warnx("events: cannot queue work to re-make wakes");
 		return;
 	}
@@ -390,7 +390,7 @@ jobq_run(struct events *ev)
 {
 	struct events_sub	*u;
 
-	while (ev->jobs < EVENTS_REPLAY_JOBS && (u = ev->jobq) != NULL) {
+	while (ev->jobs < EVENTS_REWAKE_JOBS && (u = ev->jobq) != NULL) {
 		jobq_remove(ev, u);
 		sub_pump(ev, u);
 	}
@@ -398,7 +398,7 @@ jobq_run(struct events *ev)
 
 /* j->arg is the subscriber, NULL if it has gone meanwhile. */
 static void
-job_done(struct replay_job *j)
+job_done(struct rewake_job *j)
 {
 	struct events	*ev = j->owner;
 	struct events_sub	*u = j->arg;
@@ -408,7 +408,7 @@ job_done(struct replay_job *j)
 	if (u == NULL || ev->stopping) {
 		if (u != NULL)
 			u->job = NULL;
-		replay_free(j);
+		rewake_free(j);
 		if (!ev->stopping)
 			jobq_run(ev);
 		return;
@@ -442,7 +442,7 @@ job_done(struct replay_job *j)
 			 * and again */
 			pos_set(u, j->gen, j->limit - 1);
 	}
-	replay_free(j);
+	rewake_free(j);
 	jobq_run(ev);
 	sub_pump(ev, u);
 }

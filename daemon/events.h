@@ -2,7 +2,7 @@
  * events — the events socket's protocol and state, without the socket:
  * the subscribers, each with a bounded queue, the ring of recent wakes,
  * catching up (from the ring, and before it wakes re-made from perf.jsonl
- * by daemon/replay.h), `?since=` and the subscriber cap.  The messages it
+ * by daemon/rewake.h), `?since=` and the subscriber cap.  The messages it
  * sends are described by schemas/events.json (docs/api.md).
  *
  * It knows no WebSocket library: a transport (daemon/server.c fills one
@@ -29,7 +29,7 @@
  *                ring has nothing after it, it is live again.
  *
  * So memory is bounded (a live queue's bound, a catching-up queue's fill,
- * EVENTS_REPLAY_JOBS chunks in flight) however far behind a client is,
+ * EVENTS_REWAKE_JOBS chunks in flight) however far behind a client is,
  * and a reader gets every wake once, in id order, paced by its own
  * reading.  `record` messages (the panel's live incidents) are not kept:
  * the ones a catching-up client misses are counted and said in one
@@ -57,7 +57,7 @@
 #define EVENTS_CATCHUP_LOW	256		/* catching up: refill below */
 #define EVENTS_CATCHUP_FILL	1024		/* ... up to this many */
 #define EVENTS_CATCHUP_BYTES	(1u << 20)	/* ... or this many bytes */
-#define EVENTS_REPLAY_JOBS	2		/* file chunks in flight */
+#define EVENTS_REWAKE_JOBS	2		/* file chunks in flight */
 
 struct events_sub;
 

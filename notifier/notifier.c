@@ -208,6 +208,7 @@ wake_live(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 {
 	char			 id[WAKE_ID_SIZE], line[WAKE_LINE_SIZE];
 	struct wake_tally	*held = wake_limiter_held(n->limiter);
+	struct wake_held	 said;
 	int			 rc;
 
 	/* what waits for the catch-up line is before this record */
@@ -222,8 +223,9 @@ wake_live(struct notifier *n, const struct ledger_event *ev, uint64_t gen,
 		say(n, LOG_WARNING, "wake: rate limiter out of memory; waking "
 		    "anyway");
 	wake_id_format(id, gen, off);
-	wake_format(line, sizeof(line), ev, id, held, n->cfg);
-	emit(n, ev, gen, off, id, wake_json(ev, id, line, held), line);
+	wake_tally_held(held, &said);
+	wake_format(line, sizeof(line), ev, id, &said, n->cfg);
+	emit(n, ev, gen, off, id, wake_json(ev, id, line, &said), line);
 	wake_tally_reset(held);
 	arm_flush(n);
 }
@@ -238,11 +240,11 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 	if (!wake_is_meaningful(ev, n->cfg))
 		return 0;
 	n->gen = gen;
-	/* every meaningful record teaches the memory, replays too */
+	/* every meaningful record teaches the memory, seeded ones too */
 	regression = wake_memory_regression(n->memory, ev);
 	if (phase != NOTIFIER_LIVE) {
 		said = said_before(n, gen, off);
-		if (said == 1 || (said == -1 && phase == NOTIFIER_REPLAY))
+		if (said == 1 || (said == -1 && phase == NOTIFIER_SEED))
 			return 1;
 		if (!wake_is_recent(ev->at_ms, base_now_ms(), n->cfg)) {
 			wake_tally_add(n->catchup, ev, gen, off, base_now_ms());
@@ -263,7 +265,7 @@ notifier_record(struct notifier *n, const struct ledger_event *ev,
 	 * it stays, to be said as soon as the window allows — a fresh
 	 * limiter must not turn what that run held into a burst of lines.
 	 */
-	if (phase == NOTIFIER_REPLAY && why == WAKE_REPEAT) {
+	if (phase == NOTIFIER_SEED && why == WAKE_REPEAT) {
 		wake_limiter_hold(n->limiter, ev, gen, off, base_now_ms());
 		arm_flush(n);
 		return 0;

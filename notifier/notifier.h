@@ -3,24 +3,26 @@
  * agent, and what the wake says (DESIGN §9, docs/notifications.md).  The
  * daemon feeds it every record the fold returns, in file order, with the
  * tailer's phase; the notifier applies the meaningful rule, the catch-up
- * rule and the rate limits (notifier/wake.h), formats the line and its
- * JSON once, and hands the result to its channels: the events socket,
- * the log, desktop notifications and the --exec hook are all callbacks,
- * registered by the caller, called in the order they were added.
+ * rule (notifier/wake.h) and the rate limits (notifier/wake_tally.h),
+ * formats the line and its JSON once, and hands the result to its
+ * channels: the events socket, the log, desktop notifications and the
+ * --exec hook are all callbacks, registered by the caller, called in the
+ * order they were added.
  *
- *   REPLAY   the record was delivered by an earlier run (before the saved
- *            cursor).  If that run said it (its id is at or before the
- *            last line said, notifier_resume), nothing goes out and
- *            notifier_record() returns 1: the caller's events socket makes
- *            its wake again from the file for a `sloptimize watch` that
- *            outlived a kill -9 (daemon/server.h).  If it was not said
+ *   SEED     the record is before the saved cursor (the tailer's start-up
+ *            seed, TAIL_SEED): an earlier run delivered it.  If that run
+ *            said it (its id is at or before the last line said,
+ *            notifier_resume), nothing goes out and notifier_record()
+ *            returns 1: the caller's events socket makes its wake again
+ *            from the file for a `sloptimize watch` that outlived a kill -9
+ *            (daemon/server.h).  If it was not said
  *            (held back, or waiting for a summary, when that run died), it
  *            is said now, as CATCHUP.
  *   CATCHUP  appended while the daemon was stopped (or already in a file
  *            that replaced perf.jsonl): recent records wake, older ones
  *            are counted into one summary line, said before the next line
  *            or when notifier_ready() is called.  One that an earlier run
- *            already said is a REPLAY.
+ *            already said is a SEED.
  *   LIVE     appended while running: subject to the rate limits; what a
  *            limit holds back is said in the next line that goes out, or
  *            by the flush timer in a summary line when the window reopens.
@@ -50,12 +52,12 @@
 
 #include "base/base.h"
 #include "ledger/ledger.h"
-#include "notifier/wake.h"
+#include "notifier/wake_tally.h"
 
 #define NOTIFIER_CHANNELS	8
 
 enum notifier_phase {
-	NOTIFIER_REPLAY,
+	NOTIFIER_SEED,
 	NOTIFIER_CATCHUP,
 	NOTIFIER_LIVE
 };
@@ -157,7 +159,7 @@ int	notifier_channel_add(struct notifier *n, notifier_channel_fn *fn,
  * What an earlier run said, read from the store before the first record:
  * `have` 0 when nothing was said yet (a fresh state directory), else the
  * id of its last line.  Not calling it at all means "unknown" (a state
- * directory from before the store): then every REPLAY record counts as
+ * directory from before the store): then every SEED record counts as
  * said, as it always did.
  */
 void	notifier_resume(struct notifier *n, int have, uint64_t gen,
@@ -169,7 +171,7 @@ void	notifier_store_set(struct notifier *n, const struct notifier_store *st);
 /*
  * One folded record at byte `off` of generation `gen`.  Records that are
  * not meaningful (wake_is_meaningful) are ignored: the caller may pass
- * every one.  1 when an earlier run said it (nothing goes out: REPLAY,
+ * every one.  1 when an earlier run said it (nothing goes out: SEED,
  * or a CATCHUP record the earlier run said before its cursor was saved),
  * else 0.
  */

@@ -1,7 +1,8 @@
 /*
  * wake — the rule, the wake line and its JSON, the bounded text they are
- * built with, and the catch-up rule (see wake.h; the limits and summary
- * lines are in wake_tally.c).
+ * built with, the footprint list a line names, and the catch-up rule (see
+ * wake.h).  It knows no tally: what a line says of one comes in as a
+ * struct wake_held, filled by wake_tally.c, which uses this file.
  *
  * Invariants: every line written here is valid UTF-8 (given valid input;
  * invalid bytes become '?'), has no control characters, and is at most
@@ -18,10 +19,12 @@
 
 #include "ledger/footprint.h"
 #include "ledger/impact.h"
-#include "wake.h"
-#include "wake_impl.h"
+#include "notifier/wake.h"
 
-const char *const wake_type_names[T_NTYPES] = {
+#define TIMES	"\xc3\x97"		/* U+00D7 MULTIPLICATION SIGN */
+#define ELLIPSIS "\xe2\x80\xa6"		/* U+2026 */
+
+const char *const wake_type_names[WAKE_NTYPES] = {
 	"hitch", "usermark", "jitter", "other"
 };
 
@@ -43,21 +46,21 @@ wake_config_defaults(struct wake_config *cfg)
 	cfg->loop = NULL;
 }
 
-const char *
-wake_str(const char *s)
+static const char *
+or_empty(const char *s)
 {
 	return s != NULL ? s : "";
 }
 
-int
+enum wake_type
 wake_type_index(const char *type)
 {
 	int i;
 
-	for (i = 0; i < T_OTHER; i++)
-		if (strcmp(wake_str(type), wake_type_names[i]) == 0)
-			return i;
-	return T_OTHER;
+	for (i = 0; i < WAKE_TYPE_OTHER; i++)
+		if (strcmp(or_empty(type), wake_type_names[i]) == 0)
+			return (enum wake_type)i;
+	return WAKE_TYPE_OTHER;
 }
 
 int
@@ -67,11 +70,11 @@ wake_is_meaningful(const struct ledger_event *ev,
 	if (ev == NULL || ev->automated || !ev->incident || !ev->counted)
 		return 0;
 	switch (wake_type_index(ev->type)) {
-	case T_HITCH:
+	case WAKE_TYPE_HITCH:
 		return ev->has_value && isfinite(ev->value) &&
 		    ev->value >= cfg->hitch_ms;
-	case T_USERMARK:
-	case T_JITTER:
+	case WAKE_TYPE_USERMARK:
+	case WAKE_TYPE_JITTER:
 		return 1;
 	default:
 		return 0;
@@ -88,7 +91,7 @@ wake_id_format(char out[WAKE_ID_SIZE], uint64_t generation, uint64_t offset)
 
 
 void
-wake_sb_init(struct sb *sb, char *buf, size_t size)
+wake_sb_init(struct wake_sb *sb, char *buf, size_t size)
 {
 	sb->buf = buf;
 	sb->cap = size - 1;
@@ -110,7 +113,7 @@ utf8_cut(const char *s, size_t n)
 }
 
 void
-wake_sb_put(struct sb *sb, const char *s, size_t n)
+wake_sb_put(struct wake_sb *sb, const char *s, size_t n)
 {
 	if (n > sb->cap - sb->len) {
 		/* s[n] may not exist: cut within s, then check the boundary
@@ -124,13 +127,13 @@ wake_sb_put(struct sb *sb, const char *s, size_t n)
 }
 
 void
-wake_sb_puts(struct sb *sb, const char *s)
+wake_sb_puts(struct wake_sb *sb, const char *s)
 {
 	wake_sb_put(sb, s, strlen(s));
 }
 
 void __attribute__((format(printf, 2, 3)))
-wake_sb_printf(struct sb *sb, const char *fmt, ...)
+wake_sb_printf(struct wake_sb *sb, const char *fmt, ...)
 {
 	char tmp[256];
 	va_list ap;
@@ -200,10 +203,10 @@ is_space_control(long cp)
 }
 
 /* A token of the line: spaces and controls become '_'. */
-void
-wake_sb_token(struct sb *sb, const char *s)
+static void
+sb_token(struct wake_sb *sb, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)wake_str(s);
+	const unsigned char *p = (const unsigned char *)or_empty(s);
 	size_t n = strlen((const char *)p), len;
 	long cp;
 
@@ -272,7 +275,7 @@ escape_evidence(char *out, size_t cap, size_t *outlen, const char *in)
 }
 
 void
-wake_sb_clock(struct sb *sb, int64_t ms, int with_date)
+wake_sb_clock(struct wake_sb *sb, int64_t ms, int with_date)
 {
 	struct tm tm;
 	time_t t;
@@ -306,29 +309,29 @@ wake_same_local_day(int64_t a, int64_t b)
 int
 wake_what_format(char *buf, size_t size, const struct ledger_event *ev)
 {
-	struct sb sb;
-	const char *unit = wake_str(ev->unit);
+	struct wake_sb sb;
+	const char *unit = or_empty(ev->unit);
 	int t = wake_type_index(ev->type);
 
 	if (size == 0)
 		return -EINVAL;
 	wake_sb_init(&sb, buf, size);
-	wake_sb_token(&sb, wake_str(ev->type)[0] != '\0' ? ev->type : "record");
+	sb_token(&sb, or_empty(ev->type)[0] != '\0' ? ev->type : "record");
 	if (!ev->has_value || !isfinite(ev->value))
 		return (int)sb.len;
-	wake_sb_puts(&sb, t == T_USERMARK ? " worst " : " ");
+	wake_sb_puts(&sb, t == WAKE_TYPE_USERMARK ? " worst " : " ");
 	if (strcmp(unit, "ms") == 0)
 		wake_sb_printf(&sb, "%.1f", ev->value);
 	else if (strcmp(unit, "units") == 0)
 		wake_sb_printf(&sb, "%.2f", ev->value);
 	else
 		wake_sb_printf(&sb, "%g", ev->value);
-	wake_sb_token(&sb, unit);
+	sb_token(&sb, unit);
 	return (int)sb.len;
 }
 
-void
-wake_json_str_or_null(cJSON *o, const char *name, const char *s)
+static void
+json_str_or_null(cJSON *o, const char *name, const char *s)
 {
 	if (s != NULL && s[0] != '\0')
 		cJSON_AddStringToObject(o, name, s);
@@ -336,8 +339,8 @@ wake_json_str_or_null(cJSON *o, const char *name, const char *s)
 		cJSON_AddNullToObject(o, name);
 }
 
-void
-wake_json_time_or_null(cJSON *o, const char *name, int64_t ms)
+static void
+json_time_or_null(cJSON *o, const char *name, int64_t ms)
 {
 	struct tm tm;
 	time_t t;
@@ -359,6 +362,98 @@ wake_json_time_or_null(cJSON *o, const char *name, int64_t ms)
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, (int)msec);
 	cJSON_AddStringToObject(o, name, tmp);
+}
+
+/* --- the footprints a line names ---------------------------------------- */
+
+/* "164ms", "4.2ms", "0.67units", "" */
+static void
+sb_worst(struct wake_sb *sb, const struct wake_held_fp *f)
+{
+	if (!f->has_worst)
+		return;
+	wake_sb_puts(sb, " ");
+	if (strcmp(f->unit, "ms") == 0)
+		wake_sb_printf(sb, f->worst >= 10 ? "%.0fms" : "%.1fms", f->worst);
+	else if (strcmp(f->unit, "units") == 0)
+		wake_sb_printf(sb, "%.2funits", f->worst);
+	else {
+		wake_sb_printf(sb, "%g", f->worst);
+		sb_token(sb, f->unit);
+	}
+}
+
+/* "81e5eb9b ×7 164ms shader-compile regressed" into buf; its length. */
+static size_t
+entry_format(char *buf, size_t size, const struct wake_held_fp *f)
+{
+	struct wake_sb sb;
+
+	wake_sb_init(&sb, buf, size);
+	sb_token(&sb, f->fp);
+	wake_sb_printf(&sb, " " TIMES "%" PRIu64, f->count);
+	sb_worst(&sb, f);
+	wake_sb_puts(&sb, " ");
+	sb_token(&sb, f->guess[0] != '\0' ? f->guess : "unclassified");
+	if (f->status[0] != '\0') {
+		wake_sb_puts(&sb, " ");
+		sb_token(&sb, f->status);
+	}
+	return sb.len;
+}
+
+size_t
+wake_list_text(struct wake_sb *sb, const struct wake_held_fp *const *l, size_t n,
+    size_t k)
+{
+	char e[WAKE_LINE_SIZE], tmp[64];
+	size_t len = 0, i, el;
+
+	if (n == 0)
+		return 0;
+	if (k == 0) {
+		snprintf(tmp, sizeof(tmp), " (%zu footprint%s)", n,
+		    n == 1 ? "" : "s");
+		if (sb != NULL)
+			wake_sb_puts(sb, tmp);
+		return strlen(tmp);
+	}
+	for (i = 0; i < k; i++) {
+		el = entry_format(e, sizeof(e), l[i]);
+		len += 2 + el;				/* ": " or ", " */
+		if (sb != NULL) {
+			wake_sb_puts(sb, i == 0 ? ": " : ", ");
+			wake_sb_put(sb, e, el);
+		}
+	}
+	if (k < n) {
+		snprintf(tmp, sizeof(tmp), ", %zu more footprint%s", n - k,
+		    n - k == 1 ? "" : "s");
+		len += strlen(tmp);
+		if (sb != NULL)
+			wake_sb_puts(sb, tmp);
+	}
+	return len;
+}
+
+/*
+ * A list grows by a whole entry per footprint and its "N more" tail
+ * shrinks by a few bytes, so the search stops once it is well past room:
+ * a line holds a dozen entries at most, whatever n is.
+ */
+size_t
+wake_list_fit(const struct wake_held_fp *const *l, size_t n, size_t room)
+{
+	size_t k, best = 0, len;
+
+	for (k = 1; k <= n; k++) {
+		len = wake_list_text(NULL, l, n, k);
+		if (len <= room)
+			best = k;
+		else if (len > room + 32)
+			break;
+	}
+	return best;
 }
 
 /* --- the wake line ------------------------------------------------------- */
@@ -421,16 +516,16 @@ untok(size_t room, size_t overhead)
 
 int
 wake_format(char *buf, size_t size, const struct ledger_event *ev,
-    const char *id, struct wake_tally *held, const struct wake_config *cfg)
+    const char *id, const struct wake_held *held, const struct wake_config *cfg)
 {
 	char head[WAKE_LINE_SIZE], tail[WAKE_LINE_SIZE], what[128];
 	char hh[128], cmd[64], note[WAKE_LINE_SIZE], evid[WAKE_LINE_SIZE];
 	char ent[WAKE_ENTITY_MAX + 1];
-	struct sb h, t, line, hs;
-	const struct wake_tally_fp *const *l = NULL;
+	struct wake_sb h, t, line, hs;
+	const struct wake_held_fp *const *l = NULL;
 	size_t limit, fixed, room, n = 0, k = 0, note_need, evid_need;
 	size_t note_cap, evid_cap, used, nl, el, list0, troom, entl;
-	const char *guess = wake_str(ev->guess), *conf = wake_str(ev->confidence);
+	const char *guess = or_empty(ev->guess), *conf = or_empty(ev->confidence);
 	const char *loop = cfg != NULL ? cfg->loop : NULL;
 
 	if (size == 0)
@@ -445,52 +540,52 @@ wake_format(char *buf, size_t size, const struct ledger_event *ev,
 	if (guess[0] == '\0')
 		wake_sb_puts(&h, "unclassified");
 	else {
-		wake_sb_token(&h, guess);
+		sb_token(&h, guess);
 		if (conf[0] != '\0') {
 			wake_sb_puts(&h, "/");
-			wake_sb_token(&h, conf);
+			sb_token(&h, conf);
 		}
 	}
 
 	wake_sb_init(&t, tail, sizeof(tail));
 	wake_sb_puts(&t, " fp=");
-	wake_sb_token(&t, ev->id[0] != '\0' ? ev->id : "-");
+	sb_token(&t, ev->id[0] != '\0' ? ev->id : "-");
 	wake_sb_printf(&t, " " TIMES "%" PRIu64, ev->count);
-	if (wake_str(ev->status)[0] != '\0') {
+	if (or_empty(ev->status)[0] != '\0') {
 		wake_sb_puts(&t, " status=");
-		wake_sb_token(&t, ev->status);
+		sb_token(&t, ev->status);
 	}
-	if (wake_str(ev->phase)[0] != '\0') {
+	if (or_empty(ev->phase)[0] != '\0') {
 		wake_sb_puts(&t, " phase=");
-		wake_sb_token(&t, ev->phase);
+		sb_token(&t, ev->phase);
 	}
-	if (wake_str(ev->build)[0] != '\0') {
+	if (or_empty(ev->build)[0] != '\0') {
 		wake_sb_puts(&t, " build=");
-		wake_sb_token(&t, ev->build);
+		sb_token(&t, ev->build);
 	}
 	/* seed §6.4: a software renderer's frame time is not a GPU's; the
 	 * line says so where the agent reads it, not only in the record */
-	if (strcmp(wake_str(ev->regime), "software") == 0)
+	if (strcmp(or_empty(ev->regime), "software") == 0)
 		wake_sb_puts(&t, " regime=software(timings-untrusted)");
-	if (wake_str(id)[0] != '\0') {
+	if (or_empty(id)[0] != '\0') {
 		wake_sb_puts(&t, " id=");
-		wake_sb_token(&t, id);
+		sb_token(&t, id);
 	}
 	if (loop != NULL && loop[0] != '\0' && strcmp(loop, "off") != 0) {
 		wake_sb_puts(&t, " loop=");
-		wake_sb_token(&t, loop);
+		sb_token(&t, loop);
 	}
 
 	wake_sb_init(&hs, hh, sizeof(hh));
-	if (held != NULL && wake_tally_count(held) > 0) {
-		wake_sb_printf(&hs, " +%" PRIu64 " more since ",
-		    wake_tally_count(held));
-		wake_sb_clock(&hs, wake_tally_since(held), 0);
-		n = wake_tally_list(held, &l);
+	if (held != NULL && held->count > 0) {
+		wake_sb_printf(&hs, " +%" PRIu64 " more since ", held->count);
+		wake_sb_clock(&hs, held->since, 0);
+		l = held->fps;
+		n = held->nfps;
 	}
 	cmd[0] = '\0';
 	if (ev->id[0] != '\0')
-		snprintf(cmd, sizeof(cmd), ARROW "sloptimize issues --fp %s",
+		snprintf(cmd, sizeof(cmd), WAKE_ARROW "sloptimize issues --fp %s",
 		    ev->id);
 
 	/*
@@ -579,42 +674,135 @@ wake_format(char *buf, size_t size, const struct ledger_event *ev,
 	return (int)line.len;
 }
 
-cJSON *
-wake_json(const struct ledger_event *ev, const char *id, const char *line,
-    struct wake_tally *held)
+/*
+ * heldBy, one footprint an element.  Each element is built as a cJSON
+ * object, printed by cJSON, and kept in the array as that text (a raw
+ * item), its tree freed at once: a catch-up line over 5,000 footprints is
+ * built at the end of the start-up fold, when the daemon's memory is at
+ * its highest, and a tree of eight nodes and their strings per footprint
+ * (~4 MB there) put the daemon over its 32 MB (docs/performance.md).  The
+ * line prints to the same bytes; nothing reads the elements back (every
+ * channel takes the printed line).
+ */
+static void
+json_held_list(cJSON *arr, const struct wake_held_fp *const *l, size_t n)
 {
-	cJSON *o, *r;
+	size_t i;
+	cJSON *e, *raw;
+	char *txt;
 
-	if ((o = cJSON_CreateObject()) == NULL)
-		return NULL;
-	cJSON_AddStringToObject(o, "type", "wake");
-	wake_json_str_or_null(o, "id", id);
-	cJSON_AddStringToObject(o, "line", wake_str(line));
+	for (i = 0; i < n; i++) {
+		if ((e = cJSON_CreateObject()) == NULL)
+			return;
+		cJSON_AddStringToObject(e, "fp", l[i]->fp);
+		json_str_or_null(e, "type", l[i]->type);
+		cJSON_AddNumberToObject(e, "count", (double)l[i]->count);
+		if (l[i]->has_worst)
+			cJSON_AddNumberToObject(e, "worst", l[i]->worst);
+		else
+			cJSON_AddNullToObject(e, "worst");
+		json_str_or_null(e, "unit", l[i]->unit);
+		json_str_or_null(e, "guess", l[i]->guess);
+		json_str_or_null(e, "status", l[i]->status);
+		txt = cJSON_GetArraySize(e) == 7 ? cJSON_PrintUnformatted(e) :
+		    NULL;
+		cJSON_Delete(e);
+		raw = txt != NULL ? cJSON_CreateRaw(txt) : NULL;
+		cJSON_free(txt);
+		if (raw == NULL)
+			return;		/* the caller sees the short array */
+		cJSON_AddItemToArray(arr, raw);
+	}
+}
+
+static void
+json_id_or_null(cJSON *o, const char *name, int any, uint64_t gen,
+    uint64_t off)
+{
+	char id[WAKE_ID_SIZE];
+
+	if (!any) {
+		cJSON_AddNullToObject(o, name);
+		return;
+	}
+	wake_id_format(id, gen, off);
+	cJSON_AddStringToObject(o, name, id);
+}
+
+/* held, heldSince, heldFrom, heldBy (wake.h): what a line says of `h`. */
+static int
+held_json(cJSON *o, const struct wake_held *h)
+{
+	size_t n = 0;
+	cJSON *arr;
+	int empty = h == NULL || h->count == 0;
+
+	cJSON_AddNumberToObject(o, "held", empty ? 0 : (double)h->count);
+	if (empty)
+		cJSON_AddNullToObject(o, "heldSince");
+	else
+		json_time_or_null(o, "heldSince", h->since);
+	json_id_or_null(o, "heldFrom", !empty, empty ? 0 : h->first_gen,
+	    empty ? 0 : h->first_off);
+	if ((arr = cJSON_AddArrayToObject(o, "heldBy")) == NULL)
+		return -ENOMEM;
+	if (!empty) {
+		n = h->nfps;
+		json_held_list(arr, h->fps, n);
+	}
+	return cJSON_GetArraySize(arr) == (int)n ? 0 : -ENOMEM;
+}
+
+/* record: the wake's own record, 16 members; 0 or -ENOMEM. */
+static int
+record_json(cJSON *o, const struct ledger_event *ev)
+{
+	cJSON *r;
+
 	if ((r = cJSON_AddObjectToObject(o, "record")) == NULL)
-		goto fail;
-	wake_json_str_or_null(r, "type", ev->type);
-	wake_json_time_or_null(r, "at", ev->at_ms);
+		return -ENOMEM;
+	json_str_or_null(r, "type", ev->type);
+	json_time_or_null(r, "at", ev->at_ms);
 	if (ev->has_value && isfinite(ev->value))
 		cJSON_AddNumberToObject(r, "value", ev->value);
 	else
 		cJSON_AddNullToObject(r, "value");
-	wake_json_str_or_null(r, "unit", ev->unit);
-	wake_json_str_or_null(r, "fp", ev->id);
-	wake_json_str_or_null(r, "key", ev->key);
+	json_str_or_null(r, "unit", ev->unit);
+	json_str_or_null(r, "fp", ev->id);
+	json_str_or_null(r, "key", ev->key);
 	cJSON_AddNumberToObject(r, "count", (double)ev->count);
-	wake_json_str_or_null(r, "status", ev->status);
-	wake_json_str_or_null(r, "phase", ev->phase);
-	wake_json_str_or_null(r, "build", ev->build);
-	wake_json_str_or_null(r, "guess", ev->guess);
-	wake_json_str_or_null(r, "confidence", ev->confidence);
-	wake_json_str_or_null(r, "evidence", ev->evidence);
-	wake_json_str_or_null(r, "note", ev->note);
-	wake_json_str_or_null(r, "regime", ev->regime);
-	wake_json_str_or_null(r, "entity", ev->entity);
-	if (wake_tally_json(held, o) < 0)
+	json_str_or_null(r, "status", ev->status);
+	json_str_or_null(r, "phase", ev->phase);
+	json_str_or_null(r, "build", ev->build);
+	json_str_or_null(r, "guess", ev->guess);
+	json_str_or_null(r, "confidence", ev->confidence);
+	json_str_or_null(r, "evidence", ev->evidence);
+	json_str_or_null(r, "note", ev->note);
+	json_str_or_null(r, "regime", ev->regime);
+	json_str_or_null(r, "entity", ev->entity);
+	/* An Add that failed to allocate left its member out. */
+	return cJSON_GetArraySize(r) == 16 ? 0 : -ENOMEM;
+}
+
+cJSON *
+wake_json(const struct ledger_event *ev, const char *id, const char *line,
+    const struct wake_held *held)
+{
+	cJSON *o;
+
+	if ((o = cJSON_CreateObject()) == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "type", "wake");
+	json_str_or_null(o, "id", id);
+	cJSON_AddStringToObject(o, "line", or_empty(line));
+	if (ev == NULL)
+		cJSON_AddNullToObject(o, "record");
+	else if (record_json(o, ev) < 0)
+		goto fail;
+	if (held_json(o, held) < 0)
 		goto fail;
 	/* An Add that failed to allocate left its member out. */
-	if (cJSON_GetArraySize(r) != 16 || cJSON_GetArraySize(o) != 8)
+	if (cJSON_GetArraySize(o) != 8)
 		goto fail;
 	return o;
 fail:

@@ -2,8 +2,10 @@
  * wake_tally — what a limit holds back and how it is said: the footprint
  * table, the tally (per footprint: count, worst, verdict, status), the
  * rate limiter, the memory of regressions, and the summary lines (see
- * wake.h).  Nothing a limit holds back is forgotten: it is in the
- * limiter's tally, by footprint, until a line says it.
+ * wake_tally.h).  Nothing a limit holds back is forgotten: it is in the
+ * limiter's tally, by footprint, until a line says it.  It uses wake.c
+ * (the text, the footprint list, the JSON of a wake) and hands a wake
+ * line what it says of a tally as a struct wake_held, never the tally.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,8 +18,7 @@
 
 #include "ledger/footprint.h"
 #include "ledger/impact.h"
-#include "wake.h"
-#include "wake_impl.h"
+#include "notifier/wake_tally.h"
 
 /* --- footprint table ----------------------------------------------------- */
 
@@ -50,7 +51,7 @@ fp_hash(const char *id)
 static void
 fp_key(char out[9], const char *id)
 {
-	size_t n = strlen(wake_str(id));
+	size_t n = id != NULL ? strlen(id) : 0;
 
 	if (n == 0) {
 		strcpy(out, "-");
@@ -139,13 +140,13 @@ fptab_get(struct fptab *ft, const char *key,
 /* --- the tally ----------------------------------------------------------- */
 
 struct tally_ent {
-	struct wake_tally_fp	 fp;
+	struct wake_held_fp	 fp;
 	uint64_t		 lgen, loff;	/* its latest record's id */
 };
 
 struct wake_tally {
 	uint64_t		 total;
-	uint64_t		 type[T_NTYPES];
+	uint64_t		 type[WAKE_NTYPES];
 	int64_t			 since;		/* of the lowest id */
 	int64_t			 first_at, last_at;
 	uint64_t		 fgen, foff, lgen, loff;
@@ -153,7 +154,7 @@ struct wake_tally {
 	struct fptab		 idx;		/* fp -> ents index + 1 (n) */
 	struct tally_ent	*ents;
 	size_t			 nents, capents;
-	const struct wake_tally_fp **sorted;
+	const struct wake_held_fp **sorted;
 	size_t			 nsorted;
 	int			 dirty;
 };
@@ -226,7 +227,7 @@ tally_ent(struct wake_tally *t, const char *key, int *fresh)
 /* The entry takes the newer record's type, verdict and status, and the
  * worse value. */
 static void
-ent_fold(struct tally_ent *e, const struct wake_tally_fp *r, uint64_t count,
+ent_fold(struct tally_ent *e, const struct wake_held_fp *r, uint64_t count,
     uint64_t gen, uint64_t off, int fresh)
 {
 	if (fresh || !id_less(gen, off, e->lgen, e->loff)) {
@@ -267,11 +268,18 @@ tally_span(struct wake_tally *t, int64_t since, int64_t first_at,
 	t->any = 1;
 }
 
+/* s (NULL: "") into dst[size], cut to fit. */
+static void
+field_copy(char *dst, size_t size, const char *s)
+{
+	snprintf(dst, size, "%s", s != NULL ? s : "");
+}
+
 int
 wake_tally_add(struct wake_tally *t, const struct ledger_event *ev,
     uint64_t gen, uint64_t off, int64_t now_ms)
 {
-	struct wake_tally_fp r;
+	struct wake_held_fp r;
 	struct tally_ent *e;
 	char key[9];
 	int fresh;
@@ -282,10 +290,10 @@ wake_tally_add(struct wake_tally *t, const struct ledger_event *ev,
 	    ev->at_ms, ev->at_ms, gen, off, gen, off);
 	t->dirty = 1;
 	memset(&r, 0, sizeof(r));
-	snprintf(r.type, sizeof(r.type), "%s", wake_str(ev->type));
-	snprintf(r.guess, sizeof(r.guess), "%s", wake_str(ev->guess));
-	snprintf(r.status, sizeof(r.status), "%s", wake_str(ev->status));
-	snprintf(r.unit, sizeof(r.unit), "%s", wake_str(ev->unit));
+	field_copy(r.type, sizeof(r.type), ev->type);
+	field_copy(r.guess, sizeof(r.guess), ev->guess);
+	field_copy(r.status, sizeof(r.status), ev->status);
+	field_copy(r.unit, sizeof(r.unit), ev->unit);
 	r.has_worst = ev->has_value && isfinite(ev->value);
 	r.worst = r.has_worst ? ev->value : 0;
 	fp_key(key, ev->id);
@@ -305,7 +313,7 @@ wake_tally_merge(struct wake_tally *dst, struct wake_tally *src)
 	if (src->total == 0)
 		return 0;
 	dst->total += src->total;
-	for (i = 0; i < T_NTYPES; i++)
+	for (i = 0; i < WAKE_NTYPES; i++)
 		dst->type[i] += src->type[i];
 	tally_span(dst, src->since, src->first_at, src->last_at, src->fgen,
 	    src->foff, src->lgen, src->loff);
@@ -353,7 +361,7 @@ wake_tally_ids(const struct wake_tally *t, uint64_t *first_gen,
 }
 
 static void
-fp_impact(const struct wake_tally_fp *f, struct impact *im)
+fp_impact(const struct wake_held_fp *f, struct impact *im)
 {
 	struct impact_of in;
 
@@ -371,8 +379,8 @@ fp_impact(const struct wake_tally_fp *f, struct impact *im)
 static int
 fp_cmp(const void *pa, const void *pb)
 {
-	const struct wake_tally_fp *a = *(const struct wake_tally_fp *const *)pa;
-	const struct wake_tally_fp *b = *(const struct wake_tally_fp *const *)pb;
+	const struct wake_held_fp *a = *(const struct wake_held_fp *const *)pa;
+	const struct wake_held_fp *b = *(const struct wake_held_fp *const *)pb;
 	struct impact ia, ib;
 	int c;
 
@@ -386,12 +394,12 @@ fp_cmp(const void *pa, const void *pb)
 }
 
 size_t
-wake_tally_list(struct wake_tally *t, const struct wake_tally_fp *const **out)
+wake_tally_list(struct wake_tally *t, const struct wake_held_fp *const **out)
 {
 	size_t i;
 
 	if (t->dirty || t->nsorted != t->nents) {
-		const struct wake_tally_fp **ns;
+		const struct wake_held_fp **ns;
 
 		ns = realloc(t->sorted, (t->nents ? t->nents : 1) *
 		    sizeof(*ns));
@@ -410,6 +418,19 @@ wake_tally_list(struct wake_tally *t, const struct wake_tally_fp *const **out)
 	return t->nsorted;
 }
 
+void
+wake_tally_held(struct wake_tally *t, struct wake_held *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (t == NULL || t->total == 0)
+		return;
+	out->count = t->total;
+	out->since = t->since;
+	out->first_gen = t->fgen;
+	out->first_off = t->foff;
+	out->nfps = wake_tally_list(t, &out->fps);
+}
+
 /*
  * The footprints of two tallies as one list, most severe first: a copy
  * (merged where both have a footprint) in *out, to be freed.  -ENOMEM.
@@ -419,14 +440,14 @@ wake_tally_list(struct wake_tally *t, const struct wake_tally_fp *const **out)
  */
 static int
 list_both(struct wake_tally *a, struct wake_tally *b,
-    struct wake_tally_fp **out, const struct wake_tally_fp ***sorted,
+    struct wake_held_fp **out, const struct wake_held_fp ***sorted,
     size_t *n)
 {
-	const struct wake_tally_fp *const *la = NULL, *const *lb = NULL;
+	const struct wake_held_fp *const *la = NULL, *const *lb = NULL;
 	size_t na = a != NULL ? wake_tally_list(a, &la) : 0;
 	size_t nb = b != NULL ? wake_tally_list(b, &lb) : 0;
-	struct wake_tally_fp *all;
-	const struct wake_tally_fp **ptr;
+	struct wake_held_fp *all;
+	const struct wake_held_fp **ptr;
 	size_t i, j, k = 0;
 
 	*out = NULL;
@@ -475,181 +496,6 @@ list_both(struct wake_tally *a, struct wake_tally *b,
 	*sorted = ptr;
 	*n = k;
 	return 0;
-}
-
-/* "164ms", "4.2ms", "0.67units", "" */
-static void
-sb_worst(struct sb *sb, const struct wake_tally_fp *f)
-{
-	if (!f->has_worst)
-		return;
-	wake_sb_puts(sb, " ");
-	if (strcmp(f->unit, "ms") == 0)
-		wake_sb_printf(sb, f->worst >= 10 ? "%.0fms" : "%.1fms", f->worst);
-	else if (strcmp(f->unit, "units") == 0)
-		wake_sb_printf(sb, "%.2funits", f->worst);
-	else {
-		wake_sb_printf(sb, "%g", f->worst);
-		wake_sb_token(sb, f->unit);
-	}
-}
-
-/* "81e5eb9b ×7 164ms shader-compile regressed" into buf; its length. */
-static size_t
-entry_format(char *buf, size_t size, const struct wake_tally_fp *f)
-{
-	struct sb sb;
-
-	wake_sb_init(&sb, buf, size);
-	wake_sb_token(&sb, f->fp);
-	wake_sb_printf(&sb, " " TIMES "%" PRIu64, f->count);
-	sb_worst(&sb, f);
-	wake_sb_puts(&sb, " ");
-	wake_sb_token(&sb, f->guess[0] != '\0' ? f->guess : "unclassified");
-	if (f->status[0] != '\0') {
-		wake_sb_puts(&sb, " ");
-		wake_sb_token(&sb, f->status);
-	}
-	return sb.len;
-}
-
-/*
- * The footprint list of a line: ": e1, e2, 3 more footprints" naming the
- * first k of n; " (n footprints)" when k is 0.  Into sb when it is not
- * NULL; returns its length either way.
- */
-size_t
-wake_list_text(struct sb *sb, const struct wake_tally_fp *const *l, size_t n,
-    size_t k)
-{
-	char e[WAKE_LINE_SIZE], tmp[64];
-	size_t len = 0, i, el;
-
-	if (n == 0)
-		return 0;
-	if (k == 0) {
-		snprintf(tmp, sizeof(tmp), " (%zu footprint%s)", n,
-		    n == 1 ? "" : "s");
-		if (sb != NULL)
-			wake_sb_puts(sb, tmp);
-		return strlen(tmp);
-	}
-	for (i = 0; i < k; i++) {
-		el = entry_format(e, sizeof(e), l[i]);
-		len += 2 + el;				/* ": " or ", " */
-		if (sb != NULL) {
-			wake_sb_puts(sb, i == 0 ? ": " : ", ");
-			wake_sb_put(sb, e, el);
-		}
-	}
-	if (k < n) {
-		snprintf(tmp, sizeof(tmp), ", %zu more footprint%s", n - k,
-		    n - k == 1 ? "" : "s");
-		len += strlen(tmp);
-		if (sb != NULL)
-			wake_sb_puts(sb, tmp);
-	}
-	return len;
-}
-
-/*
- * The largest k <= n whose list fits in `room` bytes (0 if none does).
- * A list grows by a whole entry per footprint and its "N more" tail
- * shrinks by a few bytes, so the search stops once it is well past room:
- * a line holds a dozen entries at most, whatever n is.
- */
-size_t
-wake_list_fit(const struct wake_tally_fp *const *l, size_t n, size_t room)
-{
-	size_t k, best = 0, len;
-
-	for (k = 1; k <= n; k++) {
-		len = wake_list_text(NULL, l, n, k);
-		if (len <= room)
-			best = k;
-		else if (len > room + 32)
-			break;
-	}
-	return best;
-}
-
-/*
- * heldBy, one footprint an element.  Each element is built as a cJSON
- * object, printed by cJSON, and kept in the array as that text (a raw
- * item), its tree freed at once: a catch-up line over 5,000 footprints is
- * built at the end of the start-up fold, when the daemon's memory is at
- * its highest, and a tree of eight nodes and their strings per footprint
- * (~4 MB there) put the daemon over its 32 MB (docs/performance.md).  The
- * line prints to the same bytes; nothing reads the elements back (every
- * channel takes the printed line).
- */
-static void
-json_tally_list(cJSON *arr, const struct wake_tally_fp *const *l, size_t n)
-{
-	size_t i;
-	cJSON *e, *raw;
-	char *txt;
-
-	for (i = 0; i < n; i++) {
-		if ((e = cJSON_CreateObject()) == NULL)
-			return;
-		cJSON_AddStringToObject(e, "fp", l[i]->fp);
-		wake_json_str_or_null(e, "type", l[i]->type);
-		cJSON_AddNumberToObject(e, "count", (double)l[i]->count);
-		if (l[i]->has_worst)
-			cJSON_AddNumberToObject(e, "worst", l[i]->worst);
-		else
-			cJSON_AddNullToObject(e, "worst");
-		wake_json_str_or_null(e, "unit", l[i]->unit);
-		wake_json_str_or_null(e, "guess", l[i]->guess);
-		wake_json_str_or_null(e, "status", l[i]->status);
-		txt = cJSON_GetArraySize(e) == 7 ? cJSON_PrintUnformatted(e) :
-		    NULL;
-		cJSON_Delete(e);
-		raw = txt != NULL ? cJSON_CreateRaw(txt) : NULL;
-		cJSON_free(txt);
-		if (raw == NULL)
-			return;		/* the caller sees the short array */
-		cJSON_AddItemToArray(arr, raw);
-	}
-}
-
-static void
-json_id_or_null(cJSON *o, const char *name, int any, uint64_t gen,
-    uint64_t off)
-{
-	char id[WAKE_ID_SIZE];
-
-	if (!any) {
-		cJSON_AddNullToObject(o, name);
-		return;
-	}
-	wake_id_format(id, gen, off);
-	cJSON_AddStringToObject(o, name, id);
-}
-
-int
-wake_tally_json(struct wake_tally *t, cJSON *o)
-{
-	const struct wake_tally_fp *const *l = NULL;
-	size_t n = 0;
-	cJSON *arr;
-	int empty = t == NULL || t->total == 0;
-
-	cJSON_AddNumberToObject(o, "held", empty ? 0 : (double)t->total);
-	if (empty)
-		cJSON_AddNullToObject(o, "heldSince");
-	else
-		wake_json_time_or_null(o, "heldSince", t->since);
-	json_id_or_null(o, "heldFrom", !empty, empty ? 0 : t->fgen,
-	    empty ? 0 : t->foff);
-	if ((arr = cJSON_AddArrayToObject(o, "heldBy")) == NULL)
-		return -ENOMEM;
-	if (!empty) {
-		n = wake_tally_list(t, &l);
-		json_tally_list(arr, l, n);
-	}
-	return cJSON_GetArraySize(arr) == (int)n ? 0 : -ENOMEM;
 }
 
 /* --- rate limits --------------------------------------------------------- */
@@ -901,7 +747,8 @@ int
 wake_memory_regression(struct wake_memory *m, const struct ledger_event *ev)
 {
 	struct fpslot *s;
-	int reg = strcmp(wake_str(ev->status), "regressed") == 0, was;
+	int reg = ev->status != NULL && strcmp(ev->status, "regressed") == 0;
+	int was;
 	char key[9];
 
 	fp_key(key, ev->id);
@@ -928,11 +775,11 @@ wake_memory_set(struct wake_memory *m, const char *id, int regressed)
 /* --- summary lines ----------------------------------------------------- */
 
 static void
-sb_type_counts(struct sb *sb, const uint64_t counts[T_NTYPES])
+sb_type_counts(struct wake_sb *sb, const uint64_t counts[WAKE_NTYPES])
 {
 	int i, first = 1;
 
-	for (i = 0; i < T_NTYPES; i++) {
+	for (i = 0; i < WAKE_NTYPES; i++) {
 		if (counts[i] == 0)
 			continue;
 		wake_sb_printf(sb, "%s%s %" PRIu64, first ? "" : ", ",
@@ -952,9 +799,9 @@ wake_summary_format(char *buf, size_t size, struct wake_tally *catchup,
     const char *why, struct wake_tally *held, const struct wake_config *cfg)
 {
 	char head[WAKE_LINE_SIZE], cmd[64];
-	struct sb h, line;
-	struct wake_tally_fp *all = NULL;
-	const struct wake_tally_fp **l = NULL;
+	struct wake_sb h, line;
+	struct wake_held_fp *all = NULL;
+	const struct wake_held_fp **l = NULL;
 	size_t limit, n = 0, k, fixed;
 	int date;
 
@@ -997,35 +844,36 @@ wake_summary_format(char *buf, size_t size, struct wake_tally *catchup,
 	if (list_both(catchup, held, &all, &l, &n) < 0)
 		n = 0;
 	if (n > 0)
-		snprintf(cmd, sizeof(cmd), ARROW "sloptimize issues --fp %s",
+		snprintf(cmd, sizeof(cmd), WAKE_ARROW "sloptimize issues --fp %s",
 		    l[0]->fp);
 	else
-		snprintf(cmd, sizeof(cmd), ARROW "sloptimize report");
+		snprintf(cmd, sizeof(cmd), WAKE_ARROW "sloptimize report");
 	fixed = h.len + strlen(cmd);
-	k = fixed < limit ? wake_list_fit((const struct wake_tally_fp *const *)l,
+	k = fixed < limit ? wake_list_fit((const struct wake_held_fp *const *)l,
 	    n, limit - fixed) : 0;
 	wake_sb_init(&line, buf, limit + 1);
 	wake_sb_put(&line, head, h.len);
-	wake_list_text(&line, (const struct wake_tally_fp *const *)l, n, k);
+	wake_list_text(&line, (const struct wake_held_fp *const *)l, n, k);
 	wake_sb_puts(&line, cmd);
 	free(all);
 	free(l);
 	return (int)line.len;
 }
 
+/* The line's JSON is a wake's (wake_json) without a record of its own,
+ * holding both tallies, and how many of them are catch-up records. */
 cJSON *
 wake_summary_json(const char *id, const char *line,
     struct wake_tally *catchup, struct wake_tally *held)
 {
-	struct wake_tally_fp *all = NULL;
-	const struct wake_tally_fp **l = NULL;
+	struct wake_held_fp *all = NULL;
+	const struct wake_held_fp **l = NULL;
 	struct wake_tally span;
+	struct wake_held h;
 	size_t n = 0;
-	uint64_t total = 0, nc = 0;
-	cJSON *o, *arr;
+	uint64_t nc = 0;
+	cJSON *o;
 
-	if ((o = cJSON_CreateObject()) == NULL)
-		return NULL;
 	memset(&span, 0, sizeof(span));
 	if (nonempty(catchup)) {
 		nc = catchup->total;
@@ -1036,30 +884,24 @@ wake_summary_json(const char *id, const char *line,
 	if (nonempty(held))
 		tally_span(&span, held->since, held->first_at, held->last_at,
 		    held->fgen, held->foff, held->lgen, held->loff);
-	total = nc + (nonempty(held) ? held->total : 0);
-	cJSON_AddStringToObject(o, "type", "wake");
-	wake_json_str_or_null(o, "id", id);
-	cJSON_AddStringToObject(o, "line", wake_str(line));
-	cJSON_AddNullToObject(o, "record");
-	cJSON_AddNumberToObject(o, "held", (double)total);
-	if (total > 0)
-		wake_json_time_or_null(o, "heldSince", span.since);
-	else
-		cJSON_AddNullToObject(o, "heldSince");
-	json_id_or_null(o, "heldFrom", total > 0, span.fgen, span.foff);
-	if ((arr = cJSON_AddArrayToObject(o, "heldBy")) == NULL ||
-	    list_both(catchup, held, &all, &l, &n) < 0)
-		goto fail;
-	json_tally_list(arr, (const struct wake_tally_fp *const *)l, n);
+	if (list_both(catchup, held, &all, &l, &n) < 0)
+		return NULL;
+	memset(&h, 0, sizeof(h));
+	h.count = nc + (nonempty(held) ? held->total : 0);
+	h.since = span.since;
+	h.first_gen = span.fgen;
+	h.first_off = span.foff;
+	h.fps = (const struct wake_held_fp *const *)l;
+	h.nfps = n;
+	o = wake_json(NULL, id, line, &h);
 	free(all);
 	free(l);
+	if (o == NULL)
+		return NULL;
 	cJSON_AddNumberToObject(o, "catchup", (double)nc);
-	if (cJSON_GetArraySize(arr) != (int)n || cJSON_GetArraySize(o) != 9)
-		goto fail;
+	if (cJSON_GetArraySize(o) != 9) {
+		cJSON_Delete(o);
+		return NULL;
+	}
 	return o;
-fail:
-	free(all);
-	free(l);
-	cJSON_Delete(o);
-	return NULL;
 }

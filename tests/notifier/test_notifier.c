@@ -206,7 +206,7 @@ notifier_said_before_goes_nowhere(void **state)
 	struct notifier_status	 st;
 
 	assert_int_equal(notifier_record(&fx->n, &ev, 3, 1048576,
-	    NOTIFIER_REPLAY), 1);
+	    NOTIFIER_SEED), 1);
 	assert_int_equal(notifier_record(&fx->n, &small, 3, 2000000,
 	    NOTIFIER_LIVE), 0);
 	assert_int_equal(fx->ncalls, 0);
@@ -394,7 +394,7 @@ notifier_gated_after_store(void **state)
 	assert_true(st.have_stored && st.stored_gen == 4 &&
 	    st.stored_off == 20);
 	/* what an earlier run said is neither stored again nor sent */
-	assert_int_equal(notifier_record(&fx->n, &a, 4, 5, NOTIFIER_REPLAY),
+	assert_int_equal(notifier_record(&fx->n, &a, 4, 5, NOTIFIER_SEED),
 	    1);
 	assert_int_equal(fx->saves, 2);
 	assert_int_equal(fx->gated_calls, 2);
@@ -442,12 +442,12 @@ notifier_resume_says_the_unsaid(void **state)
 
 	notifier_resume(&fx->n, 1, 2, 100);
 	assert_int_equal(notifier_record(&fx->n, &said, 2, 100,
-	    NOTIFIER_REPLAY), 1);
+	    NOTIFIER_SEED), 1);
 	held.count = 2;
 	assert_int_equal(notifier_record(&fx->n, &held, 2, 200,
-	    NOTIFIER_REPLAY), 0);
+	    NOTIFIER_SEED), 0);
 	assert_int_equal(notifier_record(&fx->n, &stale, 2, 300,
-	    NOTIFIER_REPLAY), 0);
+	    NOTIFIER_SEED), 0);
 	assert_int_equal(notifier_record(&fx->n, &late, 2, 50,
 	    NOTIFIER_CATCHUP), 1);
 	/* 2:100 and 2:50 said before; 2:200 held, 2:300 caught up */
@@ -462,7 +462,7 @@ notifier_resume_says_the_unsaid(void **state)
 	assert_non_null(strstr(fx->calls[0].line, ": aaaaaaaa ×1 150ms"));
 	assert_non_null(strstr(fx->calls[0].line, ", bbbbbbbb ×1 150ms"));
 	/* a first occurrence the earlier run never said wakes */
-	notifier_record(&fx->n, &fresh, 2, 400, NOTIFIER_REPLAY);
+	notifier_record(&fx->n, &fresh, 2, 400, NOTIFIER_SEED);
 	assert_int_equal(fx->ncalls, 4);
 	assert_string_equal(fx->calls[2].id, "2:400");
 }
@@ -474,12 +474,12 @@ notifier_resume_unknown_keeps_the_old_rule(void **state)
 	struct ledger_event	 ev = hitch("aaaaaaaa", 150, base_now_ms());
 
 	assert_int_equal(notifier_record(&fx->n, &ev, 2, 100,
-	    NOTIFIER_REPLAY), 1);
+	    NOTIFIER_SEED), 1);
 	assert_int_equal(fx->ncalls, 0);
 	/* "nothing said yet": the same record is said */
 	notifier_resume(&fx->n, 0, 0, 0);
 	assert_int_equal(notifier_record(&fx->n, &ev, 2, 100,
-	    NOTIFIER_REPLAY), 0);
+	    NOTIFIER_SEED), 0);
 	assert_int_equal(fx->ncalls, 2);
 }
 

@@ -1,8 +1,8 @@
 /*
- * test_wake — notifier/wake: the meaningful rule, the wake line (note,
- * held-back footprints, the command), its JSON, the tally, the rate limits
- * and what skips them (synthetic times), regressions, and the summary
- * lines.
+ * test_wake — notifier/wake and notifier/wake_tally: the meaningful rule,
+ * the wake line (note, held-back footprints, the command), its JSON, the
+ * tally, the rate limits and what skips them (synthetic times),
+ * regressions, and the summary lines.
  * Times print in local time; main() pins TZ=UTC so the strings are exact.
  */
 #include <setjmp.h>
@@ -16,7 +16,15 @@
 
 #include <cmocka.h>
 
-#include "notifier/wake.h"
+#include "notifier/wake_tally.h"
+
+/* What a line says of the tally t: the view wake_format takes. */
+static const struct wake_held *
+said(struct wake_tally *t, struct wake_held *hv)
+{
+	wake_tally_held(t, hv);
+	return hv;
+}
 
 /* 2026-11-29T11:02:03Z */
 #define T0	INT64_C(1795950123000)
@@ -267,6 +275,7 @@ notifier_line_names_what_was_held(void **state)
 	struct ledger_event ev = ev_hitch();
 	struct wake_config cfg;
 	struct wake_tally *held = wake_tally_create();
+	struct wake_held hv;
 	char line[WAKE_LINE_SIZE];
 
 	(void)state;
@@ -278,7 +287,7 @@ notifier_line_names_what_was_held(void **state)
 	ev.build = "v 17";			/* a space in a token */
 	tally_n(held, "hitch", "16a7255f", 240, "open", 5, 10, 0);
 	tally_n(held, "hitch", "81e5eb9b", 164, "regressed", 7, 20, 100);
-	wake_format(line, sizeof(line), &ev, "3:99", held, &cfg);
+	wake_format(line, sizeof(line), &ev, "3:99", said(held, &hv), &cfg);
 	assert_string_equal(line, "sloptimize hitch 141.2ms unclassified "
 	    "fp=81e5eb9b ×7 status=regressed phase=play build=v_17 id=3:99 "
 	    "loop=propose +12 more since 11:02:03: 81e5eb9b ×7 164ms "
@@ -287,7 +296,7 @@ notifier_line_names_what_was_held(void **state)
 	cfg.loop = "off";
 	wake_tally_reset(held);
 	ev.guess = "long-script";
-	wake_format(line, sizeof(line), &ev, "3:9", held, &cfg);
+	wake_format(line, sizeof(line), &ev, "3:9", said(held, &hv), &cfg);
 	assert_string_equal(line, "sloptimize hitch 141.2ms long-script "
 	    "fp=81e5eb9b ×7 status=regressed phase=play build=v_17 id=3:9"
 	    CMD("81e5eb9b"));
@@ -320,6 +329,7 @@ notifier_line_cut_at_500(void **state)
 {
 	struct ledger_event ev = ev_hitch();
 	struct wake_tally *held = wake_tally_create();
+	struct wake_held hv;
 	char evidence[4096], line[WAKE_LINE_SIZE], small[64], fp[9];
 	const char *tail, *p;
 	size_t i, n = 0;
@@ -334,7 +344,8 @@ notifier_line_cut_at_500(void **state)
 	evidence[n] = '\0';
 	ev.evidence = evidence;
 	tally_n(held, "hitch", "aaaaaaaa", 120, "open", 4, 1, 0);
-	len = wake_format(line, sizeof(line), &ev, "3:1048576", held, NULL);
+	len = wake_format(line, sizeof(line), &ev, "3:1048576",
+	    said(held, &hv), NULL);
 	assert_int_equal(len, (int)strlen(line));
 	assert_true(len <= WAKE_LINE_MAX);
 	assert_true(len > WAKE_LINE_MAX - 4);	/* it used the room */
@@ -355,7 +366,8 @@ notifier_line_cut_at_500(void **state)
 		    (int64_t)i);
 	}
 	ev.note = evidence;
-	len = wake_format(line, sizeof(line), &ev, "3:1048576", held, NULL);
+	len = wake_format(line, sizeof(line), &ev, "3:1048576",
+	    said(held, &hv), NULL);
 	assert_true(len <= WAKE_LINE_MAX);
 	assert_true(clean_utf8(line));
 	assert_non_null(strstr(line, " note=\""));
@@ -385,6 +397,7 @@ notifier_line_json(void **state)
 {
 	struct ledger_event ev = ev_hitch();
 	struct wake_tally *held = wake_tally_create();
+	struct wake_held hv;
 	char line[WAKE_LINE_SIZE], *s;
 	cJSON *o;
 
@@ -392,8 +405,8 @@ notifier_line_json(void **state)
 	ev.build = "";
 	ev.note = "felt it";
 	tally_n(held, "jitter", "d423dcef", 0.5, "open", 2, 40, 0);
-	wake_format(line, sizeof(line), &ev, "3:77", held, NULL);
-	o = wake_json(&ev, "3:77", line, held);
+	wake_format(line, sizeof(line), &ev, "3:77", said(held, &hv), NULL);
+	o = wake_json(&ev, "3:77", line, said(held, &hv));
 	assert_non_null(o);
 	s = cJSON_PrintUnformatted(o);
 	assert_string_equal(s, "{\"type\":\"wake\",\"id\":\"3:77\","
@@ -524,7 +537,7 @@ static void
 notifier_tally_merge_and_order(void **state)
 {
 	struct wake_tally *a = wake_tally_create(), *b = wake_tally_create();
-	const struct wake_tally_fp *const *l;
+	const struct wake_held_fp *const *l;
 	uint64_t fg, fo, lg, lo;
 	int64_t first, last;
 	size_t n;

@@ -1,5 +1,5 @@
 /*
- * replay — wakes made again from perf.jsonl, for an events-socket
+ * rewake — wakes made again from perf.jsonl, for an events-socket
  * subscriber that is behind what the replay ring still holds
  * (daemon/server.h).
  *
@@ -7,7 +7,7 @@
  * any id can be made again from the file.  One job re-makes one bounded
  * chunk, in three steps:
  *
- *   pool   read the chunk (at most REPLAY_MAX_READ bytes of lines) and
+ *   pool   read the chunk (at most REWAKE_MAX_READ bytes of lines) and
  *          fold each line into a scratch catalogue: which records are
  *          meaningful (the notifier's rule), and their footprints;
  *   loop   ask the live catalogue, through the caller's `row` hook, what
@@ -23,10 +23,10 @@
  * meaningful record, and each gets its own wake.
  *
  * Memory is bounded per job: the read block, one line (LEDGER_MAX_LINE),
- * the kept lines (REPLAY_MAX_KEPT) and at most REPLAY_MAX_WAKES messages.
+ * the kept lines (REWAKE_MAX_KEPT) and at most REWAKE_MAX_WAKES messages.
  */
-#ifndef DAEMON_REPLAY_H
-#define DAEMON_REPLAY_H
+#ifndef DAEMON_REWAKE_H
+#define DAEMON_REWAKE_H
 
 #include <limits.h>
 #include <stddef.h>
@@ -36,30 +36,30 @@
 
 #include "notifier/wake.h"
 
-#define REPLAY_MAX_WAKES	512		/* wakes made per job */
-#define REPLAY_MAX_READ		(4u << 20)	/* bytes of lines per job */
-#define REPLAY_MAX_KEPT		(2u << 20)	/* meaningful lines kept */
+#define REWAKE_MAX_WAKES	512		/* wakes made per job */
+#define REWAKE_MAX_READ		(4u << 20)	/* bytes of lines per job */
+#define REWAKE_MAX_KEPT		(2u << 20)	/* meaningful lines kept */
 
 /* One re-made wake: its id's offset and the message, NUL-terminated. */
-struct replay_msg {
+struct rewake_msg {
 	uint64_t	 off;
 	char		*json;
 	size_t		 len;
 };
 
-struct replay_job;
+struct rewake_job;
 
 /* The live catalogue's count and status of footprint `fp` (loop thread);
  * NULL when it has no row. */
-typedef const char *replay_row_fn(struct replay_job *j, const char *fp,
+typedef const char *rewake_row_fn(struct rewake_job *j, const char *fp,
 	    uint64_t *count);
-/* The job is over (loop thread); the callee frees it with replay_free. */
-typedef void replay_done_fn(struct replay_job *j);
+/* The job is over (loop thread); the callee frees it with rewake_free. */
+typedef void rewake_done_fn(struct rewake_job *j);
 
-struct replay_rec;
+struct rewake_rec;
 
-struct replay_job {
-	/* in: set by the caller, then replay_start */
+struct rewake_job {
+	/* in: set by the caller, then rewake_start */
 	char			 path[PATH_MAX + 32];	/* perf.jsonl */
 	uint64_t		 gen;
 	uint64_t		 after;		/* lines whose offset > after, */
@@ -67,8 +67,8 @@ struct replay_job {
 	uint64_t		 limit;		/* and < limit */
 	struct wake_config	 cfg;		/* copied: read on the pool */
 	char			 loop[16];	/* cfg.loop's text */
-	replay_row_fn		*row;
-	replay_done_fn		*done;
+	rewake_row_fn		*row;
+	rewake_done_fn		*done;
 	void			*owner, *arg;	/* the caller's */
 	int			 cancelled;	/* by the caller: skip the rest */
 
@@ -77,13 +77,13 @@ struct replay_job {
 	int			 consumed;	/* some line was passed */
 	uint64_t		 last;		/* the last line passed */
 	int			 end;		/* the file ended before limit */
-	struct replay_msg	*msgs;
+	struct rewake_msg	*msgs;
 	size_t			 nmsgs;
 
 	/* private */
 	uv_work_t		 req;
 	int			 step;
-	struct replay_rec	*recs;
+	struct rewake_rec	*recs;
 	size_t			 nrecs, caprecs, kept;
 	uint64_t		 first;		/* where this chunk starts */
 	int			 stop;
@@ -91,11 +91,11 @@ struct replay_job {
 };
 
 /* A zeroed job; NULL without memory. */
-struct replay_job *replay_new(void);
+struct rewake_job *rewake_new(void);
 /* Queue the job on loop's pool: `done` runs once, always.  0, or a libuv
  * error (then `done` will not run; free it). */
-int	replay_start(uv_loop_t *loop, struct replay_job *j);
+int	rewake_start(uv_loop_t *loop, struct rewake_job *j);
 /* Free the job and its messages.  Accepts NULL. */
-void	replay_free(struct replay_job *j);
+void	rewake_free(struct rewake_job *j);
 
 #endif

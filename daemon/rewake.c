@@ -1,5 +1,5 @@
 /*
- * replay — re-making wakes from perf.jsonl in bounded chunks (replay.h).
+ * rewake — re-making wakes from perf.jsonl in bounded chunks (rewake.h).
  *
  * The pool never touches the live catalogue: the first step folds the
  * chunk into a scratch catalogue of its own, which knows the record and
@@ -17,14 +17,14 @@
 
 #include <cjson/cJSON.h>
 
-#include "daemon/replay.h"
+#include "daemon/rewake.h"
 #include "ledger/ledger.h"
 #include "ledger/linesplit.h"
 #include "project/project.h"
 
 #define READ_BLOCK	(256u << 10)
 
-struct replay_rec {
+struct rewake_rec {
 	uint64_t	 off;
 	char		*line;
 	size_t		 len;
@@ -34,14 +34,14 @@ struct replay_rec {
 	char		 status[16];
 };
 
-struct replay_job *
-replay_new(void)
+struct rewake_job *
+rewake_new(void)
 {
-	return calloc(1, sizeof(struct replay_job));
+	return calloc(1, sizeof(struct rewake_job));
 }
 
 void
-replay_free(struct replay_job *j)
+rewake_free(struct rewake_job *j)
 {
 	size_t	i;
 
@@ -72,19 +72,19 @@ scratch_new(void)
 
 /* Stop before this line?  Then the next job starts at it. */
 static int
-chunk_full(struct replay_job *j, uint64_t off)
+chunk_full(struct rewake_job *j, uint64_t off)
 {
 	if (j->stop)
 		return 1;
-	if (off >= j->limit || j->nrecs == REPLAY_MAX_WAKES ||
-	    j->kept >= REPLAY_MAX_KEPT ||
-	    (j->consumed && off - j->first >= REPLAY_MAX_READ))
+	if (off >= j->limit || j->nrecs == REWAKE_MAX_WAKES ||
+	    j->kept >= REWAKE_MAX_KEPT ||
+	    (j->consumed && off - j->first >= REWAKE_MAX_READ))
 		j->stop = 1;
 	return j->stop;
 }
 
 static void
-passed(struct replay_job *j, uint64_t off)
+passed(struct rewake_job *j, uint64_t off)
 {
 	j->consumed = 1;
 	j->last = off;
@@ -93,8 +93,8 @@ passed(struct replay_job *j, uint64_t off)
 static void
 scan_line(void *arg, const char *line, size_t len, uint64_t off)
 {
-	struct replay_job	*j = arg;
-	struct replay_rec	*r;
+	struct rewake_job	*j = arg;
+	struct rewake_rec	*r;
 	struct ledger_event	 ev;
 
 	if (chunk_full(j, off))
@@ -107,7 +107,7 @@ scan_line(void *arg, const char *line, size_t len, uint64_t off)
 		return;
 	if (j->nrecs == j->caprecs) {
 		size_t			 n = j->caprecs ? j->caprecs * 2 : 64;
-		struct replay_rec	*nr = realloc(j->recs, n * sizeof(*nr));
+		struct rewake_rec	*nr = realloc(j->recs, n * sizeof(*nr));
 
 		if (nr == NULL) {
 			j->rc = -ENOMEM;
@@ -135,7 +135,7 @@ scan_line(void *arg, const char *line, size_t len, uint64_t off)
 static void
 scan_long(void *arg, uint64_t off, uint64_t len)
 {
-	struct replay_job	*j = arg;
+	struct rewake_job	*j = arg;
 
 	(void)len;
 	if (chunk_full(j, off) || (!j->after_none && off <= j->after))
@@ -144,7 +144,7 @@ scan_long(void *arg, uint64_t off, uint64_t len)
 }
 
 static void
-scan_work(struct replay_job *j)
+scan_work(struct rewake_job *j)
 {
 	struct linesplit	 ls;
 	char			*buf;
@@ -193,7 +193,7 @@ scan_work(struct replay_job *j)
 /* --- step 2, pool: the messages ----------------------------------------- */
 
 static void
-format_work(struct replay_job *j)
+format_work(struct rewake_job *j)
 {
 	char			 id[WAKE_ID_SIZE], line[WAKE_LINE_SIZE], *txt;
 	struct ledger_event	 ev;
@@ -205,7 +205,7 @@ format_work(struct replay_job *j)
 		return;
 	}
 	for (i = 0; i < j->nrecs; i++) {
-		struct replay_rec	*r = &j->recs[i];
+		struct rewake_rec	*r = &j->recs[i];
 
 		if (ledger_fold_perf(j->scratch, r->line, r->len, r->off,
 		    &ev) != 0)
@@ -240,7 +240,7 @@ format_work(struct replay_job *j)
 static void
 work(uv_work_t *req)
 {
-	struct replay_job	*j = req->data;
+	struct rewake_job	*j = req->data;
 
 	if (j->step == 0)
 		scan_work(j);
@@ -253,7 +253,7 @@ work(uv_work_t *req)
 static void
 after(uv_work_t *req, int status)
 {
-	struct replay_job	*j = req->data;
+	struct rewake_job	*j = req->data;
 	const char		*st;
 	size_t			 i;
 
@@ -261,7 +261,7 @@ after(uv_work_t *req, int status)
 		j->rc = status;		/* cancelled: the loop is closing */
 	if (j->step == 0 && j->rc == 0 && j->nrecs > 0 && !j->cancelled) {
 		for (i = 0; i < j->nrecs; i++) {
-			struct replay_rec	*r = &j->recs[i];
+			struct rewake_rec	*r = &j->recs[i];
 
 			if ((st = j->row(j, r->fp, &r->count)) == NULL)
 				continue;
@@ -277,7 +277,7 @@ after(uv_work_t *req, int status)
 }
 
 int
-replay_start(uv_loop_t *loop, struct replay_job *j)
+rewake_start(uv_loop_t *loop, struct rewake_job *j)
 {
 	if (j->cfg.loop != NULL) {
 		snprintf(j->loop, sizeof(j->loop), "%s", j->cfg.loop);
