@@ -180,10 +180,13 @@ saver_sync(struct saver *s, const struct cursor *c)
 	if (!s->kept)
 		return 0;
 	seq = ++s->seq;
-	uv_mutex_lock(&s->mu);
+	/* Once closed, no save can be on the pool, and the mutex is gone. */
+	if (!s->finished)
+		uv_mutex_lock(&s->mu);
 	if ((rc = cursor_save(s->path, c)) == 0)
 		s->saved_seq = seq;
-	uv_mutex_unlock(&s->mu);
+	if (!s->finished)
+		uv_mutex_unlock(&s->mu);
 	s->rc = rc;
 	if (rc == 0)
 		s->last = *c;

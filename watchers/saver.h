@@ -89,7 +89,8 @@ int	saver_load(struct saver *s, struct cursor *c, char *why, size_t cap);
 void	saver_request(struct saver *s);
 
 /* Write `c` now, synchronously; a background save still running cannot
- * overwrite it with an older one.  0 or -errno from cursor_save. */
+ * overwrite it with an older one.  Also after saver_close().  0 or
+ * -errno from cursor_save. */
 int	saver_sync(struct saver *s, const struct cursor *c);
 
 /* Cancel what has not started and close the timer; `done(arg)` (may be

@@ -22,6 +22,12 @@
  * looks is caught by the read overlap: every read starts up to
  * CURSOR_WINDOW bytes before the read position and those bytes must equal
  * what we read there before.
+ *
+ * Below it, and knowing nothing of reading: fswatch, which says when the
+ * file or its path may have changed (on_change), and saver, which writes
+ * the cursor off the loop and asks for it when a save starts
+ * (on_snapshot).  Each is handed its callback and this tailer as an
+ * opaque pointer; neither includes tailer.h.
  */
 #include <sys/stat.h>
 
