@@ -214,7 +214,7 @@ struct tailer {
 	size_t		 rbuf_chunk;
 	size_t		 read_cap;		/* the last read's chunk */
 	int		 read_small;		/* next read: an append we were
-						   told of (tailer_read_next) */
+						   told of (on_change) */
 	uint64_t	 reads_loop, reads_pool;
 	char		 win[CURSOR_WINDOW];	/* bytes before chunk_start */
 	uint32_t	 win_len;
