@@ -22,6 +22,12 @@
  * looks is caught by the read overlap: every read starts up to
  * CURSOR_WINDOW bytes before the read position and those bytes must equal
  * what we read there before.
+ *
+ * Below it, and knowing nothing of reading: fswatch, which says when the
+ * file or its path may have changed (on_change), and saver, which writes
+ * the cursor off the loop and asks for it when a save starts
+ * (on_snapshot).  Each is handed its callback and this tailer as an
+ * opaque pointer; neither includes tailer.h.
  */
 #include <sys/stat.h>
 
@@ -37,14 +43,20 @@
 #include <unistd.h>
 
 #include "ledger/ledger.h"
-#include "tailer.h"
-#include "watchers/tailer_impl.h"
-#include "watchers/fstrust.h"
+#include "watchers/fswatch.h"
+#include "watchers/saver.h"
+#include "watchers/tailer.h"
 
 #define NEW_GEN		", starting a new generation from byte 0"
 
+/* What the read cycle is doing (tailer.op): one operation at a time. */
+enum { OP_NONE, OP_PROBE, OP_READ, OP_DECIDE, OP_FEED, OP_HELD };
+
 static void	cycle_end(struct tailer *);
+static void	cycle_probe(struct tailer *);
+static void	read_next(struct tailer *);
 static void	feed(struct tailer *);
+static void	close_maybe_finish(struct tailer *);
 
 /* --- small helpers ---------------------------------------------------- */
 
@@ -66,8 +78,8 @@ stat_fill(struct tailer_stat *ts, const struct stat *st)
 #endif
 }
 
-void
-tailer_stat_path(const char *path, struct tailer_stat *ts)
+static void
+stat_path(const char *path, struct tailer_stat *ts)
 {
 	struct stat	st;
 
@@ -78,34 +90,8 @@ tailer_stat_path(const char *path, struct tailer_stat *ts)
 		stat_fill(ts, &st);
 }
 
-/* dirname into `out`; "." for a bare name. */
-static int
-parent_of(const char *path, char *out, size_t cap)
-{
-	const char	*slash = strrchr(path, '/');
-	size_t		 n;
-
-	if (slash == NULL)
-		n = (size_t)snprintf(out, cap, ".");
-	else if (slash == path)
-		n = (size_t)snprintf(out, cap, "/");
-	else
-		n = (size_t)snprintf(out, cap, "%.*s", (int)(slash - path),
-		    path);
-	return n >= cap ? -ENAMETOOLONG : 0;
-}
-
-static const char *
-base_of(const char *path)
-{
-	const char	*slash = strrchr(path, '/');
-
-	return slash == NULL ? path : slash + 1;
-}
-
-
 /* A sentence for the consumer's log; none once closing. */
-void
+static void
 tailer_log(const struct tailer *t, int prio, const char *fmt, ...)
 {
 	va_list	ap;
@@ -128,6 +114,73 @@ type_name(unsigned mode)
 	case S_IFBLK:	return "a block device";
 	default:	return "of an unknown type";
 	}
+}
+
+/* --- what the tailer uses: the watch backend and the saver ------------ */
+
+/* Something may have changed: look, now if idle, else once the operation
+ * in flight is over. */
+static void
+kick(struct tailer *t)
+{
+	t->dirty = 1;
+	if (t->op == OP_NONE && t->started && !t->closing && !t->paused)
+		cycle_probe(t);
+}
+
+/*
+ * From the watch backend (fswatch.h).  A write to our own file, when
+ * idle: read first and probe after.  The read carries its own overlap
+ * check (truncation, rewrite), and the probe that `dirty` still schedules
+ * once the new lines are handed over catches a rename or replacement.
+ * That takes a thread-pool round trip off the path from an append to its
+ * line.  The directory's echo of that write is dropped when the cycle is
+ * idle and not draining: the path then named, at the last probe, the file
+ * we hold, and any change of that came as an event of its own.
+ */
+static void
+on_change(void *arg, enum fswatch_change what)
+{
+	struct tailer	*t = arg;
+
+	if (what == FSWATCH_WRITE && t->op == OP_NONE && t->fd >= 0 &&
+	    t->started && t->ready_sent && !t->closing && !t->paused &&
+	    !t->draining) {
+		t->dirty = 1;
+		t->read_small = 1;
+		read_next(t);
+		return;
+	}
+	if (what == FSWATCH_ECHO && t->op == OP_NONE && !t->draining)
+		return;
+	kick(t);
+}
+
+/* What an fswatch call asks of us: look again, and keep the error. */
+static void
+watch_result(struct tailer *t, int rc)
+{
+	if (rc != 0)
+		t->dirty = 1;
+	if (rc < 0)
+		t->error = rc;
+}
+
+/* The cursor moved: worth saving once it is past the saved one. */
+static void
+save_request(struct tailer *t)
+{
+	if (!t->has_cursor || !t->started || t->closing || t->generation == 0)
+		return;
+	if (t->delivered < t->seed_end)
+		return;		/* the saved cursor is still ahead of us */
+	saver_request(&t->saver);
+}
+
+static void
+on_snapshot(void *arg, struct cursor *c)
+{
+	tailer_position(arg, c);
 }
 
 /* --- lines ------------------------------------------------------------ */
@@ -209,7 +262,7 @@ generation_new(struct tailer *t, const char *why)
 	t->seed_end = 0;
 	stream_restart(t);
 	t->cbs.reset(t->cbs.arg, t->generation, buf);
-	tailer_save_request(t);
+	save_request(t);
 }
 
 /*
@@ -268,12 +321,6 @@ stream_resume_at(struct tailer *t, const struct cursor *at, const char *win,
 
 void
 tailer_position(const struct tailer *t, struct cursor *c)
-{
-	tailer_snapshot(t, c);
-}
-
-void
-tailer_snapshot(const struct tailer *t, struct cursor *c)
 {
 	struct filemark	fm = { 0 };
 	uint64_t	at;
@@ -387,8 +434,8 @@ probe_work(uv_work_t *req)
 	 * sees the new file non-empty, the fstat below sees all the old
 	 * file will ever get from it, and we read that before switching.
 	 */
-	tailer_stat_path(t->path, &p->path_st);
-	tailer_stat_path(t->dir, &p->dir_st);
+	stat_path(t->path, &p->path_st);
+	stat_path(t->watch.dir, &p->dir_st);
 	p->path_link = 0;
 	p->link_to[0] = '\0';
 	if (lstat(t->path, &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -470,8 +517,8 @@ probe_work(uv_work_t *req)
 
 static void	probe_after(uv_work_t *, int);
 
-void
-tailer_cycle_probe(struct tailer *t)
+static void
+cycle_probe(struct tailer *t)
 {
 	struct tailer_probe	*p = &t->probe;
 	int			 rc;
@@ -512,7 +559,7 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->size = p->fd_st.size;
 	t->draining = 0;
 	t->error = 0;
-	tailer_file_watch_set(t);
+	watch_result(t, fswatch_file_add(&t->watch));
 	if (p->verify && p->verify_rc == 0 && t->start_at_set &&
 	    p->at_rc != 0) {
 		/* The file of the last run, but not what the consumer holds:
@@ -559,7 +606,7 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 	t->catchup_end = t->ready_sent ? 0 : t->size;
 	t->probe_mtime_sec = p->fd_st.mtime_sec;
 	t->probe_mtime_nsec = p->fd_st.mtime_nsec;
-	tailer_read_next(t);
+	read_next(t);
 }
 
 /* --- faults ---------------------------------------------------------- */
@@ -572,17 +619,8 @@ file_opened(struct tailer *t, struct tailer_probe *p)
 static void
 tick_update(struct tailer *t)
 {
-	int	want = !t->use_poll && !t->closing && (t->path_fault != 0 ||
-		    t->read_fault != 0 || t->path_link);
-
-	if (want && !t->tick) {
-		if (uv_timer_start(&t->poll_timer, tailer_on_poll_timer, t->poll_ms,
-		    t->poll_ms) == 0)
-			t->tick = 1;
-	} else if (!want && t->tick) {
-		uv_timer_stop(&t->poll_timer);
-		t->tick = 0;
-	}
+	fswatch_tick(&t->watch, !t->closing && (t->path_fault != 0 ||
+	    t->read_fault != 0 || t->path_link));
 }
 
 /*
@@ -677,7 +715,7 @@ on_rot_timer(uv_timer_t *h)
 	struct tailer	*t = h->data;
 
 	t->rot_due = 1;
-	tailer_kick(t);
+	kick(t);
 }
 
 /*
@@ -736,14 +774,14 @@ next_switch(struct tailer *t)
 	    "old one was read to its end and for the rotate-wait after it%s"
 	    NEW_GEN, late);
 	uv_timer_stop(&t->rot_timer);
-	uv_fs_event_stop(&t->ev_file);
+	fswatch_file_remove(&t->watch);
 	t->close_fd = t->fd;
 	t->fd = -1;
 	t->adopt_fd = t->next_fd;
 	t->next_fd = -1;
 	t->rot_due = 0;
 	t->draining = 0;
-	tailer_cycle_probe(t);
+	cycle_probe(t);
 	/* The events that told of the path's changes came long ago: after
 	 * the first read, a probe says what the path names now. */
 	t->dirty = 1;
@@ -773,11 +811,12 @@ probe_after(uv_work_t *req, int status)
 		if (status < 0 && !t->closing)
 			t->error = status;
 		t->op = OP_NONE;
-		tailer_close_maybe_finish(t);
+		close_maybe_finish(t);
 		return;
 	}
 	t->file_exists = p->path_st.rc == 0 && p->path_st.is_reg;
-	tailer_dir_watch_set(t, &p->dir_st);
+	watch_result(t, fswatch_dir_set(&t->watch, p->dir_st.rc == 0,
+	    p->dir_st.dev, p->dir_st.ino));
 	t->path_link = p->path_link;
 	path_fault_check(t, p);
 	tick_update(t);
@@ -833,7 +872,7 @@ probe_after(uv_work_t *req, int status)
 		/* Grown, or touched: a read (with its overlap check) tells. */
 		t->probe_mtime_sec = p->fd_st.mtime_sec;
 		t->probe_mtime_nsec = p->fd_st.mtime_nsec;
-		tailer_read_next(t);
+		read_next(t);
 		return;
 	}
 	if (t->next_fd >= 0) {
@@ -855,11 +894,11 @@ probe_after(uv_work_t *req, int status)
 		snprintf(t->pending_why, sizeof(t->pending_why),
 		    "the path names a new file (rotated, replaced or "
 		    "re-created); the old one was read to its end" NEW_GEN);
-		uv_fs_event_stop(&t->ev_file);
+		fswatch_file_remove(&t->watch);
 		t->close_fd = t->fd;
 		t->fd = -1;
 		t->draining = 0;
-		tailer_cycle_probe(t);
+		cycle_probe(t);
 		return;
 	}
 	cycle_end(t);
@@ -883,8 +922,8 @@ static void	on_read(uv_fs_t *);
  * is followed by the next on the pool, so a catch-up, a big append or a
  * file on another filesystem is always read there.
  */
-void
-tailer_read_next(struct tailer *t)
+static void
+read_next(struct tailer *t)
 {
 	uv_buf_t	buf;
 	size_t		chunk = t->rbuf_chunk;
@@ -900,7 +939,7 @@ tailer_read_next(struct tailer *t)
 		t->op = OP_NONE;
 		return;
 	}
-	if (strcmp(t->backend, BACKEND_EVENTS) == 0 && (small ||
+	if (!t->watch.polling && (small ||
 	    (t->size > t->read_pos && t->size - t->read_pos <=
 	    TAILER_LOOP_READ))) {
 		on_loop = 1;
@@ -939,7 +978,7 @@ on_read(uv_fs_t *req)
 	t->op = OP_DECIDE;
 	if (t->closing) {
 		t->op = OP_NONE;
-		tailer_close_maybe_finish(t);
+		close_maybe_finish(t);
 		return;
 	}
 	if (n < 0) {
@@ -958,7 +997,7 @@ on_read(uv_fs_t *req)
 	if (why != NULL) {
 		generation_new(t, why);
 		t->catchup_end = 0;
-		tailer_read_next(t);
+		read_next(t);
 		return;
 	}
 	t->error = 0;
@@ -1012,11 +1051,11 @@ feed(struct tailer *t)
 	chunk_done(t);
 	t->op = OP_DECIDE;
 	if (t->hash_at != before)
-		tailer_save_request(t);
+		save_request(t);
 	if (got > 0 && (t->read_pos < t->size || got == t->read_cap))
-		tailer_read_next(t);
+		read_next(t);
 	else if (t->dirty || t->draining)
-		tailer_cycle_probe(t);		/* draining: decide the switch */
+		cycle_probe(t);		/* draining: decide the switch */
 	else
 		cycle_end(t);
 }
@@ -1034,7 +1073,7 @@ cycle_end(struct tailer *t)
 			return;
 	}
 	if (t->dirty && !t->paused && !t->closing)
-		tailer_cycle_probe(t);
+		cycle_probe(t);
 }
 
 /* --- public ----------------------------------------------------------- */
@@ -1049,7 +1088,7 @@ on_resume_timer(uv_timer_t *h)
 	if (t->op == OP_HELD)
 		feed(t);
 	else if (t->op == OP_NONE && t->dirty)
-		tailer_cycle_probe(t);
+		cycle_probe(t);
 }
 
 int
@@ -1063,19 +1102,15 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 		return UV_EINVAL;
 	memset(t, 0, sizeof(*t));
 	if ((size_t)snprintf(t->path, sizeof(t->path), "%s", path) >=
-	    sizeof(t->path) ||
-	    parent_of(t->path, t->dir, sizeof(t->dir)) < 0 ||
-	    parent_of(t->dir, t->gp, sizeof(t->gp)) < 0)
+	    sizeof(t->path))
 		return UV_ENAMETOOLONG;
-	if (cursor_path != NULL) {
-		if ((size_t)snprintf(t->cursor_path, sizeof(t->cursor_path),
-		    "%s", cursor_path) >= sizeof(t->cursor_path))
-			return UV_ENAMETOOLONG;
-		t->has_cursor = 1;
-	}
-	t->base = base_of(t->path);
-	t->dirbase = base_of(t->dir);
-	t->gpbase = base_of(t->gp);
+	/* The one step that can fail, first: nothing to undo after it. */
+	if ((rc = saver_init(&t->saver, loop, cursor_path, t->path,
+	    on_snapshot, t, cbs->log, cbs->arg)) < 0)
+		return rc;
+	fswatch_init(&t->watch, loop, t->path, on_change, t, cbs->log,
+	    cbs->arg);
+	t->has_cursor = cursor_path != NULL;
 	t->loop = loop;
 	t->cbs = *cbs;
 	t->force_poll = force_poll;
@@ -1085,24 +1120,13 @@ tailer_init(struct tailer *t, uv_loop_t *loop, const char *path,
 	t->rotate_wait_ms = TAILER_ROTATE_WAIT_MS;
 	t->fd = t->close_fd = t->probe.new_fd = t->probe.close_fd = -1;
 	t->next_fd = t->adopt_fd = t->probe.adopt_fd = -1;
-	t->backend = BACKEND_EVENTS;
 	linesplit_init(&t->ls, LEDGER_MAX_LINE, on_split_line, on_split_long,
 	    t);
 	stream_restart(t);
-	if ((rc = uv_mutex_init(&t->save_mu)) < 0)
-		return rc;
 	/* None of these can fail on a valid loop. */
-	uv_fs_event_init(loop, &t->ev_file);
-	uv_fs_event_init(loop, &t->ev_dir);
-	uv_fs_event_init(loop, &t->ev_gp);
-	uv_timer_init(loop, &t->poll_timer);
-	uv_timer_init(loop, &t->save_timer);
 	uv_timer_init(loop, &t->resume_timer);
 	uv_timer_init(loop, &t->rot_timer);
-	t->ev_file.data = t->ev_dir.data = t->ev_gp.data = t;
-	t->poll_timer.data = t->save_timer.data = t->resume_timer.data = t;
-	t->rot_timer.data = t;
-	t->handles_open = 0;
+	t->resume_timer.data = t->rot_timer.data = t;
 	return 0;
 }
 
@@ -1124,9 +1148,8 @@ tailer_start_at(struct tailer *t, const struct cursor *at)
 int
 tailer_start(struct tailer *t)
 {
-	char		 why[CURSOR_WHY_MAX], bwhy[sizeof(t->backend_why)];
-	struct tailer_stat dir;
-	int		 rc;
+	char	why[CURSOR_WHY_MAX];
+	int	rc;
 
 	if (t->started || t->closing)
 		return UV_EINVAL;
@@ -1148,11 +1171,10 @@ tailer_start(struct tailer *t)
 	if (!t->has_cursor)
 		snprintf(t->pending_why, sizeof(t->pending_why),
 		    "no cursor is kept for this file, reading it from byte 0");
-	else if ((rc = cursor_load(t->cursor_path, &t->start_cursor, why,
+	else if ((rc = saver_load(&t->saver, &t->start_cursor, why,
 	    sizeof(why))) == 0) {
 		t->start_verify = 1;
 		t->generation = t->start_cursor.generation;
-		t->last_snap = t->start_cursor;
 	} else if (rc == -ENOENT)
 		snprintf(t->pending_why, sizeof(t->pending_why),
 		    "first start (no cursor yet), reading from byte 0");
@@ -1179,18 +1201,10 @@ tailer_start(struct tailer *t)
 	if (!t->start_verify)
 		t->start_at_set = 0;
 
-	tailer_stat_path(t->dir, &dir);
-	if (t->force_poll)
-		tailer_backend_poll(t, "forced (--poll)", -1);
-	else if (!fstrust_check(dir.rc == 0 ? t->dir : t->gp, bwhy,
-	    sizeof(bwhy)))
-		tailer_backend_poll(t, bwhy, LOG_INFO);
-	else {
-		snprintf(t->backend_why, sizeof(t->backend_why), "%s", bwhy);
-		tailer_dir_watch_set(t, &dir);
-	}
+	t->saver.interval_ms = t->save_interval_ms;
+	watch_result(t, fswatch_start(&t->watch, t->force_poll, t->poll_ms));
 	t->started = 1;
-	tailer_kick(t);
+	kick(t);
 	return 0;
 }
 
@@ -1213,21 +1227,40 @@ tailer_resume(struct tailer *t)
 		uv_timer_start(&t->resume_timer, on_resume_timer, 0, 0);
 }
 
+int
+tailer_save_sync(struct tailer *t)
+{
+	struct cursor	c;
+
+	if (!t->has_cursor || !t->started || t->generation == 0 ||
+	    t->delivered < t->seed_end)
+		return 0;
+	tailer_position(t, &c);
+	return saver_sync(&t->saver, &c);
+}
+
+/* One part closed: a timer of ours, the watch backend, the saver. */
+static void
+on_part_closed(void *arg)
+{
+	struct tailer	*t = arg;
+
+	t->handles_open--;
+	close_maybe_finish(t);
+}
+
 static void
 on_handle_closed(uv_handle_t *h)
 {
-	struct tailer	*t = h->data;
-
-	t->handles_open--;
-	tailer_close_maybe_finish(t);
+	on_part_closed(h->data);
 }
 
 /* Free everything once no handle, read, probe or save is outstanding. */
-void
-tailer_close_maybe_finish(struct tailer *t)
+static void
+close_maybe_finish(struct tailer *t)
 {
 	if (!t->closing || t->finished || t->handles_open > 0 ||
-	    t->op == OP_PROBE || t->op == OP_READ || t->save_inflight)
+	    t->op == OP_PROBE || t->op == OP_READ)
 		return;
 	t->finished = 1;
 	if (t->fd >= 0)
@@ -1242,7 +1275,6 @@ tailer_close_maybe_finish(struct tailer *t)
 	linesplit_free(&t->ls);
 	free(t->rbuf);
 	t->rbuf = NULL;
-	uv_mutex_destroy(&t->save_mu);
 	if (t->done != NULL)
 		t->done(t);
 }
@@ -1261,14 +1293,9 @@ tailer_close(struct tailer *t, void (*done)(struct tailer *))
 		uv_cancel((uv_req_t *)&t->rreq);
 	else
 		t->op = OP_NONE;
-	if (t->save_inflight)
-		uv_cancel((uv_req_t *)&t->save_req);
-	t->handles_open = 7;
-	uv_close((uv_handle_t *)&t->ev_file, on_handle_closed);
-	uv_close((uv_handle_t *)&t->ev_dir, on_handle_closed);
-	uv_close((uv_handle_t *)&t->ev_gp, on_handle_closed);
-	uv_close((uv_handle_t *)&t->poll_timer, on_handle_closed);
-	uv_close((uv_handle_t *)&t->save_timer, on_handle_closed);
+	t->handles_open = 4;
+	fswatch_close(&t->watch, on_part_closed);
+	saver_close(&t->saver, on_part_closed);
 	uv_close((uv_handle_t *)&t->resume_timer, on_handle_closed);
 	uv_close((uv_handle_t *)&t->rot_timer, on_handle_closed);
 }
@@ -1277,10 +1304,10 @@ void
 tailer_status(const struct tailer *t, struct tailer_status *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->backend = t->backend;
+	st->backend = t->watch.backend;
 	st->reads_loop = t->reads_loop;
 	st->reads_pool = t->reads_pool;
-	st->backend_why = t->backend_why;
+	st->backend_why = t->watch.backend_why;
 	st->generation = t->generation;
 	st->cursor = t->delivered;
 	st->read = t->read_pos;
@@ -1289,8 +1316,8 @@ tailer_status(const struct tailer *t, struct tailer_status *st)
 	st->lines = t->lines;
 	st->long_lines = t->long_lines;
 	st->late_lines = t->late_lines;
-	st->saves = t->saves;
-	st->save_error = t->save_rc;
+	st->saves = t->saver.saves;
+	st->save_error = t->saver.rc;
 	st->error = t->read_fault ? t->read_fault : t->path_fault ?
 	    t->path_fault : t->error;
 	st->error_why = t->read_fault ? t->read_why : t->path_fault ?

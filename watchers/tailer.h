@@ -63,6 +63,8 @@
 #include "base/base.h"
 #include "ledger/linesplit.h"
 #include "watchers/cursor.h"
+#include "watchers/fswatch.h"
+#include "watchers/saver.h"
 
 #define TAILER_CHUNK		(256 * 1024)	/* bytes per read */
 #define TAILER_LOOP_READ	(64 * 1024)	/* at most, read on the loop */
@@ -173,21 +175,14 @@ struct tailer {
 	/* Everything below is private. */
 	uv_loop_t	*loop;
 	struct tailer_cbs cbs;
-	char		 path[PATH_MAX], dir[PATH_MAX], gp[PATH_MAX];
-	char		 cursor_path[PATH_MAX];
-	const char	*base, *dirbase, *gpbase;
-	int		 has_cursor, force_poll, use_poll;
-	const char	*backend;
-	char		 backend_why[PATH_MAX + 64];
+	char		 path[PATH_MAX];
+	int		 has_cursor, force_poll;
 	int		 started, closing, finished, handles_open;
 	void		(*done)(struct tailer *);
 
-	uv_fs_event_t	 ev_file, ev_dir, ev_gp;
-	int		 dir_watch;		/* ev_dir watches the directory */
-	int		 dir_stale;		/* its entry changed since */
-	int		 gp_watch;		/* ev_gp watches its parent */
-	uint64_t	 dir_dev, dir_ino;
-	uv_timer_t	 poll_timer, save_timer, resume_timer, rot_timer;
+	struct fswatch	 watch;		/* how we learn of a change */
+	struct saver	 saver;		/* the cursor kept on disk */
+	uv_timer_t	 resume_timer, rot_timer;
 
 	/* The read cycle: one operation at a time. */
 	int		 op, dirty, paused;
@@ -198,7 +193,6 @@ struct tailer {
 	/* Faults of the path (probe) and of reading (read): said once. */
 	int		 path_fault, read_fault;	/* 0 or -errno */
 	char		 path_why[2 * PATH_MAX + 160], read_why[PATH_MAX + 96];
-	int		 tick;			/* poll_timer runs for a fault */
 	int		 path_link;		/* last probe: a symlink */
 
 	/* Rotate-wait: the new file, held while the old one's window runs. */
@@ -220,7 +214,7 @@ struct tailer {
 	size_t		 rbuf_chunk;
 	size_t		 read_cap;		/* the last read's chunk */
 	int		 read_small;		/* next read: an append we were
-						   told of (tailer_read_next) */
+						   told of (on_change) */
 	uint64_t	 reads_loop, reads_pool;
 	char		 win[CURSOR_WINDOW];	/* bytes before chunk_start */
 	uint32_t	 win_len;
@@ -237,14 +231,6 @@ struct tailer {
 	int		 start_at_set;		/* tailer_start_at() */
 	struct cursor	 start_at;
 	char		 pending_why[CURSOR_WHY_MAX + 128];
-
-	/* Cursor saves: seq orders them, the mutex serialises the writes. */
-	uv_mutex_t	 save_mu;
-	uint64_t	 save_seq, saved_seq;	/* saved_seq under save_mu */
-	uv_work_t	 save_req;
-	struct cursor	 save_snap, last_snap;
-	uint64_t	 save_snap_seq, saves, last_save_ms;
-	int		 save_inflight, save_dirty, save_rc, save_work_rc;
 };
 
 /*

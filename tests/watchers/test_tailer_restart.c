@@ -37,7 +37,7 @@ tailer_restart_phases(void **state)
 	wr(fd, "c\n");
 	WAIT(fx, fx->lines == 3);
 	/* Saved off the loop thread, without being asked. */
-	WAIT(fx, saved_at(fx, 6) && !fx->t.save_inflight);
+	WAIT(fx, saved_at(fx, 6) && !fx->t.saver.inflight);
 	assert_true(status(fx).saves >= 1);
 	assert_int_equal(status(fx).save_error, 0);
 	tail_stop(fx);
@@ -128,7 +128,7 @@ tailer_start_at_resumes(void **state)
 	WAIT(fx, fx->lines == 4);
 	tailer_position(&fx->t, &at_d);		/* after dddd: past it */
 	assert_int_equal(at_d.offset, 14);
-	WAIT(fx, !fx->t.save_inflight);
+	WAIT(fx, !fx->t.saver.inflight);
 	tail_stop(fx);
 	cursor_at_9(fx);	/* as if killed after the save at 9 */
 	wr(fd, "e\n");
@@ -501,7 +501,7 @@ tailer_saves_coalesced(void **state)
 		assert_int_equal(tailer_start(&fx->t), 0);
 	}
 	WAIT(fx, fx->readies > 0 && saved_at(fx, 60000) &&
-	    !fx->t.save_inflight);
+	    !fx->t.saver.inflight);
 	assert_int_equal(fx->lines, 5000);
 	assert_true(status(fx).saves >= 1);
 	assert_true(status(fx).saves < 60);
@@ -604,7 +604,7 @@ tailer_idle_no_wakeups(void **state)
 	fd = wopen(fx->path);
 	wr(fd, "b\n");
 	close(fd);
-	WAIT(fx, fx->lines == 2 && saved_at(fx, 4) && !fx->t.save_inflight);
+	WAIT(fx, fx->lines == 2 && saved_at(fx, 4) && !fx->t.saver.inflight);
 	uv_run(&fx->loop, UV_RUN_NOWAIT);
 	assert_int_equal(uv_backend_timeout(&fx->loop), -1);
 }
