@@ -2,8 +2,8 @@
  * ledger_impl — the fold's state, shared by the files of ledger/ and by
  * nothing else: ledger.c folds lines into it, render.c answers from it
  * (catalogue, timeline, windows), checkpoint.c saves and restores it.
- * Everything here is ledger.c's (or render.c's, marked so): the readers
- * above it call down into it, and it calls none of them.
+ * What it declares is ledger.c's (render.c's where marked): checkpoint.c
+ * calls down into it, and nothing here calls the checkpoint.
  * Everything in struct ledger is either folded state (saved by a
  * checkpoint) or a cache the fold can rebuild (marked so).
  */
