@@ -1,5 +1,8 @@
 /*
- * checkpoint — the fold's whole state as bytes, and back (ledger.h).
+ * checkpoint — the fold's whole state as bytes, and back (checkpoint.h).
+ * It sits above the fold: it reads the state (ledger_impl.h) and builds
+ * a ledger through the fold's own functions (ledger_create, build_insert,
+ * row_insert), and the fold calls nothing of it.
  *
  * Layout, native byte order (a checkpoint is a cache on the machine that
  * wrote it, not an interchange format):
@@ -8,8 +11,12 @@
  *	options     from_ms, to_ms, include_automated, want_timeline,
  *	            the occurrences_of id (or none)
  *	sections    counts, timeline span, builds, rows, fixes, skipped
- *	            lines, occurrences, heartbeat samples, hitch samples
+ *	            lines, occurrences, heartbeat samples, hitch samples,
+ *	            each a u32 tag, the lists with a u64 count first
  *	u64 total length   u32 CRC-32C of everything before it
+ *
+ * Each record — the options, a build, a row, a fix — is a table of its
+ * fields below (the format), walked by the writer and the reader alike.
  *
  * Reading checks, in this order, that it is a checkpoint of this version
  * at all, that its length is the one it says (a torn write ends early),
@@ -25,10 +32,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "ledger.h"
 #include "ledger_impl.h"
 
@@ -48,103 +57,191 @@ enum {
 	SEC_OCC, SEC_HB, SEC_HP, SEC_END
 };
 
+/* --- the format: one table per record ---------------------------------- */
+
 /*
- * CRC-32C (Castagnoli): the same bytes on every machine, from the SSE4.2
- * instruction where there is one (some 10 GB/s: a 1 GB ledger's
- * checkpoint is 21 MB) and from this table elsewhere.
+ * Every record of a checkpoint — the fold's options, the counts, the
+ * timeline's span, a build, a row, a fix, a skipped line, the
+ * occurrences — is one table of its fields in the order they sit in the
+ * file, and the writer (fields_put) and the reader (fields_get) both walk
+ * it: a new field is one line here, and the reader cannot drift from the
+ * writer.  A field is where it lives in its struct, how it is stored and
+ * what the reader holds it to; what a record must hold across its fields
+ * (a span in order, an id not seen before, a build inside the timeline)
+ * is its section's check, after the table is read.  The sections' frame
+ * (a tag, a count, the records) and the sample blocks, which are stored
+ * as they sit in memory, are written by mb_head, mb_tail and snap_begin
+ * and read by rd_state in the same order.
  */
-static const uint32_t crc_table[256] = {
-	0x00000000, 0xf26b8303, 0xe13b70f7, 0x1350f3f4, 0xc79a971f, 0x35f1141c,
-	0x26a1e7e8, 0xd4ca64eb, 0x8ad958cf, 0x78b2dbcc, 0x6be22838, 0x9989ab3b,
-	0x4d43cfd0, 0xbf284cd3, 0xac78bf27, 0x5e133c24, 0x105ec76f, 0xe235446c,
-	0xf165b798, 0x030e349b, 0xd7c45070, 0x25afd373, 0x36ff2087, 0xc494a384,
-	0x9a879fa0, 0x68ec1ca3, 0x7bbcef57, 0x89d76c54, 0x5d1d08bf, 0xaf768bbc,
-	0xbc267848, 0x4e4dfb4b, 0x20bd8ede, 0xd2d60ddd, 0xc186fe29, 0x33ed7d2a,
-	0xe72719c1, 0x154c9ac2, 0x061c6936, 0xf477ea35, 0xaa64d611, 0x580f5512,
-	0x4b5fa6e6, 0xb93425e5, 0x6dfe410e, 0x9f95c20d, 0x8cc531f9, 0x7eaeb2fa,
-	0x30e349b1, 0xc288cab2, 0xd1d83946, 0x23b3ba45, 0xf779deae, 0x05125dad,
-	0x1642ae59, 0xe4292d5a, 0xba3a117e, 0x4851927d, 0x5b016189, 0xa96ae28a,
-	0x7da08661, 0x8fcb0562, 0x9c9bf696, 0x6ef07595, 0x417b1dbc, 0xb3109ebf,
-	0xa0406d4b, 0x522bee48, 0x86e18aa3, 0x748a09a0, 0x67dafa54, 0x95b17957,
-	0xcba24573, 0x39c9c670, 0x2a993584, 0xd8f2b687, 0x0c38d26c, 0xfe53516f,
-	0xed03a29b, 0x1f682198, 0x5125dad3, 0xa34e59d0, 0xb01eaa24, 0x42752927,
-	0x96bf4dcc, 0x64d4cecf, 0x77843d3b, 0x85efbe38, 0xdbfc821c, 0x2997011f,
-	0x3ac7f2eb, 0xc8ac71e8, 0x1c661503, 0xee0d9600, 0xfd5d65f4, 0x0f36e6f7,
-	0x61c69362, 0x93ad1061, 0x80fde395, 0x72966096, 0xa65c047d, 0x5437877e,
-	0x4767748a, 0xb50cf789, 0xeb1fcbad, 0x197448ae, 0x0a24bb5a, 0xf84f3859,
-	0x2c855cb2, 0xdeeedfb1, 0xcdbe2c45, 0x3fd5af46, 0x7198540d, 0x83f3d70e,
-	0x90a324fa, 0x62c8a7f9, 0xb602c312, 0x44694011, 0x5739b3e5, 0xa55230e6,
-	0xfb410cc2, 0x092a8fc1, 0x1a7a7c35, 0xe811ff36, 0x3cdb9bdd, 0xceb018de,
-	0xdde0eb2a, 0x2f8b6829, 0x82f63b78, 0x709db87b, 0x63cd4b8f, 0x91a6c88c,
-	0x456cac67, 0xb7072f64, 0xa457dc90, 0x563c5f93, 0x082f63b7, 0xfa44e0b4,
-	0xe9141340, 0x1b7f9043, 0xcfb5f4a8, 0x3dde77ab, 0x2e8e845f, 0xdce5075c,
-	0x92a8fc17, 0x60c37f14, 0x73938ce0, 0x81f80fe3, 0x55326b08, 0xa759e80b,
-	0xb4091bff, 0x466298fc, 0x1871a4d8, 0xea1a27db, 0xf94ad42f, 0x0b21572c,
-	0xdfeb33c7, 0x2d80b0c4, 0x3ed04330, 0xccbbc033, 0xa24bb5a6, 0x502036a5,
-	0x4370c551, 0xb11b4652, 0x65d122b9, 0x97baa1ba, 0x84ea524e, 0x7681d14d,
-	0x2892ed69, 0xdaf96e6a, 0xc9a99d9e, 0x3bc21e9d, 0xef087a76, 0x1d63f975,
-	0x0e330a81, 0xfc588982, 0xb21572c9, 0x407ef1ca, 0x532e023e, 0xa145813d,
-	0x758fe5d6, 0x87e466d5, 0x94b49521, 0x66df1622, 0x38cc2a06, 0xcaa7a905,
-	0xd9f75af1, 0x2b9cd9f2, 0xff56bd19, 0x0d3d3e1a, 0x1e6dcdee, 0xec064eed,
-	0xc38d26c4, 0x31e6a5c7, 0x22b65633, 0xd0ddd530, 0x0417b1db, 0xf67c32d8,
-	0xe52cc12c, 0x1747422f, 0x49547e0b, 0xbb3ffd08, 0xa86f0efc, 0x5a048dff,
-	0x8ecee914, 0x7ca56a17, 0x6ff599e3, 0x9d9e1ae0, 0xd3d3e1ab, 0x21b862a8,
-	0x32e8915c, 0xc083125f, 0x144976b4, 0xe622f5b7, 0xf5720643, 0x07198540,
-	0x590ab964, 0xab613a67, 0xb831c993, 0x4a5a4a90, 0x9e902e7b, 0x6cfbad78,
-	0x7fab5e8c, 0x8dc0dd8f, 0xe330a81a, 0x115b2b19, 0x020bd8ed, 0xf0605bee,
-	0x24aa3f05, 0xd6c1bc06, 0xc5914ff2, 0x37faccf1, 0x69e9f0d5, 0x9b8273d6,
-	0x88d28022, 0x7ab90321, 0xae7367ca, 0x5c18e4c9, 0x4f48173d, 0xbd23943e,
-	0xf36e6f75, 0x0105ec76, 0x12551f82, 0xe03e9c81, 0x34f4f86a, 0xc69f7b69,
-	0xd5cf889d, 0x27a40b9e, 0x79b737ba, 0x8bdcb4b9, 0x988c474d, 0x6ae7c44e,
-	0xbe2da0a5, 0x4c4623a6, 0x5f16d052, 0xad7d5351,
+enum fkind {
+	F_U8,		/* uint8_t, as it is */
+	F_FLAG,		/* int, as one byte: 0 or 1 */
+	F_ENUM,		/* an enum, as one byte, at most `max` */
+	F_U32,		/* uint32_t */
+	F_U64,		/* uint64_t */
+	F_I64,		/* int64_t */
+	F_F64,		/* double */
+	F_STR,		/* char *: u32 length and the bytes; UINT32_MAX for
+			   NULL; shorter than `max` when it is not 0 */
+	F_FIXED,	/* char[max], stored as F_STR */
+	F_ID8,		/* char[9]: 8 bytes, NUL-ended in memory */
+	F_JSON,		/* cJSON *, stored as F_STR: its unformatted text */
+	F_LIST32,	/* uint32_t *, its uint32_t count at `count`: u32
+			   count, then the u32s */
+	F_LIST64	/* the same with a size_t count, stored as u64 */
 };
 
-uint32_t
-ckpt_crc32c_sw(uint32_t crc, const void *data, size_t n)
+/* What the reader holds a field to, beyond its bounds. */
+#define C_TIME		0x01	/* a time a fold could make (time_ok) */
+#define C_NOTINF	0x02	/* not infinite (NaN is "none") */
+#define C_BUILD		0x04	/* (each) one of the builds read before */
+#define C_NOBUILD	0x08	/* with C_BUILD: or NO_BUILD */
+#define C_SET		0x10	/* a string or JSON that is there */
+#define C_NONEMPTY	0x20	/* a string that is not "" */
+#define C_OBJECT	0x40	/* JSON: an object, every number finite */
+#define C_ARRAY		0x80	/* JSON: an array, every number finite */
+
+struct field {
+	size_t		 off;	/* in the record's struct */
+	size_t		 count;	/* F_LIST32, F_LIST64: the count's offset */
+	uint8_t		 kind;
+	uint8_t		 check;
+	uint16_t	 max;
+};
+
+#define FIELD(type, member, kind, check, max) \
+	{ offsetof(type, member), 0, kind, check, max }
+#define LIST(type, member, count, kind, check) \
+	{ offsetof(type, member), offsetof(type, count), kind, check, 0 }
+#define NFIELDS(t)	(sizeof(t) / sizeof((t)[0]))
+
+/* F_ENUM reads and writes an int. */
+_Static_assert(sizeof(enum fix_state) == sizeof(int), "enum fix_state");
+_Static_assert(sizeof(enum ledger_stream) == sizeof(int), "enum stream");
+
+/* The fold's options: a checkpoint is read only under the ones it was
+ * folded with (ledger_opts, the occurrences' id as a number). */
+struct opts_rec {
+	int64_t		 from_ms, to_ms;
+	uint8_t		 automated, timeline, want_occ;
+	uint32_t	 occ_id;
+};
+
+static const struct field opts_fields[] = {
+	FIELD(struct opts_rec, from_ms, F_I64, 0, 0),
+	FIELD(struct opts_rec, to_ms, F_I64, 0, 0),
+	FIELD(struct opts_rec, automated, F_U8, 0, 0),
+	FIELD(struct opts_rec, timeline, F_U8, 0, 0),
+	FIELD(struct opts_rec, want_occ, F_U8, 0, 0),
+	FIELD(struct opts_rec, occ_id, F_U32, 0, 0),
+};
+
+static const struct field counts_fields[] = {
+	FIELD(struct ledger_counts, lines, F_U64, 0, 0),
+	FIELD(struct ledger_counts, folded, F_U64, 0, 0),
+	FIELD(struct ledger_counts, incidents, F_U64, 0, 0),
+	FIELD(struct ledger_counts, fixes, F_U64, 0, 0),
+	FIELD(struct ledger_counts, skipped, F_U64, 0, 0),
+	FIELD(struct ledger_counts, malformed_footprints, F_U64, 0, 0),
+	FIELD(struct ledger_counts, rows, F_U64, 0, 0),
+	FIELD(struct ledger_counts, builds, F_U64, 0, 0),
+};
+
+/* The timeline's span; its section checks it is one (span_ok). */
+static const struct field span_fields[] = {
+	FIELD(struct ledger, tmin, F_I64, 0, 0),
+	FIELD(struct ledger, tmax, F_I64, 0, 0),
+};
+
+/* A build; its name goes in through build_insert (the lookup table),
+ * and its window is checked against the timeline's span. */
+static const struct field build_fields[] = {
+	FIELD(struct build, name, F_STR, C_SET | C_NONEMPTY, 0),
+	FIELD(struct build, first_ms, F_I64, C_TIME, 0),
+	FIELD(struct build, heartbeats, F_U64, 0, 0),
+	FIELD(struct build, watched, F_FLAG, 0, 0),
+	FIELD(struct build, nhb, F_U64, 0, 0),
+	FIELD(struct build, nhp, F_U64, 0, 0),
+	FIELD(struct build, ts_min, F_I64, 0, 0),
+	FIELD(struct build, ts_max, F_I64, 0, 0),
+	FIELD(struct build, worst, F_F64, C_NOTINF, 0),
+};
+
+/* A row; its section checks the id is new, the span and the worst. */
+static const struct field row_fields[] = {
+	FIELD(struct row, id, F_U32, 0, 0),
+	FIELD(struct row, key, F_STR, C_SET, 0),
+	FIELD(struct row, type, F_STR, C_SET, 0),
+	FIELD(struct row, phase, F_STR, 0, 0),
+	FIELD(struct row, ctx, F_STR, C_SET, 0),
+	FIELD(struct row, count, F_U64, 0, 0),
+	FIELD(struct row, first_ms, F_I64, 0, 0),
+	FIELD(struct row, last_ms, F_I64, 0, 0),
+	LIST(struct row, builds, nbuilds, F_LIST32, C_BUILD),
+	FIELD(struct row, max_build, F_U32, C_BUILD | C_NOBUILD, 0),
+	FIELD(struct row, last_unbuilt_ms, F_I64, C_TIME, 0),
+	FIELD(struct row, has_worst, F_FLAG, 0, 0),
+	FIELD(struct row, worst, F_F64, 0, 0),
+	FIELD(struct row, worst_ms, F_I64, C_TIME, 0),
+	FIELD(struct row, has_verdict, F_FLAG, 0, 0),
+	FIELD(struct row, guess, F_STR, 0, VERDICT_GUESS),
+	FIELD(struct row, conf, F_STR, 0, VERDICT_CONF),
+	FIELD(struct row, evid, F_STR, 0, VERDICT_EVID),
+};
+
+static const struct field fix_fields[] = {
+	FIELD(struct fix, rec, F_JSON, C_SET | C_OBJECT, 0),
+	FIELD(struct fix, id, F_ID8, 0, 0),
+	FIELD(struct fix, state, F_ENUM, 0, FIX_OTHER),
+	FIELD(struct fix, at_ms, F_I64, C_TIME, 0),
+	FIELD(struct fix, has_after, F_FLAG, 0, 0),
+	FIELD(struct fix, after_build, F_STR, 0, 0),
+	LIST(struct fix, fps, nfps, F_LIST64, 0),
+};
+
+static const struct field skip_fields[] = {
+	FIELD(struct skip, stream, F_ENUM, 0, LEDGER_FIXES),
+	FIELD(struct skip, offset, F_U64, 0, 0),
+	FIELD(struct skip, length, F_U64, 0, 0),
+	FIELD(struct skip, reason, F_FIXED, C_SET, SKIP_REASON),
+};
+
+/* The occurrences kept (an array), there exactly when the options ask
+ * for them. */
+struct occ_rec {
+	cJSON		*occ;
+};
+
+static const struct field occ_fields[] = {
+	FIELD(struct occ_rec, occ, F_JSON, C_ARRAY, 0),
+};
+
+/* The fewest bytes a record of the table takes in the file: a count
+ * whose records would not fit in what is left is nonsense. */
+static size_t
+fields_least(const struct field *f, size_t n)
 {
-	const unsigned char	*p = data;
+	size_t	least = 0;
 
-	crc = ~crc;
-	while (n-- > 0)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
-
-#if defined(__x86_64__) && !defined(LEDGER_PORTABLE)
-#include <immintrin.h>
-
-__attribute__((target("sse4.2"))) static uint32_t
-crc32c_hw(uint32_t crc, const void *data, size_t n)
-{
-	const unsigned char	*p = data;
-	uint64_t		 c = ~crc;
-
-	for (; n >= 8; n -= 8, p += 8) {
-		uint64_t	w;
-
-		memcpy(&w, p, 8);
-		c = _mm_crc32_u64(c, w);
-	}
-	while (n-- > 0)
-		c = _mm_crc32_u8((uint32_t)c, *p++);
-	return ~(uint32_t)c;
-}
-#endif
-
-static uint32_t
-crc32_more(uint32_t crc, const void *data, size_t n)
-{
-#if defined(__x86_64__) && !defined(LEDGER_PORTABLE)
-	if (__builtin_cpu_supports("sse4.2"))
-		return crc32c_hw(crc, data, n);
-#endif
-	return ckpt_crc32c_sw(crc, data, n);
-}
-
-uint32_t
-crc32c_more(uint32_t crc, const void *data, size_t n)
-{
-	return crc32_more(crc, data, n);
+	for (; n > 0; f++, n--)
+		switch (f->kind) {
+		case F_U8:
+		case F_FLAG:
+		case F_ENUM:
+			least += 1;
+			break;
+		case F_U32:
+		case F_STR:
+		case F_FIXED:
+		case F_JSON:
+		case F_LIST32:
+			least += 4;
+			break;
+		default:	/* F_U64, F_I64, F_F64, F_ID8, F_LIST64 */
+			least += 8;
+			break;
+		}
+	return least;
 }
 
 /* --- writing ---------------------------------------------------------- */
@@ -165,24 +262,33 @@ struct mbuf {
 	int		 err;
 };
 
-static void
+/* Room for n more bytes; on no memory m->err is set and -1 returned. */
+static int
+mb_grow(struct mbuf *m, size_t n)
+{
+	size_t		 cap = m->cap ? m->cap : 4096;
+	unsigned char	*np;
+
+	while (cap < m->n + n)
+		cap *= 2;
+	if ((np = realloc(m->p, cap)) == NULL) {
+		m->err = -ENOMEM;
+		return -1;
+	}
+	m->p = np;
+	m->cap = cap;
+	return 0;
+}
+
+/* Inline, so that the fixed-size writes below are a store each: the
+ * rows are some millions of small fields on a first save. */
+static inline void
 mb_bytes(struct mbuf *m, const void *p, size_t n)
 {
 	if (m->err || n == 0)
 		return;
-	if (m->n + n > m->cap) {
-		size_t		 cap = m->cap ? m->cap : 4096;
-		unsigned char	*np;
-
-		while (cap < m->n + n)
-			cap *= 2;
-		if ((np = realloc(m->p, cap)) == NULL) {
-			m->err = -ENOMEM;
-			return;
-		}
-		m->p = np;
-		m->cap = cap;
-	}
+	if (m->cap - m->n < n && mb_grow(m, n) != 0)
+		return;
 	memcpy(m->p + m->n, p, n);
 	m->n += n;
 }
@@ -237,20 +343,6 @@ struct blkref {
 };
 
 /*
- * A run of CKPT_RUN_ROWS rows as the rows section holds them.  Shared by
- * the ledger's cache and every snapshot that refers to it, so a run made
- * again while a snapshot is being written stays alive until that write is
- * done; the count is atomic because a snapshot may be freed on another
- * thread than the ledger's.
- */
-struct rows_run {
-	unsigned	 refs;
-	size_t		 nrows;		/* the rows it holds */
-	unsigned char	*p;
-	size_t		 len;
-};
-
-/*
  * A checkpoint in the making: part[0], the rows' runs, part[1], the
  * blocks of hb, part[2], the blocks of hp, part[3]; the trailer is added
  * when it is written.
@@ -295,146 +387,136 @@ mb_open_block(struct mbuf *m, const struct samples *s)
 	}
 }
 
+/* A record by its table.  0 or -ENOMEM (also left in m->err). */
+static int
+fields_put(struct mbuf *m, const struct field *f, size_t n, const void *rec)
+{
+	const char	*base = rec;
+
+	for (; n > 0; f++, n--) {
+		const void	*at = base + f->off;
+
+		switch (f->kind) {
+		case F_U8:
+			mb_u8(m, *(const uint8_t *)at);
+			break;
+		case F_FLAG:
+			mb_u8(m, (uint8_t)(*(const int *)at != 0));
+			break;
+		case F_ENUM:
+			mb_u8(m, (uint8_t)*(const int *)at);
+			break;
+		case F_U32:
+			mb_u32(m, *(const uint32_t *)at);
+			break;
+		case F_U64:
+			mb_u64(m, *(const uint64_t *)at);
+			break;
+		case F_I64:
+			mb_i64(m, *(const int64_t *)at);
+			break;
+		case F_F64:
+			mb_f64(m, *(const double *)at);
+			break;
+		case F_STR:
+			mb_str(m, *(char *const *)at);
+			break;
+		case F_FIXED:
+			mb_str(m, at);
+			break;
+		case F_ID8:
+			mb_bytes(m, at, 8);
+			break;
+		case F_JSON: {
+			const cJSON	*j = *(cJSON *const *)at;
+			char		*text = NULL;
+
+			if (j != NULL && (text = cJSON_PrintUnformatted(j)) ==
+			    NULL)
+				return m->err = -ENOMEM;
+			mb_str(m, text);
+			free(text);
+			break;
+		}
+		case F_LIST32: {
+			uint32_t	c = *(const uint32_t *)(base + f->count);
+
+			mb_u32(m, c);
+			mb_bytes(m, *(uint32_t *const *)at,
+			    (size_t)c * sizeof(uint32_t));
+			break;
+		}
+		case F_LIST64: {
+			size_t	c = *(const size_t *)(base + f->count);
+
+			mb_u64(m, c);
+			mb_bytes(m, *(uint32_t *const *)at, c * sizeof(uint32_t));
+			break;
+		}
+		}
+	}
+	return m->err;
+}
+
+#define PUT(m, table, rec)	fields_put(m, table, NFIELDS(table), rec)
+
 /* Everything from the magic to the rows' count. */
 static int
 mb_head(struct mbuf *w, const struct ledger *l)
 {
+	struct opts_rec	 o = {
+		.from_ms = l->opts.from_ms,
+		.to_ms = l->opts.to_ms,
+		.automated = l->opts.include_automated != 0,
+		.timeline = l->opts.want_timeline != 0,
+		.want_occ = (uint8_t)l->want_occ,
+		.occ_id = l->occ_id,
+	};
 	size_t		 i;
 
 	mb_bytes(w, MAGIC, 8);
 	mb_u32(w, LEDGER_CHECKPOINT_VERSION);
 	mb_u32(w, BYTE_ORDER_MARK);
-	mb_i64(w, l->opts.from_ms);
-	mb_i64(w, l->opts.to_ms);
-	mb_u8(w, (uint8_t)(l->opts.include_automated != 0));
-	mb_u8(w, (uint8_t)(l->opts.want_timeline != 0));
-	mb_u8(w, (uint8_t)l->want_occ);
-	mb_u32(w, l->occ_id);
-
+	PUT(w, opts_fields, &o);
 	mb_u32(w, SEC_COUNTS);
-	mb_u64(w, l->c.lines);
-	mb_u64(w, l->c.folded);
-	mb_u64(w, l->c.incidents);
-	mb_u64(w, l->c.fixes);
-	mb_u64(w, l->c.skipped);
-	mb_u64(w, l->c.malformed_footprints);
-	mb_u64(w, l->c.rows);
-	mb_u64(w, l->c.builds);
-
+	PUT(w, counts_fields, &l->c);
 	mb_u32(w, SEC_SPAN);
-	mb_i64(w, l->tmin);
-	mb_i64(w, l->tmax);
-
+	PUT(w, span_fields, l);
 	mb_u32(w, SEC_BUILDS);
 	mb_u64(w, l->nbuilds);
-	for (i = 0; i < l->nbuilds; i++) {
-		const struct build	*b = &l->builds[i];
-
-		mb_str(w, b->name);
-		mb_i64(w, b->first_ms);
-		mb_u64(w, b->heartbeats);
-		mb_u8(w, (uint8_t)(b->watched != 0));
-		mb_u64(w, b->nhb);
-		mb_u64(w, b->nhp);
-		mb_i64(w, b->ts_min);
-		mb_i64(w, b->ts_max);
-		mb_f64(w, b->worst);
-	}
-
+	for (i = 0; i < l->nbuilds; i++)
+		PUT(w, build_fields, &l->builds[i]);
 	mb_u32(w, SEC_ROWS);
 	mb_u64(w, l->nrows);
 	return w->err;
-}
-
-static void
-mb_row(struct mbuf *w, const struct row *r)
-{
-	mb_u32(w, r->id);
-	mb_str(w, r->key);
-	mb_str(w, r->type);
-	mb_str(w, r->phase);
-	mb_str(w, r->ctx);
-	mb_u64(w, r->count);
-	mb_i64(w, r->first_ms);
-	mb_i64(w, r->last_ms);
-	mb_u32(w, r->nbuilds);
-	mb_bytes(w, r->builds, (size_t)r->nbuilds * sizeof(*r->builds));
-	mb_u32(w, r->max_build);
-	mb_i64(w, r->last_unbuilt_ms);
-	mb_u8(w, (uint8_t)r->has_worst);
-	mb_f64(w, r->worst);
-	mb_i64(w, r->worst_ms);
-	mb_u8(w, (uint8_t)r->has_verdict);
-	mb_str(w, r->guess);
-	mb_str(w, r->conf);
-	mb_str(w, r->evid);
 }
 
 /* Everything after the rows to the heartbeats' block count. */
 static int
 mb_tail(struct mbuf *w, const struct ledger *l)
 {
+	struct occ_rec	 o = { l->want_occ ? l->occ : NULL };
 	size_t		 i, n;
 
 	mb_u32(w, SEC_FIXES);
 	mb_u64(w, l->nfixes);
-	for (i = 0; i < l->nfixes; i++) {
-		const struct fix	*fx = &l->fixes[i];
-		char			*text = cJSON_PrintUnformatted(fx->rec);
-
-		if (text == NULL)
-			return -ENOMEM;
-		mb_str(w, text);
-		free(text);
-		mb_bytes(w, fx->id, 8);
-		mb_u8(w, (uint8_t)fx->state);
-		mb_i64(w, fx->at_ms);
-		mb_u8(w, (uint8_t)(fx->has_after != 0));
-		mb_str(w, fx->after_build);
-		mb_u64(w, fx->nfps);
-		for (n = 0; n < fx->nfps; n++)
-			mb_u32(w, fx->fps[n]);
-	}
-
+	for (i = 0; i < l->nfixes; i++)
+		if (PUT(w, fix_fields, &l->fixes[i]) != 0)
+			return w->err;
 	mb_u32(w, SEC_SKIPS);
 	mb_u64(w, l->nskips);
 	n = l->nskips < LEDGER_SKIPS_KEPT ? l->nskips : LEDGER_SKIPS_KEPT;
-	for (i = 0; i < n; i++) {
-		const struct skip	*s = &l->skips[(l->nskips - n + i) %
-					    LEDGER_SKIPS_KEPT];
-
-		mb_u8(w, (uint8_t)s->stream);
-		mb_u64(w, s->offset);
-		mb_u64(w, s->length);
-		mb_str(w, s->reason);
-	}
-
+	for (i = 0; i < n; i++)
+		PUT(w, skip_fields, &l->skips[(l->nskips - n + i) %
+		    LEDGER_SKIPS_KEPT]);
 	mb_u32(w, SEC_OCC);
-	if (l->want_occ) {
-		char	*text = cJSON_PrintUnformatted(l->occ);
-
-		if (text == NULL)
-			return -ENOMEM;
-		mb_str(w, text);
-		free(text);
-	} else
-		mb_str(w, NULL);
-
+	PUT(w, occ_fields, &o);
 	mb_u32(w, SEC_HB);
 	mb_u64(w, samples_nblocks(&l->hb));
 	return w->err;
 }
 
 /* --- the rows' runs ------------------------------------------------------ */
-
-static void
-run_unref(struct rows_run *r)
-{
-	if (r == NULL || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
-		return;
-	free(r->p);
-	free(r);
-}
 
 /* Run k of l's rows, serialised now. */
 static struct rows_run *
@@ -447,7 +529,7 @@ run_make(const struct ledger *l, size_t k)
 	if (n > CKPT_RUN_ROWS)
 		n = CKPT_RUN_ROWS;
 	for (i = first; i < first + n; i++)
-		mb_row(&m, l->rows[i]);
+		PUT(&m, row_fields, l->rows[i]);
 	if (m.err || (run = calloc(1, sizeof(*run))) == NULL) {
 		free(m.p);
 		return NULL;
@@ -467,27 +549,13 @@ runs_needed(const struct ledger *l)
 
 /* Is run k missing, short of rows or changed since it was made? */
 static int
-run_stale(const struct ledger *l, size_t k)
+run_outdated(const struct ledger *l, size_t k)
 {
 	size_t	want = l->nrows - k * CKPT_RUN_ROWS;
 
 	if (want > CKPT_RUN_ROWS)
 		want = CKPT_RUN_ROWS;
 	return k >= l->nruns || l->run_stale[k] || l->runs[k]->nrows != want;
-}
-
-void
-ckpt_runs_free(struct ledger *l)
-{
-	size_t	k;
-
-	for (k = 0; k < l->nruns; k++)
-		run_unref(l->runs[k]);
-	free(l->runs);
-	free(l->run_stale);
-	l->runs = NULL;
-	l->run_stale = NULL;
-	l->nruns = l->capruns = 0;
 }
 
 int
@@ -512,7 +580,7 @@ ledger_checkpoint_prepare(struct ledger *l, size_t budget, size_t *left)
 		l->capruns = cap;
 	}
 	for (k = 0; k < need; k++) {
-		if (!run_stale(l, k))
+		if (!run_outdated(l, k))
 			continue;
 		if (made * CKPT_RUN_ROWS >= budget ||
 		    (k >= l->nruns && k != l->nruns)) {
@@ -522,7 +590,7 @@ ledger_checkpoint_prepare(struct ledger *l, size_t budget, size_t *left)
 		if ((run = run_make(l, k)) == NULL)
 			return -ENOMEM;
 		if (k < l->nruns)
-			run_unref(l->runs[k]);
+			rows_run_unref(l->runs[k]);
 		else
 			l->nruns++;
 		l->runs[k] = run;
@@ -545,7 +613,7 @@ ledger_snap_free(struct ledger_snap *s)
 	for (i = 0; i < 4; i++)
 		free(s->part[i].p);
 	for (k = 0; k < s->nruns; k++)
-		run_unref(s->runs[k]);
+		rows_run_unref(s->runs[k]);
 	free(s->runs);
 	for (i = 0; i < 2; i++) {
 		free(s->blk[i].p);
@@ -653,7 +721,7 @@ wr_bytes(struct wr *w, const void *p, size_t n)
 {
 	const unsigned char	*c = p;
 
-	w->crc = crc32_more(w->crc, p, n);
+	w->crc = crc32c_more(w->crc, p, n);
 	w->total += n;
 	while (n > 0 && w->err == 0) {
 		size_t	k = sizeof(w->buf) - w->n;
@@ -766,7 +834,7 @@ rd_fill(struct rd *r)
 		r->err = rc;
 		return -1;
 	}
-	r->crc = crc32_more(r->crc, r->buf, n);
+	r->crc = crc32c_more(r->crc, r->buf, n);
 	r->more -= n;
 	r->p = r->buf;
 	r->end = r->buf + n;
@@ -774,7 +842,7 @@ rd_fill(struct rd *r)
 }
 
 static int
-rd_bytes(struct rd *r, void *out, size_t n)
+rd_gather(struct rd *r, void *out, size_t n)
 {
 	unsigned char	*o = out;
 
@@ -799,6 +867,20 @@ rd_bytes(struct rd *r, void *out, size_t n)
 		n -= k;
 	}
 	return 0;
+}
+
+/* The next n bytes into out (zeros when they are not there).  Inline
+ * for the common case, the bytes in hand: a row is some twenty small
+ * fields. */
+static inline int
+rd_bytes(struct rd *r, void *out, size_t n)
+{
+	if (!r->bad && (size_t)(r->end - r->p) >= n) {
+		memcpy(out, r->p, n);
+		r->p += n;
+		return 0;
+	}
+	return rd_gather(r, out, n);
 }
 
 /* n contiguous bytes: in place when they are in hand, else gathered. */
@@ -1035,215 +1117,284 @@ rd_section(struct rd *r, uint32_t tag)
 	return r->bad ? -1 : 0;
 }
 
+/* Is b one of the builds read so far (or none, when the check allows)? */
+static int
+build_ok(const struct ledger *l, uint8_t check, uint32_t b)
+{
+	if (!(check & C_BUILD))
+		return 1;
+	return b < l->nbuilds || ((check & C_NOBUILD) && b == NO_BUILD);
+}
+
+/*
+ * A record by its table, into `rec`, held to each field's checks (the
+ * builds against l's).  0, or -1 with r->bad set on nonsense, or with it
+ * clear when memory ran out.  What it allocated stays in the record,
+ * whole or not, for fields_drop or the ledger to free.
+ */
+static int
+fields_get(struct rd *r, const struct field *f, size_t n, void *rec,
+    const struct ledger *l)
+{
+	char	*base = rec;
+
+	for (; n > 0 && !r->bad; f++, n--) {
+		void	*at = base + f->off;
+
+		switch (f->kind) {
+		case F_U8:
+			*(uint8_t *)at = rd_u8(r);
+			break;
+		case F_FLAG:
+			*(int *)at = rd_u8(r) != 0;
+			break;
+		case F_ENUM:
+			if ((*(int *)at = rd_u8(r)) > f->max)
+				r->bad = 1;
+			break;
+		case F_U32:
+			if (!build_ok(l, f->check, *(uint32_t *)at = rd_u32(r)))
+				r->bad = 1;
+			break;
+		case F_U64:
+			*(uint64_t *)at = rd_u64(r);
+			break;
+		case F_I64:
+			*(int64_t *)at = rd_i64(r);
+			if ((f->check & C_TIME) && !time_ok(*(int64_t *)at))
+				r->bad = 1;
+			break;
+		case F_F64:
+			*(double *)at = rd_f64(r);
+			if ((f->check & C_NOTINF) && isinf(*(double *)at))
+				r->bad = 1;
+			break;
+		case F_STR: {
+			char	**s = at;
+
+			if (rd_str(r, s, f->max) != 0)
+				return -1;
+			if (((f->check & C_SET) && *s == NULL) ||
+			    ((f->check & C_NONEMPTY) && *s != NULL &&
+			    **s == '\0'))
+				r->bad = 1;
+			break;
+		}
+		case F_FIXED: {
+			int	has;
+
+			if (rd_fixed(r, at, f->max, &has) != 0)
+				return -1;
+			if ((f->check & C_SET) && !has)
+				r->bad = 1;
+			break;
+		}
+		case F_ID8:
+			rd_bytes(r, at, 8);
+			((char *)at)[8] = '\0';
+			break;
+		case F_JSON: {
+			cJSON	**j = at;
+			char	 *text;
+
+			if (rd_str(r, &text, 0) != 0)
+				return -1;
+			if (text == NULL) {
+				if (f->check & C_SET)
+					r->bad = 1;
+				break;
+			}
+			*j = cJSON_Parse(text);
+			free(text);
+			if (*j == NULL || !json_finite(*j) ||
+			    ((f->check & C_OBJECT) && !cJSON_IsObject(*j)) ||
+			    ((f->check & C_ARRAY) && !cJSON_IsArray(*j)))
+				r->bad = 1;
+			break;
+		}
+		case F_LIST32:
+		case F_LIST64: {
+			uint32_t	**v = at;
+			size_t		  c, k;
+
+			if (f->kind == F_LIST32) {
+				c = rd_u32(r);
+				if (!r->bad && c > rd_left(r) / sizeof(**v))
+					r->bad = 1;
+			} else
+				c = rd_count(r, sizeof(**v));
+			if (r->bad || c == 0)
+				break;
+			if ((*v = malloc(c * sizeof(**v))) == NULL)
+				return -1;
+			if (f->kind == F_LIST32)
+				*(uint32_t *)(base + f->count) = (uint32_t)c;
+			else
+				*(size_t *)(base + f->count) = c;
+			rd_bytes(r, *v, c * sizeof(**v));
+			for (k = 0; k < c && !r->bad; k++)
+				if (!build_ok(l, f->check, (*v)[k]))
+					r->bad = 1;
+			break;
+		}
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+#define GET(r, table, rec, l)	fields_get(r, table, NFIELDS(table), rec, l)
+
+/* What fields_get allocated in a record that is not kept. */
+static void
+fields_drop(const struct field *f, size_t n, void *rec)
+{
+	char	*base = rec;
+
+	for (; n > 0; f++, n--) {
+		void	*at = base + f->off;
+
+		switch (f->kind) {
+		case F_STR:
+			free(*(char **)at);
+			*(char **)at = NULL;
+			break;
+		case F_JSON:
+			cJSON_Delete(*(cJSON **)at);
+			*(cJSON **)at = NULL;
+			break;
+		case F_LIST32:
+		case F_LIST64:
+			free(*(uint32_t **)at);
+			*(uint32_t **)at = NULL;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+#define DROP(table, rec)	fields_drop(table, NFIELDS(table), rec)
+
+/*
+ * A build, appended to l.  Its window is its samples' span, inside the
+ * timeline's; it has one exactly when it has samples.
+ */
+static int
+rd_build(struct rd *r, struct ledger *l)
+{
+	struct build	 b = { 0 }, *in;
+	char		*name;
+
+	if (GET(r, build_fields, &b, l) != 0) {
+		DROP(build_fields, &b);
+		return -1;
+	}
+	name = b.name;
+	if (build_insert(l, name, strlen(name), b.first_ms) != 0) {
+		free(name);
+		return -1;
+	}
+	free(name);
+	/* the name, its hash and the caches are build_insert's */
+	in = &l->builds[l->nbuilds - 1];
+	b.name = in->name;
+	b.len = in->len;
+	b.hash = in->hash;
+	b.last_regime = in->last_regime;
+	*in = b;
+	if (!span_ok(b.ts_min, b.ts_max) ||
+	    (b.ts_min == LEDGER_NO_TIME) != (b.nhb == 0 && b.nhp == 0) ||
+	    (b.ts_min != LEDGER_NO_TIME && (l->tmin == LEDGER_NO_TIME ||
+	    b.ts_min < l->tmin || b.ts_max > l->tmax)))
+		r->bad = 1;
+	return r->bad ? -1 : 0;
+}
+
+/* A row, inserted into l: an id not seen before, its times a span, its
+ * worst hitch a number when it has one. */
+static int
+rd_row(struct rd *r, struct ledger *l)
+{
+	struct row	*row;
+
+	if ((row = calloc(1, sizeof(*row))) == NULL)
+		return -1;
+	if (GET(r, row_fields, row, l) == 0) {
+		footprint_hex(row->id, row->hex);
+		row->capbuilds = row->nbuilds;
+		if (row_find(l, row->id) != NULL ||
+		    (row->has_worst && !isfinite(row->worst)) ||
+		    !span_ok(row->first_ms, row->last_ms))
+			r->bad = 1;
+		else if (row_insert(l, row) != NULL)
+			return 0;
+	}
+	DROP(row_fields, row);
+	free(row);
+	return -1;
+}
+
 static int
 rd_state(struct rd *r, struct ledger *l)
 {
 	struct ledger_counts	c;
-	size_t			i, n, k;
+	struct occ_rec		o = { NULL };
+	size_t			i, n;
 
-	if (rd_section(r, SEC_COUNTS))
+	if (rd_section(r, SEC_COUNTS) || GET(r, counts_fields, &c, l) ||
+	    rd_section(r, SEC_SPAN) || GET(r, span_fields, l, l))
 		return -1;
-	c.lines = rd_u64(r);
-	c.folded = rd_u64(r);
-	c.incidents = rd_u64(r);
-	c.fixes = rd_u64(r);
-	c.skipped = rd_u64(r);
-	c.malformed_footprints = rd_u64(r);
-	c.rows = rd_u64(r);
-	c.builds = rd_u64(r);
-
-	if (rd_section(r, SEC_SPAN))
-		return -1;
-	l->tmin = rd_i64(r);
-	l->tmax = rd_i64(r);
 	if (!span_ok(l->tmin, l->tmax))
 		r->bad = 1;
 
 	if (rd_section(r, SEC_BUILDS))
 		return -1;
-	n = rd_count(r, sizeof(uint32_t) + 6 * sizeof(uint64_t));
-	for (i = 0; i < n && !r->bad; i++) {
-		struct build	*b;
-		char		*name;
-		int64_t		 first;
-
-		if (rd_str(r, &name, 0) != 0)
+	n = rd_count(r, fields_least(build_fields, NFIELDS(build_fields)));
+	for (i = 0; i < n && !r->bad; i++)
+		if (rd_build(r, l) != 0)
 			return -1;
-		if (name == NULL || *name == '\0') {
-			free(name);
-			r->bad = 1;
-			return -1;
-		}
-		first = rd_i64(r);
-		if (!time_ok(first))
-			r->bad = 1;
-		if (build_insert(l, name, strlen(name), first) != 0) {
-			free(name);
-			return -1;
-		}
-		free(name);
-		b = &l->builds[l->nbuilds - 1];
-		b->heartbeats = rd_u64(r);
-		b->watched = rd_u8(r) != 0;
-		b->nhb = rd_u64(r);
-		b->nhp = rd_u64(r);
-		b->ts_min = rd_i64(r);
-		b->ts_max = rd_i64(r);
-		b->worst = rd_f64(r);
-		/* a build's window is its samples' span, inside the
-		 * timeline's; it has one exactly when it has samples */
-		if (!span_ok(b->ts_min, b->ts_max) || isinf(b->worst) ||
-		    (b->ts_min == LEDGER_NO_TIME) != (b->nhb == 0 &&
-		    b->nhp == 0) || (b->ts_min != LEDGER_NO_TIME &&
-		    (l->tmin == LEDGER_NO_TIME || b->ts_min < l->tmin ||
-		    b->ts_max > l->tmax)))
-			r->bad = 1;
-	}
 
 	if (rd_section(r, SEC_ROWS))
 		return -1;
-	n = rd_count(r, 64);
-	for (i = 0; i < n && !r->bad; i++) {
-		struct row	*row = calloc(1, sizeof(*row));
-		uint32_t	 nb;
-		int		 ok;
-
-		if (row == NULL)
+	n = rd_count(r, fields_least(row_fields, NFIELDS(row_fields)));
+	for (i = 0; i < n && !r->bad; i++)
+		if (rd_row(r, l) != 0)
 			return -1;
-		row->id = rd_u32(r);
-		footprint_hex(row->id, row->hex);
-		ok = rd_str(r, &row->key, 0) == 0 &&
-		    rd_str(r, &row->type, 0) == 0 &&
-		    rd_str(r, &row->phase, 0) == 0 &&
-		    rd_str(r, &row->ctx, 0) == 0;
-		row->count = rd_u64(r);
-		row->first_ms = rd_i64(r);
-		row->last_ms = rd_i64(r);
-		nb = rd_u32(r);
-		if (ok && !r->bad && (nb > rd_left(r) / 4 ||
-		    (nb > 0 && (row->builds = calloc(nb,
-		    sizeof(*row->builds))) == NULL)))
-			ok = 0;
-		row->nbuilds = row->capbuilds = ok ? nb : 0;
-		for (k = 0; ok && k < nb; k++)
-			if ((row->builds[k] = rd_u32(r)) >= l->nbuilds)
-				r->bad = 1;
-		row->max_build = rd_u32(r);
-		row->last_unbuilt_ms = rd_i64(r);
-		row->has_worst = rd_u8(r);
-		row->worst = rd_f64(r);
-		row->worst_ms = rd_i64(r);
-		row->has_verdict = rd_u8(r);
-		ok = ok && rd_str(r, &row->guess, VERDICT_GUESS) == 0 &&
-		    rd_str(r, &row->conf, VERDICT_CONF) == 0 &&
-		    rd_str(r, &row->evid, VERDICT_EVID) == 0;
-		if (ok && !r->bad && (row->key == NULL || row->type == NULL ||
-		    row->ctx == NULL || row_find(l, row->id) != NULL ||
-		    (row->has_worst && !isfinite(row->worst)) ||
-		    !span_ok(row->first_ms, row->last_ms) ||
-		    !time_ok(row->worst_ms) || !time_ok(row->last_unbuilt_ms) ||
-		    (row->max_build != NO_BUILD &&
-		    row->max_build >= l->nbuilds)))
-			r->bad = 1;
-		if (!ok || r->bad || row_insert(l, row) == NULL) {
-			free(row->key);
-			free(row->type);
-			free(row->phase);
-			free(row->ctx);
-			free(row->builds);
-			free(row->guess);
-			free(row->conf);
-			free(row->evid);
-			free(row);
-			return -1;
-		}
-	}
 
 	if (rd_section(r, SEC_FIXES))
 		return -1;
-	n = rd_count(r, 8);
+	n = rd_count(r, fields_least(fix_fields, NFIELDS(fix_fields)));
 	if (!r->bad && n > 0 &&
 	    (l->fixes = calloc(n, sizeof(*l->fixes))) == NULL)
 		return -1;
 	l->capfixes = n;
 	for (i = 0; i < n && !r->bad; i++) {
-		struct fix	*fx = &l->fixes[i];
-		char		*text;
-		size_t		 nf;
-		uint8_t		 st;
-
-		if (rd_str(r, &text, 0) != 0)
+		l->nfixes++;	/* freed with the ledger, whole or not */
+		if (GET(r, fix_fields, &l->fixes[i], l) != 0)
 			return -1;
-		fx->rec = text ? cJSON_Parse(text) : NULL;
-		free(text);
-		if (fx->rec == NULL) {
-			r->bad = 1;
-			return -1;
-		}
-		l->nfixes++;	/* freed with the ledger from here on */
-		if (!cJSON_IsObject(fx->rec) || !json_finite(fx->rec)) {
-			r->bad = 1;
-			return -1;
-		}
-		rd_bytes(r, fx->id, 8);
-		fx->id[8] = '\0';
-		if ((st = rd_u8(r)) > FIX_OTHER)
-			r->bad = 1;
-		fx->state = (enum fix_state)st;
-		if (!time_ok(fx->at_ms = rd_i64(r)))
-			r->bad = 1;
-		fx->has_after = rd_u8(r) != 0;
-		if (rd_str(r, &fx->after_build, 0) != 0)
-			return -1;
-		nf = rd_count(r, sizeof(uint32_t));
-		if (nf > 0 && (fx->fps = calloc(nf, sizeof(*fx->fps))) == NULL)
-			return -1;
-		for (k = 0; k < nf; k++)
-			fx->fps[k] = rd_u32(r);
-		fx->nfps = nf;
 	}
 
 	if (rd_section(r, SEC_SKIPS))
 		return -1;
 	l->nskips = (size_t)rd_u64(r);
 	n = l->nskips < LEDGER_SKIPS_KEPT ? l->nskips : LEDGER_SKIPS_KEPT;
-	for (i = 0; i < n && !r->bad; i++) {
-		struct skip	*s = &l->skips[(l->nskips - n + i) %
-				    LEDGER_SKIPS_KEPT];
-		int		 has;
-
-		uint8_t		 stream = rd_u8(r);
-
-		s->stream = stream == LEDGER_FIXES ? LEDGER_FIXES : LEDGER_PERF;
-		s->offset = rd_u64(r);
-		s->length = rd_u64(r);
-		if (rd_fixed(r, s->reason, sizeof(s->reason), &has) != 0)
+	for (i = 0; i < n && !r->bad; i++)
+		if (GET(r, skip_fields, &l->skips[(l->nskips - n + i) %
+		    LEDGER_SKIPS_KEPT], l) != 0)
 			return -1;
-		if (!has || stream > LEDGER_FIXES)
-			r->bad = 1;
-	}
 
-	if (rd_section(r, SEC_OCC))
+	if (rd_section(r, SEC_OCC) || GET(r, occ_fields, &o, l) != 0) {
+		DROP(occ_fields, &o);
 		return -1;
-	{
-		char	*text;
-
-		if (rd_str(r, &text, 0) != 0)
-			return -1;
-		if ((text != NULL) != (l->want_occ != 0)) {
-			free(text);
-			r->bad = 1;
-			return -1;
-		}
-		if (text != NULL) {
-			cJSON_Delete(l->occ);
-			l->occ = cJSON_Parse(text);
-			free(text);
-			if (!cJSON_IsArray(l->occ) || !json_finite(l->occ)) {
-				r->bad = 1;
-				return -1;
-			}
-		}
+	}
+	if ((o.occ != NULL) != (l->want_occ != 0)) {
+		r->bad = 1;
+		DROP(occ_fields, &o);
+		return -1;
+	}
+	if (o.occ != NULL) {
+		cJSON_Delete(l->occ);
+		l->occ = o.occ;
 	}
 
 	if (rd_section(r, SEC_HB) || rd_samples(r, &l->hb) != 0 ||
@@ -1286,30 +1437,24 @@ static int
 rd_ledger(struct rd *r, const struct ledger_opts *opts, struct ledger **out,
     const char **why)
 {
+	struct opts_rec	 want = { 0 }, got = { 0 };
 	struct ledger	*l;
-	uint32_t	 occ_id;
-	int64_t		 i64;
-	int		 want_occ, rc;
+	int		 rc;
 
-	i64 = rd_i64(r);
-	if (i64 != opts->from_ms)
+	want.from_ms = opts->from_ms;
+	want.to_ms = opts->to_ms;
+	want.automated = opts->include_automated != 0;
+	want.timeline = opts->want_timeline != 0;
+	want.want_occ = opts->occurrences_of != NULL &&
+	    footprint_parse_hex(opts->occurrences_of,
+	    strlen(opts->occurrences_of), &want.occ_id) == 0;
+	(void)GET(r, opts_fields, &got, NULL);
+	if (got.from_ms != want.from_ms || got.to_ms != want.to_ms ||
+	    got.automated != want.automated ||
+	    got.timeline != want.timeline ||
+	    got.want_occ != want.want_occ ||
+	    (want.want_occ && got.occ_id != want.occ_id))
 		goto other;
-	i64 = rd_i64(r);
-	if (i64 != opts->to_ms ||
-	    rd_u8(r) != (opts->include_automated != 0) ||
-	    rd_u8(r) != (opts->want_timeline != 0))
-		goto other;
-	want_occ = rd_u8(r);
-	occ_id = rd_u32(r);
-	{
-		uint32_t	id;
-		int		want = opts->occurrences_of != NULL &&
-				    footprint_parse_hex(opts->occurrences_of,
-				    strlen(opts->occurrences_of), &id) == 0;
-
-		if (want != want_occ || (want && id != occ_id))
-			goto other;
-	}
 	if (r->bad)
 		goto other;
 	if ((l = ledger_create(opts)) == NULL) {
@@ -1367,7 +1512,7 @@ ledger_checkpoint_read(const struct ledger_opts *opts, const void *data,
 		return -EBADMSG;
 	}
 	memcpy(&crc, p + len - sizeof(crc), sizeof(crc));
-	if (crc32_more(0, p, len - sizeof(crc)) != crc) {
+	if (crc32c_more(0, p, len - sizeof(crc)) != crc) {
 		*why = "damaged: the checksum does not match";
 		return -EBADMSG;
 	}
@@ -1427,7 +1572,7 @@ ledger_checkpoint_read_stream(const struct ledger_opts *opts, uint64_t len,
 	r.arg = arg;
 	r.more = len - sizeof(head) - TRAILER;
 	r.p = r.end = r.buf;
-	r.crc = crc32_more(0, head, sizeof(head));
+	r.crc = crc32c_more(0, head, sizeof(head));
 	rc = rd_ledger(&r, opts, &l, why);
 	free(r.buf);
 	free(r.tmp);
@@ -1445,7 +1590,7 @@ ledger_checkpoint_read_stream(const struct ledger_opts *opts, uint64_t len,
 		*why = "torn: its length is not the one it was written with";
 		return -EBADMSG;
 	}
-	if (crc32_more(r.crc, tail, sizeof(total)) != crc) {
+	if (crc32c_more(r.crc, tail, sizeof(total)) != crc) {
 		ledger_destroy(l);
 		*why = "damaged: the checksum does not match";
 		return -EBADMSG;

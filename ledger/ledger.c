@@ -89,6 +89,28 @@ ledger_set_judge(struct ledger *l, const struct ledger_judge *j)
 }
 
 void
+rows_run_unref(struct rows_run *r)
+{
+	if (r == NULL || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	free(r->p);
+	free(r);
+}
+
+/* The checkpoint's rows cache, let go with the ledger (a snapshot that
+ * still refers to a run keeps that run alive). */
+static void
+rows_runs_free(struct ledger *l)
+{
+	size_t	k;
+
+	for (k = 0; k < l->nruns; k++)
+		rows_run_unref(l->runs[k]);
+	free(l->runs);
+	free(l->run_stale);
+}
+
+void
 ledger_destroy(struct ledger *l)
 {
 	size_t	i;
@@ -108,7 +130,7 @@ ledger_destroy(struct ledger *l)
 	}
 	for (i = 0; i < l->nbuilds; i++)
 		free(l->builds[i].name);
-	ckpt_runs_free(l);
+	rows_runs_free(l);
 	ledger_clear_fixes(l);
 	cJSON_Delete(l->occ);
 	free(l->rows);

@@ -2,6 +2,8 @@
  * ledger_impl — the fold's state, shared by the files of ledger/ and by
  * nothing else: ledger.c folds lines into it, render.c answers from it
  * (catalogue, timeline, windows), checkpoint.c saves and restores it.
+ * What it declares is ledger.c's (render.c's where marked): checkpoint.c
+ * calls down into it, and nothing here calls the checkpoint.
  * Everything in struct ledger is either folded state (saved by a
  * checkpoint) or a cache the fold can rebuild (marked so).
  */
@@ -130,10 +132,11 @@ struct ledger {
 
 	/*
 	 * The checkpoint's rows section, serialised by runs of CKPT_RUN_ROWS
-	 * rows and kept between saves (checkpoint.c), so a save serialises
-	 * only the runs whose rows the fold changed since the last one: the
-	 * fold marks a run stale when it changes one of its rows
-	 * (row_touch), a run short of rows is stale too.
+	 * rows and kept between saves, so a save serialises only the runs
+	 * whose rows the fold changed since the last one.  The fold owns the
+	 * cache (it marks a run stale when it changes one of its rows,
+	 * row_touch, and lets the runs go with the ledger); the checkpoint
+	 * makes the runs (a run short of rows is stale too).
 	 */
 	struct rows_run		**runs;
 	uint8_t			 *run_stale;
@@ -153,6 +156,21 @@ struct ledger {
 
 #define CKPT_RUN_ROWS	16
 
+/*
+ * A run of CKPT_RUN_ROWS rows as the checkpoint's rows section holds
+ * them: bytes the checkpoint made.  Shared by the ledger's cache and
+ * every snapshot that refers to it, so a run made again while a snapshot
+ * is being written stays alive until that write is done; the count is
+ * atomic because a snapshot may be freed on another thread than the
+ * ledger's.
+ */
+struct rows_run {
+	unsigned	 refs;
+	size_t		 nrows;		/* the rows it holds */
+	unsigned char	*p;
+	size_t		 len;
+};
+
 /* The fold changed r: its run of the checkpoint is made again. */
 static inline void
 row_touch(struct ledger *l, const struct row *r)
@@ -163,10 +181,9 @@ row_touch(struct ledger *l, const struct row *r)
 		l->run_stale[k] = 1;
 }
 
-/* checkpoint.c: the runs, let go (ledger_destroy) */
-void		 ckpt_runs_free(struct ledger *l);
-
 /* ledger.c */
+/* One reference to a run let go; the last frees it.  Accepts NULL. */
+void		 rows_run_unref(struct rows_run *r);
 struct row	*row_find(const struct ledger *l, uint32_t id);
 struct row	*row_insert(struct ledger *l, struct row *r);
 int		 build_insert(struct ledger *l, const char *name, size_t len,
@@ -182,10 +199,6 @@ int		 fix_pending(const struct ledger *l, const struct fix *fx);
 int		 fix_names(const struct fix *fx, uint32_t id);
 void		 note_skip(struct ledger *l, enum ledger_stream s,
 		    uint64_t offset, uint64_t len, const char *reason);
-
-/* checkpoint.c: CRC-32C by table (what machines without the instruction
- * use; the tests compare it with the instruction's) */
-uint32_t	 ckpt_crc32c_sw(uint32_t crc, const void *data, size_t n);
 
 /* render.c */
 const char	*fix_state_name(enum fix_state s);

@@ -5,7 +5,7 @@
  * it (issue 12; docs/checkpoints.md).
  *
  * <state>/checkpoint is a header and the ledger's own checkpoint
- * (ledger/ledger.h, which is versioned and CRC-checked by itself).  The
+ * (ledger/checkpoint.h, which is versioned and CRC-checked by itself).  The
  * header says which bytes of which files the fold holds:
  *
  *   perf.jsonl   generation, byte offset, dev and inode, and the hash of
@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ledger/ledger.h"
+#include "ledger/checkpoint.h"
 #include "project/filemark.h"
 
 #define CHECKPOINT_VERSION	2	/* 2: the prefix and the times */

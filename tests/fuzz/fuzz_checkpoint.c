@@ -40,6 +40,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ledger/checkpoint.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 
