@@ -4,7 +4,7 @@
  * The bootstrap is written so that another implementation can give the
  * same doubles: integer draws (xorshift32, modulo), medians that are
  * always one of the values (nearest rank), percentiles by nearest rank,
- * no floating-point arithmetic on the way.  page-runtime/history.js does
+ * no floating-point arithmetic on the way.  page-runtime/fold.js does
  * the same steps; tests/ledger/indep_fold.py a third time, for the fixtures.
  *
  * Each resample is n values made of ceil(n / L) blocks of L consecutive

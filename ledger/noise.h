@@ -9,7 +9,7 @@
  * the window — the machine getting busier, a level getting heavier —
  * widens the interval instead of hiding in it.  The resamples come from a
  * xorshift32 generator with a fixed seed: the same heartbeats give the
- * same interval on every run, in the C fold and in page-runtime/history.js
+ * same interval on every run, in the C fold and in page-runtime/fold.js
  * alike (which implements exactly this, step for step).
  *
  * A fix is judged on two windows: each needs enough exposure, both must

@@ -1,6 +1,6 @@
 // footprint.js — the identity of a cause (DESIGN §6; footprint v2,
 // docs/footprint-v2.md): the key a record's fields give, its id, and the
-// reading rule.  The recorder mints with it, the panel's fold (history.js)
+// reading rule.  The recorder mints with it, the panel's fold (fold.js)
 // reads with it, and ledger/footprint.c is the same derivation in C —
 // checked against the same vectors (schemas/footprint-vectors.json).
 //

@@ -9,7 +9,7 @@
 // 1.5 × p90 of its strip is drawn at the ceiling with a caret and read out
 // at its real value; one series per strip.
 import { esc, fmtNum, fmtTime } from './panel-format.js';
-import { parseIso } from './history.js';
+import { parseIso } from './fold.js';
 
 // Nearest-rank percentile of the non-null values (p in 0..1), or null.
 export function percentile(values, p) {

@@ -9,7 +9,7 @@
 // through esc() before it is put in HTML: a footprint key or a note may
 // hold anything, `<script>` included.
 import { API } from './panel-connection.js';
-import { parseIso } from './history.js';
+import { parseIso } from './fold.js';
 
 const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ESC[c]);

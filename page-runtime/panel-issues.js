@@ -2,10 +2,10 @@
 // each, most frequent first), a row's detail with its fixes and last
 // occurrences, the census of a scene, and a live incident folded into the
 // rows before the daemon's next answer settles them.  Pure: the
-// catalogue document (GET /issues, or history.js's fold of the tail) in,
+// catalogue document (GET /issues, or fold.js's fold of the tail) in,
 // HTML out; the panel (panel.js) fetches, keeps and patches.
 import { esc, fmtAgo, fmtNum, fmtTime, intervalText, judgementHtml, situationChips, statusBadge } from './panel-format.js';
-import { parseIso } from './history.js';
+import { parseIso } from './fold.js';
 
 const ROW_LIMIT = 200;              // rows drawn before "Show all"
 

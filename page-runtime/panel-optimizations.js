@@ -1,7 +1,7 @@
 // panel-optimizations.js — the Optimizations tab: the timeline (one strip
 // per metric on a shared time axis, a crosshair that reads one bucket
 // out) and a card per fix or proposal with its before and after.  Pure:
-// the history document (GET /history, or history.js's fold of the tail)
+// the history document (GET /history, or fold.js's fold of the tail)
 // and the fixes in, HTML and text out; the SVG is panel-charts.js's, the
 // DOM and the crosshair's moves are the panel's (panel.js).
 //
@@ -10,7 +10,7 @@
 // the noise.
 import { deltaHtml, esc, fmtDuration, fmtNum, fmtTime, intervalText, judgementHtml, statusBadge, windowExposure } from './panel-format.js';
 import { axisSvg, sparkPair, stripSvg } from './panel-charts.js';
-import { parseIso } from './history.js';
+import { parseIso } from './fold.js';
 
 export const STRIPS = [
   { key: 'p95Ms', label: 'frame p95', unit: 'ms' },
@@ -34,7 +34,7 @@ const ROUND_WIDTHS = [10e3, 30e3, 60e3, 5 * 60e3, 15 * 60e3, 3600e3, 3 * 3600e3,
  * round width (10 s, 30 s, 1 min, 5 min, … 1 week) that gives at most
  * BUCKETS buckets and, on average, MIN_HEARTBEATS heartbeats in each; so
  * a short session gets a few wide buckets, not 48 of 115 ms that are
- * mostly gaps.  The daemon (and history.js) divide the ledger's span
+ * mostly gaps.  The daemon (and fold.js) divide the ledger's span
  * into N equal buckets, so the width is about the round one, never more.
  * `one` is a history of one bucket: its span and heartbeat count.
  */

@@ -1,6 +1,6 @@
 // panel.d.ts — types for `sloptimize/panel`: the Ctrl+F12 in-game panel
 // (panel.js, docs/panel.md).
-import type { HistoryDocument } from './history.js';
+import type { HistoryDocument } from './fold.js';
 import type { Recorder } from './recorder.js';
 
 export type PanelTab = 'session' | 'issues' | 'optimizations' | 'settings';

@@ -30,9 +30,9 @@
 //   daemon — GET /issues and /history: the whole ledger, folded by the
 //            daemon (the default);
 //   tail   — GET /ledger: the last 2 MiB of perf.jsonl and all of
-//            fixes.jsonl, folded here by history.js (what a host without
+//            fixes.jsonl, folded here by fold.js (what a host without
 //            the daemon's catalogue can serve).
-import { Fold } from './history.js';
+import { Fold } from './fold.js';
 import { Connection, defaultEndpoint, normalizeEndpoint } from './panel-connection.js';
 import { esc, errorHtml, sourceLineHtml } from './panel-format.js';
 import { sessionAdd, sessionCreate, sessionListHtml, sessionText, sessionToolsHtml } from './panel-session.js';

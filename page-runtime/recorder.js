@@ -11,7 +11,7 @@
 // hitches (long frames, classified), usermarks (Ctrl+F11: "this felt
 // wrong"), jitter (the motion monitor, motion.js).  Each incident carries
 // its footprint, minted here with the same code the fold reads it with
-// (history.js).  Records go to POST {endpoint}/api/sloptimize/records in
+// (fold.js).  Records go to POST {endpoint}/api/sloptimize/records in
 // order, batched, retried while the daemon is down (delivery.js).
 //
 // The steady path — one frame with nothing to report — writes numbers into

@@ -1,7 +1,7 @@
 // The entities an occurrence names (docs/attribute.md, docs/json.md), the
 // same from both folds and shown by the panel: the C fold through
 // `sloptimize issues --fp ID --json`, the JavaScript fold
-// (page-runtime/history.js buildIssue, what the panel folds from a
+// (page-runtime/fold.js buildIssue, what the panel folds from a
 // ledger's tail), against a list worked out by hand from the rule — the
 // minted, then the spawned, each "id (site)" ("id" alone when the site is
 // unknown or missing), each once, at most 8, an id cut at 79 bytes and a
@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { buildIssue, buildIssues } from '../../page-runtime/history.js';
+import { buildIssue, buildIssues } from '../../page-runtime/fold.js';
 import { FLAGS } from '../browser.mjs';
 import { CLI, Daemon, tmpdir, perfPath } from '../lib.mjs';
 

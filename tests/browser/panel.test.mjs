@@ -1,7 +1,7 @@
 // The panel in a real browser (DESIGN §12, seed §8.5): Debian's chromium
 // driven by playwright-core, against the real daemon on generated ledgers.
 // Each test states what a user of the panel relies on and checks it
-// against the daemon's own API (the whole-ledger view) or history.js's
+// against the daemon's own API (the whole-ledger view) or fold.js's
 // fold of /ledger (the tail view).  Screenshots of every tab land in
 // tests/artifacts/.  No chromium is a failure (make deps installs it).
 //
@@ -17,7 +17,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { Daemon, CLI, appendFromProcess, perfPath, tmpdir, top, waitFor } from '../lib.mjs';
-import { Fold } from '../../page-runtime/history.js';
+import { Fold } from '../../page-runtime/fold.js';
 import { bucketsFor } from '../../page-runtime/panel.js';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
@@ -620,7 +620,7 @@ async function timeOpen(url, n) {
   return { view, cold: med(first), coldMax: Math.max(...first), warm: med(again), n };
 }
 
-test('tail view over 2 MiB: the panel folds /ledger, equals history.js on the same records, and says which view it is', async () => {
+test('tail view over 2 MiB: the panel folds /ledger, equals fold.js on the same records, and says which view it is', async () => {
   const page = await openPage(`${big.base}/?source=tail&tab=issues`);
   try {
     await page.waitForSelector('#panel-issues[data-state="ready"]');

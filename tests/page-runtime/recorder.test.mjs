@@ -12,7 +12,7 @@ import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUE
 import { MotionMonitor, JITTER_GUESSES } from '../../page-runtime/motion.js';
 import { Outbox } from '../../page-runtime/delivery.js';
 import { canonicalContext, createRecorder } from '../../page-runtime/recorder.js';
-import { footprintKey, footprintId } from '../../page-runtime/history.js';
+import { footprintKey, footprintId } from '../../page-runtime/footprint.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const vectors = JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'schemas', 'footprint-vectors.json'), 'utf8'));

@@ -171,7 +171,7 @@ ok "the installed daemon woke the installed watch: $(grep -m1 '^sloptimize hitch
 # the page runtime it serves is the npm tarball's, byte for byte
 mkdir -p "$tmp/npm"
 tar -xzf "/usr/share/sloptimize/npm/sloptimize-$V.tgz" -C "$tmp/npm"
-for f in recorder.js panel.js history.js; do
+for f in recorder.js panel.js fold.js; do
 	curl -fsS "http://$addr/page-runtime/$f" -o "$tmp/served.$f" || fail "GET /page-runtime/$f"
 	cmp -s "$tmp/served.$f" "$tmp/npm/package/$f" || fail "the daemon serves a $f that is not the npm tarball's"
 done

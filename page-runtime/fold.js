@@ -1,11 +1,11 @@
-// history.js — the fold of DESIGN §6–§7 in plain JavaScript: footprints,
+// fold.js — the fold of DESIGN §6–§7 in plain JavaScript: footprints,
 // the issue catalogue, the timeline and measured fix windows.
 //
 // The same fold as ledger/ (C), fed parsed records instead of bytes, so a
 // page that got records from GET /api/sloptimize/ledger can fold them
 // itself.  It follows the decided rules of docs/json.md and is checked
 // against the same fixtures (tests/fixtures/) and footprint vectors
-// (schemas/footprint-vectors.json) by tests/page-runtime/history.test.mjs.
+// (schemas/footprint-vectors.json) by tests/page-runtime/fold.test.mjs.
 //
 // What it cannot know, it does not invent: a fold of parsed records never
 // saw the lines it was not given, so `counts.lines`, `counts.skipped` and

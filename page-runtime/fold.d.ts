@@ -1,4 +1,4 @@
-// history.d.ts — types for `sloptimize/fold` (history.js): the same fold
+// fold.d.ts — types for `sloptimize/fold` (fold.js): the same fold
 // as the daemon's, for a page or a script that reads .sloptimize/*.jsonl
 // itself.  The documents are those of docs/json.md; fields that document
 // does not pin down are left open.

@@ -1,4 +1,4 @@
-// history.js against the conformance data every fold shares: the
+// fold.js against the conformance data every fold shares: the
 // footprint vectors (schemas/footprint-vectors.json), the fold fixtures
 // (tests/fixtures/, worked out by hand) and, for volume, the C fold itself
 // (the CLI) on generated ledgers.  Compared as JSON values: key order is
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import {
   buildHistory, buildIssue, buildIssues, canonicalContext, fnv1a32, footprintId, footprintOf,
   measureWindow, median, parseIso, parseJsonl, parseSituation, Fold, noiseInterval, judgeFix,
-} from '../../page-runtime/history.js';
+} from '../../page-runtime/fold.js';
 
 const top = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fx = path.join(top, 'tests', 'fixtures');
