@@ -54,7 +54,6 @@
 #include "project/append.h"
 #include "verbs.h"
 
-/* The revisions a client may ask for; MCP_LATEST for any other. */
 /*
  * One tools/call in hand: what its tool sees (mc, handed to the tool),
  * and what the server keeps beside it to answer it.
@@ -73,6 +72,7 @@ struct call {
 	struct call		*next;
 };
 
+/* The revisions a client may ask for; MCP_LATEST for any other. */
 static const char *const versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
 };
@@ -333,8 +333,8 @@ on_watch_fatal(struct watch_client *w, int rc)
 	struct mcp	*m = w->data;
 
 	if (m->waiting != NULL) {
-		mcp_call_fail(&m->waiting->mc, "the events socket failed: %s (%s)",
-		    strerror(-rc), w->said);
+		mcp_call_fail(&m->waiting->mc, "the events socket failed: "
+		    "%s (%s)", strerror(-rc), w->said);
 		wait_end(m, 0);
 	}
 }
@@ -473,7 +473,8 @@ tools_call(struct mcp *m, const cJSON *id, const cJSON *params)
 		c->mc.args = cJSON_Duplicate(args, 1);
 	else {
 		c->mc.args = cJSON_CreateObject();
-		mcp_call_fail(&c->mc, "arguments is an object of named arguments");
+		mcp_call_fail(&c->mc, "arguments is an object of named "
+		    "arguments");
 		call_finish(c);
 		return;
 	}
@@ -631,7 +632,8 @@ tools_list(const struct mcp *m)
 		cJSON_AddStringToObject(t, "name", m->tools[i].name);
 		if (m->structured)
 			cJSON_AddStringToObject(t, "title", m->tools[i].title);
-		cJSON_AddStringToObject(t, "description", m->tools[i].description);
+		cJSON_AddStringToObject(t, "description",
+		    m->tools[i].description);
 		cJSON_AddItemToObject(t, "inputSchema",
 		    cJSON_Parse(m->tools[i].input));
 		if (m->structured)

@@ -1,9 +1,10 @@
 /*
  * mcp — the MCP server of `sloptimize mcp` (cli/mcp.c): JSON-RPC 2.0 over
  * stdio, the protocol's lifecycle, the calls in hand and the wait for
- * wakes.  It runs the tools of a table it is handed (struct mcp_tool,
- * cli/mcp_call.h) and knows none of them by name.  Its own verb and the
- * fuzz harness (tests/fuzz/fuzz_mcp.c) include it; the tools do not.
+ * wakes.  It runs the tools of the table mcp_open is handed (struct
+ * mcp_tool, cli/mcp_call.h; the verb hands it cli/mcp_tools.c's) and
+ * calls none of them by name.  The verb and the fuzz harness
+ * (tests/fuzz/fuzz_mcp.c) include it; the tools do not.
  */
 #ifndef CLI_MCP_H
 #define CLI_MCP_H

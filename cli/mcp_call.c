@@ -14,7 +14,7 @@
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 
-/* --- failure ---------------------------------------------------------------- */
+/* --- failure --------------------------------------------------------- */
 
 void
 mcp_call_fail(struct mcp_call *c, const char *fmt, ...)
