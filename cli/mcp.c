@@ -33,7 +33,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +46,31 @@
 
 #include "base/base.h"
 #include "cli.h"
-#include "cli/mcp_impl.h"
+#include "cli/mcp.h"
+#include "cli/mcp_tools.h"
 #include "cli/watch.h"
 #include "ledger/jscan.h"
 #include "ledger/ledger.h"
 #include "project/append.h"
 #include "verbs.h"
+
+/*
+ * One tools/call in hand: what its tool sees (mc, handed to the tool),
+ * and what the server keeps beside it to answer it.
+ */
+struct call {
+	struct mcp_call		 mc;
+	struct mcp		*m;
+	cJSON			*id;		/* the request's */
+	uv_work_t		 work;
+	/* wait_for_wake */
+	cJSON			*wakes;
+	long			 max;
+	struct watch_id		 since;
+	int			 have_since;
+	int			 connected;
+	struct call		*next;
+};
 
 /* The revisions a client may ask for; MCP_LATEST for any other. */
 static const char *const versions[] = {
@@ -183,16 +202,6 @@ send_error(struct mcp *m, const cJSON *id, int code, const char *msg)
 
 /* --- tool results --------------------------------------------------------- */
 
-void
-mcp_call_fail(struct call *c, const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof(c->err), fmt, ap);
-	va_end(ap);
-}
-
 /* The answer to a tools/call: the structured result as JSON text too (for
  * clients that read only content), or the error as text. */
 static cJSON *
@@ -205,18 +214,18 @@ call_result(struct call *c)
 	t = cJSON_CreateObject();
 	cJSON_AddItemToArray(content, t);
 	cJSON_AddStringToObject(t, "type", "text");
-	if (*c->err != '\0' || c->out == NULL) {
-		cJSON_AddStringToObject(t, "text", *c->err ? c->err :
+	if (*c->mc.err != '\0' || c->mc.out == NULL) {
+		cJSON_AddStringToObject(t, "text", *c->mc.err ? c->mc.err :
 		    "out of memory");
 		cJSON_AddTrueToObject(r, "isError");
 		return r;
 	}
-	text = cJSON_PrintUnformatted(c->out);
+	text = cJSON_PrintUnformatted(c->mc.out);
 	cJSON_AddStringToObject(t, "text", text ? text : "{}");
 	free(text);
 	if (c->m->structured) {
-		cJSON_AddItemToObject(r, "structuredContent", c->out);
-		c->out = NULL;
+		cJSON_AddItemToObject(r, "structuredContent", c->mc.out);
+		c->mc.out = NULL;
 	}
 	cJSON_AddFalseToObject(r, "isError");
 	return r;
@@ -235,8 +244,8 @@ call_free(struct call *c)
 			break;
 		}
 	cJSON_Delete(c->id);
-	cJSON_Delete(c->args);
-	cJSON_Delete(c->out);
+	cJSON_Delete(c->mc.args);
+	cJSON_Delete(c->mc.out);
 	cJSON_Delete(c->wakes);
 	free(c);
 }
@@ -247,7 +256,7 @@ call_finish(struct call *c)
 {
 	struct mcp	*m = c->m;
 
-	if (!atomic_load(&c->cancelled))
+	if (!atomic_load(&c->mc.cancelled))
 		send_result(m, c->id, call_result(c));
 	call_free(c);
 	maybe_done(m);
@@ -267,23 +276,23 @@ wait_end(struct mcp *m, int timed_out)
 	uv_timer_stop(&m->wait_timer);
 	uv_timer_stop(&m->gather_timer);
 	watch_client_pause(&m->watch);
-	if (*c->err == '\0') {
-		c->out = cJSON_CreateObject();
-		cJSON_AddItemToObject(c->out, "wakes", c->wakes);
+	if (*c->mc.err == '\0') {
+		c->mc.out = cJSON_CreateObject();
+		cJSON_AddItemToObject(c->mc.out, "wakes", c->wakes);
 		c->wakes = NULL;
 		if (m->wst.have_last) {
 			watch_id_format(&m->wst.last, id, sizeof(id));
-			cJSON_AddStringToObject(c->out, "next", id);
+			cJSON_AddStringToObject(c->mc.out, "next", id);
 		} else if (c->have_since) {
 			watch_id_format(&c->since, id, sizeof(id));
-			cJSON_AddStringToObject(c->out, "next", id);
+			cJSON_AddStringToObject(c->mc.out, "next", id);
 		} else
-			cJSON_AddNullToObject(c->out, "next");
-		cJSON_AddBoolToObject(c->out, "timedOut", timed_out);
-		cJSON_AddBoolToObject(c->out, "connected", c->connected ||
+			cJSON_AddNullToObject(c->mc.out, "next");
+		cJSON_AddBoolToObject(c->mc.out, "timedOut", timed_out);
+		cJSON_AddBoolToObject(c->mc.out, "connected", c->connected ||
 		    m->watch.connected);
-		cJSON_AddStringToObject(c->out, "daemon", m->watch.where);
-		cJSON_AddStringToObject(c->out, "said", m->watch.said);
+		cJSON_AddStringToObject(c->mc.out, "daemon", m->watch.where);
+		cJSON_AddStringToObject(c->mc.out, "said", m->watch.said);
 	}
 	call_finish(c);
 }
@@ -324,53 +333,51 @@ on_watch_fatal(struct watch_client *w, int rc)
 	struct mcp	*m = w->data;
 
 	if (m->waiting != NULL) {
-		mcp_call_fail(m->waiting, "the events socket failed: %s (%s)",
-		    strerror(-rc), w->said);
+		mcp_call_fail(&m->waiting->mc, "the events socket failed: "
+		    "%s (%s)", strerror(-rc), w->said);
 		wait_end(m, 0);
 	}
 }
 
-void
-mcp_tool_wait_for_wake(struct call *c)
+/*
+ * A call's wait for the next wakes (struct mcp_call's wait_for_wake,
+ * which the wait_for_wake tool calls once it has read its arguments): 0
+ * and the call is answered by wait_end, or -1 with the reason in the
+ * call's err (the tool returns it and the call is answered at once).
+ */
+static int
+wait_for_wake(struct mcp_call *mc, const struct watch_id *since,
+    long timeout, long max)
 {
-	static const char *const known[] = { "since", "timeout_ms", "max",
-		NULL };
+	struct call		*c = (struct call *)((char *)mc -
+				    offsetof(struct call, mc));
 	struct mcp		*m = c->m;
 	struct watch_addr	 a;
-	const char		*since, *why = NULL;
+	const char		*why = NULL;
 	char			 file[PATH_MAX + 16];
-	long			 timeout = 30000;
 	int			 rc;
 
-	c->max = 20;
-	if (mcp_args_known(c, known) || mcp_arg_str(c, "since", 0, &since) ||
-	    mcp_arg_int(c, "timeout_ms", 0, 600000, &timeout) ||
-	    mcp_arg_int(c, "max", 1, 1000, &c->max))
-		goto fail;
+	c->max = max;
 	if (since != NULL) {
-		if (watch_id_parse(since, strlen(since), &c->since) != 0) {
-			mcp_call_fail(c, "since is a wake id, <generation>:<offset> "
-			    "(the id= of a wake line, or next), not '%s'",
-			    since);
-			goto fail;
-		}
+		c->since = *since;
 		c->have_since = 1;
 	}
 	if (m->waiting != NULL) {
-		mcp_call_fail(c, "another wait_for_wake is already waiting; cancel "
-		    "it or wait for its answer");
-		goto fail;
+		mcp_call_fail(mc, "another wait_for_wake is already waiting; "
+		    "cancel it or wait for its answer");
+		return -1;
 	}
 	if (m->daemon_url == NULL && (rc = watch_daemon_find(m->project, &a,
 	    file, sizeof(file), &why)) != 0) {
 		if (rc == -ENOENT)
-			mcp_call_fail(c, "no daemon serves %s (no %s): start one "
-			    "with 'sloptimized --project %s'; its wakes are "
-			    "what this waits for", m->project, file, m->project);
+			mcp_call_fail(mc, "no daemon serves %s (no %s): start "
+			    "one with 'sloptimized --project %s'; its wakes "
+			    "are what this waits for", m->project, file,
+			    m->project);
 		else
-			mcp_call_fail(c, "cannot use %s: %s", file, why ? why :
-			    strerror(-rc));
-		goto fail;
+			mcp_call_fail(mc, "cannot use %s: %s", file, why ?
+			    why : strerror(-rc));
+		return -1;
 	}
 	if (!m->watch_open) {
 		m->watch.project = m->project;
@@ -379,13 +386,13 @@ mcp_tool_wait_for_wake(struct call *c)
 		m->watch.fatal = on_watch_fatal;
 		m->watch.data = m;
 		if (watch_client_open(&m->watch, &m->loop) != 0) {
-			mcp_call_fail(c, "%s", m->watch.said);
-			goto fail;
+			mcp_call_fail(mc, "%s", m->watch.said);
+			return -1;
 		}
 		m->watch_open = 1;
 	}
 	if ((c->wakes = cJSON_CreateArray()) == NULL)
-		goto fail;
+		return -1;
 	memset(&m->wst, 0, sizeof(m->wst));
 	m->wst.json = 1;
 	m->wst.sink = wake_sink;
@@ -399,9 +406,7 @@ mcp_tool_wait_for_wake(struct call *c)
 	m->watch.said[0] = '\0';
 	watch_client_start(&m->watch);
 	uv_timer_start(&m->wait_timer, on_wait_timeout, (uint64_t)timeout, 0);
-	return;
-fail:
-	call_finish(c);
+	return 0;
 }
 
 /* --- the thread pool ------------------------------------------------------ */
@@ -411,8 +416,8 @@ on_work(uv_work_t *w)
 {
 	struct call	*c = w->data;
 
-	if (!atomic_load(&c->cancelled))
-		c->tool->pool(c);
+	if (!atomic_load(&c->mc.cancelled))
+		c->mc.tool->pool(&c->mc);
 }
 
 static void
@@ -440,10 +445,10 @@ tools_call(struct mcp *m, const cJSON *id, const cJSON *params)
 		    "the tool's name");
 		return;
 	}
-	for (i = 0; i < mcp_ntools; i++)
-		if (strcmp(name, mcp_tools[i].name) == 0)
+	for (i = 0; i < m->ntools; i++)
+		if (strcmp(name, m->tools[i].name) == 0)
 			break;
-	if (i == mcp_ntools) {
+	if (i == m->ntools) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.200s (tools/list "
 		    "names them)", name);
 		send_error(m, id, RPC_PARAMS, msg);
@@ -455,27 +460,32 @@ tools_call(struct mcp *m, const cJSON *id, const cJSON *params)
 	}
 	c->m = m;
 	c->id = cJSON_Duplicate(id, 1);
-	c->tool = &mcp_tools[i];
-	c->now_ms = base_now_ms();
+	c->mc.tool = &m->tools[i];
+	c->mc.now_ms = base_now_ms();
+	c->mc.project = m->project;
+	c->mc.daemon_url = m->daemon_url;
+	c->mc.wait_for_wake = wait_for_wake;
 	c->next = m->calls;
 	m->calls = c;
 	if (args == NULL || cJSON_IsNull(args))
-		c->args = cJSON_CreateObject();
+		c->mc.args = cJSON_CreateObject();
 	else if (cJSON_IsObject(args))
-		c->args = cJSON_Duplicate(args, 1);
+		c->mc.args = cJSON_Duplicate(args, 1);
 	else {
-		c->args = cJSON_CreateObject();
-		mcp_call_fail(c, "arguments is an object of named arguments");
+		c->mc.args = cJSON_CreateObject();
+		mcp_call_fail(&c->mc, "arguments is an object of named "
+		    "arguments");
 		call_finish(c);
 		return;
 	}
-	if (c->tool->loop != NULL) {
-		c->tool->loop(c);
+	if (c->mc.tool->loop != NULL) {
+		if (c->mc.tool->loop(&c->mc) != 0)
+			call_finish(c);
 		return;
 	}
 	c->work.data = c;
 	if (uv_queue_work(&m->loop, &c->work, on_work, after_work) != 0) {
-		mcp_call_fail(c, "cannot queue the work");
+		mcp_call_fail(&c->mc, "cannot queue the work");
 		call_finish(c);
 	}
 }
@@ -550,7 +560,7 @@ cancel(struct mcp *m, const cJSON *params, struct jspan pspan)
 
 	for (c = m->calls; c != NULL; c = c->next)
 		if (same_id(c->id, rid)) {
-			atomic_store(&c->cancelled, 1);
+			atomic_store(&c->mc.cancelled, 1);
 			if (c == m->waiting)
 				wait_end(m, 0);
 			break;
@@ -607,6 +617,43 @@ initialize(struct mcp *m, const cJSON *id, const cJSON *params)
 	send_result(m, id, r);
 }
 
+/* tools/list: the table the server was handed, in its order; titles and
+ * output schemas from 2025-06-18 on, annotations from 2025-03-26 on. */
+static cJSON *
+tools_list(const struct mcp *m)
+{
+	cJSON	*r = cJSON_CreateObject(), *a, *t, *an;
+	size_t	 i;
+
+	a = cJSON_AddArrayToObject(r, "tools");
+	for (i = 0; i < m->ntools; i++) {
+		t = cJSON_CreateObject();
+		cJSON_AddItemToArray(a, t);
+		cJSON_AddStringToObject(t, "name", m->tools[i].name);
+		if (m->structured)
+			cJSON_AddStringToObject(t, "title", m->tools[i].title);
+		cJSON_AddStringToObject(t, "description",
+		    m->tools[i].description);
+		cJSON_AddItemToObject(t, "inputSchema",
+		    cJSON_Parse(m->tools[i].input));
+		if (m->structured)
+			cJSON_AddItemToObject(t, "outputSchema",
+			    cJSON_Parse(m->tools[i].output));
+		if (m->annotated) {
+			an = cJSON_AddObjectToObject(t, "annotations");
+			cJSON_AddBoolToObject(an, "readOnlyHint",
+			    m->tools[i].read_only);
+			if (!m->tools[i].read_only) {
+				/* appends; never changes or removes */
+				cJSON_AddFalseToObject(an, "destructiveHint");
+				cJSON_AddFalseToObject(an, "idempotentHint");
+			}
+			cJSON_AddFalseToObject(an, "openWorldHint");
+		}
+	}
+	return r;
+}
+
 static void
 request(struct mcp *m, const char *method, const cJSON *id,
     const cJSON *params)
@@ -633,7 +680,7 @@ request(struct mcp *m, const char *method, const cJSON *id,
 		return;
 	}
 	if (strcmp(method, "tools/list") == 0)
-		send_result(m, id, mcp_tools_list(m));
+		send_result(m, id, tools_list(m));
 	else
 		tools_call(m, id, params);
 }
@@ -942,10 +989,13 @@ open_stream(struct mcp *m, int fd, int readable, void *h)
 /* --- without stdio (tests/fuzz/fuzz_mcp.c) ----------------------------------- */
 
 int
-mcp_open(struct mcp *m, const char *project)
+mcp_open(struct mcp *m, const char *project, const struct mcp_tool *tools,
+    size_t ntools)
 {
 	int	rc;
 
+	m->tools = tools;
+	m->ntools = ntools;
 	if (project != NULL)
 		snprintf(m->project, sizeof(m->project), "%s", project);
 	if ((rc = uv_loop_init(&m->loop)) != 0)
@@ -1022,7 +1072,7 @@ verb_mcp(int argc, char **argv)
 	}
 	m->daemon_url = daemon;
 	signal(SIGPIPE, SIG_IGN);	/* a client gone is EPIPE, not death */
-	if ((rc = mcp_open(m, NULL)) != 0) {
+	if ((rc = mcp_open(m, NULL, mcp_tools, mcp_ntools)) != 0) {
 		fprintf(stderr, "sloptimize mcp: %s\n", uv_strerror(rc));
 		free(m);
 		return EXIT_FINDINGS;

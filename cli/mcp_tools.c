@@ -2,13 +2,16 @@
  * mcp_tools — the tools of `sloptimize mcp` (see mcp.c for the protocol):
  * their arguments, the ones that read or write the project's files (run
  * on the thread pool, so they may block), and the table tools/list
- * answers from.  wait_for_wake waits on the loop and lives in mcp.c.
+ * answers from.  wait_for_wake reads its arguments here and waits
+ * through the server's wait_for_wake, on the loop (cli/mcp.c).
+ *
+ * A tool sees only its struct mcp_call (cli/mcp_call.h): its arguments,
+ * its cancel flag, the project, where to put its answer.  Nothing here
+ * includes the server; the server is handed this table (mcp_tools.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,8 @@
 #include "cli/gate.h"
 #include "cli/regime.h"
 #include "cli/repro.h"
-#include "cli/mcp_impl.h"
+#include "cli/mcp_call.h"
+#include "cli/mcp_tools.h"
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 #include "project/append.h"
@@ -33,141 +37,13 @@
 #include "project/project.h"
 #include "project/statedir.h"
 
-/* --- arguments ------------------------------------------------------------- */
-
-/* Unknown arguments are refused, so that a typo is not silently ignored. */
-int
-mcp_args_known(struct call *c, const char *const *known)
-{
-	const cJSON	*it;
-	size_t		 i, o = 0;
-	char		 list[512] = "";
-
-	cJSON_ArrayForEach(it, c->args) {
-		for (i = 0; known[i] != NULL; i++)
-			if (strcmp(it->string, known[i]) == 0)
-				break;
-		if (known[i] != NULL)
-			continue;
-		for (i = 0; known[i] != NULL && o < sizeof(list); i++)
-			o += (size_t)snprintf(list + o, sizeof(list) - o,
-			    "%s%s", i ? ", " : "", known[i]);
-		mcp_call_fail(c, "unknown argument '%.100s' (%s takes %s)",
-		    it->string, c->tool->name, *list ? list : "none");
-		return -1;
-	}
-	return 0;
-}
-
-const cJSON *
-mcp_arg(struct call *c, const char *name)
-{
-	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(c->args, name);
-
-	return cJSON_IsNull(it) ? NULL : it;
-}
-
-int
-mcp_arg_str(struct call *c, const char *name, int required, const char **out)
-{
-	const cJSON	*it = mcp_arg(c, name);
-
-	*out = NULL;
-	if (it == NULL) {
-		if (required) {
-			mcp_call_fail(c, "%s is required", name);
-			return -1;
-		}
-		return 0;
-	}
-	if (!cJSON_IsString(it)) {
-		mcp_call_fail(c, "%s is a string", name);
-		return -1;
-	}
-	*out = it->valuestring;
-	return 0;
-}
-
-int
-mcp_arg_bool(struct call *c, const char *name, int *out)
-{
-	const cJSON	*it = mcp_arg(c, name);
-
-	if (it == NULL)
-		return 0;
-	if (!cJSON_IsBool(it)) {
-		mcp_call_fail(c, "%s is true or false", name);
-		return -1;
-	}
-	*out = cJSON_IsTrue(it);
-	return 0;
-}
-
-int
-mcp_arg_int(struct call *c, const char *name, long lo, long hi, long *out)
-{
-	const cJSON	*it = mcp_arg(c, name);
-
-	if (it == NULL)
-		return 0;
-	/* the range first: a cast of 8.4e52 to long is undefined */
-	if (!cJSON_IsNumber(it) || !(it->valuedouble >= (double)lo &&
-	    it->valuedouble <= (double)hi) ||
-	    it->valuedouble != floor(it->valuedouble)) {
-		mcp_call_fail(c, "%s is a whole number from %ld to %ld", name, lo,
-		    hi);
-		return -1;
-	}
-	*out = (long)it->valuedouble;
-	return 0;
-}
-
-int
-mcp_arg_time(struct call *c, const char *name, int64_t *ms)
-{
-	const char	*v;
-
-	*ms = LEDGER_NO_TIME;
-	if (mcp_arg_str(c, name, 0, &v) != 0)
-		return -1;
-	if (v != NULL && iso_parse_ms(v, strlen(v), ms) != 0) {
-		mcp_call_fail(c, "%s is an ISO-8601 time (2026-09-01T09:00:00Z), "
-		    "not '%s'", name, v);
-		return -1;
-	}
-	return 0;
-}
-
-/* An array of strings (8-hex ids when hex). */
-int
-mcp_arg_list(struct call *c, const char *name, int hex, const cJSON **out)
-{
-	const cJSON	*it = mcp_arg(c, name), *e;
-
-	*out = NULL;
-	if (it == NULL)
-		return 0;
-	if (!cJSON_IsArray(it))
-		goto bad;
-	cJSON_ArrayForEach(e, it)
-		if (!cJSON_IsString(e) || (hex && footprint_parse_hex(
-		    e->valuestring, strlen(e->valuestring), &(uint32_t){ 0 })))
-			goto bad;
-	*out = it;
-	return 0;
-bad:
-	mcp_call_fail(c, hex ? "%s is a list of 8-hex footprint ids (81e5eb9b)" :
-	    "%s is a list of strings", name);
-	return -1;
-}
-
 /* --- the project's files (on the pool) -------------------------------- */
 
 static int
-fold(struct call *c, struct ledger_opts *o, struct ledger **l,
+fold(struct mcp_call *c, struct ledger_opts *o, struct ledger **l,
     struct project_fold_info *fi)
 {
-	int	rc = project_fold(c->m->project, o, l, fi);
+	int	rc = project_fold(c->project, o, l, fi);
 
 	if (rc == -ENOENT)
 		mcp_call_fail(c, "no ledger at %s yet: the game's runtime writes it "
@@ -201,7 +77,7 @@ add_regime(cJSON *o, const struct project_fold_info *fi)
 }
 
 static int
-filters(struct call *c, struct ledger_opts *o)
+filters(struct mcp_call *c, struct ledger_opts *o)
 {
 	int	automated = 0;
 
@@ -217,7 +93,7 @@ static const char *const statuses[] = {
 };
 
 static void
-tool_get_issues(struct call *c)
+tool_get_issues(struct mcp_call *c)
 {
 	static const char *const known[] = { "type", "status", "from", "to",
 		"include_automated", "limit", NULL };
@@ -251,7 +127,7 @@ tool_get_issues(struct call *c)
 }
 
 static void
-tool_get_issue(struct call *c)
+tool_get_issue(struct mcp_call *c)
 {
 	static const char *const known[] = { "id", "occurrences", "from", "to",
 		"include_automated", NULL };
@@ -302,7 +178,7 @@ tool_get_issue(struct call *c)
 }
 
 static void
-tool_get_history(struct call *c)
+tool_get_history(struct mcp_call *c)
 {
 	static const char *const known[] = { "buckets", "include_automated",
 		NULL };
@@ -339,7 +215,7 @@ tool_get_history(struct call *c)
  * `skipped`.  Read backwards from the end, at most TAIL_MOST bytes.
  */
 static cJSON *
-tail_json(struct call *c, const char *path, long want)
+tail_json(struct mcp_call *c, const char *path, long want)
 {
 	cJSON		*o, *recs, *offs;
 	struct stat	 st;
@@ -470,7 +346,7 @@ fail:
 }
 
 static void
-tool_get_ledger(struct call *c)
+tool_get_ledger(struct mcp_call *c)
 {
 	static const char *const known[] = { "records", "fixes", NULL };
 	char	 path[PATH_MAX];
@@ -480,13 +356,13 @@ tool_get_ledger(struct call *c)
 	if (mcp_args_known(c, known) || mcp_arg_int(c, "records", 0, 1000, &records) ||
 	    mcp_arg_int(c, "fixes", 0, 1000, &fixes))
 		return;
-	if (project_path(c->m->project, "perf.jsonl", path, sizeof(path))) {
+	if (project_path(c->project, "perf.jsonl", path, sizeof(path))) {
 		mcp_call_fail(c, "the project path is too long");
 		return;
 	}
 	if ((perf = tail_json(c, path, records)) == NULL)
 		return;
-	project_path(c->m->project, "fixes.jsonl", path, sizeof(path));
+	project_path(c->project, "fixes.jsonl", path, sizeof(path));
 	if ((fx = tail_json(c, path, fixes)) == NULL) {
 		cJSON_Delete(perf);
 		return;
@@ -499,8 +375,10 @@ tool_get_ledger(struct call *c)
 
 /* --- get_status ------------------------------------------------------- */
 
+#define STATUS_TIMEOUT_MS 3000
+
 static void
-tool_get_status(struct call *c)
+tool_get_status(struct mcp_call *c)
 {
 	static const char *const known[] = { NULL };
 	struct watch_addr		 a;
@@ -515,11 +393,11 @@ tool_get_status(struct call *c)
 
 	if (mcp_args_known(c, known))
 		return;
-	if (c->m->daemon_url != NULL) {
-		rc = watch_url_parse(c->m->daemon_url, &a);
-		snprintf(file, sizeof(file), "--daemon %s", c->m->daemon_url);
+	if (c->daemon_url != NULL) {
+		rc = watch_url_parse(c->daemon_url, &a);
+		snprintf(file, sizeof(file), "--daemon %s", c->daemon_url);
 	} else
-		rc = watch_daemon_find(c->m->project, &a, file, sizeof(file),
+		rc = watch_daemon_find(c->project, &a, file, sizeof(file),
 		    &why);
 	if (rc == 0 && (rc = cli_daemon_get_at(&a, "/api/sloptimize/status",
 	    STATUS_TIMEOUT_MS, &st, err, sizeof(err))) == 0) {
@@ -535,7 +413,7 @@ tool_get_status(struct call *c)
 	} else if (rc == -ENOENT)
 		snprintf(err, sizeof(err), "no daemon serves the project (no "
 		    "%s): start one with sloptimized --project %s", file,
-		    c->m->project);
+		    c->project);
 	else if (*err == '\0')
 		snprintf(err, sizeof(err), "%s: %s", file, why ? why :
 		    strerror(-rc));
@@ -545,7 +423,7 @@ tool_get_status(struct call *c)
 	cJSON_AddStringToObject(c->out, "why", err);
 	cJSON_AddNullToObject(c->out, "daemon");
 	o.from_ms = o.to_ms = LEDGER_NO_TIME;
-	rc = project_fold(c->m->project, &o, &l, &fi);
+	rc = project_fold(c->project, &o, &l, &fi);
 	files = cJSON_AddObjectToObject(c->out, "files");
 	cJSON_AddStringToObject(files, "perf", fi.perf);
 	cJSON_AddStringToObject(files, "fixes", fi.fixes);
@@ -577,7 +455,7 @@ tool_get_status(struct call *c)
 /* --- record_fix, propose_fix ----------------------------------------- */
 
 static void
-fix_tool(struct call *c, const char *status)
+fix_tool(struct mcp_call *c, const char *status)
 {
 	static const char *const known[] = { "title", "footprints", "issue",
 		"solution", "commit", "files", "before", "after", "force",
@@ -601,7 +479,7 @@ fix_tool(struct call *c, const char *status)
 		return;
 	}
 	f.gone = &c->cancelled;
-	if ((rc = cli_fix_record(c->m->project, &f, &c->out, why,
+	if ((rc = cli_fix_record(c->project, &f, &c->out, why,
 	    sizeof(why))) != 0)
 		mcp_call_fail(c, "%s%s", why, rc == -EINVAL && strstr(why,
 		    "force records") ? "; pass \"force\": true to record it" :
@@ -609,13 +487,13 @@ fix_tool(struct call *c, const char *status)
 }
 
 static void
-tool_record_fix(struct call *c)
+tool_record_fix(struct mcp_call *c)
 {
 	fix_tool(c, "applied");
 }
 
 static void
-tool_propose_fix(struct call *c)
+tool_propose_fix(struct mcp_call *c)
 {
 	fix_tool(c, "proposed");
 }
@@ -625,20 +503,20 @@ tool_propose_fix(struct call *c)
 /* Not a tool error: "nothing to check against" is an answer, with the
  * exit code `sloptimize check` would give, as `exit`. */
 static void
-tool_get_profile(struct call *c)
+tool_get_profile(struct mcp_call *c)
 {
 	static const char *const known[] = { NULL };
 
 	if (mcp_args_known(c, known) == 0)
-		check_profile_doc(c->m->project, c->now_ms, &c->out);
+		check_profile_doc(c->project, c->now_ms, &c->out);
 }
 
 static void
-tool_check_budgets(struct call *c)
+tool_check_budgets(struct mcp_call *c)
 {
 	static const char *const known[] = { "counters_only", "bench",
 		"max_age", NULL };
-	struct check_opts	 o = { .project = c->m->project,
+	struct check_opts	 o = { .project = c->project,
 				    .max_age_ms = CHECK_MAX_AGE_MS,
 				    .now_ms = c->now_ms };
 	const char		*age = NULL;
@@ -663,11 +541,11 @@ tool_check_budgets(struct call *c)
 /* --- run_gate: compare only; recording a golden is the human's ---------- */
 
 static void
-tool_run_gate(struct call *c)
+tool_run_gate(struct mcp_call *c)
 {
 	static const char *const known[] = { "scene", "threshold", "launch",
 		"url", "record", NULL };
-	struct gate_opts	 o = { .project = c->m->project,
+	struct gate_opts	 o = { .project = c->project,
 				    .threshold = GATE_THRESHOLD,
 				    .cancel = &c->cancelled };
 	const cJSON		*th;
@@ -709,7 +587,7 @@ tool_run_gate(struct call *c)
  * the browser down.
  */
 static void
-tool_run_bench(struct call *c)
+tool_run_bench(struct mcp_call *c)
 {
 	static const char *const known[] = { "scene", "launch", "url",
 	    "frames", "warmup", "runs", "setup_timeout", "compare", "after",
@@ -733,7 +611,7 @@ tool_run_bench(struct call *c)
 	    mcp_arg_str(c, "change_ref", 0, &r.change_ref) ||
 	    mcp_arg_str(c, "change", 0, &r.change))
 		return;
-	r.project = c->m->project;
+	r.project = c->project;
 	r.launch = launch;
 	r.frames = (int)frames;
 	r.warmup = (int)warmup;
@@ -760,7 +638,7 @@ tool_run_bench(struct call *c)
  * is not there is a result the model reads (exit 4), as run_bench's.
  */
 static void
-attr_result(struct call *c, const char *name, int exit, cJSON *doc,
+attr_result(struct mcp_call *c, const char *name, int exit, cJSON *doc,
     const char *why)
 {
 	c->out = cJSON_CreateObject();
@@ -777,7 +655,7 @@ attr_result(struct call *c, const char *name, int exit, cJSON *doc,
 /* Run what o asks on this pool thread: a request that makes no sense is
  * a tool error, anything else a result. */
 static void
-attr_run(struct call *c, const struct attr_opts *o, const char *name)
+attr_run(struct mcp_call *c, const struct attr_opts *o, const char *name)
 {
 	cJSON	*doc = NULL;
 	char	 path[PATH_MAX], why[3 * PATH_MAX];
@@ -792,10 +670,10 @@ attr_run(struct call *c, const struct attr_opts *o, const char *name)
 
 /* The arguments both take: scene, launch, url. */
 static int
-attr_args(struct call *c, struct attr_opts *o, int required)
+attr_args(struct mcp_call *c, struct attr_opts *o, int required)
 {
 	memset(o, 0, sizeof(*o));
-	o->project = c->m->project;
+	o->project = c->project;
 	o->timeout_ms = ATTR_TIMEOUT_MS;
 	o->top = ATTR_TOP;
 	o->frames = ATTR_FRAMES;
@@ -812,7 +690,7 @@ attr_args(struct call *c, struct attr_opts *o, int required)
  * with one, a fresh walk of it in a launched browser.
  */
 static void
-tool_get_census(struct call *c)
+tool_get_census(struct mcp_call *c)
 {
 	static const char *const known[] = { "scene", "launch", "url", NULL };
 	struct attr_opts	 o;
@@ -860,7 +738,7 @@ tool_get_census(struct call *c)
 
 /* attribute_cost: the measured bisection, `sloptimize attribute --json`. */
 static void
-tool_attribute_cost(struct call *c)
+tool_attribute_cost(struct mcp_call *c)
 {
 	static const char *const known[] = { "scene", "launch", "url", "ids",
 	    "top", "frames", NULL };
@@ -908,7 +786,7 @@ tool_attribute_cost(struct call *c)
 /* repro_hitch: a hitch replayed from its view snapshot, `sloptimize
  * repro --json`: in the open tab, or a named scene with launch. */
 static void
-tool_repro_hitch(struct call *c)
+tool_repro_hitch(struct mcp_call *c)
 {
 	static const char *const known[] = { "hitch", "frames", "launch",
 	    "scene", "url", NULL };
@@ -924,7 +802,7 @@ tool_repro_hitch(struct call *c)
 	    mcp_arg_str(c, "scene", 0, &o.scene) ||
 	    mcp_arg_str(c, "url", 0, &o.url))
 		return;
-	o.project = c->m->project;
+	o.project = c->project;
 	o.frames = (int)frames;
 	o.timeout_ms = REPRO_TIMEOUT_MS;
 	o.cancel = &c->cancelled;
@@ -947,7 +825,7 @@ tool_repro_hitch(struct call *c)
 /* get_bench_ledger: bench-history.jsonl, the loop's memory: the last
  * lines (of one scene), and every line that does not parse, said. */
 static void
-tool_get_bench_ledger(struct call *c)
+tool_get_bench_ledger(struct mcp_call *c)
 {
 	static const char *const known[] = { "last", "scene", NULL };
 	const char	*scene = NULL;
@@ -959,7 +837,7 @@ tool_get_bench_ledger(struct call *c)
 	if (mcp_args_known(c, known) || mcp_arg_int(c, "last", 0, 100000,
 	    &last) || mcp_arg_str(c, "scene", 0, &scene))
 		return;
-	if (project_bench_history_read(c->m->project, 0, &lines, &skipped,
+	if (project_bench_history_read(c->project, 0, &lines, &skipped,
 	    why, sizeof(why)) != 0) {
 		mcp_call_fail(c, "%s", why);
 		return;
@@ -983,6 +861,29 @@ tool_get_bench_ledger(struct call *c)
 	    PROJECT_BENCH_HISTORY);
 	cJSON_AddItemToObject(c->out, "lines", kept);
 	cJSON_AddItemToObject(c->out, "skipped", skipped);
+}
+
+/* --- wait_for_wake: its arguments; the wait is the server's, on the loop - */
+
+static int
+tool_wait_for_wake(struct mcp_call *c)
+{
+	static const char *const known[] = { "since", "timeout_ms", "max",
+		NULL };
+	struct watch_id	 id;
+	const char	*since;
+	long		 timeout = 30000, max = 20;
+
+	if (mcp_args_known(c, known) || mcp_arg_str(c, "since", 0, &since) ||
+	    mcp_arg_int(c, "timeout_ms", 0, 600000, &timeout) ||
+	    mcp_arg_int(c, "max", 1, 1000, &max))
+		return -1;
+	if (since != NULL && watch_id_parse(since, strlen(since), &id) != 0) {
+		mcp_call_fail(c, "since is a wake id, <generation>:<offset> "
+		    "(the id= of a wake line, or next), not '%s'", since);
+		return -1;
+	}
+	return c->wait_for_wake(c, since != NULL ? &id : NULL, timeout, max);
 }
 
 /* --- the tools ---------------------------------------------------------- */
@@ -1013,7 +914,7 @@ tool_get_bench_ledger(struct call *c)
 	"\"footprints\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
 	"\"before\":{\"type\":[\"object\",\"null\"]},\"after\":{\"type\":[\"object\",\"null\"]}}}"
 
-const struct tool mcp_tools[] = {
+const struct mcp_tool mcp_tools[] = {
 	{ "get_issues", "The issue catalogue",
 	  "The issue catalogue of the game's stutters: one row per footprint "
 	  "(the identity of a cause) with count, first/last seen, builds, the "
@@ -1155,7 +1056,7 @@ const struct tool mcp_tools[] = {
 	  "\"wakes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"type\"],\"properties\":{\"type\":{\"const\":\"wake\"}}}},"
 	  "\"next\":{\"type\":[\"string\",\"null\"]},\"timedOut\":{\"type\":\"boolean\"},\"connected\":{\"type\":\"boolean\"},"
 	  "\"daemon\":{\"type\":\"string\"},\"said\":{\"type\":\"string\"}}}",
-	  1, NULL, mcp_tool_wait_for_wake },
+	  1, NULL, tool_wait_for_wake },
 	{ "run_gate", "The correctness gate",
 	  "Compare the named scene's frame with its golden (.sloptimize/goldens/"
 	  "SCENE.png) by SSIM on each of R, G and B, the same as `sloptimize "
@@ -1295,37 +1196,3 @@ const struct tool mcp_tools[] = {
 };
 
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
-
-cJSON *
-mcp_tools_list(const struct mcp *m)
-{
-	cJSON	*r = cJSON_CreateObject(), *a, *t, *an;
-	size_t	 i;
-
-	a = cJSON_AddArrayToObject(r, "tools");
-	for (i = 0; i < mcp_ntools; i++) {
-		t = cJSON_CreateObject();
-		cJSON_AddItemToArray(a, t);
-		cJSON_AddStringToObject(t, "name", mcp_tools[i].name);
-		if (m->structured)
-			cJSON_AddStringToObject(t, "title", mcp_tools[i].title);
-		cJSON_AddStringToObject(t, "description", mcp_tools[i].description);
-		cJSON_AddItemToObject(t, "inputSchema",
-		    cJSON_Parse(mcp_tools[i].input));
-		if (m->structured)
-			cJSON_AddItemToObject(t, "outputSchema",
-			    cJSON_Parse(mcp_tools[i].output));
-		if (m->annotated) {
-			an = cJSON_AddObjectToObject(t, "annotations");
-			cJSON_AddBoolToObject(an, "readOnlyHint",
-			    mcp_tools[i].read_only);
-			if (!mcp_tools[i].read_only) {
-				/* appends; never changes or removes */
-				cJSON_AddFalseToObject(an, "destructiveHint");
-				cJSON_AddFalseToObject(an, "idempotentHint");
-			}
-			cJSON_AddFalseToObject(an, "openWorldHint");
-		}
-	}
-	return r;
-}

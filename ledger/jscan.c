@@ -37,6 +37,15 @@
  * Recursion (reference) and the stack of open containers (plan building)
  * are bounded by JSCAN_MAX_DEPTH, so a line of a hundred thousand '[' is
  * refused, not a stack overflow.
+ *
+ * The files, each using only those above it in this list:
+ *   jscan_prim.h  the byte-level pieces, static inline (UTF-8, \u
+ *                 escapes, SWAR masks, whitespace, member names)
+ *   jscan.c       this file: the reference scanner and the number range
+ *                 rule both scanners apply (jscan_number_fits)
+ *   jscan_get.c   lookups and decoding on validated spans
+ *   jscan_fast.c  the fast path, the shape cache, lookups through the
+ *                 token index, and the entry points (jscan_object…)
  */
 #include <errno.h>
 #include <float.h>
@@ -44,7 +53,7 @@
 #include <string.h>
 
 #include "jscan.h"
-#include "jscan_impl.h"
+#include "jscan_prim.h"
 
 struct scan {
 	const char	*s, *p, *end;
@@ -182,6 +191,82 @@ scan_string(struct scan *sc, struct jspan *out)
 	}
 	sc->p = (const char *)p + 1;
 	return 0;
+}
+
+/*
+ * The magnitude decides almost every number without converting it: a
+ * value with its first significant digit at 10^m is finite for m < 308
+ * and overflows for m > 308 (DBL_MAX is 1.797…e308).  For m == 308 the
+ * significant digits go to strtod as D.DDD…e308 — at most 330 of them
+ * and a sticky 1 for any non-zero digit beyond, which rounds the same
+ * way: the halfway point to 2^1024 is an integer of 309 digits.  No
+ * allocation, nothing read past p + n.
+ */
+int
+jscan_number_fits(const char *p, size_t n)
+{
+	const char	*end = p + n, *ip, *fp = NULL, *fe = NULL, *q;
+	const char	*seg[2][2];
+	char		 buf[344];
+	int64_t		 idig, fz = 0, exp = 0, mag;
+	size_t		 k = 0;
+	int		 eneg = 0, sticky = 0, i;
+	double		 d;
+
+	if (p < end && *p == '-')
+		p++;
+	for (ip = p; p < end && (unsigned)(*p - '0') < 10; p++)
+		;
+	idig = ip < end && *ip == '0' ? 0 : (int64_t)(p - ip);
+	if (p < end && *p == '.') {
+		for (fp = ++p; p < end && (unsigned)(*p - '0') < 10; p++)
+			;
+		fe = p;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		if (++p < end && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		for (; p < end && (unsigned)(*p - '0') < 10; p++)
+			if (exp < 100000000)	/* far past any double */
+				exp = exp * 10 + (*p - '0');
+		if (eneg)
+			exp = -exp;
+	}
+	if (idig == 0) {
+		/* 0.000ddd: the first non-zero digit of the fraction */
+		if (fp == NULL)
+			return 1;
+		while (fp + fz < fe && fp[fz] == '0')
+			fz++;
+		if (fp + fz == fe)
+			return 1;	/* zero */
+		mag = exp - fz - 1;
+	} else
+		mag = exp + idig - 1;
+	if (mag < 308)
+		return 1;
+	if (mag > 308)
+		return 0;
+	/* the significant digits: the integer part's, then the fraction's
+	 * (past its leading zeros when the integer part is 0) */
+	seg[0][0] = idig > 0 ? ip : fp + fz;
+	seg[0][1] = idig > 0 ? ip + idig : fe;
+	seg[1][0] = idig > 0 && fp != NULL ? fp : NULL;
+	seg[1][1] = idig > 0 && fp != NULL ? fe : NULL;
+	for (i = 0; i < 2; i++)
+		for (q = seg[i][0]; q != NULL && q < seg[i][1]; q++) {
+			if (k < 332) {
+				buf[k++] = *q;
+				if (k == 1)
+					buf[k++] = '.';
+			} else if (*q != '0')
+				sticky = 1;
+		}
+	if (sticky)
+		buf[k++] = '1';
+	memcpy(buf + k, "e308", 5);
+	d = strtod(buf, NULL);
+	return d <= DBL_MAX;
 }
 
 /* A number by the grammar, and within a double's range (docs/json.md):
@@ -397,45 +482,6 @@ bad:
 	r->error = sc.error;
 	r->error_at = (size_t)(sc.error_p - line);
 	return -1;
-}
-
-int
-jscan_object_fast(const char *line, size_t len, struct jscan_result *r,
-    enum jscan_isa isa)
-{
-	int	rc = jscan_fast_object(NULL, line, len, r, isa);
-
-	if (rc != 0) {
-		memset(r->f, 0, sizeof(r->f));
-		r->error = NULL;
-		r->error_at = 0;
-		r->index = NULL;
-	}
-	return rc;
-}
-
-int
-jscan_object_isa(const char *line, size_t len, struct jscan_result *r,
-    enum jscan_isa isa)
-{
-	if (jscan_fast_object(NULL, line, len, r, isa) == 0)
-		return 0;
-	return jscan_object_ref(line, len, r);
-}
-
-int
-jscan_object_shaped(struct jscan_shapes *sh, const char *line, size_t len,
-    struct jscan_result *r)
-{
-	if (jscan_fast_object(sh, line, len, r, JSCAN_ISA_AUTO) == 0)
-		return 0;
-	return jscan_object_ref(line, len, r);
-}
-
-int
-jscan_object(const char *line, size_t len, struct jscan_result *r)
-{
-	return jscan_object_shaped(NULL, line, len, r);
 }
 
 int

@@ -139,4 +139,13 @@ int	jscan_eq(struct jspan s, const char *lit);
  * own rule, for writers that must emit valid JSON text (the MCP server). */
 int	jscan_utf8_len(const unsigned char *p, const unsigned char *end);
 
+/*
+ * Does the number p[0..n) — grammatical, as both scanners have checked —
+ * round to a finite double?  1 or 0 (docs/json.md: a number beyond a
+ * double's range, 1e999999, is refused like bad grammar).  Only a number
+ * with an exponent or 200 digits or more can be out of range; both
+ * scanners ask only then.
+ */
+int	jscan_number_fits(const char *p, size_t n);
+
 #endif

@@ -1,8 +1,13 @@
 /*
  * jscan_fast — the scanner's fast path: stage 1 (64 bytes at a time into
  * token masks), plans per line shape, the shape cache, and lookups
- * through a line's token index.  jscan.c's opening comment says how the
- * pieces fit; jscan_impl.h what the files share.
+ * through a line's token index, and the entry points (jscan_object and
+ * its variants), which try the fast path first and fall back to the
+ * reference scanner.  jscan.c's opening comment says how the pieces fit.
+ *
+ * The top of the scanner: it uses the reference scanner and the number
+ * range rule (jscan.c), the byte-walking lookups (jscan_get.c) where a
+ * line has no token index, and jscan_prim.h; none of them uses it.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -10,7 +15,7 @@
 #include <string.h>
 
 #include "jscan.h"
-#include "jscan_impl.h"
+#include "jscan_prim.h"
 
 /* --- the fast path ------------------------------------------------------ */
 
@@ -938,7 +943,9 @@ stage1_run(const char *line, size_t len, struct stage1 *s,
 	return stage1_scalar(line, len, s);
 }
 
-int
+/* 0 and r filled, or -1 when the line is not for the fast path or is
+ * refused (the reference scanner then says why). */
+static int
 jscan_fast_object(struct jscan_shapes *sh, const char *line, size_t len,
     struct jscan_result *r, enum jscan_isa isa)
 {
@@ -960,6 +967,53 @@ jscan_fast_object(struct jscan_shapes *sh, const char *line, size_t len,
 	}
 	return 0;
 }
+
+/* --- the entry points --------------------------------------------------- */
+
+/*
+ * The fast path first; a line it refuses (rare: the line is broken) or
+ * does not take is scanned again by the reference scanner (jscan.c), which
+ * gives the verdict and the reason.
+ */
+int
+jscan_object_fast(const char *line, size_t len, struct jscan_result *r,
+    enum jscan_isa isa)
+{
+	int	rc = jscan_fast_object(NULL, line, len, r, isa);
+
+	if (rc != 0) {
+		memset(r->f, 0, sizeof(r->f));
+		r->error = NULL;
+		r->error_at = 0;
+		r->index = NULL;
+	}
+	return rc;
+}
+
+int
+jscan_object_isa(const char *line, size_t len, struct jscan_result *r,
+    enum jscan_isa isa)
+{
+	if (jscan_fast_object(NULL, line, len, r, isa) == 0)
+		return 0;
+	return jscan_object_ref(line, len, r);
+}
+
+int
+jscan_object_shaped(struct jscan_shapes *sh, const char *line, size_t len,
+    struct jscan_result *r)
+{
+	if (jscan_fast_object(sh, line, len, r, JSCAN_ISA_AUTO) == 0)
+		return 0;
+	return jscan_object_ref(line, len, r);
+}
+
+int
+jscan_object(const char *line, size_t len, struct jscan_result *r)
+{
+	return jscan_object_shaped(NULL, line, len, r);
+}
+
 
 /* --- lookups through the token index ------------------------------------ */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "jscan.h"
-#include "jscan_impl.h"
+#include "jscan_prim.h"
 
 /* Bytes that may follow a number or literal: whitespace, a structural
  * character, a quote. */
@@ -106,14 +106,6 @@ value_end(const char *p, const char *end)
 			break;
 		}
 	}
-}
-
-static inline const char *
-ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
 }
 
 static struct jspan
@@ -392,82 +384,6 @@ num_fast(const char *p, size_t n, double *out)
 	(void)out;
 	return -1;
 #endif
-}
-
-/*
- * The magnitude decides almost every number without converting it: a
- * value with its first significant digit at 10^m is finite for m < 308
- * and overflows for m > 308 (DBL_MAX is 1.797…e308).  For m == 308 the
- * significant digits go to strtod as D.DDD…e308 — at most 330 of them
- * and a sticky 1 for any non-zero digit beyond, which rounds the same
- * way: the halfway point to 2^1024 is an integer of 309 digits.  No
- * allocation, nothing read past p + n.
- */
-int
-jscan_number_fits(const char *p, size_t n)
-{
-	const char	*end = p + n, *ip, *fp = NULL, *fe = NULL, *q;
-	const char	*seg[2][2];
-	char		 buf[344];
-	int64_t		 idig, fz = 0, exp = 0, mag;
-	size_t		 k = 0;
-	int		 eneg = 0, sticky = 0, i;
-	double		 d;
-
-	if (p < end && *p == '-')
-		p++;
-	for (ip = p; p < end && (unsigned)(*p - '0') < 10; p++)
-		;
-	idig = ip < end && *ip == '0' ? 0 : (int64_t)(p - ip);
-	if (p < end && *p == '.') {
-		for (fp = ++p; p < end && (unsigned)(*p - '0') < 10; p++)
-			;
-		fe = p;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		if (++p < end && (*p == '+' || *p == '-'))
-			eneg = *p++ == '-';
-		for (; p < end && (unsigned)(*p - '0') < 10; p++)
-			if (exp < 100000000)	/* far past any double */
-				exp = exp * 10 + (*p - '0');
-		if (eneg)
-			exp = -exp;
-	}
-	if (idig == 0) {
-		/* 0.000ddd: the first non-zero digit of the fraction */
-		if (fp == NULL)
-			return 1;
-		while (fp + fz < fe && fp[fz] == '0')
-			fz++;
-		if (fp + fz == fe)
-			return 1;	/* zero */
-		mag = exp - fz - 1;
-	} else
-		mag = exp + idig - 1;
-	if (mag < 308)
-		return 1;
-	if (mag > 308)
-		return 0;
-	/* the significant digits: the integer part's, then the fraction's
-	 * (past its leading zeros when the integer part is 0) */
-	seg[0][0] = idig > 0 ? ip : fp + fz;
-	seg[0][1] = idig > 0 ? ip + idig : fe;
-	seg[1][0] = idig > 0 && fp != NULL ? fp : NULL;
-	seg[1][1] = idig > 0 && fp != NULL ? fe : NULL;
-	for (i = 0; i < 2; i++)
-		for (q = seg[i][0]; q != NULL && q < seg[i][1]; q++) {
-			if (k < 332) {
-				buf[k++] = *q;
-				if (k == 1)
-					buf[k++] = '.';
-			} else if (*q != '0')
-				sticky = 1;
-		}
-	if (sticky)
-		buf[k++] = '1';
-	memcpy(buf + k, "e308", 5);
-	d = strtod(buf, NULL);
-	return d <= DBL_MAX;
 }
 
 int

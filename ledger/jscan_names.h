@@ -3,10 +3,10 @@
  * members the fold reads (enum jfield) and the block classifiers (enum
  * jscan_isa).  See jscan.h.
  *
- * A header of their own, below jscan.h, so that jscan_impl.h (what
- * jscan.c, jscan_fast.c and jscan_get.c share) can use them without
- * including jscan.h, which jscan.c includes beside it: that was an
- * include circle (issue 21).
+ * A header of their own, below jscan.h, so that jscan_prim.h (the
+ * byte-level pieces of the scanner's files: field_of names an enum
+ * jfield) can use them without including jscan.h: the primitives stay
+ * below every file of the scanner.
  */
 #ifndef LEDGER_JSCAN_NAMES_H
 #define LEDGER_JSCAN_NAMES_H

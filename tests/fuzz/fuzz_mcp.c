@@ -26,7 +26,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/mcp_impl.h"
+#include "cli/mcp.h"
+#include "cli/mcp_tools.h"
 #include "ledger/jscan.h"
 #include "refjson.h"
 
@@ -153,7 +154,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		return 0;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return 0;
-	if (mcp_open(m, project) != 0) {
+	if (mcp_open(m, project, mcp_tools, mcp_ntools) != 0) {
 		free(m);
 		return 0;
 	}

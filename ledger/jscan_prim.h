@@ -1,21 +1,22 @@
 /*
- * jscan_impl — what the scanner's three files share (jscan.c: the
- * reference scanner and the entry points; jscan_fast.c: stage 1, plans
- * and shapes, lookups through the token index; jscan_get.c: lookups on
- * validated spans, decoding).  Not for use outside ledger/jscan*.c.
+ * jscan_prim — the byte-level pieces the scanner's files share: the SWAR
+ * byte masks, UTF-8 and \u escape checks, whitespace, and which member
+ * of the fold a name is.  Header-only and static inline: they sit in the
+ * scanner's hottest loops, where a call would cost more than they do.
+ *
+ * The ground floor of the scanner: jscan.c (the reference scanner),
+ * jscan_get.c (lookups) and jscan_fast.c (the fast path) all include it,
+ * and it includes nothing of theirs, only the enums of jscan_names.h.
+ * Not for use outside ledger/jscan*.c: the short names (ws, hex4, ONES)
+ * are the scanner's own.
  */
-#ifndef LEDGER_JSCAN_IMPL_H
-#define LEDGER_JSCAN_IMPL_H
+#ifndef LEDGER_JSCAN_PRIM_H
+#define LEDGER_JSCAN_PRIM_H
 
 #include <stdint.h>
 #include <string.h>
 
-/* Not jscan.h: jscan.c includes this, and an include back would be a
- * circle (issue 21).  The scanner's structs are only named here. */
 #include "ledger/jscan_names.h"
-
-struct jscan_result;
-struct jscan_shapes;
 
 /* LEDGER_PORTABLE builds the plain-C paths only, as on other machines. */
 #if defined(__x86_64__) && !defined(LEDGER_PORTABLE)
@@ -124,18 +125,13 @@ field_of(const char *p, uint32_t n)
 }
 #undef IS
 
-/*
- * Does the number p[0..n) — grammatical, as both scanners have checked —
- * round to a finite double?  1 or 0 (docs/json.md: a number beyond a
- * double's range, 1e999999, is refused like bad grammar).  Only a number
- * with an exponent or 200 digits or more can be out of range; both
- * scanners ask only then (jscan_get.c).
- */
-int	jscan_number_fits(const char *p, size_t n);
-
-/* The fast path (jscan_fast.c): 0 and r filled, or -1 when the line is
- * not for it or is refused (the reference scanner then says why). */
-int	jscan_fast_object(struct jscan_shapes *sh, const char *line,
-	    size_t len, struct jscan_result *r, enum jscan_isa isa);
+/* Past the JSON whitespace at p. */
+static inline const char *
+ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
 
 #endif
