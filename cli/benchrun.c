@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "browser/browser.h"
 #include "cli/bench_budgets.h"
 #include "cli/benchrun.h"
@@ -55,15 +55,6 @@ fail(struct bench_outcome *o, int code, const char *fmt, ...)
 	return code;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 const char *
 bench_exit_meaning(int code, int compared)
 {
@@ -84,7 +75,7 @@ static void
 trace(const char *what)
 {
 	static int64_t	t0;
-	int64_t		now = mono_ms();
+	int64_t		now = base_mono_ms();
 
 	if (getenv("SLOPTIMIZE_BENCH_TRACE") == NULL)
 		return;
@@ -552,7 +543,7 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
 	struct pagerun		*pr;
 	char			 url[2300], why[BROWSER_WHY_MAX];
 	cJSON			*res = NULL, *doc, *run;
-	int64_t			 t0 = mono_ms();
+	int64_t			 t0 = base_mono_ms();
 	int			 rc, breach, sig;
 
 	trace("launch");
@@ -578,7 +569,7 @@ launch_and_run(const struct bench_req *r, const struct bench_budgets *bb,
 		cJSON_Delete(res);
 		return rc;
 	}
-	doc = bench_doc(r, res, why, url, mono_ms() - t0, o->err,
+	doc = bench_doc(r, res, why, url, base_mono_ms() - t0, o->err,
 	    sizeof(o->err));
 	cJSON_Delete(res);
 	if (doc == NULL)

@@ -207,3 +207,14 @@ cli_str(const cJSON *o, const char *k, const char *dflt)
 
 	return s != NULL ? s : dflt;
 }
+
+void
+cli_add_source(cJSON *o, const struct project_fold_info *fi)
+{
+	cJSON	*s = cJSON_AddObjectToObject(o, "source");
+
+	cJSON_AddStringToObject(s, "perf", fi->perf);
+	cJSON_AddStringToObject(s, "fixes", fi->fixes);
+	cJSON_AddNumberToObject(s, "bytes", (double)fi->bytes);
+	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
+}

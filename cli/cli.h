@@ -48,7 +48,6 @@ int	cli_parse(int argc, char **argv, const struct cli_opt *opts,
 	    struct cli_common *c, const char *usage, const char **pos,
 	    int *npos);
 
-/* "3h ago", "12s ago", "just now" */
 /*
  * A whole-number option: 0 with *out, or -1 after saying on stderr
  * "sloptimize VERB: --NAME is a whole number from LO to HI, not 'S'".
@@ -56,6 +55,8 @@ int	cli_parse(int argc, char **argv, const struct cli_opt *opts,
  */
 int	cli_whole(const char *verb, const char *name, const char *s, long lo,
 	    long hi, long *out);
+
+/* "3h ago", "12s ago", "just now" */
 void	format_ago(int64_t ms, char *out, size_t cap);
 
 /* Print a cJSON tree to stdout, pretty, with a final newline. */
@@ -67,5 +68,10 @@ int	print_json(const cJSON *o);
 const cJSON	*cli_get(const cJSON *o, const char *k);
 double		 cli_num(const cJSON *o, const char *k, double dflt);
 const char	*cli_str(const cJSON *o, const char *k, const char *dflt);
+
+/* o.source = {perf, fixes, bytes, partialBytes}: which files an answer
+ * was folded from, and how much of them (the CLI's --json and the MCP
+ * tools say it alike). */
+void	cli_add_source(cJSON *o, const struct project_fold_info *fi);
 
 #endif

@@ -89,6 +89,8 @@ struct run {
 	double			 ms_capture, ms_compare, ms_write;
 };
 
+/* Fractional milliseconds (base_mono_ms() rounds down to whole ones):
+ * a comparison of a small frame takes less than one. */
 static double
 now_ms(void)
 {

@@ -93,17 +93,6 @@ fold_or_explain(const char *verb, const struct cli_common *c,
 	return EXIT_NOTHING;
 }
 
-static void
-add_source(cJSON *o, const struct project_fold_info *fi)
-{
-	cJSON	*s = cJSON_AddObjectToObject(o, "source");
-
-	cJSON_AddStringToObject(s, "perf", fi->perf);
-	cJSON_AddStringToObject(s, "fixes", fi->fixes);
-	cJSON_AddNumberToObject(s, "bytes", (double)fi->bytes);
-	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
-}
-
 /* The catalogue (q) or the timeline (buckets) as JSON on stdout, with
  * its source, streamed a row at a time: memory does not grow with the
  * number of causes.  Consumes l. */
@@ -115,7 +104,7 @@ write_json(const char *verb, struct ledger *l,
 	cJSON	*extra = cJSON_CreateObject();
 	int	 rc;
 
-	add_source(extra, fi);
+	cli_add_source(extra, fi);
 	if (reg != NULL)
 		cJSON_AddItemToObject(extra, "regime", cli_regime_json(reg));
 	rc = q != NULL ? ledger_issues_write(l, q, now_ms, extra,
@@ -606,7 +595,7 @@ verb_issues(int argc, char **argv)
 		return EXIT_FINDINGS;
 	}
 	if (c.json) {
-		add_source(out, &fi);
+		cli_add_source(out, &fi);
 		cJSON_AddItemToObject(out, "regime", cli_regime_json(&reg));
 		print_json(out);
 	} else if (fp != NULL)
@@ -757,7 +746,7 @@ verb_report(int argc, char **argv)
 	rank_rows(cJSON_GetObjectItemCaseSensitive(out, "issues"), 5, 1);
 	cli_regime_recent(fi.perf, &reg);
 	if (c.json) {
-		add_source(out, &fi);
+		cli_add_source(out, &fi);
 		cJSON_AddItemToObject(out, "regime", cli_regime_json(&reg));
 		print_json(out);
 	} else {
@@ -925,7 +914,7 @@ verb_history(int argc, char **argv)
 		return EXIT_FINDINGS;
 	}
 	if (c.json) {
-		add_source(out, &fi);
+		cli_add_source(out, &fi);
 		print_json(out);
 	} else {
 		int	software = 0, mixed = 0;

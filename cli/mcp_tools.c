@@ -54,17 +54,6 @@ fold(struct mcp_call *c, struct ledger_opts *o, struct ledger **l,
 	return rc;
 }
 
-static void
-add_source(cJSON *o, const struct project_fold_info *fi)
-{
-	cJSON	*s = cJSON_AddObjectToObject(o, "source");
-
-	cJSON_AddStringToObject(s, "perf", fi->perf);
-	cJSON_AddStringToObject(s, "fixes", fi->fixes);
-	cJSON_AddNumberToObject(s, "bytes", (double)fi->bytes);
-	cJSON_AddNumberToObject(s, "partialBytes", (double)fi->partial);
-}
-
 /* What the last heartbeats ran on (cli/regime.h): an agent reading the
  * rows' timings is told when a software renderer made them. */
 static void
@@ -120,7 +109,7 @@ tool_get_issues(struct mcp_call *c)
 	if (fold(c, &o, &l, &fi) != 0)
 		return;
 	if ((c->out = ledger_issues_json(l, &q, c->now_ms)) != NULL) {
-		add_source(c->out, &fi);
+		cli_add_source(c->out, &fi);
 		add_regime(c->out, &fi);
 	}
 	ledger_destroy(l);
@@ -173,7 +162,7 @@ tool_get_issue(struct mcp_call *c)
 	while (cJSON_GetArraySize(occ) > keep)
 		cJSON_DeleteItemFromArray(occ, 0);
 	cJSON_AddNumberToObject(c->out, "occurrencesTotal", total);
-	add_source(c->out, &fi);
+	cli_add_source(c->out, &fi);
 	add_regime(c->out, &fi);
 }
 
@@ -198,7 +187,7 @@ tool_get_history(struct mcp_call *c)
 	if (fold(c, &o, &l, &fi) != 0)
 		return;
 	if ((c->out = ledger_history_json(l, (int)buckets, c->now_ms)) != NULL)
-		add_source(c->out, &fi);
+		cli_add_source(c->out, &fi);
 	ledger_destroy(l);
 }
 
