@@ -69,9 +69,14 @@ const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_
 // the kind of the task under way and of the longest (OWN_KINDS: numbers,
 // so naming it allocates nothing)
 const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5;
-const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7;
+const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
+  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10;
 const OWN_KINDS = ['other', 'after-frame (census slices, hitch records)', 'long-animation-frame observer', 'every-second (context)',
-  'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send'];
+  'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send (mostly the fetch() call)',
+  'outbox send (mostly sealing: JSON.stringify of the batch)', 'outbox answer (the daemon\'s reply handled)',
+  'view snapshot send'];
+// the outbox's parts of its own time (delivery.js, onOwn)
+const OUTBOX_KIND = { seal: K_SEAL, fetch: K_SEND, answer: K_ANSWER };
 // work for the after-frame task, per queued frame
 const W_CENSUS = 1, W_HITCH = 2;
 const CAM = 7;                    // camera position xyz + quaternion xyzw, per queued hitch
@@ -305,7 +310,7 @@ class Recorder {
     this.fetch = fetchFn || (typeof fetch === 'function' ? fetch.bind(globalThis) : null);
     this.snapshots = { sent: 0, failed: 0, lastError: null };
     this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed(),
-      onOwn: (ms) => this.ownAdd(ms, K_SEND) });
+      onOwn: (ms, part) => this.ownAdd(ms, OUTBOX_KIND[part] ?? K_SEND) });
     // a WebGPURenderer's info counts differently (render.calls counts
     // render passes, not draws; there is no program list): say so, and
     // never hand those counters on as if they were WebGL's
@@ -1394,7 +1399,7 @@ class Recorder {
       } catch (e) {
         p = Promise.reject(e);
       }
-      this.ownAdd(performance.now() - a, K_SEND);
+      this.ownAdd(performance.now() - a, K_SNAPSHOT);
       p.then((res) => {
         if (res && res.ok) this.snapshots.sent++;
         else { this.snapshots.failed++; this.snapshots.lastError = `HTTP ${res ? res.status : '?'}`; }

@@ -412,6 +412,29 @@ test('outbox: a proxy\'s 500 or 502 in plain text is not the daemon — not "rea
   } finally { srv.s.close(); }
 });
 
+test('outbox: its own time says which part cost it — sealing the batch, the fetch() call, the answer', async () => {
+  // a scripted clock: sealing a record costs 3 ms, calling fetch() 7 ms,
+  // or 1 ms and 20 ms; no real time is measured
+  let clock = 0, fetchMs = 7;
+  const own = [];
+  const rec = (n) => ({ n, toJSON() { clock += 3; return { n }; } });
+  const fetchFn = async () => {
+    clock += fetchMs;
+    return { ok: true, status: 200, json: async () => ({ accepted: 1 }), headers: { get: () => null } };
+  };
+  const ob = new Outbox({ fetch: fetchFn, ownNow: () => clock, onOwn: (ms, part) => own.push([ms, part]) });
+  ob.push(rec(1));
+  await ob.flush();
+  assert.deepEqual(own[0], [10, 'fetch'], 'seal 3 + fetch 7: mostly the call');
+  assert.equal(own.at(-1)[1], 'answer', 'the reply handled after the await is its own part');
+  own.length = 0;
+  fetchMs = 1;
+  ob.push(rec(2)); ob.push(rec(3));
+  await ob.flush();
+  assert.deepEqual(own[0], [7, 'seal'], 'seal 2 × 3 + fetch 1: mostly sealing');
+  ob.stop();
+});
+
 test('outbox: a record not ready holds the ones after it; a daemon that is gone is said, not waited on', async () => {
   const srv = await server((req, res, body, got) => { got.push(...JSON.parse(body)); res.end('{"accepted":1}'); });
   try {
