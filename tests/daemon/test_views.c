@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -142,8 +144,7 @@ written_whole_and_bounded(void **state)
 	assert_int_equal(st.st_size, 7);
 	snprintf(path, sizeof(path), "%s/hitch-p-300.json.tmp", dir);
 	assert_int_not_equal(stat(path, &st), 0);
-	snprintf(path, sizeof(path), "rm -rf '%s'", root);
-	assert_int_equal(system(path), 0);
+	assert_int_equal(unitfs_rmrf(root), 0);
 }
 
 int

@@ -18,37 +18,19 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include <cjson/cJSON.h>
 
 #include "image/pngio.h"
 
 #define DIR	"tests/fixtures/png/"
 
-static void *
-slurp(const char *path, size_t *len)
-{
-	FILE	*f = fopen(path, "rb");
-	char	*buf = NULL;
-	long	 n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 static void
 pngio_fixtures(void **state)
 {
 	size_t		 len, flen, i;
-	char		*text = slurp(DIR "png.json", &len), path[256];
+	char		*text = unitfs_slurp(DIR "png.json", &len), path[256];
 	char		 why[PNGIO_WHY_MAX];
 	cJSON		*doc = cJSON_Parse(text), *c;
 	int		 good = 0, bad = 0;
@@ -63,7 +45,7 @@ pngio_fixtures(void **state)
 		int			 rc;
 
 		snprintf(path, sizeof(path), DIR "%s", file);
-		data = slurp(path, &flen);
+		data = unitfs_slurp(path, &flen);
 		why[0] = '\0';
 		rc = pngio_decode(data, flen, 0, &im, why, sizeof(why));
 		if (cJSON_IsTrue(cJSON_GetObjectItem(c, "refused"))) {

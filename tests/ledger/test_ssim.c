@@ -21,6 +21,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include <cjson/cJSON.h>
 
 #include "image/pngio.h"
@@ -32,27 +34,6 @@
 #define SSIM_TOL	1e-12
 #define MAP_TOL		1e-6
 
-static void *
-slurp(const char *path, size_t *len)
-{
-	FILE	*f = fopen(path, "rb");
-	char	*buf;
-	long	 n;
-
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 static void
 load(const char *name, struct pngio_image *im)
 {
@@ -61,7 +42,7 @@ load(const char *name, struct pngio_image *im)
 	void	*data;
 
 	snprintf(path, sizeof(path), DIR "%s", name);
-	data = slurp(path, &len);
+	data = unitfs_slurp(path, &len);
 	if (pngio_decode(data, len, 0, im, why, sizeof(why)) != 0)
 		fail_msg("%s: %s", name, why);
 	free(data);
@@ -89,7 +70,7 @@ static void
 ssim_matches_scikit_image(void **state)
 {
 	size_t		 len;
-	char		*text = slurp(DIR "ssim.json", &len);
+	char		*text = unitfs_slurp(DIR "ssim.json", &len);
 	cJSON		*doc = cJSON_Parse(text), *c, *p;
 	double		 worst = 0, worst_map = 0;
 	int		 cases = 0, ch;
@@ -169,7 +150,7 @@ static void
 ssim_tint_caught_per_channel(void **state)
 {
 	size_t			 len;
-	char			*text = slurp(DIR "ssim.json", &len);
+	char			*text = unitfs_slurp(DIR "ssim.json", &len);
 	cJSON			*doc = cJSON_Parse(text), *c, *tint = NULL;
 	struct pngio_image	 a, b;
 	struct ssim_image	 va, vb;

@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include "ledger/ledger.h"
 #include "project/append.h"
 #include "project/project.h"
@@ -39,8 +41,7 @@ setup(void **state)
 	struct fx	*fx = calloc(1, sizeof(*fx));
 
 	assert_non_null(fx);
-	strcpy(fx->root, "/tmp/sloptimize-append-XXXXXX");
-	assert_non_null(mkdtemp(fx->root));
+	unitfs_tmpdir(fx->root, sizeof(fx->root), "append");
 	assert_int_equal(project_path(fx->root, "perf.jsonl", fx->perf,
 	    sizeof(fx->perf)), 0);
 	assert_int_equal(project_path(fx->root, "fixes.jsonl", fx->fixes,
@@ -53,39 +54,11 @@ static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
-	char		 cmd[PATH_MAX + 16];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
-	if (system(cmd) != 0)
+	if (unitfs_rmrf(fx->root) != 0)
 		return -1;
 	free(fx);
 	return 0;
-}
-
-/* The whole file, NUL-terminated (freed by the caller). */
-static char *
-slurp(const char *path)
-{
-	FILE	*f = fopen(path, "r");
-	char	*buf = calloc(1, 1 << 20);
-	size_t	 n;
-
-	assert_non_null(f);
-	assert_non_null(buf);
-	n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static void
-put(const char *path, const char *text)
-{
-	int	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
 }
 
 static void
@@ -185,7 +158,7 @@ append_batch_array_in_order(void **state)
 	assert_non_null(strstr(b.list[0].why, "ISO-8601"));
 	assert_int_equal(b.list[1].index, 2);
 	assert_string_equal(b.list[1].why, "not a JSON object");
-	got = slurp(fx->perf);	/* .sloptimize/ was made for us */
+	got = unitfs_slurp(fx->perf, NULL);	/* .sloptimize/ was made for us */
 	assert_string_equal(got,
 	    "{\"type\":\"heartbeat\",\"at\":\"2026-11-29T12:00:00Z\",\"n\":0,"
 	    "\"s\":\"two  spaces\"}\n"
@@ -215,13 +188,13 @@ append_batch_ndjson_and_torn_tail(void **state)
 	    "{\"type\":\"c\",\"at\":\"2026-11-29T12:00:02Z\"}";
 
 	mkproject(fx);
-	put(fx->perf, "{\"type\":\"torn\"");	/* no newline: a writer died */
+	unitfs_puts(fx->perf, "{\"type\":\"torn\"");	/* no newline: a writer died */
 	assert_int_equal(project_records_append(fx->root, body, strlen(body),
 	    NULL, &b, why, sizeof(why)), 0);
 	assert_int_equal(b.records, 3);
 	assert_int_equal(b.accepted, 2);
 	assert_int_equal(b.list[0].index, 1);
-	got = slurp(fx->perf);
+	got = unitfs_slurp(fx->perf, NULL);
 	assert_string_equal(got, "{\"type\":\"torn\"\n"
 	    "{\"type\":\"a\",\"at\":\"2026-11-29T12:00:00Z\"}\n"
 	    "{\"type\":\"c\",\"at\":\"2026-11-29T12:00:02Z\"}\n");
@@ -282,7 +255,7 @@ append_refuses_numbers_out_of_range(void **state)
 	assert_int_equal(project_records_append(fx->root, arr, strlen(arr),
 	    NULL, &b, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "number out of range"));
-	got = slurp(fx->perf);
+	got = unitfs_slurp(fx->perf, NULL);
 	assert_string_equal(got, "{\"type\":\"hitch\",\"at\":"
 	    "\"2026-11-29T12:00:00Z\",\"frameMs\":150}\n");
 	free(got);
@@ -317,7 +290,7 @@ append_fix_filled_in_and_checked(void **state)
 		snprintf(dir, sizeof(dir), "%s/.sloptimize", fx->root);
 		assert_int_equal(mkdir(dir, 0755), 0);
 	}
-	put(fx->perf, "{\"type\":\"hitch\",\"at\":\"2026-09-01T09:00:00Z\","
+	unitfs_puts(fx->perf, "{\"type\":\"hitch\",\"at\":\"2026-09-01T09:00:00Z\","
 	    "\"frameMs\":150,\"footprint\":{\"v\":2,\"id\":\"81e5eb9b\","
 	    "\"key\":\"k\"}}\n");
 	/* a typo of it: refused, the known one named */
@@ -340,7 +313,7 @@ append_fix_filled_in_and_checked(void **state)
 	assert_int_equal(project_fix_append(fx->root, rec, NULL, why,
 	    sizeof(why)), 0);
 	assert_null(cJSON_GetObjectItem(rec, "force"));
-	got = slurp(fx->fixes);
+	got = unitfs_slurp(fx->fixes, NULL);
 	assert_null(strstr(got, "force"));
 	assert_non_null(strchr(got, '\n'));
 	assert_int_equal(strchr(got, '\n')[1], '\0');
@@ -370,7 +343,7 @@ append_fix_filled_in_and_checked(void **state)
 	    sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "ISO-8601"));
 	cJSON_Delete(rec);
-	got = slurp(fx->fixes);
+	got = unitfs_slurp(fx->fixes, NULL);
 	assert_int_equal(strchr(got, '\n')[1], '\0');	/* still one line */
 	free(got);
 }
@@ -389,7 +362,7 @@ append_lock_deadline_and_gone(void **state)
 	int			 holder;
 
 	mkproject(fx);
-	put(fx->fixes, "");
+	unitfs_puts(fx->fixes, "");
 	/* another open file description: flock conflicts with it */
 	holder = open(fx->fixes, O_RDONLY);
 	assert_true(holder >= 0);

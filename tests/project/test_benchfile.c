@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include "project/bench.h"
 
 #define HASH	"sha256:dd9512c7ab8f52bbadce96ddb050e3a2c5a9f25808fd0365200c7b20650ef397"
@@ -47,11 +49,8 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char	cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", project);
-	return system(cmd) == 0 ? 0 : -1;
+	return unitfs_rmrf(project);
 }
 
 static void

@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include "ledger/ledger.h"
 #include "project/project.h"
 
@@ -54,23 +56,11 @@ static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
-	char		 cmd[PATH_MAX + 16];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
-	if (system(cmd) != 0)
+	if (unitfs_rmrf(fx->root) != 0)
 		return -1;
 	free(fx);
 	return 0;
-}
-
-static void
-put(const char *path, const char *text)
-{
-	int	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
 }
 
 static void
@@ -117,7 +107,7 @@ project_open_refuses_what_is_not_a_file(void **state)
 	    -PROJECT_ENOTREG);
 	close(s);
 	assert_int_equal(unlink(fx->perf), 0);
-	put(fx->perf, "x\n");
+	unitfs_puts(fx->perf, "x\n");
 	assert_int_equal(project_open(fx->perf, O_RDONLY, 0, &fd), 0);
 	assert_true(fd >= 0);
 	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
@@ -138,7 +128,7 @@ project_fold_says_which_file(void **state)
 
 	assert_int_equal(project_fold(fx->root, &o, &l, &info), -ENOENT);
 	assert_null(l);
-	put(fx->perf, "{\"type\":\"hitch\",\"at\":\"2026-11-29T12:00:00Z\","
+	unitfs_puts(fx->perf, "{\"type\":\"hitch\",\"at\":\"2026-11-29T12:00:00Z\","
 	    "\"frameMs\":150}\n{\"type\":\"hitch\",\"frameMs\":1");
 	assert_int_equal(project_fold(fx->root, &o, &l, &info), 0);
 	ledger_counts(l, &c);

@@ -29,6 +29,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include "ledger/footprint.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_impl.h"
@@ -67,11 +69,8 @@ group_setup(void **state)
 static int
 group_teardown(void **state)
 {
-	char	cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", gen_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return unitfs_rmrf(gen_dir);
 }
 
 static int
@@ -81,8 +80,7 @@ setup(void **state)
 	char		 dir[340];
 
 	assert_non_null(fx);
-	strcpy(fx->root, "/tmp/sloptimize-ckpt-XXXXXX");
-	assert_non_null(mkdtemp(fx->root));
+	unitfs_tmpdir(fx->root, sizeof(fx->root), "ckpt");
 	snprintf(fx->proj, sizeof(fx->proj), "%s/game", fx->root);
 	snprintf(dir, sizeof(dir), "%s/.sloptimize", fx->proj);
 	assert_int_equal(mkdir(fx->proj, 0755), 0);
@@ -98,10 +96,8 @@ static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
-	char		 cmd[300];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
-	if (system(cmd) != 0)
+	if (unitfs_rmrf(fx->root) != 0)
 		return -1;
 	free(fx);
 	return 0;

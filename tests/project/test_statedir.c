@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include "ledger/footprint.h"
 #include "project/statedir.h"
 
@@ -35,8 +37,7 @@ setup(void **state)
 	struct fx	*fx = calloc(1, sizeof(*fx));
 
 	assert_non_null(fx);
-	strcpy(fx->root, "/tmp/sloptimize-statedir-XXXXXX");
-	assert_non_null(mkdtemp(fx->root));
+	unitfs_tmpdir(fx->root, sizeof(fx->root), "statedir");
 	snprintf(fx->file, sizeof(fx->file), "%s/state", fx->root);
 	snprintf(fx->tmp, sizeof(fx->tmp), "%s.tmp", fx->file);
 	*state = fx;
@@ -47,36 +48,11 @@ static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
-	char		 cmd[PATH_MAX + 16];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
-	if (system(cmd) != 0)
+	if (unitfs_rmrf(fx->root) != 0)
 		return -1;
 	free(fx);
 	return 0;
-}
-
-static void
-put(const char *path, const char *text)
-{
-	int	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-}
-
-static size_t
-get(const char *path, char *buf, size_t cap)
-{
-	int	fd = open(path, O_RDONLY);
-	ssize_t	n;
-
-	assert_true(fd >= 0);
-	n = read(fd, buf, cap);
-	assert_true(n >= 0);
-	close(fd);
-	return (size_t)n;
 }
 
 /* --- statedir --------------------------------------------------------- */
@@ -164,7 +140,7 @@ statedir_make_and_lock(void **state)
 	assert_int_equal(statedir_lock(dir, &fd, &holder), 0);
 	assert_true(fd >= 0);
 	snprintf(lockfile, sizeof(lockfile), "%s/lock", dir);
-	pidtxt[get(lockfile, pidtxt, sizeof(pidtxt) - 1)] = '\0';
+	pidtxt[unitfs_get(lockfile, pidtxt, sizeof(pidtxt) - 1)] = '\0';
 	assert_int_equal(strtol(pidtxt, NULL, 10), (long)getpid());
 
 	/* A second daemon (another process) is refused and told who. */
@@ -288,7 +264,7 @@ statedir_write_replaces_stale_temp(void **state)
 	struct stat	 st;
 	size_t		 n;
 
-	put(fx->tmp, "garbage from a crash, longer than the new content");
+	unitfs_puts(fx->tmp, "garbage from a crash, longer than the new content");
 	assert_int_equal(chmod(fx->tmp, 0444), 0);
 	assert_int_equal(statedir_write(fx->file, "ok", 2, 0600), 0);
 	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
@@ -309,7 +285,7 @@ statedir_write_failure_keeps_old(void **state)
 
 	assert_int_equal(mkdir(fx->file, 0700), 0);
 	snprintf(inner, sizeof(inner), "%s/keep", fx->file);
-	put(inner, "kept");
+	unitfs_puts(inner, "kept");
 	assert_true(statedir_write(fx->file, "new", 3, 0600) < 0);
 	assert_int_equal(access(fx->tmp, F_OK), -1);
 	assert_int_equal(access(inner, F_OK), 0);
@@ -330,10 +306,10 @@ statedir_read_refuses(void **state)
 	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n),
 	    -ENOENT);
 	assert_int_equal(n, 0);
-	put(fx->file, "12345678");
+	unitfs_puts(fx->file, "12345678");
 	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n), 0);
 	assert_int_equal(n, 8);
-	put(fx->file, "123456789");
+	unitfs_puts(fx->file, "123456789");
 	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n),
 	    -EFBIG);
 	assert_int_equal(unlink(fx->file), 0);
@@ -341,7 +317,7 @@ statedir_read_refuses(void **state)
 	assert_int_equal(statedir_read(fx->file, buf, sizeof(buf), &n),
 	    -ESPIPE);
 	snprintf(link, sizeof(link), "%s/link", fx->root);
-	put(fx->tmp, "secret");
+	unitfs_puts(fx->tmp, "secret");
 	assert_int_equal(symlink(fx->tmp, link), 0);
 	assert_int_equal(statedir_read(link, buf, sizeof(buf), &n), -ESPIPE);
 	assert_int_equal(statedir_remove(link), 0);
@@ -408,7 +384,7 @@ statedir_open_refuses(void **state)
 
 	assert_int_equal(statedir_open(fx->file, &fd, &size), -ENOENT);
 	assert_int_equal(fd, -1);
-	put(fx->file, "abc");
+	unitfs_puts(fx->file, "abc");
 	assert_int_equal(statedir_open(fx->file, &fd, &size), 0);
 	assert_int_equal(size, 3);
 	assert_int_equal(read(fd, buf, sizeof(buf)), 3);
@@ -440,7 +416,7 @@ statedir_token_made_and_kept(void **state)
 	assert_int_equal(strlen(tok), STATEDIR_TOKEN_LEN);
 	for (i = 0; i < STATEDIR_TOKEN_LEN; i++)
 		assert_non_null(strchr("0123456789abcdef", tok[i]));
-	assert_int_equal(get(path, buf, sizeof(buf)), STATEDIR_TOKEN_LEN + 1);
+	assert_int_equal(unitfs_get(path, buf, sizeof(buf)), STATEDIR_TOKEN_LEN + 1);
 	assert_memory_equal(buf, tok, STATEDIR_TOKEN_LEN);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
@@ -454,7 +430,7 @@ statedir_token_made_and_kept(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 
 	/* a damaged one is replaced */
-	put(path, "not a token\n");
+	unitfs_puts(path, "not a token\n");
 	assert_int_equal(statedir_token(fx->root, again, &what), 0);
 	assert_true(what & STATEDIR_TOKEN_REMADE);
 	assert_int_equal(strlen(again), STATEDIR_TOKEN_LEN);
@@ -477,10 +453,10 @@ statedir_settings_round_trip(void **state)
 	assert_int_equal(statedir_settings_write(fx->root, "sometimes", 0),
 	    -EINVAL);
 	snprintf(path, sizeof(path), "%s/settings.json", fx->root);
-	put(path, "{\"loop\":\"max\"}");
+	unitfs_puts(path, "{\"loop\":\"max\"}");
 	assert_int_equal(statedir_settings_read(fx->root, loop, sizeof(loop)),
 	    -EBADMSG);
-	put(path, "{\"loop\":");
+	unitfs_puts(path, "{\"loop\":");
 	assert_int_equal(statedir_settings_read(fx->root, loop, sizeof(loop)),
 	    -EBADMSG);
 	assert_true(statedir_loop_valid("off") && statedir_loop_valid("apply"));

@@ -41,6 +41,7 @@
 #include <syslog.h>
 #include <uv.h>
 
+#include "tests/unitfs.h"
 #include "watchers/cursor.h"
 #include "watchers/tailer.h"
 
@@ -304,7 +305,6 @@ static __attribute__((unused)) int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
-	char		 cmd[PATH_MAX + 16];
 
 	tail_stop(fx);
 	if (fx->dropped && seteuid(0) != 0)
@@ -319,8 +319,7 @@ teardown(void **state)
 	/* Every handle the tailer had is closed: the loop closes cleanly. */
 	if (uv_loop_close(&fx->loop) != 0)
 		return -1;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
-	if (system(cmd) != 0)
+	if (unitfs_rmrf(fx->root) != 0)
 		return -1;
 	free(fx->log);
 	free(fx);

@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unitfs.h"
+
 #include "ledger/footprint.h"
 #include "watchers/cursor.h"
 
@@ -41,8 +43,7 @@ setup(void **state)
 	struct fx	*fx = calloc(1, sizeof(*fx));
 
 	assert_non_null(fx);
-	strcpy(fx->root, "/tmp/sloptimize-cursor-XXXXXX");
-	assert_non_null(mkdtemp(fx->root));
+	unitfs_tmpdir(fx->root, sizeof(fx->root), "cursor");
 	snprintf(fx->cursor, sizeof(fx->cursor), "%s/cursor", fx->root);
 	snprintf(fx->file, sizeof(fx->file), "%s/perf.jsonl", fx->root);
 	*state = fx;
@@ -53,36 +54,11 @@ static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
-	char		 cmd[PATH_MAX + 16];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
-	if (system(cmd) != 0)
+	if (unitfs_rmrf(fx->root) != 0)
 		return -1;
 	free(fx);
 	return 0;
-}
-
-static void
-put(const char *path, const void *data, size_t n)
-{
-	int	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, data, n), (ssize_t)n);
-	close(fd);
-}
-
-static size_t
-get(const char *path, char *buf, size_t cap)
-{
-	int	fd = open(path, O_RDONLY);
-	ssize_t	n;
-
-	assert_true(fd >= 0);
-	n = read(fd, buf, cap);
-	assert_true(n >= 0);
-	close(fd);
-	return (size_t)n;
 }
 
 /* A cursor that points just past line `k` of the ledger in `path`. */
@@ -205,10 +181,10 @@ cursor_torn_every_length(void **state)
 
 	sample(&c);
 	assert_int_equal(cursor_save(fx->cursor, &c), 0);
-	n = get(fx->cursor, img, sizeof(img));
+	n = unitfs_get(fx->cursor, img, sizeof(img));
 	assert_true(n > 100);
 	for (len = 0; len < n; len++) {
-		put(fx->cursor, img, len);
+		unitfs_put(fx->cursor, img, len);
 		why[0] = '\0';
 		assert_int_equal(cursor_load(fx->cursor, &d, why,
 		    sizeof(why)), -EBADMSG);
@@ -219,7 +195,7 @@ cursor_torn_every_length(void **state)
 	}
 	/* And grown with junk after the checksum line. */
 	memcpy(img + n, "x\n", 2);
-	put(fx->cursor, img, n + 2);
+	unitfs_put(fx->cursor, img, n + 2);
 	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
 	    -EBADMSG);
 }
@@ -234,7 +210,7 @@ cursor_nul_filled(void **state)
 
 	/* What a crash after the size was updated but not the data leaves. */
 	memset(img, 0, sizeof(img));
-	put(fx->cursor, img, 180);
+	unitfs_put(fx->cursor, img, 180);
 	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
 	    -EBADMSG);
 	assert_non_null(strstr(why, "NUL"));
@@ -242,9 +218,9 @@ cursor_nul_filled(void **state)
 	/* NULs over the middle of a real one. */
 	sample(&c);
 	assert_int_equal(cursor_save(fx->cursor, &c), 0);
-	n = get(fx->cursor, img, sizeof(img));
+	n = unitfs_get(fx->cursor, img, sizeof(img));
 	memset(img + 30, 0, 40);
-	put(fx->cursor, img, n);
+	unitfs_put(fx->cursor, img, n);
 	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
 	    -EBADMSG);
 	assert_non_null(strstr(why, "NUL"));
@@ -262,12 +238,12 @@ cursor_every_byte_flip(void **state)
 
 	sample(&c);
 	assert_int_equal(cursor_save(fx->cursor, &c), 0);
-	n = get(fx->cursor, img, sizeof(img));
+	n = unitfs_get(fx->cursor, img, sizeof(img));
 	for (i = 0; i < n; i++)
 		for (bit = 0; bit < 8; bit++) {
 			memcpy(bad, img, n);
 			bad[i] ^= (char)(1 << bit);
-			put(fx->cursor, bad, n);
+			unitfs_put(fx->cursor, bad, n);
 			assert_int_equal(cursor_load(fx->cursor, &d, why,
 			    sizeof(why)), -EBADMSG);
 		}
@@ -283,11 +259,11 @@ cursor_bad_checksum(void **state)
 
 	sample(&c);
 	assert_int_equal(cursor_save(fx->cursor, &c), 0);
-	n = get(fx->cursor, img, sizeof(img));
+	n = unitfs_get(fx->cursor, img, sizeof(img));
 	img[n] = '\0';
 	assert_non_null(p = strstr(img, "offset 1048576"));
 	p[7] = '2';		/* a different, well-formed offset */
-	put(fx->cursor, img, n);
+	unitfs_put(fx->cursor, img, n);
 	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)),
 	    -EBADMSG);
 	assert_string_equal(why, "cursor file torn (checksum mismatch)");
@@ -334,7 +310,7 @@ cursor_inconsistent_refused(void **state)
 	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
 		n = snprintf(img, sizeof(img), "%ssum %08x\n", bodies[i],
 		    fnv1a32(bodies[i], strlen(bodies[i])));
-		put(fx->cursor, img, (size_t)n);
+		unitfs_put(fx->cursor, img, (size_t)n);
 		assert_int_equal(cursor_load(fx->cursor, &d, why,
 		    sizeof(why)), -EBADMSG);
 		assert_non_null(strstr(why, "malformed"));
@@ -353,7 +329,7 @@ cursor_verify_matches(void **state)
 	char		 why[CURSOR_WHY_MAX];
 	int		 fd;
 
-	put(fx->file, LEDGER, strlen(LEDGER));
+	unitfs_put(fx->file, LEDGER, strlen(LEDGER));
 	fd = open(fx->file, O_RDONLY);
 	cursor_for(fx->file, 26, &c);		/* after two lines */
 	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
@@ -379,10 +355,10 @@ cursor_verify_inode_change(void **state)
 	char		 why[CURSOR_WHY_MAX], other[PATH_MAX + 32];
 	int		 fd;
 
-	put(fx->file, LEDGER, strlen(LEDGER));
+	unitfs_put(fx->file, LEDGER, strlen(LEDGER));
 	cursor_for(fx->file, 26, &c);
 	snprintf(other, sizeof(other), "%s.new", fx->file);
-	put(other, LEDGER, strlen(LEDGER));
+	unitfs_put(other, LEDGER, strlen(LEDGER));
 	assert_int_equal(rename(other, fx->file), 0);
 	fd = open(fx->file, O_RDONLY);
 	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
@@ -398,7 +374,7 @@ cursor_verify_truncated(void **state)
 	char		 why[CURSOR_WHY_MAX];
 	int		 fd;
 
-	put(fx->file, LEDGER, strlen(LEDGER));
+	unitfs_put(fx->file, LEDGER, strlen(LEDGER));
 	cursor_for(fx->file, 39, &c);
 	assert_int_equal(truncate(fx->file, 13), 0);
 	fd = open(fx->file, O_RDONLY);
@@ -419,7 +395,7 @@ cursor_verify_regrown(void **state)
 	char		 why[CURSOR_WHY_MAX];
 	int		 fd;
 
-	put(fx->file, LEDGER, strlen(LEDGER));
+	unitfs_put(fx->file, LEDGER, strlen(LEDGER));
 	cursor_for(fx->file, 26, &c);
 	fd = open(fx->file, O_WRONLY | O_TRUNC);	/* same inode */
 	assert_int_equal(write(fd, other, strlen(other)),
@@ -452,7 +428,7 @@ cursor_verify_mid_line(void **state)
 	char		 why[CURSOR_WHY_MAX];
 	int		 fd;
 
-	put(fx->file, LEDGER, strlen(LEDGER));
+	unitfs_put(fx->file, LEDGER, strlen(LEDGER));
 	cursor_for(fx->file, 20, &c);
 	fd = open(fx->file, O_RDONLY);
 	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), -ESTALE);
@@ -473,7 +449,7 @@ cursor_verify_big_window(void **state)
 	memset(big, 'a', 20000);
 	big[9999] = '\n';
 	big[19999] = '\n';
-	put(fx->file, big, 20000);
+	unitfs_put(fx->file, big, 20000);
 	cursor_for(fx->file, 20000, &c);
 	assert_int_equal(c.hash_len, CURSOR_WINDOW);
 	fd = open(fx->file, O_RDWR);
@@ -504,7 +480,7 @@ cursor_version_1_read(void **state)
 
 	n = snprintf(img, sizeof(img), "%ssum %08x\n", body,
 	    fnv1a32(body, strlen(body)));
-	put(fx->cursor, img, (size_t)n);
+	unitfs_put(fx->cursor, img, (size_t)n);
 	assert_int_equal(cursor_load(fx->cursor, &d, why, sizeof(why)), 0);
 	assert_int_equal(d.generation, 4);
 	assert_int_equal(d.offset, 10);
@@ -532,7 +508,7 @@ cursor_verify_whole_prefix(void **state)
 	memset(big, 'a', 20000);
 	big[9999] = '\n';
 	big[19999] = '\n';
-	put(fx->file, big, 20000);
+	unitfs_put(fx->file, big, 20000);
 	cursor_bound(fx->file, 20000, &c, 1);
 	fd = open(fx->file, O_RDWR);
 	assert_int_equal(cursor_verify(&c, fd, why, sizeof(why)), 0);
@@ -570,7 +546,7 @@ cursor_verify_whole_prefix(void **state)
 	cursor_bound(fx->file, 20000, &c, 1);
 	snprintf(other, sizeof(other), "%s.again", fx->file);
 	big[0] = 'z';
-	put(other, big, 20000);
+	unitfs_put(other, big, 20000);
 	assert_int_equal(stat(other, &st), 0);
 	c.dev = (uint64_t)st.st_dev;
 	c.ino = (uint64_t)st.st_ino;
