@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { tmpdir, waitFor } from '../lib.mjs';
+import { tmpdir, waitFor } from './lib.mjs';
 
 export const SERVER = '/usr/sbin/clickhouse-server';
 

@@ -5,7 +5,7 @@
 //   node tests/bench/sink.mjs [--records N] [--copies K] [--lag N]
 //
 // 1. throughput: a genledger ledger of N records (default 1,000,000) sent
-//    from byte 0 by the sink (tests/sink_driver: real tailers, the sink,
+//    from byte 0 by the sink (tests/sink/sink_driver.c: real tailers, the sink,
 //    default batch settings) — records/s until ClickHouse acknowledged
 //    the last one;
 // 2. lag: single appends to a live ledger, each timed from just before

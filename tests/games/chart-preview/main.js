@@ -1,7 +1,7 @@
 // chart-preview as its README shows it: the <chart-preview-player> web
 // component, a chart loaded with loadFromChartFiles (option 3: files by
 // name and bytes), then played.  The chart and its audio are the
-// driver's (generated: tests/games.test.mjs); `window.game` is for that
+// driver's (generated: tests/browser/games.test.mjs); `window.game` is for that
 // driver, not for sloptimize.
 import 'chart-preview';
 

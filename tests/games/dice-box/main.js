@@ -2,7 +2,7 @@
 // #scene-container, rolled with dice notation, results from roll().  The
 // box makes its renderer in initialize() (the package's own demo calls it
 // before the first roll; the README's snippets assume it).  `window.game`
-// is for the test's driver (tests/games.test.mjs), not for sloptimize.
+// is for the test's driver (tests/browser/games.test.mjs), not for sloptimize.
 import DiceBox from '@3d-dice/dice-box-threejs';
 
 const Box = new DiceBox('#scene-container', {
