@@ -413,7 +413,12 @@ export default function sloptimize({ daemon, project, build = process.env.SLOPTI
       if (told.get(file) !== was) continue;          // it said
       tell(file);
       taken.push(path.relative(root, file));
-      server.watcher.emit('change', file);      // Vite's own handler invalidates it, at once
+      // invalidated here, before the answer: Vite's own change handler
+      // does it only after awaiting the plugins' watchChange, so a page
+      // loaded the moment sync() answers could still get the old module
+      const graph = server.environments?.client?.moduleGraph || server.moduleGraph;
+      for (const mod of graph?.getModulesByFile?.(file) || []) graph.invalidateModule(mod);
+      server.watcher.emit('change', file);      // and Vite's own handler: HMR, the page told
     }
     if (taken.length)
       logger.warn(`sloptimize: Vite's watcher had missed an edit of ${taken.join(', ')}: taken now (a launched bench asked)`, { timestamp: true });

@@ -246,10 +246,15 @@ test('a launched verb\'s sync: an edit Vite\'s watcher missed is taken from the 
   const dir = makeGame();
   // The fault: chokidar missing an edit (seen after a `git checkout --`
   // revert) cannot be caused at will, so the watcher is told to forget
-  // the game's file — the one test double here.
+  // the game's file — the one test double here.  Its watchChange hook
+  // takes its time, as a slow plugin's may: Vite invalidates a changed
+  // module only after the plugins' hooks, so the sync must not leave the
+  // invalidation to Vite's handler (a loaded machine once served the old
+  // module right after the sync's answer).
   fs.writeFileSync(path.join(dir, 'vite.config.mjs'), `import path from 'node:path';
 import sloptimize from ${JSON.stringify(PLUGIN)};
-const deaf = { name: 'deaf', configureServer(s) { s.httpServer.once('listening', () => s.watcher.unwatch(path.join(${JSON.stringify(dir)}, 'main.js'))); } };
+const deaf = { name: 'deaf', configureServer(s) { s.httpServer.once('listening', () => s.watcher.unwatch(path.join(${JSON.stringify(dir)}, 'main.js'))); },
+  watchChange() { return new Promise((r) => setTimeout(r, 1500)); } };
 export default { plugins: [deaf, sloptimize()], clearScreen: false, server: { host: '127.0.0.1' } };
 `);
   const v = await startVite(dir, state);
