@@ -929,8 +929,9 @@ timeline_add(struct ledger *l, const struct jscan_result *r, enum rtype t,
 		v[4] = num_or_nan(jscan_get_in(r, f[F_MEMORY], "programs"));
 		v[HB_SECONDS] = num_or_nan(jscan_get_in(r, f[F_WINDOW],
 		    "seconds"));
-		if (!(v[HB_SECONDS] >= 0))
-			v[HB_SECONDS] = NAN;	/* no time is negative */
+		/* no time is negative, no window a day long */
+		if (!(v[HB_SECONDS] >= 0 && v[HB_SECONDS] <= HB_SECONDS_MAX))
+			v[HB_SECONDS] = NAN;
 		code = regime_code(f[F_REGIME], REGIME_UNKNOWN);
 		v[HB_REGIME] = code == REGIME_NONE ? REGIME_UNKNOWN : code;
 		if ((rc = samples_add(&l->hb, at, b, v)) != 0)

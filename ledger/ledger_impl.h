@@ -30,6 +30,10 @@
  * stands for (window.seconds) and its regime's code; hitch columns:
  * frameMs and the hitch's own regime (none when it names none). */
 #define HB_SECONDS	5
+/* A heartbeat's window longer than a day is not a measurement: kept as
+ * not measured, so that no writer's figure can make a window's play time
+ * (a sum, and the evidence rule's 60 s) absurd or overflow it. */
+#define HB_SECONDS_MAX	86400.0
 #define HB_REGIME	6
 #define HB_COLS		7
 #define HP_REGIME	1

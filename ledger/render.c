@@ -580,11 +580,14 @@ window_json(struct ledger *l, const char *build, const struct sgroups *q,
 	add_time(o, "to", to);
 	add_summary(o, nhb, med, nhp, worst);
 	add_regime(o, codes, r);
-	if (nsecs == 0)
+	/* to 0.01 s; a sum that is no play time (negative, or past a
+	 * double's range once in hundredths) comes only from a damaged
+	 * checkpoint — the fold bounds each window — and is not measured */
+	secs = round(secs * 100) / 100;
+	if (nsecs == 0 || !(secs >= 0 && isfinite(secs)))
 		cJSON_AddNullToObject(o, "playSeconds");
 	else
-		cJSON_AddNumberToObject(o, "playSeconds",
-		    round(secs * 100) / 100);
+		cJSON_AddNumberToObject(o, "playSeconds", secs);
 	/* the p95's noise: its heartbeats in the order they came */
 	if ((vals = malloc(NOISE_MAX * sizeof(*vals))) == NULL ||
 	    samples_values(&l->hb, &tq, 0, vals, NOISE_MAX, &nv) != 0)

@@ -174,6 +174,9 @@ function sliceWidth(t0, t1, n) {
 // Regime codes: 0 unknown, 1 hardware, 2 software; 3: a hitch naming none.
 const REGIMES = ['unknown', 'hardware', 'software'];
 const R_NONE = 3;
+// a heartbeat's window longer than a day is not a measurement (the C
+// fold's HB_SECONDS_MAX): no writer's figure makes play time absurd
+const HB_SECONDS_MAX = 86400;
 
 function regimeCode(v, dflt) {
   if (typeof v !== 'string') return R_NONE;
@@ -530,7 +533,7 @@ export class Fold {
           const wi = isObject(rec.window) ? num(rec.window.seconds) : null;
           const code = regimeCode(rec.regime, 0);
           this.hbs.push({ t: at, b, v: [num(fr.p95Ms), num(fr.medianMs), num(re.calls), num(re.triangles), num(me.programs)],
-            s: wi !== null && wi >= 0 ? wi : null, r: code === R_NONE ? 0 : code });
+            s: wi !== null && wi >= 0 && wi <= HB_SECONDS_MAX ? wi : null, r: code === R_NONE ? 0 : code });
         } else if (type === 'hitch') {
           this.hps.push({ t: at, b, ms: value, r: regimeCode(rec.regime, 0) });
         }

@@ -674,7 +674,7 @@ def build_windows(ledger_dir, include_automated=False):
             secs = num(win.get("seconds"))
             w["hb"].append({"regime": hb_regime(rec), "p95": num(fr.get("p95Ms")),
                             "median": num(fr.get("medianMs")),
-                            "seconds": secs if secs is not None and secs >= 0 else None})
+                            "seconds": secs if secs is not None and 0 <= secs <= 86400 else None})
         elif rec["type"] == "hitch":
             w["hp"].append({"regime": hitch_regime(rec), "ms": num(rec.get("frameMs"))})
     result = {}

@@ -213,6 +213,23 @@ test('a Fold takes records one at a time, like the daemon', () => {
   assert.equal(f.ignored, 1);
 });
 
+test('a window of more than a day, or less than nothing, is not play time — in both folds', { skip: !fs.existsSync(CLI) && 'no CLI: make all' }, () => {
+  // two windows of 1e308 s once summed to Infinity (a checkpoint the
+  // fuzzer made rendered -inf); a day-long heartbeat is no measurement
+  const secs = [5, 1e308, 1e308, 90000, -3, 2.5];
+  const lines = secs.map((s, i) => JSON.stringify({ type: 'heartbeat', at: `2026-09-01T08:00:0${i}.000Z`, phase: 'play', build: 'b1',
+    window: { frames: 120, seconds: s }, frame: { medianMs: 10, p95Ms: 20 }, render: { calls: 8, triangles: 100 }, memory: { programs: 1 } }));
+  const records = parseJsonl(lines.join('\n') + '\n').records;
+  assert.equal(measureWindow(records, 'b1').playSeconds, 7.5);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fold-secs-'));
+  try {
+    fs.mkdirSync(path.join(dir, '.sloptimize'));
+    fs.writeFileSync(path.join(dir, '.sloptimize', 'perf.jsonl'), lines.join('\n') + '\n');
+    const h = cli(['history', '--json', '--no-checkpoint', '--now', NOW, '--project', dir]);
+    assert.deepEqual(h.builds.map((b) => [b.build, b.playSeconds]), [['b1', 7.5]]);
+  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+});
+
 // --- against the C fold, on generated ledgers -------------------------------
 
 const genledger = path.join(top, 'tests', 'genledger.py');
