@@ -1014,7 +1014,6 @@ jscan_object(const char *line, size_t len, struct jscan_result *r)
 	return jscan_object_shaped(NULL, line, len, r);
 }
 
-
 /* --- lookups through the token index ------------------------------------ */
 
 /* The token at which span v starts, or -1 (then the byte walk answers). */

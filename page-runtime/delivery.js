@@ -86,7 +86,6 @@ export class Outbox {
     this.queue = [];          // {rec, ready}, not yet in a batch
     this.sealed = [];         // {seq, n, body, flying}, by seq: sent, no answer yet
     this.flying = 0;          // requests under way
-    this.sealMs = 0;          // of the send under way, the time sealing took
     this.timer = null;
     this.soon = false;        // a send is queued for the end of this task
     this.backoffMs = 0;
@@ -197,28 +196,30 @@ export class Outbox {
   send() {
     if (!this.onOwn) { this.sendNow(); return; }
     const t0 = this.ownNow();
-    this.sealMs = 0;
-    this.sendNow();
+    const sealMs = this.sendNow();
     const ms = this.ownNow() - t0;
-    this.onOwn(ms, this.sealMs * 2 > ms ? 'seal' : 'fetch');
+    this.onOwn(ms, sealMs * 2 > ms ? 'seal' : 'fetch');
   }
 
+  // What may start now, started; the time sealing took (onOwn's clock).
   sendNow() {
-    if (this.stopped) return;
-    if (this.retryAt > this.now()) { this.kick(0); return; }
+    let sealMs = 0;
+    if (this.stopped) return sealMs;
+    if (this.retryAt > this.now()) { this.kick(0); return sealMs; }
     let started = false;
     while (this.flying < this.maxFlying) {
       let b = this.sealed.find((x) => !x.flying);
       if (!b && this.sealed.length < this.maxFlying && this.readyPrefix() > 0) {
         const t = this.ownNow();
         b = this.seal();
-        this.sealMs += this.ownNow() - t;
+        sealMs += this.ownNow() - t;
       }
       if (!b) break;
       started = true;
       this.fly(b);
     }
     if (!started && this.flying === 0) this.settle(true);
+    return sealMs;
   }
 
   async fly(b) {
