@@ -110,13 +110,17 @@ function catalogue(project) {
 const top1 = (r) => r.classification[0].guess;
 const show = (recs) => JSON.stringify(recs.filter((r) => r.type === 'hitch').map((r) => [r.frame, r.frameMs, top1(r), r.footprint.key]));
 
+// Page script that holds the main thread `ms`, its result kept in
+// window[into] so that no engine drops the loop as dead code.
+const busy = (ms, into) => `const end = performance.now() + ${ms}; let x = 0;
+    while (performance.now() < end) for (let i = 0; i < 1000; i++) x += Math.sqrt(i * x + 1);
+    window.${into} = x;`;
+
 // A named function that runs `ms` in its own animation-frame callback, as
 // a game's system that ran long would: the browser names it.
 function longScript(page, name, ms) {
   return page.addScriptTag({ content: `requestAnimationFrame(function ${name}() {
-    const end = performance.now() + ${ms}; let x = 0;
-    while (performance.now() < end) for (let i = 0; i < 1000; i++) x += Math.sqrt(i * x + 1);
-    window.__${name} = x;
+    ${busy(ms, `__${name}`)}
   });` });
 }
 
@@ -146,9 +150,7 @@ async function costlyResize(page, canvasExpr, size, ms) {
     const width = Object.getOwnPropertyDescriptor(HTMLCanvasElement.prototype, 'width');
     Object.defineProperty(cv, 'width', { configurable: true, get() { return width.get.call(this); }, set(v) {
       delete cv.width;
-      const end = performance.now() + ${ms}; let x = 0;
-      while (performance.now() < end) for (let i = 0; i < 1000; i++) x += Math.sqrt(i * x + 1);
-      window.__reallocated = x;
+      ${busy(ms, '__reallocated')}
       width.set.call(this, v);
     } });
   })();` });
