@@ -162,6 +162,7 @@ function mergeFinds(a, b) {
     minted: cat(a.minted, b.minted, MAX_MINTED), mintedCount: a.mintedCount + b.mintedCount,
     spawnedEntities: list(a.spawnedEntities, b.spawnedEntities, MAX_NAMES), mintedIds: { ...a.mintedIds, ...b.mintedIds },
     sites: cat(a.sites, b.sites, MAX_MINTED), uploadBytes: a.uploadBytes + b.uploadBytes,
+    programs: a.programs + b.programs, textures: a.textures + b.textures,
     sitesBy: a.sitesBy && b.sitesBy ? Object.fromEntries(Object.keys(a.sitesBy).map((k) => [k, cat(a.sitesBy[k], b.sitesBy[k], MAX_MINTED)]))
       : a.sitesBy || b.sitesBy };
 }
@@ -831,7 +832,8 @@ class Recorder {
     const n = this.nWork;
     if (n === 0) return 0;
     const ring = this.ring;
-    const covered = (i) => census === null || ring.frame[this.workSlot[i]] <= began;
+    const all = census === null;       // no census: every queued frame goes now
+    const covered = (i) => all || ring.frame[this.workSlot[i]] <= began;
     // (geometries too: a spawn burst of new meshes moves them, not programs)
     const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
     let target = -1, any = false;
@@ -842,25 +844,30 @@ class Recorder {
     if (target < 0 && any) for (let i = 0; i < n && target < 0; i++) if (covered(i)) target = i;
     if (census && this.carry) { census = mergeFinds(this.carry, census); this.carry = null; }
     // a census no queued frame was closed before (frames came while it
-    // walked): what it found may be theirs, so it goes with the next one
-    if (census && !any) this.carry = census;
-    if (census && target >= 0) {
+    // walked): what it found may be theirs, so it goes with the next one.
+    // So does one whose programs and textures no frame it covers made and
+    // a frame closed while it walked did: a sliced walk that reached a
+    // material after a later frame compiled it (on a loaded machine the
+    // slices are far apart) found that frame's compile, not theirs.
+    let finds = census;
+    if (census && (!any || this.foundLater(census, covered))) { this.carry = census; finds = null; target = -1; }
+    if (finds && target >= 0) {
       const s = this.workSlot[target];
       this.censuses++;
-      ring.spawned[s] = census.spawnedCount;
+      ring.spawned[s] = finds.spawnedCount;
       // what was first used in a frame, kept for the frame after it: a
       // stall there is the same cause (the GPU process finishing it)
-      if (moved(target) || census.uploadBytes > 0) {
-        this.lastFinds = { frame: ring.frame[s], sites: census.sites, sitesBy: census.sitesBy, minted: census.minted, mintedCount: census.mintedCount,
-          mintedIds: census.mintedIds,
-          uploadBytes: census.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
+      if (moved(target) || finds.uploadBytes > 0) {
+        this.lastFinds = { frame: ring.frame[s], sites: finds.sites, sitesBy: finds.sitesBy, minted: finds.minted, mintedCount: finds.mintedCount,
+          mintedIds: finds.mintedIds,
+          uploadBytes: finds.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
       }
     }
     let m = 0;
     for (let i = 0; i < n; i++) {
       const s = this.workSlot[i];
       if (covered(i)) {
-        if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, census && i === target ? census : NO_CENSUS, i);
+        if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, finds && i === target ? finds : NO_CENSUS, i);
         continue;
       }
       if (m !== i) {
@@ -871,6 +878,20 @@ class Recorder {
     }
     this.nWork = m;
     return m;
+  }
+
+  // Did the census find only programs and textures that queued frames it
+  // does not cover made (their counters moved, its covered frames' did not)?
+  foundLater(census, covered) {
+    if (census.programs + census.textures === 0) return false;
+    const ring = this.ring;
+    let inP = 0, inT = 0, laterP = 0, laterT = 0;
+    for (let i = 0; i < this.nWork; i++) {
+      const s = this.workSlot[i];
+      if (covered(i)) { inP += ring.programs[s]; inT += ring.textures[s]; }
+      else { laterP += ring.programs[s]; laterT += ring.textures[s]; }
+    }
+    return (census.programs === 0 || (inP === 0 && laterP > 0)) && (census.textures === 0 || (inT === 0 && laterT > 0));
   }
 
   /*
@@ -974,7 +995,8 @@ class Recorder {
     return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
       removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length,
       spawnedEntities, mintedIds,
-      sites: siteList.slice(0, MAX_MINTED), sitesBy, uploadBytes: mint ? c.uploadBytes : 0 };
+      sites: siteList.slice(0, MAX_MINTED), sitesBy, uploadBytes: mint ? c.uploadBytes : 0,
+      programs: mint && c.newPrograms ? c.newPrograms.length : 0, textures: mint && c.newTextures ? c.newTextures.length : 0 };
   }
 
   censusVisit(o) {

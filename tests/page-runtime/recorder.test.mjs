@@ -1250,6 +1250,39 @@ test('recorder: a program compiled while a sliced census walks is found by the n
   assert.equal(h.footprint.key, 'hitch|unset|shader-compile|ShaderMaterial:mat_glow_#@beacon_#|ctx:');
 });
 
+test('recorder: a program a later frame compiled before a sliced census reached it is that frame\'s, not the covered hitch\'s', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  for (let i = 0; i < 1500; i++) page.mesh('crate', crate);
+  const beacon = page.mesh('beacon_0', page.material('mat_glow_0'));     // walked last
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  // a hitch that moved no counter, under 100 ms (so its census is sliced,
+  // not run to the end at once as a wake-worthy one's is): the census covers it
+  // (a frame is closed when the next one starts)
+  page.frame(60, { cost: 2 });
+  page.frame(16, { cost: 2 });
+  page.readCost = 0.3;                             // the census's first slice: crates only
+  await page.tick();
+  page.readCost = 0;
+  beacon.material = page.material('mat_glow_1');
+  page.frame(300, { cost: 290 });                  // compiled here, before the walk reached the beacon
+  page.frame(16, { cost: 2 });
+  await page.tick();
+  for (let i = 0; i < 4; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const hitches = got.filter((r) => r.type === 'hitch');
+  const show = JSON.stringify(hitches.map((r) => [r.frameMs, r.classification[0].guess, r.delta.programs, r.minted, r.sites]));
+  const before = hitches.find((r) => r.frameMs >= 60 && r.frameMs < 300);
+  const compile = hitches.find((r) => r.frameMs >= 300);
+  assert.ok(before && compile, show);
+  assert.deepEqual(before.minted, [], `the covered hitch took the later frame's compile: ${show}`);
+  assert.equal(compile.classification[0].guess, 'shader-compile', show);
+  assert.deepEqual(compile.sites, ['ShaderMaterial:mat_glow_1@beacon_0'], show);
+  assert.deepEqual(compile.minted, ['mat_glow_1@beacon_0'], show);
+});
+
 test('recorder: a compile in the second frame of a fresh page has its sites (the first census walks before that frame draws)', async () => {
   const srv = await collector();
   const page = virtualPage();
