@@ -129,6 +129,8 @@ export interface RecorderState {
   censuses: number;
   /** The last incidents (at most 20). */
   incidents: Incident[];
+  /** Where records and snapshots are sent from: a worker (offThread), or the page's own thread and why. */
+  sender: { offThread: boolean; why: string | null };
   [more: string]: unknown;
 }
 

@@ -34,6 +34,7 @@ import {
 } from './frames.js';
 import { MotionMonitor } from './motion.js';
 import { Outbox } from './delivery.js';
+import { offThreadFetch } from './sender.js';
 import { textureBytes } from './census.js';
 import { entityId, ownUrl, pageIdentity, SITE_UNKNOWN } from './identity.js';
 
@@ -308,9 +309,14 @@ class Recorder {
     this.holdAll = false; this.cutAll = false; this.anyHold = false;
     this.hasReach = false;
 
-    this.fetch = fetchFn || (typeof fetch === 'function' ? fetch.bind(globalThis) : null);
+    // the page's fetch costs the calling task its synchronous part (the
+    // recorder's longest task of its own): records and snapshots go from
+    // a worker where the page allows one (sender.js), a host's own fetch
+    // as it is
+    const pageFetch = typeof fetch === 'function' ? fetch.bind(globalThis) : null;
+    this.fetch = fetchFn || (pageFetch && offThreadFetch({ fallback: pageFetch }));
     this.snapshots = { sent: 0, failed: 0, lastError: null };
-    this.outbox = new Outbox({ endpoint: this.endpoint, fetch: fetchFn, onChange: () => this.changed(),
+    this.outbox = new Outbox({ endpoint: this.endpoint, fetch: this.fetch || undefined, onChange: () => this.changed(),
       onOwn: (ms, part) => this.ownAdd(ms, OUTBOX_KIND[part] ?? K_SEND) });
     // a WebGPURenderer's info counts differently (render.calls counts
     // render passes, not draws; there is no program list): say so, and
@@ -1728,6 +1734,7 @@ class Recorder {
       this.outbox.flush().then(() => {
         if (this.outbox.queued() > 0) this.outbox.beacon();
         this.outbox.stop();
+        this.fetch?.close?.();
         this.changed();
       });
     }, 0);
@@ -1755,6 +1762,8 @@ class Recorder {
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
       snapshots: { ...this.snapshots },
+      // where records are sent from: a worker, or the page's own thread and why
+      sender: this.fetch?.mode ? { ...this.fetch.mode } : { offThread: false, why: 'the host gave its own fetch' },
       ...(this.kind === 'webgpu' ? { measured: WEBGPU_MEASURED } : {}),
       // stop() has made its last records and handed them on (sent, or to
       // the browser's beacon): nothing more will be sent
