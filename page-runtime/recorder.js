@@ -836,10 +836,29 @@ class Recorder {
   // the rest queued, in order.  Returns how many are left.
   workFor(census, began) {
     const n = this.nWork;
-    if (n === 0) return 0;
     const ring = this.ring;
     const all = census === null;       // no census: every queued frame goes now
     const covered = (i) => all || ring.frame[this.workSlot[i]] <= began;
+    // Programs or textures this census found new that no frame it covers
+    // made (their counters did not move there) are a later frame's: its
+    // sliced walk met a material after that frame compiled it — a frame
+    // closed while it walked, or the one still open, which closes only
+    // when the next one starts (on a loaded machine the slices are far
+    // apart).  Such finds wait, with the next census, for a census that
+    // covers that frame (`until`, the frame open now).
+    const fresh = census !== null && this.unexplained(census, covered);
+    if (census && this.carry) {
+      const until = this.carry.until;
+      census = mergeFinds(this.carry, census);
+      census.until = until;
+      this.carry = null;
+    }
+    if (fresh) census.until = this.frameNo + 1;
+    if (n === 0) {
+      // (a heartbeat's census, no frame waiting): only what waits is kept
+      if (census && census.until > began) this.carry = census;
+      return 0;
+    }
     // (geometries too: a spawn burst of new meshes moves them, not programs)
     const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
     let target = -1, any = false;
@@ -848,15 +867,13 @@ class Recorder {
     for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0) target = i;
     for (let i = 0; i < n && !any; i++) any = covered(i);
     if (target < 0 && any) for (let i = 0; i < n && target < 0; i++) if (covered(i)) target = i;
-    if (census && this.carry) { census = mergeFinds(this.carry, census); this.carry = null; }
     // a census no queued frame was closed before (frames came while it
-    // walked): what it found may be theirs, so it goes with the next one.
-    // So does one whose programs and textures no frame it covers made and
-    // a frame closed while it walked did: a sliced walk that reached a
-    // material after a later frame compiled it (on a loaded machine the
-    // slices are far apart) found that frame's compile, not theirs.
+    // walked): what it found may be theirs, so it goes with the next one;
+    // so do finds that wait for a frame not covered yet (above)
     let finds = census;
-    if (census && (!any || this.foundLater(census, covered))) { this.carry = census; finds = null; target = -1; }
+    if (census && (!any || (census.until > began && this.unexplained(census, covered)))) {
+      this.carry = census; finds = null; target = -1;
+    }
     if (finds && target >= 0) {
       const s = this.workSlot[target];
       this.censuses++;
@@ -886,18 +903,19 @@ class Recorder {
     return m;
   }
 
-  // Did the census find only programs and textures that queued frames it
-  // does not cover made (their counters moved, its covered frames' did not)?
-  foundLater(census, covered) {
+  // Did the census find programs or textures new that no queued frame it
+  // covers made (each kind it found, that kind's counter moved in none)?
+  unexplained(census, covered) {
     if (census.programs + census.textures === 0) return false;
     const ring = this.ring;
-    let inP = 0, inT = 0, laterP = 0, laterT = 0;
+    let p = 0, t = 0;
     for (let i = 0; i < this.nWork; i++) {
+      if (!covered(i)) continue;
       const s = this.workSlot[i];
-      if (covered(i)) { inP += ring.programs[s]; inT += ring.textures[s]; }
-      else { laterP += ring.programs[s]; laterT += ring.textures[s]; }
+      if (ring.programs[s] > 0) p++;
+      if (ring.textures[s] > 0) t++;
     }
-    return (census.programs === 0 || (inP === 0 && laterP > 0)) && (census.textures === 0 || (inT === 0 && laterT > 0));
+    return (census.programs === 0 || p === 0) && (census.textures === 0 || t === 0);
   }
 
   /*

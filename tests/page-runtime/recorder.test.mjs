@@ -1283,6 +1283,37 @@ test('recorder: a program a later frame compiled before a sliced census reached 
   assert.deepEqual(compile.minted, ['mat_glow_1@beacon_0'], show);
 });
 
+test('recorder: a program the still-open frame compiled before a sliced census reached it waits for that frame\'s census', async () => {
+  // (what the demo showed under load: the compile's frame closes only when
+  // the next one starts, so a census slice can run between its render and
+  // its close and meet the new programs first)
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  for (let i = 0; i < 1500; i++) page.mesh('crate', crate);
+  const beacon = page.mesh('beacon_0', page.material('mat_glow_0'));     // walked last
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  page.frame(70, { cost: 2 });                     // a hitch that moved no counter
+  page.frame(16, { cost: 2 });                     // (closes it)
+  page.readCost = 0.3;                             // the census's first slice: crates only
+  await page.tick();
+  beacon.material = page.material('mat_glow_1');
+  page.frame(55, { cost: 45 });                    // compiles; under 100 ms, so it stays open
+  page.readCost = 0;
+  await page.tick();                               // the census ends while that frame is open
+  for (let i = 0; i < 4; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const hitches = got.filter((r) => r.type === 'hitch');
+  const show = JSON.stringify(hitches.map((r) => [r.frameMs, r.classification[0].guess, r.delta.programs, r.minted, r.sites]));
+  const before = hitches.find((r) => r.frameMs >= 70);
+  const compile = hitches.find((r) => r.delta.programs === 1);
+  assert.ok(before && compile && before !== compile, show);
+  assert.deepEqual(before.minted, [], `the covered hitch took the open frame's compile: ${show}`);
+  assert.equal(compile.classification[0].guess, 'shader-compile', show);
+  assert.deepEqual(compile.sites, ['ShaderMaterial:mat_glow_1@beacon_0'], show);
+});
+
 test('recorder: a compile in the second frame of a fresh page has its sites (the first census walks before that frame draws)', async () => {
   const srv = await collector();
   const page = virtualPage();
