@@ -73,7 +73,7 @@ const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OW
 const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
   K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10;
 const OWN_KINDS = ['other', 'after-frame (census slices, hitch records)', 'long-animation-frame observer', 'every-second (context)',
-  'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send (mostly the fetch() call)',
+  'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send (mostly the fetch() call, or handing the batch to its worker)',
   'outbox send (mostly sealing: JSON.stringify of the batch)', 'outbox answer (the daemon\'s reply handled)',
   'view snapshot send'];
 // the outbox's parts of its own time (delivery.js, onOwn)

@@ -439,7 +439,34 @@ try {
         if (hitches.length) p.then(() => B.posts.push({ hitches, sent, answered: Date.now(), beside, seq }), () => {});
         return p;
       };
-      B.install(true, false);      // after the wrap: the outbox takes fetch when it is made
+      // the recorder's own sends leave from a worker (page-runtime/
+      // sender.js): a POST is "sent" when the page hands it to the worker
+      // and "answered" when the worker's reply comes back to the page
+      const W = window.Worker;
+      if (typeof W === 'function') {
+        window.Worker = function (...a) {
+          const w = new W(...a);
+          const open = new Map();
+          const post = w.postMessage;
+          w.postMessage = function (m) {
+            const body = m && m.init && m.init.body;
+            const hitches = typeof body === 'string' ? [...body.matchAll(/"type":"hitch".*?"at":"([^"]+)"/g)].map((x) => x[1]) : [];
+            const seq = /[?&]seq=(\d+)/.exec(String(m && m.url))?.[1] ?? null;
+            open.set(m && m.id, { hitches, sent: Date.now(), beside: B.flying++, seq });
+            return post.apply(this, arguments);
+          };
+          w.addEventListener('message', (e) => {
+            const o = open.get(e.data && e.data.id);
+            if (!o) return;
+            open.delete(e.data.id);
+            B.flying--;
+            if (o.hitches.length && e.data.error === undefined) B.posts.push({ ...o, answered: Date.now() });
+          });
+          return w;
+        };
+        window.Worker.prototype = W.prototype;
+      }
+      B.install(true, false);      // after the wraps: the outbox takes fetch, and makes its worker, when it is made
       // when each after-frame task (the records' maker) began
       B.afterRuns = [];
       const st = window.setTimeout;
