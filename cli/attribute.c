@@ -383,6 +383,7 @@ print_attribution(const cJSON *d, const char *path)
 {
 	const cJSON	*b = get(d, "baseline"), *e, *n;
 	int		 soft = strcmp(str(d, "regime"), "hardware") != 0;
+	int		 gpu = cJSON_IsNumber(get(b, "gpuMs"));
 
 	printf("attribution of scene '%s' (%s): the game paused, its frame "
 	    "drawn %.0f times per entity; baseline %.0f draw calls, %.0f "
@@ -391,13 +392,27 @@ print_attribution(const cJSON *d, const char *path)
 	    num(b, "calls"), num(b, "triangles"), num(b, "insideRenderMs"),
 	    num(b, "spreadMs"), soft ? "; a software renderer's times: "
 	    "reported, never compared" : "");
-	printf("  %-28s %9s %11s %10s  %s\n", "entity (ranked by draw calls)",
-	    "calls", "triangles", "render ms", "built at");
-	cJSON_ArrayForEach(e, get(d, "entities"))
-		printf("  %-28s %+9.0f %+11.0f %+9.2f%s  %s\n", str(e, "id"),
+	if (gpu)
+		printf("  GPU time per replay %.3f ms (spread %.3f ms)%s\n",
+		    num(b, "gpuMs"), num(b, "gpuSpreadMs"), soft ? "; a software "
+		    "renderer times its emulation, not a GPU" : "");
+	printf("  %-28s %9s %11s %10s %s %s\n", "entity (ranked by draw calls)",
+	    "calls", "triangles", "render ms", gpu ? "   gpu ms" : "",
+	    "built at");
+	cJSON_ArrayForEach(e, get(d, "entities")) {
+		char	g[32] = "";
+
+		if (gpu && cJSON_IsNumber(get(e, "dGpuMs")))
+			snprintf(g, sizeof(g), "%+9.3f%s", num(e, "dGpuMs"),
+			    cJSON_IsTrue(get(e, "gpuNoisy")) ? "~" : " ");
+		else if (gpu)
+			snprintf(g, sizeof(g), "%9s ", "-");
+		printf("  %-28s %+9.0f %+11.0f %+9.2f%s%s %s\n", str(e, "id"),
 		    num(e, "dCalls"), num(e, "dTriangles"),
 		    num(e, "dInsideRenderMs"),
-		    cJSON_IsTrue(get(e, "noisy")) ? "~" : " ", str(e, "site"));
+		    cJSON_IsTrue(get(e, "noisy")) ? "~" : " ", g,
+		    str(e, "site"));
+	}
 	if (cJSON_GetArraySize(get(d, "entities")) == 0)
 		printf("  (no entity with a mesh)\n");
 	printf("(~: within the baselines' spread — noise, not a cost; a "

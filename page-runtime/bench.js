@@ -208,6 +208,13 @@ function createGpuTimer(gl) {
   return timer;
 }
 
+// What a run says of its GPU timer: results read and dropped, or why off.
+function timerState(gpu) {
+  return gpu.available
+    ? { available: true, frames: gpu.frames, dropped: { ...gpu.dropped }, ...(gpu.why ? { why: gpu.why } : {}) }
+    : { available: false, why: gpu.why };
+}
+
 function rendererInfo(gl) {
   const out = { renderer: null, vendor: null };
   if (!gl) return out;
@@ -475,9 +482,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
           width: g.innerWidth, height: g.innerHeight, devicePixelRatio: g.devicePixelRatio,
           canvas: gl && gl.canvas ? [gl.canvas.width, gl.canvas.height] : null,
         },
-        gpuTimer: gpu.available
-          ? { available: true, frames: gpu.frames, dropped: { ...gpu.dropped }, ...(gpu.why ? { why: gpu.why } : {}) }
-          : { available: false, why: gpu.why },
+        gpuTimer: timerState(gpu),
         perRun: runs,
         setupMs: r3(w0 - t0),
         warmupMs: r3(warmupMs),
@@ -757,6 +762,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
     const hidden = [];          // [object, visible before] of the candidate hidden now
     const unhide = () => { for (const [o, v] of hidden) o.visible = v; hidden.length = 0; };
     const touched = new Map();  // every object hidden once → its flag before the first time
+    let gpu = null;
     try {
       const { entry, renderer, settle, notes } = await prepare(opt);
       const info = renderer.info;
@@ -793,20 +799,35 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       };
       const canvas = renderer.domElement;
       const readable = canvas && typeof canvas.toDataURL === 'function';
+      const gl = typeof renderer.getContext === 'function' ? renderer.getContext() : null;
+      // GPU time per replay, as the bench takes it: a query around each
+      // replay, results read frames later (no wait on the GPU)
+      gpu = createGpuTimer(gl);
       let spent = 0;
       const measure = async (png = false) => {
-        const calls = [], tris = [], ms = [];
+        const calls = [], tris = [], ms = [], gpuMs = [];
+        const first = spent;
+        const sink = (f, v) => { if (f >= first && f < first + opt.frames) gpuMs.push(v); };
         let shot = null;
         for (let i = 0; i < opt.frames; i++) {
           await realFrame();
+          gpu.begin(spent);
           replay();
+          gpu.end();
           // read in the task that drew it (see capture())
           if (png && i === 0 && readable) shot = canvas.toDataURL('image/png');
           calls.push(one.calls); tris.push(one.triangles); ms.push(one.insideMs);
           state.frame = ++spent;
+          gpu.poll(sink);
+        }
+        // these replays' last results, before the next entity is hidden
+        for (let k = 0; k < GPU_DRAIN_FRAMES && gpuMs.length < opt.frames && gpu.available && !gpu.why; k++) {
+          await realFrame();
+          gpu.poll(sink);
         }
         return { calls: median(calls), callsRange: [Math.min(...calls), Math.max(...calls)], triangles: median(tris),
-          programs: Array.isArray(info.programs) ? info.programs.length : undefined, insideMs: median(ms), shot };
+          programs: Array.isArray(info.programs) ? info.programs.length : undefined, insideMs: median(ms),
+          gpuMs: gpuMs.length > 0 && gpu.available && !gpu.why ? median(gpuMs) : undefined, shot };
       };
       setPhase('attribute', { frames: opt.frames * (ids.length + 3), frame: 0 });
       const base0 = await measure(true);
@@ -832,6 +853,10 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
 
       const bases = [base0, base1, base2];
       const spreadMs = Math.max(...bases.map((b) => b.insideMs)) - Math.min(...bases.map((b) => b.insideMs));
+      // GPU time only where every baseline has it (a timer turned off
+      // half-way — the game's own queries — leaves it out, said below)
+      const gpuOn = gpu.available && !gpu.why && bases.every((b) => b.gpuMs !== undefined);
+      const gpuSpread = gpuOn ? Math.max(...bases.map((b) => b.gpuMs)) - Math.min(...bases.map((b) => b.gpuMs)) : 0;
       const stable = bases.every((b) => b.calls === base0.calls && b.triangles === base0.triangles && b.callsRange[0] === b.callsRange[1]);
       const byId = new Map(census.entities.map((e) => [e.id, e]));
       const entities = rows.map(({ id, m }) => {
@@ -846,18 +871,24 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
           dInsideRenderMs: r3(dInside), noisy: dInside <= 0 || dInside <= spreadMs,
         };
         if (m.programs !== undefined && base0.programs !== undefined) out.dPrograms = base0.programs - m.programs;
+        if (gpuOn && m.gpuMs !== undefined) {
+          const dGpu = base0.gpuMs - m.gpuMs;
+          out.dGpuMs = r3(dGpu);
+          out.gpuNoisy = dGpu <= 0 || dGpu <= gpuSpread;
+        }
         return out;
       });
       // ranked by what is exact: draw calls, then triangles; the time is
       // beside it, marked noisy where the baselines disagree by as much
       entities.sort((a, b) => b.dCalls - a.dCalls || b.dTriangles - a.dTriangles || (a.id < b.id ? -1 : 1));
-      const gl = typeof renderer.getContext === 'function' ? renderer.getContext() : null;
       const device = rendererInfo(gl);
+      const regime = classifyRegime(device.renderer);
       const allNotes = [...notes];
       if (unknown.length) allNotes.push(`no entity has the id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: not measured`);
       if (!stable) allNotes.push('the baselines drew different counts: something outside the game\'s frame changes what is drawn; the differences are not exact');
       if (!readable) allNotes.push('the canvas cannot be read: the world was not compared by its pixels');
-      allNotes.push('GPU time is not measured by the bisection: dGpuMs is absent');
+      if (!gpuOn) allNotes.push(`GPU time is not measured: ${gpu.why || 'no timer query result came back for every baseline'}; dGpuMs is absent`);
+      else if (regime !== 'hardware') allNotes.push('GPU time from a software renderer times its emulation, not a GPU: dGpuMs is reported, never a cost');
       setPhase('done');
       return {
         v: 1,
@@ -866,11 +897,13 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
         frame: clock.frame,
         frames: opt.frames,
         renderCalls: kept.length,
-        regime: classifyRegime(device.renderer),
+        regime,
         device,
         clock: { mode: CLOCK_MODE, tickMs: r3(TICK_MS), seed: opt.seed, engagedBy: engaged ? 'bench' : 'page-load', paused: true },
         viewport: { width: g.innerWidth, height: g.innerHeight, devicePixelRatio: g.devicePixelRatio },
-        baseline: { calls: base0.calls, triangles: base0.triangles, insideRenderMs: r3(base0.insideMs), spreadMs: r3(spreadMs), repeats: 3, stable },
+        baseline: { calls: base0.calls, triangles: base0.triangles, insideRenderMs: r3(base0.insideMs), spreadMs: r3(spreadMs), repeats: 3, stable,
+          ...(gpuOn ? { gpuMs: r3(base0.gpuMs), gpuSpreadMs: r3(gpuSpread) } : {}) },
+        gpuTimer: timerState(gpu),
         entities,
         rankedBy: 'dCalls, then dTriangles',
         sumsToBaseline: false,
@@ -883,6 +916,8 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       throw e;
     } finally {
       unhide();
+      // the timer's queries deleted and the context's beginQuery given back
+      if (gpu) { try { gpu.stop(); } catch { /* the context may be lost */ } }
       if (engaged) clock.release();
     }
   }

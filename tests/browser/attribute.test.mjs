@@ -189,11 +189,24 @@ test('attribute_bisection_ranks_the_rocks_first_by_measured_draw_calls_and_leave
   assert.equal(doc.restored, true);
   assert.equal(doc.pixelsIdentical, true, 'the frame after the bisection is the frame before it, byte for byte');
   for (const e of doc.entities) assert.equal(typeof e.noisy, 'boolean');
+  // GPU time: SwiftShader answers the timer queries, so it is measured —
+  // and said to time the emulation, not a GPU
+  assert.equal(doc.gpuTimer.available, true, JSON.stringify(doc.gpuTimer));
+  assert.ok(doc.gpuTimer.frames >= 3 * 3, `every baseline replay read: ${JSON.stringify(doc.gpuTimer)}`);
+  assert.equal(typeof doc.baseline.gpuMs, 'number', JSON.stringify(doc.baseline));
+  assert.ok(doc.baseline.gpuSpreadMs >= 0);
+  for (const e of doc.entities) {
+    assert.equal(typeof e.dGpuMs, 'number', JSON.stringify(e));
+    assert.equal(e.gpuNoisy, e.dGpuMs <= 0 || e.dGpuMs <= doc.baseline.gpuSpreadMs, JSON.stringify(e));
+  }
+  assert.ok(doc.notes.some((n) => /software renderer times its emulation, not a GPU/.test(n)), doc.notes.join('\n'));
+  assert.ok(!doc.notes.some((n) => /GPU time is not measured/.test(n)), doc.notes.join('\n'));
 
   // ids given: those only; an id the scene does not have is said, not guessed
   const some = await cli(['attribute', '--scene', 'town', '--launch', '--ids', 'hero_1,nope', '--frames', '2', '--project', project]);
   assert.equal(some.code, 0, some.err);
-  assert.match(some.out, /hero_1 +\+1 +\+12 /);
+  assert.match(some.out, /hero_1 +\+1 +\+12 +[+-]\d+\.\d\d[~ ] *[+-]\d+\.\d{3}[~ ] /, 'the GPU column beside the render time');
+  assert.match(some.out, /GPU time per replay \d+\.\d{3} ms \(spread \d+\.\d{3} ms\); a software renderer times its emulation/);
   assert.match(some.out, /note: no entity has the id nope: not measured/);
   assert.match(some.out, /world restored: .*pixels identical/);
   const none = await cli(['attribute', '--scene', 'town', '--launch', '--ids', 'nope', '--project', project]);
