@@ -40,20 +40,21 @@ function response({ status, statusText, headers, text }) {
 }
 
 // sender(url, init) → a promise of a response, like fetch; sender.mode is
-// { offThread, why }; sender.close() ends the worker.
+// { offThread, why }: where requests went from; sender.close() ends the
+// worker (what is sent after it goes from the page).
 export function offThreadFetch({ fallback, base = globalThis.location?.href } = {}) {
   const pending = new Map();      // id → {resolve, reject, url, init}
   let worker = null, src = null, next = 0;
   const mode = { offThread: false, why: null };
 
   function end() {
-    mode.offThread = false;
     if (worker) { worker.onmessage = worker.onerror = null; worker.terminate(); worker = null; }
     if (src) { URL.revokeObjectURL(src); src = null; }
   }
 
   function giveUp(why) {
     end();
+    mode.offThread = false;
     mode.why = why;
     const left = [...pending.values()];
     pending.clear();
@@ -105,8 +106,8 @@ export function offThreadFetch({ fallback, base = globalThis.location?.href } = 
     const left = [...pending.values()];
     pending.clear();
     for (const p of left) p.reject(new Error('the sender was closed'));
+    // (mode stays what it was: where the records went from)
     end();
-    mode.why = mode.why || 'closed';
   };
   return send;
 }

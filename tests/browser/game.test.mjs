@@ -118,6 +118,8 @@ test('the demo\'s scripted run, in chromium through the real daemon: every class
     return s.stopped && s.queued === 0 && s.held === 0 ? s : null;
   }), { timeout: 15000, what: 'the recorder delivered everything' });
   assert.equal(st.reachable, true, JSON.stringify(st));
+  // the one-line adoption's records leave from a worker (page-runtime/sender.js)
+  assert.equal(st.sender.offThread, true, `sent from the page's thread: ${st.sender.why}`);
   assert.equal(st.refused, 0, `the daemon refused records: ${st.lastRefusal}`);
   assert.deepEqual(problems, []);
 

@@ -94,6 +94,8 @@ async function delivered(page) {
   const st = await page.evaluate(() => globalThis.sloptimize.rec.flush());
   assert.equal(st.reachable, true, JSON.stringify(st));
   assert.equal(st.refused, 0, `the daemon refused records: ${st.lastRefusal}`);
+  // a real game adopted with the plugin line: its records leave from a worker
+  assert.equal(st.sender.offThread, true, `sent from the page's thread: ${st.sender.why}`);
   return st;
 }
 
