@@ -73,6 +73,12 @@ test('the recorder\'s line: recording, what it sent, queued, dropped, refused, r
   assert.match(html, /<span data-rec-refused>1 refused \(413\)<\/span>/);
   assert.match(html, /<span data-rec-reach>unreachable \(refused\), retrying<\/span>/);
   assert.match(recorderHtml({ error: '<boom>' }), /data-recorder="error"><span>The recorder did not answer: &lt;boom&gt;/);
+  assert.doesNotMatch(html, /data-rec-sender/, 'said only when the sends are on the page\'s thread');
+  const page = recorderHtml({ state: { recording: true, frames: 1, medianMs: null, sent: 0, queued: 0, reachable: null,
+    sender: { offThread: false, why: 'the worker failed to start (a Content-Security-Policy refusing <blob:> workers?)' } } });
+  assert.match(page, /<span data-rec-sender>sent from the page's own thread, each send a cost to its frame \(the worker failed to start \(a Content-Security-Policy refusing &lt;blob:&gt; workers\?\)\)<\/span>/);
+  const worker = recorderHtml({ state: { recording: true, frames: 1, medianMs: null, sent: 0, queued: 0, reachable: null, sender: { offThread: true, why: null } } });
+  assert.doesNotMatch(worker, /data-rec-sender/);
 });
 
 test('a record then its wake are one item; a new id is a new item, newest first', () => {
