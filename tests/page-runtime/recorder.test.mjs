@@ -1250,14 +1250,26 @@ test('recorder: a program compiled while a sliced census walks is found by the n
   assert.equal(h.footprint.key, 'hitch|unset|shader-compile|ShaderMaterial:mat_glow_#@beacon_#|ctx:');
 });
 
-test('recorder: a program a later frame compiled before a sliced census reached it is that frame\'s, not the covered hitch\'s', async () => {
+// 1,500 crates walked before one beacon (the census's last object), the
+// recorder past its first frames: what a sliced census walks.
+async function beaconWalkedLast() {
   const srv = await collector();
   const page = virtualPage();
   const crate = page.material('mat_crate', 'MeshLambertMaterial');
   for (let i = 0; i < 1500; i++) page.mesh('crate', crate);
-  const beacon = page.mesh('beacon_0', page.material('mat_glow_0'));     // walked last
+  const beacon = page.mesh('beacon_0', page.material('mat_glow_0'));
   const rec = await recordOn(page, srv);
   for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  return { srv, page, beacon, rec };
+}
+
+function hitchesOf(got) {
+  const hitches = got.filter((r) => r.type === 'hitch');
+  return { hitches, show: JSON.stringify(hitches.map((r) => [r.frameMs, r.classification[0].guess, r.delta.programs, r.minted, r.sites])) };
+}
+
+test('recorder: a program a later frame compiled before a sliced census reached it is that frame\'s, not the covered hitch\'s', async () => {
+  const { srv, page, beacon, rec } = await beaconWalkedLast();
   // a hitch that moved no counter, under 100 ms (so its census is sliced,
   // not run to the end at once as a wake-worthy one's is): the census covers it
   // (a frame is closed when the next one starts)
@@ -1272,8 +1284,7 @@ test('recorder: a program a later frame compiled before a sliced census reached 
   await page.tick();
   for (let i = 0; i < 4; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
   const got = await finish(rec, page, srv);
-  const hitches = got.filter((r) => r.type === 'hitch');
-  const show = JSON.stringify(hitches.map((r) => [r.frameMs, r.classification[0].guess, r.delta.programs, r.minted, r.sites]));
+  const { hitches, show } = hitchesOf(got);
   const before = hitches.find((r) => r.frameMs >= 60 && r.frameMs < 300);
   const compile = hitches.find((r) => r.frameMs >= 300);
   assert.ok(before && compile, show);
@@ -1287,13 +1298,7 @@ test('recorder: a program the still-open frame compiled before a sliced census r
   // (what the demo showed under load: the compile's frame closes only when
   // the next one starts, so a census slice can run between its render and
   // its close and meet the new programs first)
-  const srv = await collector();
-  const page = virtualPage();
-  const crate = page.material('mat_crate', 'MeshLambertMaterial');
-  for (let i = 0; i < 1500; i++) page.mesh('crate', crate);
-  const beacon = page.mesh('beacon_0', page.material('mat_glow_0'));     // walked last
-  const rec = await recordOn(page, srv);
-  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const { srv, page, beacon, rec } = await beaconWalkedLast();
   page.frame(70, { cost: 2 });                     // a hitch that moved no counter
   page.frame(16, { cost: 2 });                     // (closes it)
   page.readCost = 0.3;                             // the census's first slice: crates only
@@ -1304,8 +1309,7 @@ test('recorder: a program the still-open frame compiled before a sliced census r
   await page.tick();                               // the census ends while that frame is open
   for (let i = 0; i < 4; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
   const got = await finish(rec, page, srv);
-  const hitches = got.filter((r) => r.type === 'hitch');
-  const show = JSON.stringify(hitches.map((r) => [r.frameMs, r.classification[0].guess, r.delta.programs, r.minted, r.sites]));
+  const { hitches, show } = hitchesOf(got);
   const before = hitches.find((r) => r.frameMs >= 70);
   const compile = hitches.find((r) => r.delta.programs === 1);
   assert.ok(before && compile && before !== compile, show);
