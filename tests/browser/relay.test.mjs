@@ -57,7 +57,11 @@ async function openTab() {
   page = await browser.newPage({ viewport: { width: 640, height: 400 } });
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${vite.url}/`);
-  await waitFor(async () => (await pages()).length === 1, { timeout: 60000, what: 'the tab registered on the relay' });
+  // registered, and its scenes said: the page registers when the events
+  // socket opens and says a scene when the game names it, which on a
+  // loaded machine can be a while after
+  await waitFor(async () => { const p = await pages(); return p.length === 1 && p[0].scenes.includes('crates'); },
+    { timeout: 60000, what: 'the tab registered on the relay with its scene crates' });
 }
 
 before(async () => {
