@@ -178,6 +178,23 @@ test('census and gate in the open tab', { timeout: 900000 }, async () => {
   } finally {
     await panel.close();
   }
+  // the measured bisection, in the open tab and launched: the 2,000
+  // crates (not instanced) first by draw calls, the world as it was
+  const group = census.entities.find((e) => e.meshes >= 2000);
+  assert.ok(group, `the crates in the census: ${JSON.stringify(census.entities.slice(0, 5))}`);
+  for (const where of [[], ['--launch', '--url', `${vite.url}/`]]) {
+    r = await cli(['attribute', '--scene', 'crates', '--top', '3', '--frames', '2', '--json', ...where]);
+    assert.equal(r.code, 0, r.err);
+    const att = JSON.parse(fs.readFileSync(path.join(project, '.sloptimize', 'attribution.json'), 'utf8'));
+    validate('attribution.json', att);
+    const show = JSON.stringify(att.entities.map((e) => [e.id, e.dCalls]));
+    assert.equal(att.source, where.length ? 'launch' : 'open-tab');
+    assert.equal(att.entities[0].id, group.id, show);
+    assert.ok(att.entities[0].dCalls >= 2000, show);
+    assert.equal(att.baseline.stable, true);
+    assert.equal(att.restored, true);
+    assert.equal(att.pixelsIdentical, true, 'the frame after the bisection is the frame before it');
+  }
   r = await cli(['gate', '--record', '--yes', '--scene', 'crates']);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out + r.err, /640×400/, 'the tab\'s own size');
