@@ -428,15 +428,19 @@ try {
       // when each POST carrying a hitch left the page and was answered
       B.posts = [];
       B.flying = 0;
+      // a POST leaving: the hitches it carries (their `at`), its batch
+      // number, when, and how many requests were already under way
+      const leaving = (url, body) => ({
+        hitches: typeof body === 'string' ? [...body.matchAll(/"type":"hitch".*?"at":"([^"]+)"/g)].map((m) => m[1]) : [],
+        seq: /[?&]seq=(\d+)/.exec(String(url))?.[1] ?? null, sent: Date.now(), beside: B.flying++,
+      });
       const f = window.fetch;
       window.fetch = function (url, opts) {
-        const hitches = opts && typeof opts.body === 'string' ? [...opts.body.matchAll(/"type":"hitch".*?"at":"([^"]+)"/g)].map((m) => m[1]) : [];
-        const sent = Date.now(), beside = B.flying++;       // requests already under way
-        const seq = /[?&]seq=(\d+)/.exec(String(url))?.[1] ?? null;
+        const o = leaving(url, opts && opts.body);
         const p = f.apply(this, arguments);
         const done = () => { B.flying--; };
         p.then(done, done);
-        if (hitches.length) p.then(() => B.posts.push({ hitches, sent, answered: Date.now(), beside, seq }), () => {});
+        if (o.hitches.length) p.then(() => B.posts.push({ ...o, answered: Date.now() }), () => {});
         return p;
       };
       // the recorder's own sends leave from a worker (page-runtime/
@@ -449,10 +453,7 @@ try {
           const open = new Map();
           const post = w.postMessage;
           w.postMessage = function (m) {
-            const body = m && m.init && m.init.body;
-            const hitches = typeof body === 'string' ? [...body.matchAll(/"type":"hitch".*?"at":"([^"]+)"/g)].map((x) => x[1]) : [];
-            const seq = /[?&]seq=(\d+)/.exec(String(m && m.url))?.[1] ?? null;
-            open.set(m && m.id, { hitches, sent: Date.now(), beside: B.flying++, seq });
+            open.set(m && m.id, leaving(m && m.url, m && m.init && m.init.body));
             return post.apply(this, arguments);
           };
           w.addEventListener('message', (e) => {

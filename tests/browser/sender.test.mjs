@@ -11,10 +11,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { chromium } from 'playwright-core';
 import { Daemon, hitch, perfPath, tmpdir } from '../lib.mjs';
+import { FLAGS } from '../browser.mjs';
 
 const CHROMIUM = process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium';
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-extensions'];
 
 let browser, daemon, project;
 
