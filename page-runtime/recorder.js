@@ -229,6 +229,11 @@ class Recorder {
     this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
     this.own = new Float64Array(6);     // the recorder's own time: OWN_START … OWN_MAX_KIND
     this.ownDepth = 0;
+    // its tasks of 1 ms or more (the target is none): how many, and the
+    // last few with their kind and the frame they ran after (an object
+    // each, made only for such a task)
+    this.ownLong = 0;
+    this.ownLongLast = [];
     this.baseFrame = 0;                 // the frame the median's level starts from (0, or a resize)
     this.canvasW = -1; this.canvasH = -1; this.prevW = 0; this.prevH = 0;
     this.curResize = false;
@@ -493,6 +498,11 @@ class Recorder {
     if (ms > o[OWN_MAX]) {
       o[OWN_MAX] = ms;
       o[OWN_MAX_KIND] = kind;
+    }
+    if (ms >= 1) {
+      this.ownLong++;
+      this.ownLongLast.push({ kind: OWN_KINDS[kind], ms: r1(ms), frame: this.frameNo, hitchesMade: this.made.hitch });
+      if (this.ownLongLast.length > 8) this.ownLongLast.shift();
     }
     this.fr[FR_SELF] += ms;
   }
@@ -1777,6 +1787,7 @@ class Recorder {
       renderer: this.kind, panelOpen: this.panelOpen, heldPanelFrames: this.panelFramesTotal,
       own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
         maxTaskKind: this.own[OWN_TASKS] > 0 ? OWN_KINDS[this.own[OWN_MAX_KIND]] : null,
+        over1ms: this.ownLong, long: this.ownLongLast.map((t) => ({ ...t })),
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
       snapshots: { ...this.snapshots },

@@ -1448,3 +1448,29 @@ test('recorder: a hitch names a view snapshot of the frames from 30 before it â€
   assert.equal(snap.hitch.frameMs, h.frameMs);
   assert.equal(rec.state().snapshots.sent >= 1, true);
 });
+
+test('recorder: a task of its own of 1 ms or more is counted and kept with its kind and frame (state().own)', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  // the host's fetch holds the page for 3 ms (virtual) each call
+  const slowFetch = (url, init) => { page.readCost = 3; performance.now(); page.readCost = 0; return fetch(url, init); };
+  const rec = await recordOn(page, srv, { fetch: slowFetch });
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  let own = rec.state().own;
+  assert.equal(own.over1ms, 0, JSON.stringify(own));
+  assert.deepEqual(own.long, []);
+  const frames = rec.state().frames;
+  rec.usermark({ note: 'something to send' });
+  await rec.flush();
+  own = rec.state().own;
+  assert.ok(own.over1ms >= 1, JSON.stringify(own));
+  const t = own.long.at(-1);
+  assert.match(t.kind, /^outbox send/);
+  assert.ok(t.ms >= 3 && t.ms < 4, JSON.stringify(t));
+  assert.equal(t.frame, frames);
+  assert.equal(t.hitchesMade, 0);
+  rec.stop();
+  await page.tick();
+  page.restore();
+  srv.s.close();
+});
