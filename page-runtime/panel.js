@@ -738,24 +738,32 @@ class Panel {
       // the page read too slowly: the daemon fed it every wake in order,
       // but live records are not kept (the ledger has them)
       this.session.notes.push({ at: Date.now(), text: `this page missed ${m.count ?? 'some'} live records while it was catching up; every wake came through` });
-      this.schedule('session', () => this.renderSession());
+      this.sessionChanged();
       return;
     }
     if (m.type === 'gap') {
       this.session.notes.push({ at: Date.now(), text: `wakes after ${m.after} cannot be replayed (${m.reason || 'the ledger was replaced'})` });
-      this.schedule('session', () => this.renderSession());
+      this.sessionChanged();
       return;
     }
     if (m.type !== 'record' && m.type !== 'wake') return;
     if (!m.record) {
       // a summary line (held back, or caught up): no single record
       if (m.line) this.session.notes.push({ at: Date.now(), text: m.line });
-      this.schedule('session', () => this.renderSession());
+      this.sessionChanged();
       return;
     }
     if (sessionAdd(this.session, m)) this.liveIssue(m.record);
-    this.schedule('session', () => this.renderSession());
+    this.sessionChanged();
     this.updateCounts();
+  }
+
+  // The session moved: re-render its list only where it shows.  Closed
+  // (or on another tab), the panel renders nothing for a live record —
+  // its cost would land in the game's frames — and open() or selecting
+  // the tab renders what was kept meanwhile.
+  sessionChanged() {
+    if (this.isOpen && this.tab === 'session') this.schedule('session', () => this.renderSession());
   }
 
   // A live incident moves the Issues counts at once; a fetch then settles

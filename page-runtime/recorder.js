@@ -71,11 +71,11 @@ const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_
 // so naming it allocates nothing)
 const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5;
 const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
-  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10;
+  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11;
 const OWN_KINDS = ['other', 'after-frame (census slices, hitch records)', 'long-animation-frame observer', 'every-second (context)',
   'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send (mostly the fetch() call, or handing the batch to its worker)',
   'outbox send (mostly sealing: JSON.stringify of the batch)', 'outbox answer (the daemon\'s reply handled)',
-  'view snapshot send'];
+  'view snapshot send', 'a waking hitch made at its frame\'s end (in the game\'s task)'];
 // the outbox's parts of its own time (delivery.js, onOwn)
 const OUTBOX_KIND = { seal: K_SEAL, fetch: K_SEND, answer: K_ANSWER };
 // work for the after-frame task, per queued frame
@@ -361,6 +361,11 @@ class Recorder {
       self.closeQueued = false;
       if (!self.recording || !self.frameOpen) return;
       self.closeFrame();
+      if (self.nWork === 0 && self.pending.length === 0) return;
+      // what follows is the recorder's own time (a waking hitch's census
+      // and record), counted with the rest of it; it runs in the game's
+      // task, not one of its own
+      self.ownBegin(K_CLOSE);
       // The hitch (it wakes the agent: onRenderEnd) is made and sent now,
       // at the end of its own task, not in a task after it: the stall
       // that made it often goes on after render returns (the browser's
@@ -372,6 +377,7 @@ class Recorder {
       // what the browser has made since (takeRecords), not only when the
       // observer's own task gets to run
       if (self.pending.length > 0) self.resolvePending(false);
+      self.ownEnd();
     };
     this.afterFrame = function afterFrame() { self.ownBegin(K_FRAME); self.runWork(); self.ownEnd(); };
 

@@ -172,6 +172,42 @@ test('a flood of live records re-renders the panel a few times a second, not onc
   }
 });
 
+test('closed, the panel renders nothing for live records: its badge counts them, opening shows them all', async () => {
+  const page = await openGame();
+  try {
+    await waitFor(async () => (await page.getAttribute('[data-conn]', 'data-state')) === 'live', { what: 'events socket live, the panel closed' });
+    assert.equal(await isOpen(page), false);
+    await page.evaluate(() => {
+      // the Current Session tab's region (its list is not made until it renders)
+      const region = window.panel.root.querySelector('#panel-session');
+      window.renders = 0;
+      new MutationObserver(() => { window.renders++; }).observe(region, { childList: true, subtree: true, characterData: true });
+    });
+    const badge = async () => Number((await page.textContent('[data-count="session"]')) || 0);
+    const before = await badge();
+    const k = 12;
+    const fd = fs.openSync(perfPath(project), 'a');
+    try {
+      for (let i = 0; i < k; i++) fs.writeSync(fd, record());
+    } finally {
+      fs.closeSync(fd);
+    }
+    await waitFor(async () => (await badge()) === before + k, { timeout: 20000, what: async () => `the Session badge at ${before + k} (${await badge()})` });
+    // a render would have run within a frame of the last message; the
+    // game's frames go on meanwhile, so two of them mean none was asked for
+    const f0 = await page.evaluate(() => window.game.frames);
+    await waitFor(async () => (await page.evaluate(() => window.game.frames)) >= f0 + 2, { what: 'two more game frames' });
+    assert.equal(await page.evaluate(() => window.renders), 0, 'the closed panel re-rendered its session list');
+    await page.keyboard.press('Control+F12');
+    await waitFor(() => isOpen(page), { what: 'the panel opened' });
+    await waitFor(async () => (await page.evaluate(() => window.panel.root.querySelectorAll('[data-incident]').length)) >= before + k,
+      { timeout: 20000, what: `${before + k} incidents shown once open` });
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('in a 1 fps game the panel stays clickable: a press held across a re-render still clicks', async () => {
   const page = await openGame(1);
   try {

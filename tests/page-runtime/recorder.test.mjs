@@ -1456,21 +1456,38 @@ test('recorder: a task of its own of 1 ms or more is counted and kept with its k
   const slowFetch = (url, init) => { page.readCost = 3; performance.now(); page.readCost = 0; return fetch(url, init); };
   const rec = await recordOn(page, srv, { fetch: slowFetch });
   for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
-  let own = rec.state().own;
-  assert.equal(own.over1ms, 0, JSON.stringify(own));
-  assert.deepEqual(own.long, []);
+  const calm = rec.state().own;
   const frames = rec.state().frames;
   rec.usermark({ note: 'something to send' });
   await rec.flush();
-  own = rec.state().own;
+  const own = rec.state().own;
+  await finish(rec, page, srv);
+  assert.equal(calm.over1ms, 0, JSON.stringify(calm));
+  assert.deepEqual(calm.long, []);
   assert.ok(own.over1ms >= 1, JSON.stringify(own));
   const t = own.long.at(-1);
   assert.match(t.kind, /^outbox send/);
   assert.ok(t.ms >= 3 && t.ms < 4, JSON.stringify(t));
   assert.equal(t.frame, frames);
   assert.equal(t.hitchesMade, 0);
-  rec.stop();
-  await page.tick();
-  page.restore();
-  srv.s.close();
+});
+
+test('recorder: a waking hitch made at its frame\'s end counts as its own time, of its own kind', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  const before = rec.state().own;
+  // every clock read now costs 1 ms: the close's own reads span its work
+  page.readCost = 1;
+  page.frame(150);
+  await Promise.resolve();          // the close runs in a microtask at the end of the frame's task
+  page.readCost = 0;
+  const own = rec.state().own, frames = rec.state().frames;
+  const got = await finish(rec, page, srv);
+  const close = own.long.filter((t) => /waking hitch made at its frame's end/.test(t.kind));
+  assert.equal(close.length, 1, JSON.stringify(own.long));
+  assert.equal(close[0].frame, frames);
+  assert.ok(own.ms > before.ms, `its time is in the total: ${before.ms} → ${own.ms}`);
+  assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs >= 150), 'the hitch was made');
 });
