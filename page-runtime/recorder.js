@@ -831,8 +831,13 @@ class Recorder {
     this.workQueued = false;
     const c = this.cs;
     for (;;) {
-      if (this.nWork > 0 && !c.running) this.censusBegin(this.censusDone);
-      if (c.running && !this.censusStep(budget)) { this.queueWork(); break; }
+      if (this.nWork > 0 && !c.running && !c.done) this.censusBegin(this.censusDone);
+      if (c.running) {
+        if (!this.censusStep(budget)) { this.queueWork(); break; }
+        // the walk ended in this task: its end and the records wait for
+        // the next one, so that no task of the recorder's does both
+        if (budget !== Infinity) { this.queueWork(); break; }
+      }
       let census = null;
       if (c.done) {
         census = this.censusEnd();
@@ -1540,7 +1545,7 @@ class Recorder {
     // a census now and then keeps `spawned` about the frame it names: one
     // is started (sliced, in the after-frame tasks) unless one runs or
     // frames wait for one
-    if (!this.cs.running && this.nWork === 0 && this.nCensusScenes > 0) {
+    if (!this.cs.running && !this.cs.done && this.nWork === 0 && this.nCensusScenes > 0) {
       this.censusBegin(this.censusDone);
       this.queueWork();
     }

@@ -733,9 +733,10 @@ async function waitUntil(cond, what, ms = 10000) {
 
 test('recorder: a long-script hitch with no entry at all waits three frames, not its whole deadline, and is not a script', async () => {
   const { held, hitch } = await loafScenario(() => null);
-  // made in the task after the frame that closed it (the next one), it
+  // made two tasks after the frame that closed it (the next one) — the
+  // census's walk in one, its end and the records in the next — it
   // waits; the close of the third frame after its own lets it go
-  assert.deepEqual(held, [1, 1, 1, 0, 0, 0], 'held after each frame');
+  assert.deepEqual(held, [0, 1, 1, 0, 0, 0], 'held after each frame');
   assert.equal(hitch.classification[0].guess, 'gc-or-upload-by-elimination', JSON.stringify(hitch.classification));
   assert.match(hitch.script.unavailable, /no Long Animation Frames entry/);
 });
@@ -1490,4 +1491,23 @@ test('recorder: a waking hitch made at its frame\'s end counts as its own time, 
   assert.equal(close[0].frame, frames);
   assert.ok(own.ms > before.ms, `its time is in the total: ${before.ms} → ${own.ms}`);
   assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs >= 150), 'the hitch was made');
+});
+
+test('recorder: no after-frame task both ends a census walk and makes the records: the records go in the next task', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  const made = () => rec.state().made.hitch;
+  page.frame(40);                   // a hitch under 100 ms: made off the frame, not at its end
+  page.frame(16);                   // its close
+  assert.equal(made(), 0);
+  await page.tick();                // the task that walks the scene
+  const afterWalk = made();
+  await page.tick();                // the next one: the census's end, the record
+  const afterNext = made();
+  const got = await finish(rec, page, srv);
+  assert.equal(afterWalk, 0, 'the walk\'s task made no record');
+  assert.equal(afterNext, 1, 'the task after it did');
+  assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs === 40));
 });

@@ -1,0 +1,120 @@
+// make bench-trace: sloptimize's code on the game's main thread, as the
+// browser's own trace sees it — the demo adopted as docs/recorder.md says
+// (the plugin's recorder, the in-game panel closed), one stutter of each
+// kind the demo makes.  Figures, never pass/fail.
+//
+// The recorder's self-measure (state().own, bench/recorder.mjs) counts the
+// tasks it opens itself; it cannot see the panel's, its animation-frame
+// tick, nor tell V8's garbage collector from its own work.  The trace
+// can: every top-level FunctionCall whose script is one of the runtime's
+// modules (served by the plugin under /@id/__x00__sloptimize:), its
+// duration, and the collector's events inside it on the same thread.
+import { chromium } from 'playwright-core';
+import { Daemon, tmpdir } from '../lib.mjs';
+import { startVite, FLAGS } from '../browser.mjs';
+
+const QUICK = !['', '0', undefined].includes(process.env.BENCH_QUICK);
+const KINDS = QUICK ? ['compile', 'spawn'] : ['compile', 'texture', 'spawn', 'script', 'snap', 'compile', 'spawn'];
+const GAP_MS = 4000;                    // between stutters: each settles (records sent, LoAF waits over)
+
+const f2 = (v) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
+const num = (v) => (v === null || v === undefined ? '-' : Number.isFinite(v) ? String(Number(v.toPrecision(4))) : 'nan');
+const bench = (measure, anchor, ours, unit, target, met, vs) =>
+  console.log(`BENCH measure=${measure} anchor=${num(anchor)} ours=${num(ours)} unit=${unit} target=${target} met=${met === null ? '-' : met ? 'yes' : 'no'}${vs ? ` vs=${vs}` : ''}`);
+
+// The runtime's modules as the plugin serves them (and as a build inlines
+// them under the same names).
+const OURS = /__x00__sloptimize:|\/page-runtime\//;
+const isGc = (e) => e.cat.includes('v8.gc') || /^(MinorGC|MajorGC|V8\.GC)/.test(e.name);
+const isJit = (e) => /^V8\.(Compile|LazyCompile|BytecodeBudgetInterrupt|Optimize|Maglev|Turbofan|ParseFunction|DeoptimizeCode)/.test(e.name);
+
+const project = tmpdir('bench-trace');
+const daemon = await new Daemon(project, { args: ['--global-max', '0', '--per-fp-ms', '0'] }).start();
+const vite = await startVite(daemon.base, { env: { SLOPTIMIZE_ISOLATE: '1' } });
+const browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
+try {
+  const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
+  await page.goto(`${vite.url}/`);
+  await page.waitForFunction(() => window.demo && window.sloptimize && window.sloptimize.rec, null, { timeout: 60000 });
+  // past the page's load and the recorder's first census
+  await page.waitForFunction(() => window.sloptimize.rec.state().frames >= 120, null, { timeout: 60000, polling: 100 });
+  const cdp = await page.context().newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (e) => { for (const x of e.value) events.push(x); });
+  const complete = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+  await cdp.send('Tracing.start', { traceConfig: { includedCategories: ['toplevel', 'devtools.timeline', 'v8', 'v8.execute',
+    'disabled-by-default-v8.gc'] } });
+  const f0 = await page.evaluate(() => window.sloptimize.rec.state().frames);
+  for (const k of KINDS) {
+    await page.evaluate((k) => window.demo.stutter(k), k);
+    await page.waitForTimeout(GAP_MS);
+  }
+  const st = await page.evaluate(() => window.sloptimize.rec.state());
+  await cdp.send('Tracing.end');
+  await complete;
+  if (process.env.TRACE_DUMP) (await import('node:fs')).writeFileSync(process.env.TRACE_DUMP, JSON.stringify(events));
+  const frames = st.frames - f0;
+
+  // the renderer's main thread
+  const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
+  const ev = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X');
+  // V8's own work inside a call, from its trace events (they nest: a
+  // union): the collector's, and the compiler's — a function compiled or
+  // tiered up in that call (lazy compiles, bytecode budget interrupts)
+  const spans = (pick) => ev.filter(pick).map((g) => [g.ts, g.ts + (g.tdur ?? g.dur)]).sort((a, b) => a[0] - b[0]);
+  const gcs = spans(isGc), jits = spans(isJit);
+  const within = (list, from, to) => {
+    let sum = 0, end = -Infinity;
+    for (const [a0, b0] of list) {
+      if (a0 >= to) break;
+      const a = Math.max(a0, from, end), b = Math.min(b0, to);
+      if (b > a) { sum += b - a; end = b; }
+    }
+    return sum;
+  };
+  // top-level calls only: a FunctionCall inside another is in its parent's time
+  const calls = ev.filter((e) => e.name === 'FunctionCall').sort((a, b) => a.ts - b.ts);
+  const top = [];
+  let until = -Infinity;
+  for (const c of calls) { if (c.ts >= until) { top.push(c); until = c.ts + c.dur; } }
+  // a call's time is the thread's CPU time in it (tdur: a loaded machine
+  // takes the thread away mid-call, and wall time would count that),
+  // its own what V8's collector and compiler did not take of it
+  const ours = top.filter((c) => OURS.test(c.args?.data?.url || '')).map((c) => {
+    const d = c.args.data, to = c.ts + c.dur;
+    const cpu = (c.tdur ?? c.dur) / 1000, gcMs = within(gcs, c.ts, to) / 1000, jitMs = within(jits, c.ts, to) / 1000;
+    return { wall: c.dur / 1000, cpu, gcMs, jitMs, own: Math.max(0, cpu - gcMs - jitMs), fn: d.functionName || '(anonymous)',
+      where: `${String(d.url).replace(/^.*[/:]/, '')}:${d.lineNumber}` };
+  });
+  const sum = (k) => ours.reduce((a, c) => a + c[k], 0);
+  const byWhere = new Map();
+  for (const c of ours) {
+    const k = `${c.fn} ${c.where}`;
+    const o = byWhere.get(k) || { n: 0, own: 0, max: 0, over: 0 };
+    o.n++; o.own += c.own; o.max = Math.max(o.max, c.own); if (c.own >= 1) o.over++;
+    byWhere.set(k, o);
+  }
+  const long = ours.filter((c) => c.own >= 1).sort((a, b) => b.own - a.own);
+  const longest = Math.max(0, ...ours.map((c) => c.own));
+  const cpuTimes = events.some((e) => e.tdur !== undefined);
+  // the trace's own cost per call: the recorder's animation-frame tick
+  // does three statements, so its median is what tracing adds to a call
+  const ticks = ours.filter((c) => c.fn === 'onTick').map((c) => c.own).sort((a, b) => a - b);
+  const perCall = ticks.length ? ticks[Math.floor(ticks.length / 2)] : 0;
+  console.log(`sloptimize's code on the demo's main thread, traced: ${frames} frames, stutters ${KINDS.join(', ')} (${GAP_MS / 1000} s apart), panel closed`);
+  console.log(`  ${ours.length} top-level calls into the runtime's modules: wall ${f2(sum('wall'))} ms, ${cpuTimes ? 'thread CPU' : 'wall (no thread times in this trace)'} ${f2(sum('cpu'))} ms — of it V8's collector ${f2(sum('gcMs'))}, its compiler ${f2(sum('jitMs'))}, the rest ${f2(sum('own'))} ms (${f2(sum('own') / frames)} ms/frame)`);
+  console.log(`  the trace's own cost per call (the median of the recorder's three-statement tick): ${f2(perCall)} ms; ${ours.length} calls: ${f2(perCall * ours.length / frames)} ms/frame of the figure above is tracing's`);
+  console.log(`  the recorder's self-measure since its start: own.ms ${st.own.ms}, longest ${st.own.maxTaskMs} ms (${st.own.maxTaskKind}), ${st.own.over1ms} of 1 ms or more (wall time, all of V8's work in it)`);
+  console.log('  by entry point (calls, ms without the collector and compiler, the longest, how many ≥ 1 ms):');
+  for (const [k, o] of [...byWhere].sort((a, b) => b[1].own - a[1].own).slice(0, 12))
+    console.log(`    ${String(o.n).padStart(5)} ${f2(o.own).padStart(8)} ms  max ${f2(o.max)}  ≥1 ms ×${o.over}  ${k}`);
+  console.log(`  calls of 1 ms or more without the collector and compiler: ${long.length}${long.length ? ` — ${long.slice(0, 10).map((c) => `${f2(c.own)} ms ${c.fn} ${c.where} (wall ${f2(c.wall)}, GC ${f2(c.gcMs)}, compiler ${f2(c.jitMs)})`).join('; ')}` : ''}`);
+  bench('sloptimize main-thread time, traced (recorder and panel), without V8', perCall * ours.length / frames, sum('own') / frames, 'ms/frame', '<= 0.05 ms/frame',
+    null, "tracing's own cost at its calls (the tick's median per call)");
+  bench('sloptimize longest call without the collector and compiler, traced', null, longest, 'ms', '< 1 ms', longest < 1,
+    long.length ? `${long[0].fn} ${long[0].where}` : null);
+} finally {
+  await browser.close();
+  await vite.stop();
+  await daemon.stop();
+}
