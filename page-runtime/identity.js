@@ -119,27 +119,30 @@ export function trackedId(o) {
 }
 
 // The segment of o under its parent: its name (or type), with [k] when a
-// sibling has the same segment.  `cache` (a WeakMap, per walk) makes a
-// parent's indices once, so a walk of n siblings is O(n), not O(n²).
+// sibling has the same segment (k: its rank among them, in the parent's
+// order).  `cache` (a WeakMap, per walk) keeps, per parent, the children
+// of each segment asked for: one pass of string compares over the
+// siblings for each (a flat scene of thousands of crates is one pass,
+// no map of them all), and the rank found from the end of the list (what
+// is asked about is most often what was added last).
+const baseOf = (o) => o.name || o.type || 'Object3D';
 function segment(o, cache) {
-  const base = o.name || o.type || 'Object3D';
+  const base = baseOf(o);
   const p = o.parent;
   if (!p || !Array.isArray(p.children) || p.children.length < 2) return base;
-  let idx = cache ? cache.get(p) : null;
-  if (!idx) {
-    const count = new Map(), seen = new Map();
-    idx = new Map();
-    for (const c of p.children) { const b = c.name || c.type || 'Object3D'; count.set(b, (count.get(b) || 0) + 1); }
-    for (const c of p.children) {
-      const b = c.name || c.type || 'Object3D';
-      if (count.get(b) < 2) continue;
-      const k = seen.get(b) || 0;
-      seen.set(b, k + 1);
-      idx.set(c, k);
-    }
-    if (cache) cache.set(p, idx);
+  let byBase = cache ? cache.get(p) : null;
+  if (!byBase) {
+    byBase = new Map();
+    if (cache) cache.set(p, byBase);
   }
-  return idx.has(o) ? `${base}[${idx.get(o)}]` : base;
+  let same = byBase.get(base);
+  if (!same) {
+    same = [];
+    for (const c of p.children) if (baseOf(c) === base) same.push(c);
+    byBase.set(base, same);
+  }
+  const k = same.length > 1 ? same.lastIndexOf(o) : -1;
+  return k >= 0 ? `${base}[${k}]` : base;
 }
 
 // The path of o under its scene (the scene itself not included), and

@@ -198,3 +198,26 @@ test('census: no hint below its threshold, an InstancedMesh is not a candidate, 
   b.roughness = 0.5;
   assert.notEqual(materialSignature(a), materialSignature(b));
 });
+
+test('namePath: a sibling\'s [k] is its rank among same-named siblings, with or without the walk\'s cache, asked in any order', () => {
+  // the rule written out plainly: count the siblings of the same segment;
+  // two or more, the rank among them in the parent's order
+  const plain = (o) => {
+    const base = o.name || o.type || 'Object3D';
+    const same = o.parent.children.filter((c) => (c.name || c.type || 'Object3D') === base);
+    return same.length > 1 ? `${base}[${same.indexOf(o)}]` : base;
+  };
+  const scene = { isScene: true, type: 'Scene', children: [] };
+  const names = ['crate', '', 'rock', 'crate', 'lamp', '', 'crate', 'rock'];
+  for (let i = 0; i < 2000; i++) {
+    const name = names[i % names.length] || (i % 3 ? '' : 'crate');
+    scene.children.push({ name, type: i % 5 ? 'Mesh' : 'Points', parent: scene, children: [] });
+  }
+  const order = scene.children.map((_, i) => (i * 7919) % scene.children.length);
+  const cache = new WeakMap();
+  for (const i of order) {
+    const o = scene.children[i];
+    assert.equal(namePath(o, cache).path, plain(o), `child ${i}`);
+    assert.equal(namePath(o).path, plain(o), `child ${i}, no cache`);
+  }
+});
