@@ -275,7 +275,8 @@ class Recorder {
     // a generation stamp, census())
     this.seenPrograms = new WeakSet();
     this.seenTextures = new WeakSet();
-    this.cs = { gen: 0, stamp: new WeakMap(), cur: [], prev: [], nCur: 0, nPrev: 0, stack: [], nStack: 0,
+    this.cs = { gen: 0, stamp: new WeakMap(), known: new WeakMap(),
+      memo: { m: null, parent: null, name: '', compiled: false, uploaded: false, fresh: false }, cur: [], prev: [], nCur: 0, nPrev: 0, stack: [], nStack: 0,
       running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
       spawnedObjs: null, mintedObjs: null, newTextures: null, newPrograms: null, uploadBytes: 0 };
     this.carry = null;            // a census's finds that no queued frame took yet (workFor)
@@ -966,6 +967,7 @@ class Recorder {
     c.propsHas = c.props !== null && typeof props.has === 'function';
     c.spawned = null; c.spawnedCount = 0; c.minted = null; c.sites = null; c.spawnedObjs = null; c.mintedObjs = null; c.sitesBy = null; c.newTextures = null; c.newPrograms = null;
     c.uploadBytes = 0;
+    c.memo.m = null; c.memo.parent = null;
     const swap = c.prev; c.prev = c.cur; c.cur = swap; c.nPrev = c.nCur; c.nCur = 0;
     c.nStack = 0;
     for (let i = this.nCensusScenes - 1; i >= 0; i--) {
@@ -1034,7 +1036,7 @@ class Recorder {
     const spawnedEntities = mint && c.spawnedObjs ? c.spawnedObjs.map((o) => entityOf(o, idCache)) : [];
     const mintedIds = {};
     if (mint && c.mintedObjs) for (const k of mintedList.slice(0, MAX_MINTED)) mintedIds[k] = entityOf(c.mintedObjs.get(k), idCache);
-    c.spawnedObjs = null; c.mintedObjs = null;     // no reference kept
+    c.spawnedObjs = null; c.mintedObjs = null; c.memo.m = null; c.memo.parent = null;     // no reference kept
     const sitesBy = c.sitesBy ? { 'shader-compile': by(c.sitesBy.compiled), 'texture-upload': by(dominant(c.sitesBy.uploaded)),
       'spawn-burst': by(c.sitesBy.fresh) } : null;
     return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
@@ -1091,6 +1093,14 @@ class Recorder {
   censusMaterial(o, m, fresh) {
     if (!m) return;
     const c = this.cs, props = c.props;
+    // a material this census already found nothing new in (`known`: the
+    // census's generation) is not looked at again for each object that
+    // shares it — a crowd of a thousand crates is one material; what
+    // changes in it after this walk passed it is the next census's
+    if (c.known.get(m) === c.gen) {
+      if (fresh && c.mint) this.mintPair(o, m, false, false, 0, true);
+      return;
+    }
     let minting = fresh;
     let compiled = false, uploaded = false, bytes = 0;
     if (props && (!c.propsHas || props.has(m))) {
@@ -1123,21 +1133,34 @@ class Recorder {
         }
       }
     }
-    if (minting && c.mint) {
-      const key = `${matName(m)}@${objName(o)}`;
-      (c.minted || (c.minted = new Set())).add(key);
-      const mo = c.mintedObjs || (c.mintedObjs = new Map());
-      if (!mo.has(key)) mo.set(key, o);
-      const site = siteOf(m, o);
-      (c.sites || (c.sites = new Set())).add(site);
-      // by what made it new: a compile's cause is the materials whose
-      // program is new, an upload's those whose texture is — not the
-      // note sprites that happened to come into view in the same frame
-      const by = c.sitesBy || (c.sitesBy = { compiled: new Set(), uploaded: new Map(), fresh: new Set() });
-      if (compiled) by.compiled.add(site);
-      if (uploaded) by.uploaded.set(site, (by.uploaded.get(site) || 0) + bytes);
-      if (fresh) by.fresh.add(site);
-    }
+    if (!compiled && !uploaded) c.known.set(m, c.gen);
+    if (minting && c.mint) this.mintPair(o, m, compiled, uploaded, bytes, fresh);
+  }
+
+  // A material@object pair the census found new (its program, a texture,
+  // or the object first drawn): its name and stable site, by what made it new.
+  mintPair(o, m, compiled, uploaded, bytes, fresh) {
+    const c = this.cs;
+    // the pair just minted again (a crowd: the same material, parent and
+    // name a thousand times): every add below would find its own entry
+    const memo = c.memo;
+    if (bytes === 0 && o.name && memo.m === m && memo.parent === o.parent && memo.name === o.name &&
+        memo.compiled === compiled && memo.uploaded === uploaded && memo.fresh === fresh) return;
+    memo.m = m; memo.parent = o.parent; memo.name = o.name;
+    memo.compiled = compiled; memo.uploaded = uploaded; memo.fresh = fresh;
+    const key = `${matName(m)}@${objName(o)}`;
+    (c.minted || (c.minted = new Set())).add(key);
+    const mo = c.mintedObjs || (c.mintedObjs = new Map());
+    if (!mo.has(key)) mo.set(key, o);
+    const site = siteOf(m, o);
+    (c.sites || (c.sites = new Set())).add(site);
+    // by what made it new: a compile's cause is the materials whose
+    // program is new, an upload's those whose texture is — not the
+    // note sprites that happened to come into view in the same frame
+    const by = c.sitesBy || (c.sitesBy = { compiled: new Set(), uploaded: new Map(), fresh: new Set() });
+    if (compiled) by.compiled.add(site);
+    if (uploaded) by.uploaded.set(site, (by.uploaded.get(site) || 0) + bytes);
+    if (fresh) by.fresh.add(site);
   }
 
   // --- records --------------------------------------------------------------

@@ -1511,3 +1511,28 @@ test('recorder: no after-frame task both ends a census walk and makes the record
   assert.equal(afterNext, 1, 'the task after it did');
   assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs === 40));
 });
+
+test('recorder: a crowd sharing materials, one of them new, is counted whole and keyed by what is new (the census looks at a material once)', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  const group = page.mesh('wave', null);
+  page.mesh('crate', crate);                                 // the crate's program is warm
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const glow = page.material('mat_glow', 'ShaderMaterial');  // new: compiled when first drawn
+  for (let i = 0; i < 1000; i++) page.mesh(i % 2 ? 'crate' : 'glowcrate', i % 2 ? crate : glow, i % 4 < 2 ? page.scene : group);
+  page.renderer.info.memory.geometries += 1000;
+  page.frame(300, { cost: 280 });
+  page.frame(16, { cost: 2 });
+  await page.tick(); await page.tick();
+  const got = await finish(rec, page, srv);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs === 300);
+  assert.ok(h, JSON.stringify(got.filter((r) => r.type === 'hitch')));
+  assert.equal(h.world.spawnedCount, 1000);
+  assert.equal(h.classification[0].guess, 'shader-compile', JSON.stringify(h.classification));
+  // the compile's sites: the new material's, under each parent; never the warm crate's
+  assert.deepEqual(h.sites, ['ShaderMaterial:mat_glow@glowcrate', 'ShaderMaterial:mat_glow@wave/glowcrate']);
+  // every pair the crowd made, each once
+  assert.deepEqual(h.minted, ['mat_crate@crate', 'mat_glow@glowcrate']);
+});
