@@ -193,10 +193,11 @@ test('closed, the panel renders nothing for live records: its badge counts them,
       fs.closeSync(fd);
     }
     await waitFor(async () => (await badge()) === before + k, { timeout: 20000, what: async () => `the Session badge at ${before + k} (${await badge()})` });
-    // a render would have run within a frame of the last message; the
-    // game's frames go on meanwhile, so two of them mean none was asked for
-    const f0 = await page.evaluate(() => window.game.frames);
-    await waitFor(async () => (await page.evaluate(() => window.game.frames)) >= f0 + 2, { what: 'two more game frames' });
+    // a render asked for would have run by now: the panel renders at most
+    // every 250 ms, in an animation frame — so 400 ms of the page's clock
+    // and two game frames after the badge moved, none was asked for
+    await page.waitForFunction(({ t0, f0 }) => performance.now() >= t0 + 400 && window.game.frames >= f0 + 2,
+      await page.evaluate(() => ({ t0: performance.now(), f0: window.game.frames })), { timeout: 20000, polling: 50 });
     assert.equal(await page.evaluate(() => window.renders), 0, 'the closed panel re-rendered its session list');
     await page.keyboard.press('Control+F12');
     await waitFor(() => isOpen(page), { what: 'the panel opened' });
