@@ -9,6 +9,7 @@
 // can: every top-level FunctionCall whose script is one of the runtime's
 // modules (served by the plugin under /@id/__x00__sloptimize:), its
 // duration, and the collector's events inside it on the same thread.
+// BENCH_QUICK=1: two stutters; TRACE_DUMP=FILE keeps the trace's events.
 import { chromium } from 'playwright-core';
 import { Daemon, tmpdir } from '../lib.mjs';
 import { startVite, FLAGS } from '../browser.mjs';
@@ -31,8 +32,9 @@ const isJit = (e) => /^V8\.(Compile|LazyCompile|BytecodeBudgetInterrupt|Optimize
 const project = tmpdir('bench-trace');
 const daemon = await new Daemon(project, { args: ['--global-max', '0', '--per-fp-ms', '0'] }).start();
 const vite = await startVite(daemon.base, { env: { SLOPTIMIZE_ISOLATE: '1' } });
-const browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
+let browser = null;
 try {
+  browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
   const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
   await page.goto(`${vite.url}/`);
   await page.waitForFunction(() => window.demo && window.sloptimize && window.sloptimize.rec, null, { timeout: 60000 });
@@ -51,12 +53,15 @@ try {
   }
   const st = await page.evaluate(() => window.sloptimize.rec.state());
   await cdp.send('Tracing.end');
-  await complete;
+  let timer;
+  await Promise.race([complete, new Promise((_, no) => { timer = setTimeout(() => no(new Error('the trace did not complete in 60 s')), 60000); })]);
+  clearTimeout(timer);
   if (process.env.TRACE_DUMP) (await import('node:fs')).writeFileSync(process.env.TRACE_DUMP, JSON.stringify(events));
   const frames = st.frames - f0;
 
   // the renderer's main thread
   const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
+  if (!main) throw new Error(`the trace names no renderer main thread (${events.length} events)`);
   const ev = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X');
   // V8's own work inside a call, from its trace events (they nest: a
   // union): the collector's, and the compiler's — a function compiled or
@@ -114,7 +119,7 @@ try {
   bench('sloptimize longest call without the collector and compiler, traced', null, longest, 'ms', '< 1 ms', longest < 1,
     long.length ? `${long[0].fn} ${long[0].where}` : null);
 } finally {
-  await browser.close();
+  await browser?.close();
   await vite.stop();
   await daemon.stop();
 }
