@@ -131,6 +131,29 @@ function checkOptions(o) {
 }
 
 // The query-parameter way of naming a scene: ?sloptimize=bench:NAME.
+/*
+ * A replayed hitch frame's counters against the recorded ones: for each
+ * counter that moved when recorded, whether it moved the same way in the
+ * replay — in the same direction and by at least half as much (counters
+ * are exact: a cause that is back moves them as it did; a follow camera's
+ * few draw calls into or out of view are not a crowd's thousand).
+ * `replayed` null: the replay never reached the frame.  reproduced: true
+ * when every such counter moved the same way, false when one did not,
+ * null when none moved when recorded (a time-only hitch) or no frame.
+ */
+export function compareHitch(recorded, replayed, keys) {
+  const compared = {};
+  for (const k of keys) {
+    const want = recorded[k];
+    if (typeof want !== 'number' || want === 0) continue;
+    const got = replayed ? replayed[k] || 0 : null;
+    compared[k] = { recorded: want, replayed: got,
+      moved: got !== null && Math.sign(got) === Math.sign(want) && Math.abs(got) * 2 >= Math.abs(want) };
+  }
+  const moved = Object.keys(compared);
+  return { compared, reproduced: replayed === null || moved.length === 0 ? null : moved.every((k) => compared[k].moved) };
+}
+
 export function urlScene(search) {
   const m = /(?:^|[?&])sloptimize=bench(?::|%3A)([^&#]*)/i.exec(String(search || ''));
   if (!m) return null;
@@ -1096,15 +1119,7 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
       // counters moved the way the record says they did
       const hitchStep = steps.find((s) => s.frame === view.frame) || null;
       const recorded = view.hitch && view.hitch.delta && typeof view.hitch.delta === 'object' ? view.hitch.delta : {};
-      const compared = {};
-      for (const k of K) {
-        const want = recorded[k];
-        if (typeof want !== 'number' || want === 0) continue;
-        const got = hitchStep && hitchStep.delta ? hitchStep.delta[k] || 0 : null;
-        compared[k] = { recorded: want, replayed: got, moved: got !== null && Math.sign(got) === Math.sign(want) };
-      }
-      const keys = Object.keys(compared);
-      const reproduced = hitchStep === null || keys.length === 0 ? null : keys.every((k) => compared[k].moved);
+      const { compared, reproduced } = compareHitch(recorded, hitchStep ? hitchStep.delta || {} : null, K);
       if (!engaged && opt.scene === null) notes.push('the clock was already virtual: the recorded times were reached by steps, never backwards');
       if (restoredOn === null) notes.push(first ? 'no render call took a camera: the view was not restored' : 'the snapshot holds no camera: the view was not restored');
       if (gameMoved > 0) notes.push(`the game moved the camera itself from frame ${gameMoved} of the replay (its own logic): the view is the game's from there`);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
-import { classifyRegime, counterStats, installBench, median, nearestRank, summarize, urlScene } from '../../page-runtime/bench.js';
+import { classifyRegime, compareHitch, counterStats, installBench, median, nearestRank, summarize, urlScene } from '../../page-runtime/bench.js';
 
 // What `sloptimize bench --launch` injects (the Makefile joins clock.js,
 // identity.js, census.js and bench.js): a classic script, where
@@ -319,4 +319,25 @@ test('bench_progress_while_running', async () => {
   }
   await running;
   assert.ok(seen.has('run:1') && seen.has('run:2'), [...seen].join(' '));
+});
+
+test('repro: a replayed hitch moved "the same way" only in the same direction and by at least half as much', () => {
+  const K = ['calls', 'triangles', 'programs', 'geometries', 'textures'];
+  const crowd = { calls: 1000, geometries: 1000, triangles: 12000 };
+  // the crowd is back: reproduced
+  assert.equal(compareHitch(crowd, { calls: 1000, geometries: 1000, triangles: 12000 }, K).reproduced, true);
+  assert.equal(compareHitch(crowd, { calls: 620, geometries: 500, triangles: 7000 }, K).reproduced, true);
+  // a follow camera brought three crates into view: not the crowd (this
+  // is what a loaded machine's replay of the crates scene gave)
+  const cam = compareHitch(crowd, { calls: 3, triangles: 36 }, K);
+  assert.equal(cam.reproduced, false);
+  assert.deepEqual(cam.compared.calls, { recorded: 1000, replayed: 3, moved: false });
+  assert.equal(cam.compared.geometries.moved, false);
+  // the other way, or not at all
+  assert.equal(compareHitch(crowd, { calls: -1000, geometries: -1000, triangles: -12000 }, K).reproduced, false);
+  assert.equal(compareHitch({ programs: 12 }, { programs: 0 }, K).reproduced, false);
+  // nothing moved when recorded: a time-only hitch, never a verdict; no frame replayed: none either
+  assert.equal(compareHitch({ calls: 0 }, { calls: 5 }, K).reproduced, null);
+  assert.equal(compareHitch(crowd, null, K).reproduced, null);
+  assert.equal(compareHitch(crowd, null, K).compared.calls.replayed, null);
 });
