@@ -130,7 +130,6 @@ function checkOptions(o) {
   return opt;
 }
 
-// The query-parameter way of naming a scene: ?sloptimize=bench:NAME.
 /*
  * A replayed hitch frame's counters against the recorded ones: for each
  * counter that moved when recorded, whether it moved the same way in the
@@ -154,6 +153,7 @@ export function compareHitch(recorded, replayed, keys) {
   return { compared, reproduced: replayed === null || moved.length === 0 ? null : moved.every((k) => compared[k].moved) };
 }
 
+// The query-parameter way of naming a scene: ?sloptimize=bench:NAME.
 export function urlScene(search) {
   const m = /(?:^|[?&])sloptimize=bench(?::|%3A)([^&#]*)/i.exec(String(search || ''));
   if (!m) return null;
