@@ -31,6 +31,7 @@ import fs from 'node:fs';
 import { chromium } from 'playwright-core';
 import { Daemon, Watch, tmpdir } from '../lib.mjs';
 import { startVite, FLAGS } from '../browser.mjs';
+import { bench } from './benchlib.mjs';
 
 // BENCH_QUICK=1: short phases and a few stutters (checks the machinery)
 const QUICK = !['', '0', undefined].includes(process.env.BENCH_QUICK);
@@ -47,10 +48,6 @@ const FIRST = Number(process.env.BENCH_FIRST || (QUICK ? 120 : 1200));
 
 const pct = (a, q) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[Math.min(s.length, Math.max(1, Math.ceil(q * s.length))) - 1] : NaN; };
 const f3 = (v) => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
-// one machine-readable line for tests/bench/table.py (tests/bench/benchlib.py)
-const num = (v) => (v === null || v === undefined ? '-' : Number.isFinite(v) ? String(Number(v.toPrecision(4))) : 'nan');
-const bench = (measure, anchor, ours, unit, target, met, vs) =>
-  console.log(`BENCH measure=${measure} anchor=${num(anchor)} ours=${num(ours)} unit=${unit} target=${target} met=${met === null ? '-' : met ? 'yes' : 'no'}${vs ? ` vs=${vs}` : ''}`);
 
 // Where an allocation sample's stack enters the recorder's modules says
 // whose it is: the steady path is what every frame runs (the render

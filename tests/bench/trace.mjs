@@ -13,15 +13,13 @@
 import { chromium } from 'playwright-core';
 import { Daemon, tmpdir } from '../lib.mjs';
 import { startVite, FLAGS } from '../browser.mjs';
+import { bench } from './benchlib.mjs';
 
 const QUICK = !['', '0', undefined].includes(process.env.BENCH_QUICK);
 const KINDS = QUICK ? ['compile', 'spawn'] : ['compile', 'texture', 'spawn', 'script', 'snap', 'compile', 'spawn'];
 const GAP_MS = 4000;                    // between stutters: each settles (records sent, LoAF waits over)
 
 const f2 = (v) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
-const num = (v) => (v === null || v === undefined ? '-' : Number.isFinite(v) ? String(Number(v.toPrecision(4))) : 'nan');
-const bench = (measure, anchor, ours, unit, target, met, vs) =>
-  console.log(`BENCH measure=${measure} anchor=${num(anchor)} ours=${num(ours)} unit=${unit} target=${target} met=${met === null ? '-' : met ? 'yes' : 'no'}${vs ? ` vs=${vs}` : ''}`);
 
 // The runtime's modules as the plugin serves them (and as a build inlines
 // them under the same names).
