@@ -45,7 +45,8 @@ export function sessionAdd(session, m) {
 /*
  * The recorder's own state, one line: is it recording, what went to the
  * daemon, what waits, what was lost, can the daemon be reached, and (only
- * when it is so) that its sends are made on the page's own thread.  `rec` is
+ * when it is so) that its sends are made on the page's own thread and that
+ * a waking hitch's record left only after its stall.  `rec` is
  * null (no recorder in the page), {error} (its state() threw) or {state}.
  */
 export function recorderHtml(rec) {
@@ -56,7 +57,7 @@ export function recorderHtml(rec) {
   const reach = st.reachable === null ? 'not tried yet' : st.reachable ? 'reachable' : `unreachable${st.lastError ? ` (${st.lastError})` : ''}, retrying`;
   return `<div class="source recorder" data-recorder="${st.recording ? 'recording' : 'stopped'}" data-reachable="${st.reachable}">
       <span><strong>Recorder</strong> ${st.recording ? 'recording' : 'stopped'} · frame ${esc(st.frames)}${st.medianMs !== null ? ` · median ${esc(fmtNum(st.medianMs, 'ms'))}` : ''}${st.phase ? ` · phase ${esc(st.phase)}` : ''}${st.build ? ` · build ${esc(st.build)}` : ''}</span>
-      <span><span data-rec-sent>${esc(st.sent)} records sent</span> · <span data-rec-queued>${esc(st.queued)} queued</span>${st.held ? ` · ${esc(st.held)} held for their script` : ''} · <span data-rec-dropped>${dropped.length ? `dropped ${dropped.map(([k, n]) => `${esc(n)} ${esc(k)}`).join(', ')}` : 'none dropped'}</span>${st.refused ? ` · <span data-rec-refused>${esc(st.refused)} refused${st.lastRefusal ? ` (${esc(st.lastRefusal)})` : ''}</span>` : ''} · daemon <span data-rec-reach>${esc(reach)}</span>${st.sender && st.sender.offThread === false ? ` · <span data-rec-sender>sent from the page's own thread, each send a cost to its frame${st.sender.why ? ` (${esc(st.sender.why)})` : ''}</span>` : ''}</span>
+      <span><span data-rec-sent>${esc(st.sent)} records sent</span> · <span data-rec-queued>${esc(st.queued)} queued</span>${st.held ? ` · ${esc(st.held)} held for their script` : ''}${st.own && st.own.deferredWakes > 0 ? ` · <span data-rec-deferred>${esc(st.own.deferredWakes)} ${st.own.deferredWakes === 1 ? 'wake' : 'wakes'} sent after the stall (the scene too big to walk at the frame's end)</span>` : ''} · <span data-rec-dropped>${dropped.length ? `dropped ${dropped.map(([k, n]) => `${esc(n)} ${esc(k)}`).join(', ')}` : 'none dropped'}</span>${st.refused ? ` · <span data-rec-refused>${esc(st.refused)} refused${st.lastRefusal ? ` (${esc(st.lastRefusal)})` : ''}</span>` : ''} · daemon <span data-rec-reach>${esc(reach)}</span>${st.sender && st.sender.offThread === false ? ` · <span data-rec-sender>sent from the page's own thread, each send a cost to its frame${st.sender.why ? ` (${esc(st.sender.why)})` : ''}</span>` : ''}</span>
     </div>`;
 }
 

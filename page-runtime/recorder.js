@@ -234,6 +234,7 @@ class Recorder {
     // each, made only for such a task)
     this.ownLong = 0;
     this.ownLongLast = [];
+    this.deferredWakes = 0;       // waking hitches whose census was too big to finish at their frame's end (closeSoon)
     this.baseFrame = 0;                 // the frame the median's level starts from (0, or a resize)
     this.canvasW = -1; this.canvasH = -1; this.prevW = 0; this.prevH = 0;
     this.curResize = false;
@@ -371,9 +372,16 @@ class Recorder {
       // at the end of its own task, not in a task after it: the stall
       // that made it often goes on after render returns (the browser's
       // rendering update waits for the GPU process), and a task queued now
-      // would run only then — hundreds of milliseconds later.  A frame
-      // already ≥ 100 ms long hardly notices the millisecond.
-      if (self.nWork > 0) self.runWork(Infinity);
+      // would run only then — hundreds of milliseconds later.  But only
+      // while its census fits in a slice: a scene of thousands of objects
+      // takes milliseconds to walk (~0.15 ms a thousand objects on a
+      // loaded machine), and the recorder is never the long task — that
+      // census goes on in after-frame slices and the wake waits for it
+      // (counted: state().own.deferredWakes).
+      if (self.nWork > 0) {
+        self.runWork(CENSUS_SLICE_MS, true);
+        if (self.nWork > 0 && (self.workKind[self.nWork - 1] & W_HITCH) !== 0) self.deferredWakes++;
+      }
       // a long-script hitch waiting for its script: look each frame at
       // what the browser has made since (takeRecords), not only when the
       // observer's own task gets to run
@@ -826,18 +834,23 @@ class Recorder {
   // the first hitch queued, else to the first frame — never to whichever
   // hitch happened to be queued first.  Anything that reads the census
   // state or the ring's spawned counts (a heartbeat, a usermark, stop)
-  // runs it first.  `budget` Infinity: to the end now (a hitch that wakes
-  // the agent, flush, stop).
-  runWork(budget = CENSUS_SLICE_MS) {
+  // runs it first.  `budget` Infinity: to the end now (flush, stop).
+  // `wake` (a hitch that wakes the agent, at its frame's end): the walk
+  // has `budget` in all, and a walk that ends within it goes on to its
+  // records at once — a small scene's wake leaves now, a big one's in the
+  // slices after.
+  runWork(budget = CENSUS_SLICE_MS, wake = false) {
     this.workQueued = false;
     const c = this.cs;
+    const t0 = wake ? performance.now() : 0;
     for (;;) {
       if (this.nWork > 0 && !c.running && !c.done) this.censusBegin(this.censusDone);
       if (c.running) {
-        if (!this.censusStep(budget)) { this.queueWork(); break; }
+        const left = wake ? budget - (performance.now() - t0) : budget;
+        if (!(left > 0) || !this.censusStep(left)) { this.queueWork(); break; }
         // the walk ended in this task: its end and the records wait for
         // the next one, so that no task of the recorder's does both
-        if (budget !== Infinity) { this.queueWork(); break; }
+        if (budget !== Infinity && !wake) { this.queueWork(); break; }
       }
       let census = null;
       if (c.done) {
@@ -847,7 +860,7 @@ class Recorder {
       // frames closed after the census began wait for the next one: the
       // walk may have passed what they drew before they drew it
       if (this.workFor(census, c.began) === 0) break;
-      if (budget !== Infinity) { this.queueWork(); break; }
+      if (budget !== Infinity && !wake) { this.queueWork(); break; }
     }
     this.motion.flush();
     if (this.pending.length > 0) this.resolvePending(false);
@@ -1821,7 +1834,7 @@ class Recorder {
       renderer: this.kind, panelOpen: this.panelOpen, heldPanelFrames: this.panelFramesTotal,
       own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
         maxTaskKind: this.own[OWN_TASKS] > 0 ? OWN_KINDS[this.own[OWN_MAX_KIND]] : null,
-        over1ms: this.ownLong, long: this.ownLongLast.map((t) => ({ ...t })),
+        over1ms: this.ownLong, long: this.ownLongLast.map((t) => ({ ...t })), deferredWakes: this.deferredWakes,
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
       snapshots: { ...this.snapshots },

@@ -389,7 +389,7 @@ try {
     console.log(`  the page's task time per frame (CDP TaskDuration): with it ${withR.map(f3).join(', ')}, without it ${without.map(f3).join(', ')}: difference ${f3(ab)} (the whole page's noise is in it)`);
     // each task of 1 ms or more: its kind, the frame it ran after and how
     // many hitch records the session had made before it (0: the first one)
-    owns.forEach((o, k) => console.log(`  session ${k + 1}: ${o.over1ms} tasks of its own ≥ 1 ms` +
+    owns.forEach((o, k) => console.log(`  session ${k + 1}: ${o.over1ms} tasks of its own ≥ 1 ms, ${o.deferredWakes ?? 'not said:'} waking hitches whose census went on after their frame` +
       (o.long.length ? `; the last ${o.long.length}: ${o.long.map((t) => `${f3(t.ms)} ms ${t.kind} after frame ${t.frame} (${t.hitchesMade} hitch records before)`).join('; ')}` : '')));
     console.log('  target: ≤ 0.05 ms per frame over a session; no task of its own ≥ 1 ms');
     bench('recorder main-thread time, all in (self-measured)', null, perFrame, 'ms/frame', '<= 0.05 ms/frame', perFrame <= 0.05);

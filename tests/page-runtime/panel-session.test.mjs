@@ -79,6 +79,9 @@ test('the recorder\'s line: recording, what it sent, queued, dropped, refused, r
   assert.match(page, /<span data-rec-sender>sent from the page's own thread, each send a cost to its frame \(the worker failed to start \(a Content-Security-Policy refusing &lt;blob:&gt; workers\?\)\)<\/span>/);
   const worker = recorderHtml({ state: { recording: true, frames: 1, medianMs: null, sent: 0, queued: 0, reachable: null, sender: { offThread: true, why: null } } });
   assert.doesNotMatch(worker, /data-rec-sender/);
+  assert.doesNotMatch(worker, /data-rec-deferred/, 'said only when a wake waited');
+  const late = recorderHtml({ state: { recording: true, frames: 1, medianMs: null, sent: 0, queued: 0, reachable: true, own: { deferredWakes: 2 } } });
+  assert.match(late, /<span data-rec-deferred>2 wakes sent after the stall \(the scene too big to walk at the frame's end\)<\/span>/);
 });
 
 test('a record then its wake are one item; a new id is a new item, newest first', () => {

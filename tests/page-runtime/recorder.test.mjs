@@ -1493,6 +1493,36 @@ test('recorder: a waking hitch made at its frame\'s end counts as its own time, 
   assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs >= 150), 'the hitch was made');
 });
 
+test('recorder: a waking hitch in a scene too big to walk at its frame\'s end goes on in slices — no task of the recorder\'s reaches 1 ms, the record is still whole', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  page.mesh('crate', crate);
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  for (let i = 0; i < 20000; i++) page.mesh('crate', crate);
+  page.renderer.info.memory.geometries += 20000;
+  // each clock read costs 0.02 ms: the walk reads every 64 objects, so
+  // twenty thousand take ~6 ms (the census's slices end on their budget)
+  page.readCost = 0.02;
+  page.frame(150, { cost: 130 });
+  await Promise.resolve();          // the frame's end: the close has run
+  const atEnd = rec.state();
+  let ticks = 0;
+  while (rec.state().made.hitch === 0 && ticks++ < 400) { page.frame(16); await page.tick(); }
+  page.readCost = 0;
+  const own = rec.state().own;
+  const got = await finish(rec, page, srv);
+  assert.equal(atEnd.made.hitch, 0, 'not made at the frame\'s end: its census did not fit');
+  assert.equal(atEnd.own.deferredWakes, 1);
+  assert.deepEqual(own.long, [], 'no task of the recorder\'s reached 1 ms');
+  assert.equal(own.over1ms, 0);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs >= 150);
+  assert.ok(h, `made after ${ticks} more frames: ${JSON.stringify(got.filter((r) => r.type === 'hitch').map((r) => r.frameMs))}`);
+  assert.equal(h.world.spawnedCount, 20000, 'the census walked it all, in slices');
+  assert.equal(h.classification[0].guess, 'spawn-burst', JSON.stringify(h.classification));
+});
+
 test('recorder: no after-frame task both ends a census walk and makes the records: the records go in the next task', async () => {
   const srv = await collector();
   const page = virtualPage();
