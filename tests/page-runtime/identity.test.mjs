@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
-  entityId, namePath, autoId, siteFromStack, stackFrames, isThreeUrl, urlPath, installIdentity, pageIdentity, fnv1a32, SITE_UNKNOWN,
+  entityId, namePath, autoId, siteFromStack, siteOfError, stackFrames, isThreeUrl, urlPath, installIdentity, pageIdentity, fnv1a32, SITE_UNKNOWN,
   ownBase, ownUrl,
 } from '../../page-runtime/identity.js';
 import { takeCensus, materialSignature, INSTANCING_MIN } from '../../page-runtime/census.js';
@@ -95,6 +95,39 @@ test('identity: the site is the first stack frame outside three.js and the runti
   assert.ok(isThreeUrl('http://h/node_modules/.vite/deps/three_examples_jsm_loaders_GLTFLoader.js?v=1'));
   assert.ok(!isThreeUrl('http://h/src/threes.js'));
   assert.equal(urlPath('http://localhost:5173/src/town.js?t=1#x'), 'src/town.js');
+});
+
+test('identity: a stack\'s site read from V8\'s frames is the one its text names; the page\'s own Error.prepareStackTrace is left as it was', () => {
+  const lineOf = (e) => Number(e.stack.split('\n')[1].match(/:(\d+):\d+\)?$/)[1]);
+  const scene = new THREE.Scene();
+  scene.add(new THREE.Group());
+  // two stacks taken at the same place: one read as frames, one as text
+  const got = [];
+  const grab = () => {
+    const a = new Error('site'), b = new Error('site');
+    Error.captureStackTrace(a, grab); Error.captureStackTrace(b, grab);
+    got.push([a, b]);
+  };
+  const line = lineOf(new Error()) + 1;
+  scene.traverse(grab);           // called from inside three: its frames come first
+  grab();                         // called from here
+  assert.equal(got.length, 3);
+  assert.match(got[0][1].stack.split('\n')[1], /three\.(module|core)\.js/, 'the first frame is three\'s');
+  for (const [a, b] of got) assert.equal(siteOfError(a, ownUrl), siteFromStack(b.stack, ownUrl));
+  assert.equal(siteFromStack(got[0][1].stack, ownUrl), `${urlPath(import.meta.url)}:${line}`, 'three\'s frames are passed over');
+  assert.equal(siteFromStack(got[2][1].stack, ownUrl), `${urlPath(import.meta.url)}:${line + 1}`);
+  // the page's own hook: still there after, and still what its errors use
+  const page = (err) => `page:${err.message}`;
+  const at = lineOf(new Error()) + 3;
+  Error.prepareStackTrace = page;
+  try {
+    const c = new Error('site');
+    assert.equal(siteOfError(c, ownUrl), `${urlPath(import.meta.url)}:${at}`);
+    assert.equal(Error.prepareStackTrace, page);
+    assert.equal(new Error('x').stack, 'page:x');
+  } finally { delete Error.prepareStackTrace; }
+  // not V8's frames (another engine's Error, already text): the text is parsed
+  assert.equal(siteOfError({ stack: 'build@http://localhost:5173/src/spawn.js:88:4\n' }), 'src/spawn.js:88');
 });
 
 test('identity: the runtime\'s own scripts are known from a stack, served as files, as Vite\'s virtual modules, or injected with no URL', () => {
