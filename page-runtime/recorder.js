@@ -60,6 +60,12 @@ const CENSUS_SLICE_MS = 0.5;      // the census walks at most this long per task
 // wall time is a handful of objects, and a census of a small scene spread
 // over several frames cannot say which of them drew what it found
 const CENSUS_SLICE_MIN = 256;
+// A waking hitch's census at its frame's end walks at most this many
+// objects (~0.1 ms a thousand in node, ~0.2 on a loaded machine): a
+// count, not the clock — on a loaded machine the clock also counts the
+// time the thread was taken away, and a small scene's wake would wait
+// for the stall.  A bigger scene's walk goes on in the after-frame slices.
+const WAKE_WALK_MAX = 2048;
 const MAX_WORK = 16;              // frames waiting for the after-frame task (more: the oldest census-only go)
 // this.fr: the per-frame doubles (a double in an object field or an
 // argument can cost a heap number per store or call)
@@ -278,7 +284,7 @@ class Recorder {
     this.seenTextures = new WeakSet();
     this.cs = { gen: 0, stamp: new WeakMap(), known: new WeakMap(),
       memo: { m: null, parent: null, name: '', compiled: false, uploaded: false, fresh: false }, cur: [], prev: [], nCur: 0, nPrev: 0, stack: [], nStack: 0,
-      running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
+      running: false, done: false, stepped: 0, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
       spawnedObjs: null, mintedObjs: null, newTextures: null, newPrograms: null, uploadBytes: 0 };
     this.carry = null;            // a census's finds that no queued frame took yet (workFor)
     this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
@@ -373,13 +379,12 @@ class Recorder {
       // that made it often goes on after render returns (the browser's
       // rendering update waits for the GPU process), and a task queued now
       // would run only then — hundreds of milliseconds later.  But only
-      // while its census fits in a slice: a scene of thousands of objects
-      // takes milliseconds to walk (~0.15 ms a thousand objects on a
-      // loaded machine), and the recorder is never the long task — that
-      // census goes on in after-frame slices and the wake waits for it
-      // (counted: state().own.deferredWakes).
+      // while its census is small (WAKE_WALK_MAX objects): a scene of tens
+      // of thousands takes milliseconds to walk, and the recorder is never
+      // the long task — that census goes on in after-frame slices and the
+      // wake waits for it (counted: state().own.deferredWakes).
       if (self.nWork > 0) {
-        self.runWork(CENSUS_SLICE_MS, true);
+        self.runWork(Infinity, WAKE_WALK_MAX);
         if (self.nWork > 0 && (self.workKind[self.nWork - 1] & W_HITCH) !== 0) self.deferredWakes++;
       }
       // a long-script hitch waiting for its script: look each frame at
@@ -834,23 +839,23 @@ class Recorder {
   // the first hitch queued, else to the first frame — never to whichever
   // hitch happened to be queued first.  Anything that reads the census
   // state or the ring's spawned counts (a heartbeat, a usermark, stop)
-  // runs it first.  `budget` Infinity: to the end now (flush, stop).
-  // `wake` (a hitch that wakes the agent, at its frame's end): the walk
-  // has `budget` in all, and a walk that ends within it goes on to its
-  // records at once — a small scene's wake leaves now, a big one's in the
-  // slices after.
-  runWork(budget = CENSUS_SLICE_MS, wake = false) {
+  // runs it first.  `budget` Infinity: to the end now (flush, stop), or
+  // — a hitch that wakes the agent, at its frame's end — through at most
+  // `most` objects walked, the census's end and records at once if the
+  // walk ended within them (a small scene's wake leaves now, a big one's
+  // in the slices after).
+  runWork(budget = CENSUS_SLICE_MS, most = Infinity) {
     this.workQueued = false;
     const c = this.cs;
-    const t0 = wake ? performance.now() : 0;
     for (;;) {
       if (this.nWork > 0 && !c.running && !c.done) this.censusBegin(this.censusDone);
       if (c.running) {
-        const left = wake ? budget - (performance.now() - t0) : budget;
-        if (!(left > 0) || !this.censusStep(left)) { this.queueWork(); break; }
+        const ended = this.censusStep(budget, most);
+        most -= c.stepped;
+        if (!ended) { this.queueWork(); break; }
         // the walk ended in this task: its end and the records wait for
         // the next one, so that no task of the recorder's does both
-        if (budget !== Infinity && !wake) { this.queueWork(); break; }
+        if (budget !== Infinity) { this.queueWork(); break; }
       }
       let census = null;
       if (c.done) {
@@ -860,7 +865,7 @@ class Recorder {
       // frames closed after the census began wait for the next one: the
       // walk may have passed what they drew before they drew it
       if (this.workFor(census, c.began) === 0) break;
-      if (budget !== Infinity && !wake) { this.queueWork(); break; }
+      if (budget !== Infinity) { this.queueWork(); break; }
     }
     this.motion.flush();
     if (this.pending.length > 0) this.resolvePending(false);
@@ -1001,20 +1006,23 @@ class Recorder {
     this.ownEnd();
   }
 
-  // Walk until the stack is empty (true) or `budget` ms are spent (false).
-  censusStep(budget) {
+  // Walk until the stack is empty (true), or `budget` ms are spent or
+  // `most` objects visited (false); `c.stepped`: the objects visited.
+  censusStep(budget, most = Infinity) {
     const c = this.cs, stack = c.stack;
     const t0 = budget === Infinity ? 0 : performance.now();
     let k = 0;
     while (c.nStack > 0) {
+      if (k >= most) { c.stepped = k; return false; }
       const o = stack[--c.nStack];
       stack[c.nStack] = null;
       if (!o || o.visible === false) continue;
       this.censusVisit(o);
       const ch = o.children;
       if (ch) for (let i = ch.length - 1; i >= 0; i--) stack[c.nStack++] = ch[i];
-      if ((++k & 63) === 0 && k >= CENSUS_SLICE_MIN && budget !== Infinity && performance.now() - t0 >= budget) return false;
+      if ((++k & 63) === 0 && k >= CENSUS_SLICE_MIN && budget !== Infinity && performance.now() - t0 >= budget) { c.stepped = k; return false; }
     }
+    c.stepped = k;
     c.running = false;
     c.done = true;
     return true;

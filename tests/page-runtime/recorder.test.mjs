@@ -1502,8 +1502,8 @@ test('recorder: a waking hitch in a scene too big to walk at its frame\'s end go
   for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
   for (let i = 0; i < 20000; i++) page.mesh('crate', crate);
   page.renderer.info.memory.geometries += 20000;
-  // each clock read costs 0.02 ms: the walk reads every 64 objects, so
-  // twenty thousand take ~6 ms (the census's slices end on their budget)
+  // each clock read costs 0.02 ms: the after-frame slices, which read it
+  // every 64 objects, end on their 0.5 ms budget
   page.readCost = 0.02;
   page.frame(150, { cost: 130 });
   await Promise.resolve();          // the frame's end: the close has run
@@ -1521,6 +1521,28 @@ test('recorder: a waking hitch in a scene too big to walk at its frame\'s end go
   assert.ok(h, `made after ${ticks} more frames: ${JSON.stringify(got.filter((r) => r.type === 'hitch').map((r) => r.frameMs))}`);
   assert.equal(h.world.spawnedCount, 20000, 'the census walked it all, in slices');
   assert.equal(h.classification[0].guess, 'spawn-burst', JSON.stringify(h.classification));
+});
+
+test('recorder: a waking hitch in a small scene is made at its frame\'s end however slow the clock says the machine is (a count of objects bounds that walk, not the clock)', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  page.mesh('crate', crate);
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);
+  page.renderer.info.memory.geometries += 1000;
+  // a loaded machine: the thread is taken away, every clock read is 5 ms later
+  page.readCost = 5;
+  page.frame(300, { cost: 280 });
+  await Promise.resolve();
+  page.readCost = 0;
+  const atEnd = rec.state();
+  const got = await finish(rec, page, srv);
+  assert.equal(atEnd.made.hitch, 1, 'made and sent at the frame\'s end');
+  assert.equal(atEnd.own.deferredWakes, 0);
+  const h = got.find((r) => r.type === 'hitch' && r.frameMs >= 300);
+  assert.equal(h.world.spawnedCount, 1000);
 });
 
 test('recorder: no after-frame task both ends a census walk and makes the records: the records go in the next task', async () => {
