@@ -124,13 +124,16 @@ export function siteFromFrames(frames, own = () => false) {
 // them — formatting ten frames and parsing them back cost ~20 µs a stack,
 // most of naming a crowd's 32 spawned entities in the census's last task.
 // The page's own hook, if it has one, is back before this returns; where
-// there is no such hook (not V8) the text is parsed.
+// there is no such hook (not V8), or the page's cannot be replaced, the
+// text is parsed.
 export function siteOfError(e, own = () => false) {
   let found = null;
   const prev = Error.prepareStackTrace;
-  Error.prepareStackTrace = (err, frames) => { found = siteFromFrames(frames, own); return ''; };
+  try {
+    Error.prepareStackTrace = (err, frames) => { found = siteFromFrames(frames, own); return ''; };
+  } catch { /* a hook the page made read-only: its text, below */ }
   let text;
-  try { text = e.stack; } finally { Error.prepareStackTrace = prev; }
+  try { text = e.stack; } finally { if (Error.prepareStackTrace !== prev) Error.prepareStackTrace = prev; }
   return found !== null ? found : siteFromStack(text, own);
 }
 

@@ -126,6 +126,16 @@ test('identity: a stack\'s site read from V8\'s frames is the one its text names
     assert.equal(Error.prepareStackTrace, page);
     assert.equal(new Error('x').stack, 'page:x');
   } finally { delete Error.prepareStackTrace; }
+  // a hook the page made read-only: never a throw, the hook untouched,
+  // and the site from the text it makes
+  const fixed = (err, frames) => `Error: site\n${frames.map((f) => `    at ${f.getFileName()}:${f.getLineNumber()}:1`).join('\n')}`;
+  Object.defineProperty(Error, 'prepareStackTrace', { value: fixed, writable: false, configurable: true });
+  try {
+    const at2 = lineOf(new Error()) + 1;
+    const d = new Error('site');
+    assert.equal(siteOfError(d, ownUrl), `${urlPath(import.meta.url)}:${at2}`);
+    assert.equal(Error.prepareStackTrace, fixed);
+  } finally { delete Error.prepareStackTrace; }
   // not V8's frames (another engine's Error, already text): the text is parsed
   assert.equal(siteOfError({ stack: 'build@http://localhost:5173/src/spawn.js:88:4\n' }), 'src/spawn.js:88');
 });
