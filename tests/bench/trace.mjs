@@ -10,6 +10,10 @@
 // modules (served by the plugin under /@id/__x00__sloptimize:), its
 // duration, and the collector's events inside it on the same thread.
 // BENCH_QUICK=1: two stutters; TRACE_DUMP=FILE keeps the trace's events.
+// TRACE_PROFILE=1: the same stutters under V8's sampling profiler instead
+// (every 25 µs), and where the time of each entry point into the runtime
+// went, by function — what a trace cannot say (its calls have no inside).
+// Sampling slows the page: proportions, not figures.
 import { chromium } from 'playwright-core';
 import { Daemon, tmpdir } from '../lib.mjs';
 import { startVite, FLAGS } from '../browser.mjs';
@@ -19,6 +23,7 @@ const QUICK = !['', '0', undefined].includes(process.env.BENCH_QUICK);
 const KINDS = QUICK ? ['compile', 'spawn'] : ['compile', 'texture', 'spawn', 'script', 'snap', 'compile', 'spawn'];
 const GAP_MS = 4000;                    // between stutters: each settles (records sent, LoAF waits over)
 
+const PROFILE = !['', '0', undefined].includes(process.env.TRACE_PROFILE);
 const f2 = (v) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
 
 // The runtime's modules as the plugin serves them (and as a build inlines
@@ -27,18 +32,53 @@ const OURS = /__x00__sloptimize:|\/page-runtime\//;
 const isGc = (e) => e.cat.includes('v8.gc') || /^(MinorGC|MajorGC|V8\.GC)/.test(e.name);
 const isJit = (e) => /^V8\.(Compile|LazyCompile|BytecodeBudgetInterrupt|Optimize|Maglev|Turbofan|ParseFunction|DeoptimizeCode)/.test(e.name);
 
-const project = tmpdir('bench-trace');
-const daemon = await new Daemon(project, { args: ['--global-max', '0', '--per-fp-ms', '0'] }).start();
-const vite = await startVite(daemon.base, { env: { SLOPTIMIZE_ISOLATE: '1' } });
-let browser = null;
-try {
-  browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
-  const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
-  await page.goto(`${vite.url}/`);
-  await page.waitForFunction(() => window.demo && window.sloptimize && window.sloptimize.rec, null, { timeout: 60000 });
-  // past the page's load and the recorder's first census
-  await page.waitForFunction(() => window.sloptimize.rec.state().frames >= 120, null, { timeout: 60000, polling: 100 });
-  const cdp = await page.context().newCDPSession(page);
+// TRACE_PROFILE: each sample under a call into the runtime's modules
+// counts for that entry point, for its leaf (self) and for every function
+// on its stack (inclusive).
+async function profile(page, cdp) {
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 25 });
+  await cdp.send('Profiler.start');
+  for (const k of KINDS) {
+    await page.evaluate((k) => window.demo.stutter(k), k);
+    await page.waitForTimeout(GAP_MS);
+  }
+  const { profile: prof } = await cdp.send('Profiler.stop');
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children || []) parent.set(c, n.id);
+  const name = (n) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*[/:]/, '')}:${n.callFrame.lineNumber + 1}`;
+  const entry = new Map(), self = new Map(), incl = new Map();
+  const add = (m, k, v) => m.set(k, (m.get(k) || 0) + v);
+  for (let i = 0; i < prof.samples.length; i++) {
+    const ms = (prof.timeDeltas[i + 1] ?? 0) / 1000;
+    const chain = [];
+    for (let id = prof.samples[i]; id !== undefined; id = parent.get(id)) chain.push(byId.get(id));
+    // ours: the leaf and the frames above it while they are the
+    // runtime's or native (a WeakMap lookup, a timer); the outermost of
+    // the runtime's among them is the entry point — the game's render
+    // under the render wrapper, or its add() under add's, is not ours
+    let j = 0;
+    while (j < chain.length && (chain[j].callFrame.url === '' || OURS.test(chain[j].callFrame.url))) j++;
+    const top = chain.slice(0, j).findLast((n) => OURS.test(n.callFrame.url));
+    if (!top) continue;
+    const e = name(top);
+    add(entry, e, ms);
+    add(self, `${e} ← ${name(chain[0])}`, ms);
+    for (const k of new Set(chain.slice(0, chain.indexOf(top)).map(name))) add(incl, `${e} ⊃ ${k}`, ms);
+  }
+  const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
+  console.log(`sloptimize's code on the demo's main thread, sampled every 25 µs: stutters ${KINDS.join(', ')} (${GAP_MS / 1000} s apart), ms by entry point:`);
+  for (const [k, v] of top(entry, 8)) console.log(`  ${f2(v).padStart(8)}  ${k}`);
+  console.log('  inside them, by function (inclusive):');
+  for (const [k, v] of top(incl, 30)) console.log(`  ${f2(v).padStart(8)}  ${k}`);
+  console.log('  by the function the sample was in (self):');
+  for (const [k, v] of top(self, 30)) console.log(`  ${f2(v).padStart(8)}  ${k}`);
+}
+
+// The trace: every top-level call into the runtime's modules, its thread
+// time less V8's collector and compiler.
+async function trace(page, cdp) {
   const events = [];
   cdp.on('Tracing.dataCollected', (e) => { for (const x of e.value) events.push(x); });
   const complete = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
@@ -118,6 +158,21 @@ try {
     null, "tracing's own cost at its calls (the tick's median per call)");
   bench('sloptimize longest call without the collector and compiler, traced', null, longest, 'ms', '< 1 ms', longest < 1,
     long.length ? `${long[0].fn} ${long[0].where}` : null);
+}
+
+const project = tmpdir('bench-trace');
+const daemon = await new Daemon(project, { args: ['--global-max', '0', '--per-fp-ms', '0'] }).start();
+const vite = await startVite(daemon.base, { env: { SLOPTIMIZE_ISOLATE: '1' } });
+let browser = null;
+try {
+  browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
+  const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
+  await page.goto(`${vite.url}/`);
+  await page.waitForFunction(() => window.demo && window.sloptimize && window.sloptimize.rec, null, { timeout: 60000 });
+  // past the page's load and the recorder's first census
+  await page.waitForFunction(() => window.sloptimize.rec.state().frames >= 120, null, { timeout: 60000, polling: 100 });
+  const cdp = await page.context().newCDPSession(page);
+  await (PROFILE ? profile : trace)(page, cdp);
 } finally {
   await browser?.close();
   await vite.stop();
