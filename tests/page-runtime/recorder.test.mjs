@@ -1493,15 +1493,22 @@ test('recorder: a waking hitch made at its frame\'s end counts as its own time, 
   assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs >= 150), 'the hitch was made');
 });
 
-test('recorder: a waking hitch in a scene too big to walk at its frame\'s end goes on in slices — no task of the recorder\'s reaches 1 ms, the record is still whole', async () => {
+// A recorded scene of one warm crate, 60 steady frames, then `n` more
+// crates added (drawn by the next frame): the waking close's walk.
+async function crowdArrived(n) {
   const srv = await collector();
   const page = virtualPage();
   const crate = page.material('mat_crate', 'MeshLambertMaterial');
   page.mesh('crate', crate);
   const rec = await recordOn(page, srv);
   for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
-  for (let i = 0; i < 20000; i++) page.mesh('crate', crate);
-  page.renderer.info.memory.geometries += 20000;
+  for (let i = 0; i < n; i++) page.mesh('crate', crate);
+  page.renderer.info.memory.geometries += n;
+  return { srv, page, rec };
+}
+
+test('recorder: a waking hitch in a scene too big to walk at its frame\'s end goes on in slices — no task of the recorder\'s reaches 1 ms, the record is still whole', async () => {
+  const { srv, page, rec } = await crowdArrived(20000);
   // each clock read costs 0.02 ms: the after-frame slices, which read it
   // every 64 objects, end on their 0.5 ms budget
   page.readCost = 0.02;
@@ -1524,14 +1531,7 @@ test('recorder: a waking hitch in a scene too big to walk at its frame\'s end go
 });
 
 test('recorder: a waking hitch in a small scene is made at its frame\'s end however slow the clock says the machine is (a count of objects bounds that walk, not the clock)', async () => {
-  const srv = await collector();
-  const page = virtualPage();
-  const crate = page.material('mat_crate', 'MeshLambertMaterial');
-  page.mesh('crate', crate);
-  const rec = await recordOn(page, srv);
-  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
-  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);
-  page.renderer.info.memory.geometries += 1000;
+  const { srv, page, rec } = await crowdArrived(1000);
   // a loaded machine: the thread is taken away, every clock read is 5 ms later
   page.readCost = 5;
   page.frame(300, { cost: 280 });
