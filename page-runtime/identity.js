@@ -258,6 +258,10 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
   const tracked = [];                 // WeakRef of every object track()ed (a view snapshot's visibility)
   const id = {
     patched: false,
+    // the ms add()'s wrapper has spent capturing stacks, in the game's
+    // own task: the recorder counts it as its own time (the frame it
+    // landed in is judged without it)
+    addMs: 0,
     addProto: null,           // the Object3D prototype whose add() is watched
     pixelRatioSite: null,
     assets,
@@ -308,6 +312,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
     const add = proto.add;
     if (typeof add !== 'function') return;
     proto.add = function add_sloptimize(...objs) {
+      const t0 = performance.now();
       for (let i = 0; i < objs.length; i++) {
         const o = objs[i];
         if (o && typeof o === 'object' && ((!stacks.has(o) && !sites.has(o)) || named.has(o))) {
@@ -316,6 +321,7 @@ export function installIdentity(g = globalThis, { own = null } = {}) {
           named.delete(o);
         }
       }
+      id.addMs += performance.now() - t0;
       return add.apply(this, objs);
     };
     id.patched = true;

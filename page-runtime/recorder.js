@@ -77,11 +77,12 @@ const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_
 // so naming it allocates nothing)
 const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5;
 const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
-  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11;
+  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11, K_ADD = 12;
 const OWN_KINDS = ['other', 'after-frame (census slices, hitch records)', 'long-animation-frame observer', 'every-second (context)',
   'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send (mostly the fetch() call, or handing the batch to its worker)',
   'outbox send (mostly sealing: JSON.stringify of the batch)', 'outbox answer (the daemon\'s reply handled)',
-  'view snapshot send', 'a waking hitch made at its frame\'s end (in the game\'s task)'];
+  'view snapshot send', 'a waking hitch made at its frame\'s end (in the game\'s task)',
+  'add() of the page\'s identity (a stack captured for each object the game added, in its task)'];
 // the outbox's parts of its own time (delivery.js, onOwn)
 const OUTBOX_KIND = { seal: K_SEAL, fetch: K_SEND, answer: K_ANSWER };
 // work for the after-frame task, per queued frame
@@ -241,6 +242,11 @@ class Recorder {
     this.ownLong = 0;
     this.ownLongLast = [];
     this.deferredWakes = 0;       // waking hitches whose census was too big to finish at their frame's end (closeSoon)
+    // the page's identity (identity.js), whose add() wrapper's time is
+    // counted as the recorder's own, per frame (closeFrame); looked for
+    // again each second until there is one
+    this.identity = pageIdentity();
+    this.addMsSeen = this.identity !== null ? this.identity.addMs : 0;
     this.baseFrame = 0;                 // the frame the median's level starts from (0, or a resize)
     this.canvasW = -1; this.canvasH = -1; this.prevW = 0; this.prevH = 0;
     this.curResize = false;
@@ -489,6 +495,7 @@ class Recorder {
   // seconds of frames, says the same.
   everySecond() {
     this.refreshContext();
+    if (this.identity === null && (this.identity = pageIdentity()) !== null) this.addMsSeen = this.identity.addMs;
     if (!this.panelHost) this.findPanel();
     if (this.frameNo - this.baseFrame >= MEDIAN_YOUNG) this.ring.medianInto('frameMs', this.fr, FR_MEDIAN, FR_BASE_END);
   }
@@ -714,6 +721,14 @@ class Recorder {
     const frameMs = first ? 0 : fr[FR_END] - fr[FR_PREV_END];
     const paused = this.curPaused || first;
     const resized = this.curResize;
+    // the stacks identity's add() captured for what the game added in
+    // this frame: the runtime's time, in the game's task
+    const idn = this.identity;
+    if (idn !== null && idn.addMs !== this.addMsSeen) {
+      const ms = idn.addMs - this.addMsSeen;
+      this.addMsSeen = idn.addMs;
+      this.ownAdd(ms, K_ADD);
+    }
     const self = fr[FR_SELF];       // the recorder's own time that landed in this frame
     fr[FR_SELF] = 0;
     const dG = this.memGeometries - this.prevGeometries;

@@ -167,6 +167,9 @@ test('identity: a real Object3D.add records the line that called it; the first a
   const line = Number(new Error().stack.split('\n')[1].match(/:(\d+):\d+\)?$/)[1]) + 1;
   scene.add(m);
   const g = new THREE.Group(); g.add(m);         // a move: the first add stays the site
+  const before = identity.addMs;
+  for (let i = 0; i < 50; i++) scene.add(new THREE.Mesh());
+  assert.ok(identity.addMs > before, `the wrapper's time is counted (for the recorder's own): ${before} → ${identity.addMs}`);
   assert.equal(identity.siteOf(m), `${urlPath(import.meta.url)}:${line}`);
   const never = new THREE.Mesh();
   assert.equal(identity.siteOf(never), SITE_UNKNOWN);

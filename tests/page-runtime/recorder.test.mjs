@@ -1545,6 +1545,34 @@ test('recorder: a waking hitch in a small scene is made at its frame\'s end howe
   assert.equal(h.world.spawnedCount, 1000);
 });
 
+test('recorder: the time identity\'s add() spent capturing stacks in a frame is the recorder\'s own — that frame is judged without it', async () => {
+  // the page's identity (identity.js) as the recorder sees it: its add()
+  // wrapper's running total; here moved by hand, as 1,000 adds would
+  const KEY = Symbol.for('sloptimize.identity');
+  const idn = { addMs: 0, entityId: (o) => ({ id: 'x', via: 'auto', root: o }), siteOf: () => 'unknown', trackedObjects: () => [] };
+  Object.defineProperty(globalThis, KEY, { value: idn, configurable: true });
+  try {
+    const srv = await collector();
+    const page = virtualPage();
+    const rec = await recordOn(page, srv);
+    for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+    // a 45 ms frame, 30 ms of it the wrapper's: the game's own 15 ms is no hitch
+    idn.addMs += 30;
+    page.frame(45);
+    page.frame(16); await page.tick();
+    // a 45 ms frame the game spent itself is one
+    page.frame(45);
+    page.frame(16); await page.tick();
+    const own = rec.state().own;
+    const got = await finish(rec, page, srv);
+    const hitches = got.filter((r) => r.type === 'hitch').map((r) => r.frameMs);
+    assert.deepEqual(hitches, [45], JSON.stringify(hitches));
+    const add = own.long.filter((t) => /^add\(\) of the page's identity/.test(t.kind));
+    assert.equal(add.length, 1, JSON.stringify(own.long));
+    assert.equal(add[0].ms, 30);
+  } finally { delete globalThis[KEY]; }
+});
+
 test('recorder: no after-frame task both ends a census walk and makes the records: the records go in the next task', async () => {
   const srv = await collector();
   const page = virtualPage();
