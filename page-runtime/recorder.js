@@ -391,7 +391,9 @@ class Recorder {
       // wake waits for it (counted: state().own.deferredWakes).
       if (self.nWork > 0) {
         self.runWork(Infinity, WAKE_WALK_MAX);
-        if (self.nWork > 0 && (self.workKind[self.nWork - 1] & W_HITCH) !== 0) self.deferredWakes++;
+        // (the frame just closed is the last queued, if it is queued)
+        const last = self.nWork - 1;
+        if (last >= 0 && (self.workKind[last] & W_HITCH) !== 0 && self.ring.frame[self.workSlot[last]] === self.frameNo) self.deferredWakes++;
       }
       // a long-script hitch waiting for its script: look each frame at
       // what the browser has made since (takeRecords), not only when the
