@@ -126,18 +126,26 @@ test('kill -9 at random points during checkpoint writes: the catalogue is always
   const tmp = `${ckptFile(d)}.tmp`;
   let duringWrite = 0, resumed = 0, next = 0;
   try {
-    for (let round = 0; round < 12; round++) {
+    // twelve rounds, and more (up to 40) until a kill has landed inside a
+    // write: a save is a few milliseconds, and on a loaded machine the
+    // poll below can miss every one of six
+    for (let round = 0; round < 12 || (duringWrite === 0 && round < 40); round++) {
       // appends that make the daemon save, and a kill at a random moment
       // — as soon as a save is seen writing in half of the rounds
       const chunk = more.slice(next, next + 400);
-      next += 400;
+      next = (next + 400) % (more.length - 400);
       fs.appendFileSync(perfPath(p), chunk.join('\n') + '\n');
       const end = Date.now() + 3000;
       const wantWrite = round % 2 === 0;
       const wait = Math.random() * 150;
       const t0 = Date.now();
       while (Date.now() < end) {
-        if (wantWrite ? fs.existsSync(tmp) : Date.now() - t0 >= wait) break;
+        if (wantWrite ? fs.existsSync(tmp) : Date.now() - t0 >= wait) {
+          // frozen where it is, then looked at: the kill lands in the
+          // write when the temporary file is still there
+          d.proc.kill('SIGSTOP');
+          break;
+        }
         await new Promise((r) => setImmediate(r));
       }
       if (fs.existsSync(tmp)) duringWrite++;
