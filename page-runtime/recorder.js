@@ -290,7 +290,7 @@ class Recorder {
     this.seenTextures = new WeakSet();
     this.cs = { gen: 0, stamp: new WeakMap(), known: new WeakMap(),
       memo: { m: null, parent: null, name: '', compiled: false, uploaded: false, fresh: false }, cur: [], prev: [], nCur: 0, nPrev: 0, stack: [], nStack: 0,
-      running: false, done: false, stepped: 0, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
+      running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
       spawnedObjs: null, mintedObjs: null, newTextures: null, newPrograms: null, uploadBytes: 0 };
     this.carry = null;            // a census's finds that no queued frame took yet (workFor)
     this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
@@ -867,9 +867,8 @@ class Recorder {
     for (;;) {
       if (this.nWork > 0 && !c.running && !c.done) this.censusBegin(this.censusDone);
       if (c.running) {
-        const ended = this.censusStep(budget, most);
-        most -= c.stepped;
-        if (!ended) { this.queueWork(); break; }
+        most -= this.censusStep(budget, most);
+        if (c.running) { this.queueWork(); break; }
         // the walk ended in this task: its end and the records wait for
         // the next one, so that no task of the recorder's does both
         if (budget !== Infinity) { this.queueWork(); break; }
@@ -1023,26 +1022,25 @@ class Recorder {
     this.ownEnd();
   }
 
-  // Walk until the stack is empty (true), or `budget` ms are spent or
-  // `most` objects visited (false); `c.stepped`: the objects visited.
+  // Walk until the stack is empty (the census no longer `running`), or
+  // `budget` ms are spent or `most` objects visited; the objects visited.
   censusStep(budget, most = Infinity) {
     const c = this.cs, stack = c.stack;
     const t0 = budget === Infinity ? 0 : performance.now();
     let k = 0;
     while (c.nStack > 0) {
-      if (k >= most) { c.stepped = k; return false; }
+      if (k >= most) return k;
       const o = stack[--c.nStack];
       stack[c.nStack] = null;
       if (!o || o.visible === false) continue;
       this.censusVisit(o);
       const ch = o.children;
       if (ch) for (let i = ch.length - 1; i >= 0; i--) stack[c.nStack++] = ch[i];
-      if ((++k & 63) === 0 && k >= CENSUS_SLICE_MIN && budget !== Infinity && performance.now() - t0 >= budget) { c.stepped = k; return false; }
+      if ((++k & 63) === 0 && k >= CENSUS_SLICE_MIN && budget !== Infinity && performance.now() - t0 >= budget) return k;
     }
-    c.stepped = k;
     c.running = false;
     c.done = true;
-    return true;
+    return k;
   }
 
   censusEnd() {
