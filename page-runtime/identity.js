@@ -101,14 +101,13 @@ export function stackFrames(stack) {
 }
 
 // The site a list of V8 call sites names (Error.prepareStackTrace's
-// frames), by siteFromStack's rule; null when it is not such a list.  A
-// frame's script is what V8's text would print (`//# sourceURL` first),
-// and only a URL or a path counts, as in the text.
+// frames), by siteFromStack's rule.  A frame's script is what V8's text
+// would print (`//# sourceURL` first), and only a URL or a path counts,
+// as in the text.
 const URLISH = /^(?:[a-z][a-z0-9+.-]*:\/\/|\/)/i;
-export function siteFromFrames(frames, own = () => false) {
-  if (!Array.isArray(frames)) return null;
-  for (const f of frames) {
-    if (!f || typeof f.getFileName !== 'function') return null;
+function siteFromFrames(frames, own) {
+  for (const f of Array.isArray(frames) ? frames : []) {
+    if (!f || typeof f.getFileName !== 'function') continue;
     const url = (typeof f.getScriptNameOrSourceURL === 'function' ? f.getScriptNameOrSourceURL() : null) || f.getFileName();
     if (typeof url !== 'string' || !URLISH.test(url) || isThreeUrl(url) || own(url)) continue;
     const p = urlPath(url);
