@@ -32,6 +32,15 @@ const OURS = /__x00__sloptimize:|\/page-runtime\//;
 const isGc = (e) => e.cat.includes('v8.gc') || /^(MinorGC|MajorGC|V8\.GC)/.test(e.name);
 const isJit = (e) => /^V8\.(Compile|LazyCompile|BytecodeBudgetInterrupt|Optimize|Maglev|Turbofan|ParseFunction|DeoptimizeCode)/.test(e.name);
 
+// The stutters, one of each kind, GAP_MS apart (what is measured is the
+// runtime's work around them, so the gap is the bench's design).
+async function playStutters(page) {
+  for (const k of KINDS) {
+    await page.evaluate((k) => window.demo.stutter(k), k);
+    await page.waitForTimeout(GAP_MS);
+  }
+}
+
 // TRACE_PROFILE: each sample under a call into the runtime's modules
 // counts for that entry point, for its leaf (self) and for every function
 // on its stack (inclusive).
@@ -39,10 +48,7 @@ async function profile(page, cdp) {
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 25 });
   await cdp.send('Profiler.start');
-  for (const k of KINDS) {
-    await page.evaluate((k) => window.demo.stutter(k), k);
-    await page.waitForTimeout(GAP_MS);
-  }
+  await playStutters(page);
   const { profile: prof } = await cdp.send('Profiler.stop');
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map();
@@ -85,10 +91,7 @@ async function trace(page, cdp) {
   await cdp.send('Tracing.start', { traceConfig: { includedCategories: ['toplevel', 'devtools.timeline', 'v8', 'v8.execute',
     'disabled-by-default-v8.gc'] } });
   const f0 = await page.evaluate(() => window.sloptimize.rec.state().frames);
-  for (const k of KINDS) {
-    await page.evaluate((k) => window.demo.stutter(k), k);
-    await page.waitForTimeout(GAP_MS);
-  }
+  await playStutters(page);
   const st = await page.evaluate(() => window.sloptimize.rec.state());
   await cdp.send('Tracing.end');
   let timer;
