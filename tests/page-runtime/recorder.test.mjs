@@ -1545,6 +1545,24 @@ test('recorder: a waking hitch in a small scene is made at its frame\'s end howe
   assert.equal(h.world.spawnedCount, 1000);
 });
 
+test('recorder: a frame whose counters moved but that is no hitch is censused in the slices after it, never at its end in the game\'s task', async () => {
+  // a thousand crates drawn first in a steady 16 ms frame: a census is
+  // due (geometries moved), a wake is not
+  const { srv, page, rec } = await crowdArrived(1000);
+  const before = rec.state();
+  page.frame(16);
+  await Promise.resolve();          // the frame's end: the close has run
+  const atEnd = rec.state();
+  let ticks = 0;
+  while (rec.state().censuses === before.censuses && ticks++ < 50) { page.frame(16); await page.tick(); }
+  const after = rec.state();
+  const got = await finish(rec, page, srv);
+  assert.equal(atEnd.censuses, before.censuses, 'no census walked at the frame\'s end');
+  assert.equal(atEnd.own.tasks, before.own.tasks, 'nothing of the recorder\'s ran in the game\'s task');
+  assert.equal(after.censuses, before.censuses + 1, `censused in the after-frame slices (${ticks} frames later)`);
+  assert.equal(got.filter((r) => r.type === 'hitch').length, 0, 'and it woke nobody');
+});
+
 test('recorder: the time identity\'s add() spent capturing stacks in a frame is the recorder\'s own — that frame is judged without it', async () => {
   // the page's identity (identity.js) as the recorder sees it: its add()
   // wrapper's running total; here moved by hand, as 1,000 adds would
