@@ -153,6 +153,8 @@ async function trace(page, cdp) {
   console.log(`  ${ours.length} top-level calls into the runtime's modules: wall ${f2(sum('wall'))} ms, ${cpuTimes ? 'thread CPU' : 'wall (no thread times in this trace)'} ${f2(sum('cpu'))} ms — of it V8's collector ${f2(sum('gcMs'))}, its compiler ${f2(sum('jitMs'))}, the rest ${f2(sum('own'))} ms (${f2(sum('own') / frames)} ms/frame)`);
   console.log(`  the trace's own cost per call (the median of the recorder's three-statement tick): ${f2(perCall)} ms; ${ours.length} calls: ${f2(perCall * ours.length / frames)} ms/frame of the figure above is tracing's`);
   console.log(`  the recorder's self-measure since its start: own.ms ${st.own.ms}, longest ${st.own.maxTaskMs} ms (${st.own.maxTaskKind}), ${st.own.over1ms} of 1 ms or more (wall time, all of V8's work in it); ${st.own.deferredWakes ?? 'not said:'} waking hitches whose census went on after their frame`);
+  if (st.own.long?.length)
+    console.log(`  its last tasks of 1 ms or more (kind, wall ms, at frame, hitches made by then): ${st.own.long.map((t) => `${t.kind} ${t.ms} ms @${t.frame} (${t.hitchesMade})`).join('; ')}`);
   console.log('  by entry point (calls, ms without the collector and compiler, the longest, how many ≥ 1 ms):');
   for (const [k, o] of [...byWhere].sort((a, b) => b[1].own - a[1].own).slice(0, 12))
     console.log(`    ${String(o.n).padStart(5)} ${f2(o.own).padStart(8)} ms  max ${f2(o.max)}  ≥1 ms ×${o.over}  ${k}`);
