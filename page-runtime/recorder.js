@@ -293,6 +293,7 @@ class Recorder {
       running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
       spawnedObjs: null, mintedObjs: null, newTextures: null, newPrograms: null, uploadBytes: 0 };
     this.carry = null;            // a census's finds that no queued frame took yet (workFor)
+    this.ended = null;            // a census ended in the last task, its records not made yet (runWork)
     this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
     this.visitor = null;
     this.censuses = 0;            // for frames (the heartbeat's are not counted)
@@ -850,11 +851,12 @@ class Recorder {
 
   // The after-frame task: one census for the frames that wanted one, in
   // slices of at most CENSUS_SLICE_MS (a big scene takes several tasks:
-  // no task of the recorder's own is long), then the hitches' records and
-  // the jitter records.  The census's finds go to the frame whose
-  // resources moved (a compile, an upload, new geometry: where they appeared), else to
-  // the first hitch queued, else to the first frame — never to whichever
-  // hitch happened to be queued first.  Anything that reads the census
+  // no task of the recorder's own is long), then its end (a task of its
+  // own), then the hitches' records and the jitter records.  The
+  // census's finds go to the frame whose resources moved (a compile, an
+  // upload, new geometry: where they appeared), else to the first hitch
+  // queued, else to the first frame — never to whichever hitch happened
+  // to be queued first.  Anything that reads the census
   // state or the ring's spawned counts (a heartbeat, a usermark, stop)
   // runs it first.  `budget` Infinity: to the end now (flush, stop), or
   // — a hitch that wakes the agent, at its frame's end — through at most
@@ -865,18 +867,26 @@ class Recorder {
     this.workQueued = false;
     const c = this.cs;
     for (;;) {
-      if (this.nWork > 0 && !c.running && !c.done) this.censusBegin(this.censusDone);
-      if (c.running) {
-        most -= this.censusStep(budget, most);
-        if (c.running) { this.queueWork(); break; }
-        // the walk ended in this task: its end and the records wait for
-        // the next one, so that no task of the recorder's does both
-        if (budget !== Infinity) { this.queueWork(); break; }
-      }
-      let census = null;
-      if (c.done) {
-        census = this.censusEnd();
-        this.censusDone = true;
+      let census = this.ended;
+      this.ended = null;
+      if (census === null) {
+        if (this.nWork > 0 && !c.running && !c.done) this.censusBegin(this.censusDone);
+        if (c.running) {
+          most -= this.censusStep(budget, most);
+          if (c.running) { this.queueWork(); break; }
+          // the walk ended in this task: its end and the records wait for
+          // the next one, so that no task of the recorder's does both
+          if (budget !== Infinity) { this.queueWork(); break; }
+        }
+        if (c.done) {
+          census = this.censusEnd();
+          this.censusDone = true;
+          // and the records for the task after that: naming the finds
+          // and making a record are each some tenths of a millisecond,
+          // together past 1 ms on a loaded machine (no census begins
+          // meanwhile: the frames it covers are still queued)
+          if (budget !== Infinity && this.nWork > 0) { this.ended = census; this.queueWork(); break; }
+        }
       }
       // frames closed after the census began wait for the next one: the
       // walk may have passed what they drew before they drew it

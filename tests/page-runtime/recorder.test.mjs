@@ -733,10 +733,10 @@ async function waitUntil(cond, what, ms = 10000) {
 
 test('recorder: a long-script hitch with no entry at all waits three frames, not its whole deadline, and is not a script', async () => {
   const { held, hitch } = await loafScenario(() => null);
-  // made two tasks after the frame that closed it (the next one) — the
-  // census's walk in one, its end and the records in the next — it
-  // waits; the close of the third frame after its own lets it go
-  assert.deepEqual(held, [0, 1, 1, 0, 0, 0], 'held after each frame');
+  // made three tasks after the frame that closed it (the next one) — the
+  // census's walk in one, its end in the next, the records in the third —
+  // it waits; the close of the third frame after its own lets it go
+  assert.deepEqual(held, [0, 0, 1, 0, 0, 0], 'held after each frame: ' + held);
   assert.equal(hitch.classification[0].guess, 'gc-or-upload-by-elimination', JSON.stringify(hitch.classification));
   assert.match(hitch.script.unavailable, /no Long Animation Frames entry/);
 });
@@ -1591,22 +1591,27 @@ test('recorder: the time identity\'s add() spent capturing stacks in a frame is 
   } finally { delete globalThis[KEY]; }
 });
 
-test('recorder: no after-frame task both ends a census walk and makes the records: the records go in the next task', async () => {
+test('recorder: the after-frame tasks end a census walk, end the census, and make the records, each in a task of its own', async () => {
   const srv = await collector();
   const page = virtualPage();
   const rec = await recordOn(page, srv);
   for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
   const made = () => rec.state().made.hitch;
+  const censuses = () => rec.state().censuses;
+  const c0 = censuses();
   page.frame(40);                   // a hitch under 100 ms: made off the frame, not at its end
   page.frame(16);                   // its close
   assert.equal(made(), 0);
   await page.tick();                // the task that walks the scene
-  const afterWalk = made();
-  await page.tick();                // the next one: the census's end, the record
-  const afterNext = made();
+  const afterWalk = [made(), censuses()];
+  await page.tick();                // the next one: the census's end (naming what it found)
+  const afterEnd = [made(), censuses()];
+  await page.tick();                // and the one after: the record
+  const afterNext = [made(), censuses()];
   const got = await finish(rec, page, srv);
-  assert.equal(afterWalk, 0, 'the walk\'s task made no record');
-  assert.equal(afterNext, 1, 'the task after it did');
+  assert.deepEqual(afterWalk, [0, c0], 'the walk\'s task made no record and gave no census');
+  assert.deepEqual(afterEnd, [0, c0], 'the census\'s end made no record');
+  assert.deepEqual(afterNext, [1, c0 + 1], 'the task after it gave the census to the hitch and made its record');
   assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs === 40));
 });
 
