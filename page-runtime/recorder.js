@@ -874,8 +874,8 @@ class Recorder {
         if (c.running) {
           most -= this.censusStep(budget, most);
           if (c.running) { this.queueWork(); break; }
-          // the walk ended in this task: its end and the records wait for
-          // the next one, so that no task of the recorder's does both
+          // the walk ended in this task: its end waits for the next one,
+          // so that no task of the recorder's does both
           if (budget !== Infinity) { this.queueWork(); break; }
         }
         if (c.done) {
