@@ -58,6 +58,8 @@ export const BENCH_LIMITS = Object.freeze({ frames: 100000, warmup: 100000, runs
 export const SCENE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 // frames a census watches after its walk for geometries removed and kept
 export const WATCH_FRAMES = 120;
+// how long a run waits for the document a page began to leave for (realFrame)
+const LEAVE_WAIT_MS = 30000;
 const GPU_RING = 8;          // queries in flight: results come ≥ 1 frame late
 const GPU_DRAIN_FRAMES = 10; // real frames to wait for a run's last results
 
@@ -278,8 +280,26 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   if (devtools && typeof devtools.addEventListener === 'function')
     devtools.addEventListener('observe', (e) => { if (e.detail && e.detail.isWebGLRenderer) renderers.push(e.detail); });
 
-  const realFrame = () => new Promise((resolve) => {
-    if (clock.realRaf) clock.realRaf(resolve);
+  // A page that starts going to another document under a run (the game
+  // set location.href, followed a link): the Navigation API says so as it
+  // starts, while the old document may go on drawing until the new one
+  // arrives — on a loaded machine long enough to finish the run and hand
+  // back a measurement of a page that is leaving.  From then on no frame
+  // is given: the run ends with the document (its caller sees the page go,
+  // and where it went), or, if no new document comes (a response with no
+  // page, a download), with an error after LEAVE_WAIT_MS.
+  let leaving = null;
+  if (g.navigation && typeof g.navigation.addEventListener === 'function')
+    g.navigation.addEventListener('navigate', (e) => {
+      const d = e.destination;
+      if (d && d.sameDocument === false && !e.downloadRequest) leaving = d.url;
+    });
+  const realFrame = () => new Promise((resolve, reject) => {
+    if (leaving !== null) {
+      const to = leaving;
+      setTimeout(() => reject(new Error(`the page began to go to ${to} under the run and was still here ${LEAVE_WAIT_MS / 1000} s later: ` +
+        'the game left the page it was run on, so nothing was measured')), LEAVE_WAIT_MS);
+    } else if (clock.realRaf) clock.realRaf(resolve);
     else setTimeout(resolve, 0);
   });
   const setPhase = (phase, extra = {}) => { state = { ...state, ...extra, phase, since: realNow() }; };

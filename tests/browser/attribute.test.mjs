@@ -23,6 +23,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -282,7 +283,25 @@ test('the launcher: a page loaded again under the run is run again from the star
 test('a page that goes to another page in the middle of a bisection: a clear error, exit 4, nothing written half', { timeout: 600000 }, async () => {
   const file = path.join(project, '.sloptimize', 'attribution.json');
   const before = fs.existsSync(file) ? fs.readFileSync(file) : null;
-  const r = await cli(['attribute', '--scene', 'leaver', '--launch', '--url', `${base}/reload.html`, '--frames', '3', '--project', project]);
+  // the page it goes to answers 10 s late: the old page goes on drawing
+  // meanwhile, long enough to finish the bisection (the navigation is
+  // what the runtime sees, not the new document's arrival)
+  const held = [];
+  const slow = http.createServer((req, res) => {
+    const t = setTimeout(() => { res.setHeader('content-type', 'text/html'); res.end('<!doctype html><title>gone</title>'); }, 10000);
+    held.push(t);
+    req.on('close', () => clearTimeout(t));
+  });
+  await new Promise((ok) => slow.listen(0, '127.0.0.1', ok));
+  const to = `http://127.0.0.1:${slow.address().port}/gone.html`;
+  let r;
+  try {
+    r = await cli(['attribute', '--scene', 'leaver', '--launch', '--url', `${base}/reload.html?to=${encodeURIComponent(to)}`, '--frames', '3', '--project', project]);
+  } finally {
+    for (const t of held) clearTimeout(t);
+    slow.closeAllConnections();
+    slow.close();
+  }
   assert.equal(r.code, 4, `${r.code}: ${r.err}`);
   assert.match(r.err, /^sloptimize attribute: no attribution of scene 'leaver': the page went to another address under the run \(http:\/\/127\.0\.0\.1:\d+\/gone\.html\): the game left the page it was run on, so nothing was measured/m);
   assert.doesNotMatch(r.err, /loaded again under the run/, 'another address is not a reload, and is not run again');

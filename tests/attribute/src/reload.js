@@ -25,12 +25,15 @@ globalThis.sloptimize?.scene('reloader', async () => {
 // The scene 'leaver': the same cube, and a game that goes to another page
 // in the middle of a bisection — its render call counted (the replays
 // are the game's own render), the page left on the eighth: after the
-// settle frame, the kept frame and the first baseline.
+// settle frame, the kept frame and the first baseline.  Where it goes:
+// ?to=URL (a server that answers late: the old page goes on drawing
+// meanwhile), else /gone.html.
+const leaveTo = new URLSearchParams(location.search).get('to') || '/gone.html';
 globalThis.sloptimize?.scene('leaver', () => {
   let n = 0;
   const render = renderer.render;
   renderer.render = function (...a) {
-    if (++n === 8) location.href = '/gone.html';
+    if (++n === 8) location.href = leaveTo;
     return render.apply(this, a);
   };
   return { renderer, settleFrames: 1 };
