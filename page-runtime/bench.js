@@ -297,8 +297,9 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   const realFrame = () => new Promise((resolve, reject) => {
     if (leaving !== null) {
       const to = leaving;
-      setTimeout(() => reject(new Error(`the page began to go to ${to} under the run and was still here ${LEAVE_WAIT_MS / 1000} s later: ` +
-        'the game left the page it was run on, so nothing was measured')), LEAVE_WAIT_MS);
+      // the page is still here: this run ends, a later one may go on
+      setTimeout(() => { leaving = null; reject(new Error(`the page began to go to ${to} under the run and was still here ${LEAVE_WAIT_MS / 1000} s later: ` +
+        'the game left the page it was run on, so nothing was measured')); }, LEAVE_WAIT_MS);
     } else if (clock.realRaf) clock.realRaf(resolve);
     else setTimeout(resolve, 0);
   });
