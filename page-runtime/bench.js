@@ -252,12 +252,12 @@ function rendererInfo(gl) {
 }
 
 /*
- * installBench(g, {mode, seed}) → the page's bench API on
+ * installBench(g, {mode, seed, leaveWaitMs}) → the page's bench API on
  * g.sloptimize (merged into what is there: the dev bootstrap's
  * recorder and panel live beside it).  The clock is installed at once
  * when virtual, at the first bench when passthrough.  Once per global.
  */
-export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } = {}) {
+export function installBench(g = globalThis, { mode = 'passthrough', seed = 1, leaveWaitMs = LEAVE_WAIT_MS } = {}) {
   const api = g.sloptimize && typeof g.sloptimize === 'object' ? g.sloptimize : (g.sloptimize = {});
   if (api.bench) return api;
   // A dev page's clock is installed when a bench first needs it, not at
@@ -287,21 +287,41 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1 } 
   // back a measurement of a page that is leaving.  From then on no frame
   // is given: the run ends with the document (its caller sees the page go,
   // and where it went), or, if no new document comes (a response with no
-  // page, a download), with an error after LEAVE_WAIT_MS.
-  let leaving = null;
-  if (g.navigation && typeof g.navigation.addEventListener === 'function')
-    g.navigation.addEventListener('navigate', (e) => {
+  // page, a download), with an error after leaveWaitMs.  A navigation the
+  // page keeps (a router's intercept(): navigatesuccess) or that does not
+  // happen (preventDefault, a later one: navigateerror) gives the frames
+  // back at once.
+  let leaving = null;         // { url, held: frames waiting on the leave }
+  const nav = g.navigation;
+  if (nav && typeof nav.addEventListener === 'function') {
+    nav.addEventListener('navigate', (e) => {
       const d = e.destination;
-      if (d && d.sameDocument === false && !e.downloadRequest) leaving = d.url;
+      if (d && d.sameDocument === false && !e.downloadRequest) leaving = { url: d.url, held: new Set() };
     });
+    const stayed = () => {
+      const l = leaving;
+      leaving = null;
+      if (l) for (const go of l.held) go();
+    };
+    nav.addEventListener('navigatesuccess', stayed);
+    nav.addEventListener('navigateerror', stayed);
+  }
   const realFrame = () => new Promise((resolve, reject) => {
-    if (leaving !== null) {
-      const to = leaving;
-      // the page is still here: this run ends, a later one may go on
-      setTimeout(() => { leaving = null; reject(new Error(`the page began to go to ${to} under the run and was still here ${LEAVE_WAIT_MS / 1000} s later: ` +
-        'the game left the page it was run on, so nothing was measured')); }, LEAVE_WAIT_MS);
-    } else if (clock.realRaf) clock.realRaf(resolve);
-    else setTimeout(resolve, 0);
+    const l = leaving;
+    if (l === null) {
+      if (clock.realRaf) clock.realRaf(resolve);
+      else setTimeout(resolve, 0);
+      return;
+    }
+    const go = () => { clearTimeout(t); realFrame().then(resolve, reject); };
+    // the page is still here: this run ends, a later one may go on
+    const t = setTimeout(() => {
+      l.held.delete(go);
+      if (leaving === l) leaving = null;
+      reject(new Error(`the page began to go to ${l.url} under the run and was still here ${leaveWaitMs / 1000} s later: ` +
+        'the game left the page it was run on, so nothing was measured'));
+    }, leaveWaitMs);
+    l.held.add(go);
   });
   const setPhase = (phase, extra = {}) => { state = { ...state, ...extra, phase, since: realNow() }; };
   // one long call at a time: what every verb checks first

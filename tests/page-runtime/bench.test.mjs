@@ -272,6 +272,53 @@ test('bench_setup_that_hangs_or_throws_fails_with_the_reason', async () => {
   await assert.rejects(api.bench.run({ scene: 'nothing', frames: 1 }), /no three.js renderer to measure/);
 });
 
+// The Navigation API's events as the browser fires them on a page.
+function navigate(p, type, url) {
+  const e = new Event(type);
+  if (type === 'navigate') Object.assign(e, { destination: { url, sameDocument: false }, downloadRequest: null });
+  p.g.navigation.dispatchEvent(e);
+}
+
+test('bench_a_navigation_the_page_keeps_or_cancels_gives_the_frames_back_one_that_leaves_ends_the_run', { timeout: 20000 }, async () => {
+  // a router's intercept() keeps a cross-document URL in this document
+  // (navigatesuccess); a preventDefault() or a later navigation aborts it
+  // (navigateerror): the run goes on at once, never waits out the leave
+  for (const ends of ['navigatesuccess', 'navigateerror']) {
+    const p = page();
+    p.g.navigation = new EventTarget();
+    const api = installBench(p.g, { mode: 'virtual', leaveWaitMs: 60000 });
+    const r = fakeRenderer(p);
+    api.scene('s', async (ctx) => {
+      game(p, r);
+      await ctx.frames(2);
+      navigate(p, 'navigate', 'http://game.test/level2');
+      setTimeout(() => navigate(p, ends), 20);
+      return { renderer: r };
+    });
+    const t0 = Date.now();
+    const res = await api.bench.run({ scene: 's', frames: 5, warmup: 1, runs: 1 });
+    assert.equal(res.perRun[0].frame.medianMs, 6, ends);
+    assert.ok(Date.now() - t0 < 15000, `${ends}: the frames came back before the leave's wait`);
+  }
+  // a page that began to go and is still here: the run ends, said so
+  const p = page();
+  p.g.navigation = new EventTarget();
+  const api = installBench(p.g, { mode: 'virtual', leaveWaitMs: 50 });
+  const r = fakeRenderer(p);
+  api.scene('s', async (ctx) => {
+    game(p, r);
+    await ctx.frames(2);
+    navigate(p, 'navigate', 'http://game.test/gone');
+    return { renderer: r };
+  });
+  await assert.rejects(api.bench.run({ scene: 's', frames: 5, warmup: 1, runs: 1 }),
+    /the page began to go to http:\/\/game.test\/gone under the run and was still here 0.05 s later/);
+  // the leave is forgotten once its wait ended: the next run measures
+  api.scene('t', () => ({ renderer: r }));
+  const res = await api.bench.run({ scene: 't', frames: 5, warmup: 1, runs: 1 });
+  assert.equal(res.perRun[0].frame.medianMs, 6);
+});
+
 test('bench_in_a_passthrough_page_engages_the_clock_and_stops_the_recorder', async () => {
   const p = page();
   p.g.sloptimize = { panel: 'kept' };
