@@ -280,6 +280,17 @@ test('the launcher: a page loaded again under the run is run again from the star
   assert.match(always.err, /loaded again under the run 2 times: is the dev server reloading it on its own\?/);
 });
 
+test('a game whose router keeps the page (intercept) navigates under a bench: the run goes on and measures', { timeout: 300000 }, async () => {
+  const r = await cli(['bench', '--scene', 'router', '--launch', '--url', `${base}/reload.html`, '--frames', '6', '--warmup', '1', '--runs', '2', '--json', '--project', project]);
+  assert.equal(r.code, 0, r.err);
+  const doc = JSON.parse(r.out);
+  assert.equal(doc.run.bench.scene, 'router');
+  assert.equal(doc.run.bench.perRun.length, 2, 'a whole bench past the navigation');
+  // before, the frames were held for the 30 s a leave may take, then the
+  // run failed as a page that left
+  assert.doesNotMatch(r.err, /another address|began to go/);
+});
+
 test('a page that goes to another page in the middle of a bisection: a clear error, exit 4, nothing written half', { timeout: 600000 }, async () => {
   const file = path.join(project, '.sloptimize', 'attribution.json');
   const before = fs.existsSync(file) ? fs.readFileSync(file) : null;

@@ -38,3 +38,19 @@ globalThis.sloptimize?.scene('leaver', () => {
   };
   return { renderer, settleFrames: 1 };
 });
+
+// The scene 'router': a game whose router keeps its levels in one
+// document (the Navigation API's intercept()): on the fifth render it
+// goes to /level2, which never leaves the page — the run goes on.
+globalThis.sloptimize?.scene('router', () => {
+  navigation.addEventListener('navigate', (e) => {
+    if (e.canIntercept && !e.hashChange) e.intercept({ handler: async () => {} });
+  });
+  let n = 0;
+  const render = renderer.render;
+  renderer.render = function (...a) {
+    if (++n === 5) location.href = '/level2';
+    return render.apply(this, a);
+  };
+  return { renderer, settleFrames: 1 };
+});
