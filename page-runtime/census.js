@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // census.js — the static census of a scene (seed §4.1, DESIGN §16,
 // docs/attribute.md): what the scene holds, by entity, and the hints a
 // walk can honestly give, each with its evidence and a fix naming the

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // delivery.js — the recorder's outbox: records go to the daemon's ingest
 // route (POST {endpoint}/api/sloptimize/records, a JSON array) in batches,
 // in the order they were made, retried with a backoff while the daemon is

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // footprint.js — the identity of a cause (DESIGN §6; footprint v2,
 // docs/footprint-v2.md): the key a record's fields give, its id, and the
 // reading rule.  The recorder mints with it, the panel's fold (fold.js)

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // frames.js — the recorder's frame statistics: a fixed ring of per-frame
 // samples, nearest-rank percentiles, the hitch rule, the classifier of
 // seed §3.3 and the rate limits.  Pure: no DOM, no timers, no three.js;

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // identity.js — which entity an object is, and where in the source it was
 // built (DESIGN §16, docs/attribute.md).  Dev only; never imports three.
 //

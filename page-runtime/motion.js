@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // motion.js — the motion monitor of seed §3.6: coordinate continuity of a
 // few tracked points (the unit the view is arranged around, the camera
 // that follows it), turned into `jitter` records.

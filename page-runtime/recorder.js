@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // recorder.js — the in-page flight recorder (seed §3, DESIGN §5–§6, §12).
 //
 //   import { createRecorder } from '/page-runtime/recorder.js';
@@ -404,12 +405,15 @@ class Recorder {
     };
     this.afterFrame = function afterFrame() { self.ownBegin(K_FRAME); self.runWork(); self.ownEnd(); };
 
-    this.onTick = (t) => {
+    // (a declared name: a property's arrow has only the name V8 infers,
+    // and an eagerly compiled one none — profiles and traces say onTick)
+    const onTick = (t) => {
       this.tick++;
       // the animation frame's start (a number into a typed array: nothing allocated)
       if (t > 0) this.fr[FR_TICK_AT] = t;
       this.raf = requestAnimationFrame(this.onTick);
     };
+    this.onTick = onTick;
     if (typeof requestAnimationFrame === 'function') this.raf = requestAnimationFrame(this.onTick);
 
     this.onKeyDown = (e) => {

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // sender.js — the recorder's requests, made off the page's main thread.
 //
 // A fetch() call costs the task that makes it its synchronous part:

@@ -41,6 +41,35 @@ async function playStutters(page) {
   }
 }
 
+// The anchor for the longest call: a task of fixed work of the kind a
+// record is (small objects, a JSON string), calibrated in the page to
+// about the recorder's after-frame task (ANCHOR_MS), queued the way that
+// task is (a 0 ms timer after a frame), every ANCHOR_EVERY frames, traced
+// beside it.  Its calls over 1 ms are what the machine does to a small
+// task in this page during the stutters (the software renderer's threads,
+// V8's interrupts, tracing); the recorder's beyond that are its own.
+const ANCHOR_MS = 0.25, ANCHOR_EVERY = 8;
+const ANCHOR = `(() => {
+  let s = 0, k = 1, frame = 0;
+  const work = (k) => { for (let j = 0; j < k; j++) { const o = []; for (let i = 0; i < 20; i++) o.push({ frame: i + j, name: 'crate#' + i, at: [i * 0.5, j, s & 7], note: \`the \${i} of \${j}\` }); s += JSON.stringify(o).length; } };
+  // calibrated as it runs (a task now and then, caches cold from the
+  // frames between): the rounds whose median of 15 tasks is within 15 %
+  // of ANCHOR_MS; then the rounds stay fixed
+  const times = [];
+  function benchAnchorTask() {
+    if (window.benchAnchorRounds) { work(k); return; }
+    const t0 = performance.now(); work(k); times.push(performance.now() - t0);
+    if (times.length < 15) return;
+    const m = times.sort((x, y) => x - y)[7];
+    times.length = 0;
+    if (Math.abs(m - ${ANCHOR_MS}) <= 0.15 * ${ANCHOR_MS}) window.benchAnchorRounds = k;
+    else k = Math.max(1, Math.round(k * ${ANCHOR_MS} / Math.max(m, 0.005)));
+  }
+  function benchAnchorTick() { if (++frame % ${ANCHOR_EVERY} === 0) setTimeout(benchAnchorTask, 0); requestAnimationFrame(benchAnchorTick); }
+  requestAnimationFrame(benchAnchorTick);
+  window.benchAnchorSum = () => s;     // (its work is used: never optimised away)
+})();`;
+
 // TRACE_PROFILE: each sample under a call into the runtime's modules
 // counts for that entry point, for its leaf (self) and for every function
 // on its stack (inclusive).
@@ -83,13 +112,17 @@ async function profile(page, cdp) {
 }
 
 // The trace: every top-level call into the runtime's modules, its thread
-// time less V8's collector and compiler.
+// time less V8's collector (whose steps land in whichever task allocates:
+// the game's garbage as much as ours).  The compiler's time stays in: V8
+// compiling the runtime's code is the runtime's cost to the game.
 async function trace(page, cdp) {
   const events = [];
   cdp.on('Tracing.dataCollected', (e) => { for (const x of e.value) events.push(x); });
   const complete = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+  // (V8's lazy compiles of a function's first call are only in its
+  // compile category: without it they counted as the recorder's own)
   await cdp.send('Tracing.start', { traceConfig: { includedCategories: ['toplevel', 'devtools.timeline', 'v8', 'v8.execute',
-    'disabled-by-default-v8.gc'] } });
+    'disabled-by-default-v8.gc', 'disabled-by-default-v8.compile'] } });
   const f0 = await page.evaluate(() => window.sloptimize.rec.state().frames);
   await playStutters(page);
   const st = await page.evaluate(() => window.sloptimize.rec.state());
@@ -125,15 +158,17 @@ async function trace(page, cdp) {
   for (const c of calls) { if (c.ts >= until) { top.push(c); until = c.ts + c.dur; } }
   // a call's time is the thread's CPU time in it (tdur: a loaded machine
   // takes the thread away mid-call, and wall time would count that),
-  // its own what V8's collector and compiler did not take of it
-  const ours = top.filter((c) => OURS.test(c.args?.data?.url || '')).map((c) => {
+  // its own what V8's collector did not take of it
+  const timed = (c) => {
     const d = c.args.data, to = c.ts + c.dur;
     // (never more than the wall time: a trace now and then gives a call
     // a thread time past its own duration — 20.6 ms for a 0.3 ms tick)
     const cpu = Math.min(c.tdur ?? c.dur, c.dur) / 1000, gcMs = within(gcs, c.ts, to) / 1000, jitMs = within(jits, c.ts, to) / 1000;
-    return { wall: c.dur / 1000, cpu, gcMs, jitMs, own: Math.max(0, cpu - gcMs - jitMs), fn: d.functionName || '(anonymous)',
+    return { wall: c.dur / 1000, cpu, gcMs, jitMs, own: Math.max(0, cpu - gcMs), fn: d.functionName || '(anonymous)',
       where: `${String(d.url).replace(/^.*[/:]/, '')}:${d.lineNumber}` };
-  });
+  };
+  const ours = top.filter((c) => OURS.test(c.args?.data?.url || '')).map(timed);
+  const anchor = top.filter((c) => c.args?.data?.functionName === 'benchAnchorTask').map(timed);
   const sum = (k) => ours.reduce((a, c) => a + c[k], 0);
   const byWhere = new Map();
   for (const c of ours) {
@@ -150,19 +185,67 @@ async function trace(page, cdp) {
   const ticks = ours.filter((c) => c.fn === 'onTick').map((c) => c.own).sort((a, b) => a - b);
   const perCall = ticks.length ? ticks[Math.floor(ticks.length / 2)] : 0;
   console.log(`sloptimize's code on the demo's main thread, traced: ${frames} frames, stutters ${KINDS.join(', ')} (${GAP_MS / 1000} s apart), panel closed`);
-  console.log(`  ${ours.length} top-level calls into the runtime's modules: wall ${f2(sum('wall'))} ms, ${cpuTimes ? 'thread CPU' : 'wall (no thread times in this trace)'} ${f2(sum('cpu'))} ms — of it V8's collector ${f2(sum('gcMs'))}, its compiler ${f2(sum('jitMs'))}, the rest ${f2(sum('own'))} ms (${f2(sum('own') / frames)} ms/frame)`);
+  console.log(`  ${ours.length} top-level calls into the runtime's modules: wall ${f2(sum('wall'))} ms, ${cpuTimes ? 'thread CPU' : 'wall (no thread times in this trace)'} ${f2(sum('cpu'))} ms — of it V8's collector ${f2(sum('gcMs'))}, the rest ${f2(sum('own'))} ms, of it the compiler's ${f2(sum('jitMs'))} (${f2(sum('own') / frames)} ms/frame)`);
   console.log(`  the trace's own cost per call (the median of the recorder's three-statement tick): ${f2(perCall)} ms; ${ours.length} calls: ${f2(perCall * ours.length / frames)} ms/frame of the figure above is tracing's`);
   console.log(`  the recorder's self-measure since its start: own.ms ${st.own.ms}, longest ${st.own.maxTaskMs} ms (${st.own.maxTaskKind}), ${st.own.over1ms} of 1 ms or more (wall time, all of V8's work in it); ${st.own.deferredWakes ?? 'not said:'} waking hitches whose census went on after their frame`);
   if (st.own.long?.length)
     console.log(`  its last tasks of 1 ms or more (kind, wall ms, at frame, hitches made by then): ${st.own.long.map((t) => `${t.kind} ${t.ms} ms @${t.frame} (${t.hitchesMade})`).join('; ')}`);
-  console.log('  by entry point (calls, ms without the collector and compiler, the longest, how many ≥ 1 ms):');
+  console.log('  by entry point (calls, ms without the collector, the longest, how many ≥ 1 ms):');
   for (const [k, o] of [...byWhere].sort((a, b) => b[1].own - a[1].own).slice(0, 12))
     console.log(`    ${String(o.n).padStart(5)} ${f2(o.own).padStart(8)} ms  max ${f2(o.max)}  ≥1 ms ×${o.over}  ${k}`);
-  console.log(`  calls of 1 ms or more without the collector and compiler: ${long.length}${long.length ? ` — ${long.slice(0, 10).map((c) => `${f2(c.own)} ms ${c.fn} ${c.where} (wall ${f2(c.wall)}, GC ${f2(c.gcMs)}, compiler ${f2(c.jitMs)})`).join('; ')}` : ''}`);
-  bench('sloptimize main-thread time, traced (recorder and panel), without V8', perCall * ours.length / frames, sum('own') / frames, 'ms/frame', '<= 0.05 ms/frame',
+  console.log(`  calls of 1 ms or more without the collector: ${long.length}${long.length ? ` — ${long.slice(0, 10).map((c) => `${f2(c.own)} ms ${c.fn} ${c.where} (wall ${f2(c.wall)}, GC ${f2(c.gcMs)}; the compiler's ${f2(c.jitMs)} of it)`).join('; ')}` : ''}`);
+  bench('sloptimize main-thread time, traced (recorder and panel), without the collector', perCall * ours.length / frames, sum('own') / frames, 'ms/frame', '<= 0.05 ms/frame',
     null, "tracing's own cost at its calls (the tick's median per call)");
-  bench('sloptimize longest call without the collector and compiler, traced', null, longest, 'ms', '< 1 ms', longest < 1,
-    long.length ? `${long[0].fn} ${long[0].where}` : null);
+  // the anchor beside the recorder's own tasks (the after-frame ones:
+  // queued the same way), each as its calls' median, longest and share ≥ 1 ms
+  const tail = (list) => {
+    const v = list.map((c) => c.own).sort((a, b) => a - b);
+    return { n: v.length, med: v.length ? v[Math.floor(v.length / 2)] : NaN, max: v.length ? v[v.length - 1] : NaN, over: v.filter((x) => x >= 1).length };
+  };
+  const say = (t) => `${t.n} calls, median ${f2(t.med)} ms, longest ${f2(t.max)}, ${t.over} of 1 ms or more (${f2(100 * t.over / Math.max(1, t.n))} %)`;
+  const an = tail(anchor), af = tail(ours.filter((c) => c.fn === 'afterFrame'));
+  console.log(`  the anchor, a task of fixed work (calibrated to ~${ANCHOR_MS} ms, a 0 ms timer every ${ANCHOR_EVERY} frames): ${say(an)}`);
+  console.log(`  the recorder's after-frame tasks, the same way: ${say(af)}`);
+  bench('sloptimize longest call without the collector, traced', an.n ? an.max : null, longest, 'ms', '< 1 ms', longest < 1,
+    long.length ? `${long[0].fn} ${long[0].where}; anchor: the longest of ${an.n} calls of a fixed ~${ANCHOR_MS} ms task` : null);
+  bench('sloptimize after-frame tasks of 1 ms or more, traced', an.n ? 100 * an.over / an.n : null, af.n ? 100 * af.over / af.n : null, '%', '0 %', af.n ? af.over === 0 : null,
+    `the anchor's calls of 1 ms or more (${an.over} of ${an.n})`);
+}
+
+// The page's load, traced from the navigation to its 60th frame: V8's
+// compile time on the main thread and on its background threads (the
+// runtime's modules are compiled whole when they load: their compile hint,
+// docs/recorder.md).  A figure to compare with the hint taken off.
+async function loadCompile(browser, url) {
+  const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
+  try {
+    const cdp = await page.context().newCDPSession(page);
+    const events = [];
+    cdp.on('Tracing.dataCollected', (e) => { for (const x of e.value) events.push(x); });
+    const complete = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+    await cdp.send('Tracing.start', { traceConfig: { includedCategories: ['v8', 'disabled-by-default-v8.compile', '__metadata'] } });
+    await page.goto(url);
+    await page.waitForFunction(() => window.sloptimize?.rec?.state().frames >= 60, null, { timeout: 60000, polling: 100 });
+    await cdp.send('Tracing.end');
+    let timer;
+    await Promise.race([complete, new Promise((_, no) => { timer = setTimeout(() => no(new Error('the load\'s trace did not complete in 60 s')), 60000); })]);
+    clearTimeout(timer);
+    const names = new Map(events.filter((e) => e.name === 'thread_name').map((e) => [`${e.pid}:${e.tid}`, e.args.name]));
+    // the outermost compile events only (they nest)
+    const compile = events.filter((e) => e.ph === 'X' && /^V8\.(CompileCode|ParseFunction|ParseProgram|CompileScript|StreamingFinalization|CompileLazy)/.test(e.name))
+      .sort((a, b) => a.ts - b.ts);
+    const by = new Map(), until = new Map();
+    for (const e of compile) {
+      const th = `${e.pid}:${e.tid}`;
+      if (e.ts < (until.get(th) ?? -Infinity)) continue;
+      until.set(th, e.ts + e.dur);
+      const k = names.get(th) === 'CrRendererMain' ? 'main' : 'off';
+      by.set(k, (by.get(k) || 0) + (e.tdur ?? e.dur) / 1000);
+    }
+    console.log(`the page's load (to its 60th frame): V8 compiled for ${f2(by.get('main') ?? 0)} ms on the main thread, ${f2(by.get('off') ?? 0)} ms off it (the whole page: three.js, the game, the runtime)`);
+  } finally {
+    await page.close();
+  }
 }
 
 const project = tmpdir('bench-trace');
@@ -171,11 +254,16 @@ const vite = await startVite(daemon.base, { env: { SLOPTIMIZE_ISOLATE: '1' } });
 let browser = null;
 try {
   browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
+  if (!PROFILE) await loadCompile(browser, `${vite.url}/`);
   const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
   await page.goto(`${vite.url}/`);
   await page.waitForFunction(() => window.demo && window.sloptimize && window.sloptimize.rec, null, { timeout: 60000 });
   // past the page's load and the recorder's first census
   await page.waitForFunction(() => window.sloptimize.rec.state().frames >= 120, null, { timeout: 60000, polling: 100 });
+  if (!PROFILE) {
+    await page.addScriptTag({ content: ANCHOR });
+    await page.waitForFunction(() => window.benchAnchorRounds > 0, null, { timeout: 120000, polling: 200 });
+  }
   const cdp = await page.context().newCDPSession(page);
   await (PROFILE ? profile : trace)(page, cdp);
 } finally {

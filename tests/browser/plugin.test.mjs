@@ -231,9 +231,16 @@ test('the entry is a Vite module with the defaults as parameters; the runtime mo
   const code = await entry.text();
   assert.match(code, /start\(\{"endpoint":"","build":"dev-[^"]+","auto":true,"panel":true,"relay":true\}/);
   assert.match(code, /import\.meta\.hot/, 'Vite gave it its HMR context');
+  // the recorder and the modules it imports run in the game's frames: each
+  // reaches the page with V8's compile hint at its top (compiled at load,
+  // off the main thread, not lazily inside a hitch's own task)
+  const rec = fs.readFileSync(path.join(top, 'page-runtime', 'recorder.js'), 'utf8');
+  const hot = new Set(['recorder.js', ...[...rec.matchAll(/from '\.\/([\w-]+\.js)'/g)].map((m) => m[1])]);
+  assert.ok(hot.size >= 5, [...hot].join(' '));
   for (const f of fs.readdirSync(path.join(top, 'page-runtime')).filter((f) => f.endsWith('.js') && f !== 'vite.js')) {
     const r = await fetch(`${v.url}/@sloptimize/${f}`);
     assert.equal(r.status, 200, f);
+    if (hot.has(f)) assert.equal((await r.text()).split('\n')[0], '//# allFunctionsCalledOnLoad', `${f} as served`);
   }
   assert.equal((await fetch(`${v.url}/@sloptimize/vite.js`)).status, 404, 'not the plugin itself');
   assert.equal((await fetch(`${v.url}/@sloptimize/..%2F..%2FMakefile`)).status, 404, 'no path out of page-runtime');
