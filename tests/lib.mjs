@@ -17,8 +17,28 @@ export const CLI = path.join(build, 'sloptimize');
 export const VALGRIND = !!process.env.SLOPTIMIZE_VALGRIND;
 const SLOW = VALGRIND ? 20 : 1;
 
+// Each directory made here is removed when this process ends having
+// passed (a test file's process: node --test runs each in its own); a
+// process that failed keeps them and says where, for a look afterwards.
+// (A suite's run made ~130 and left them all.)
+const made = [];
 export function tmpdir(name = 'slop') {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+  if (made.length === 0) process.on('exit', leaveTmpdirs);
+  made.push(dir);
+  return dir;
+}
+
+function leaveTmpdirs(code) {
+  if (code !== 0) {
+    process.stderr.write(`kept for a look (this process ended with ${code}): ${made.join(' ')}\n`);
+    return;
+  }
+  // (a child the test left behind may still be writing: what it keeps
+  // open or adds is not worth a failure of a test that passed)
+  for (const dir of made) {
+    try { fs.rmSync(dir, { recursive: true, force: true, maxRetries: 2 }); } catch { /* see above */ }
+  }
 }
 
 // Poll fn() until it returns a truthy value; fail with `what` at the
