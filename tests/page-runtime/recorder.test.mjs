@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FrameRing, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select, loafSettled, loafOverlaps } from '../../page-runtime/frames.js';
+import { FrameRing, CAMF, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select, loafSettled, loafOverlaps } from '../../page-runtime/frames.js';
 import { MotionMonitor, JITTER_GUESSES } from '../../page-runtime/motion.js';
 import { Outbox } from '../../page-runtime/delivery.js';
 import { canonicalContext, createRecorder } from '../../page-runtime/recorder.js';
@@ -18,6 +18,27 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const vectors = JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'schemas', 'footprint-vectors.json'), 'utf8'));
 
 // --- the ring and the hitch rule ------------------------------------------------
+
+test('ring: a view is the frames from 30 before to 8 after, oldest first, read from the newest back', () => {
+  const ring = new FrameRing(600);
+  const push = (frame) => {
+    const s = ring.slot();
+    ring.frame[s] = frame; ring.end[s] = frame * 16; ring.anim[s] = NaN;
+    ring.cam[s * CAMF] = frame;                     // position x: the frame, to tell them apart
+    for (let k = 1; k < 7; k++) ring.cam[s * CAMF + k] = 0;
+    ring.commit();
+  };
+  for (let f = 1; f <= 700; f++) push(f);           // 101..700 remain
+  const v = ring.viewAt(650);
+  assert.deepEqual(v.map((x) => x.frame), Array.from({ length: 39 }, (_, i) => 620 + i));
+  assert.deepEqual(v.map((x) => x.camera.position[0]), v.map((x) => x.frame), 'each frame its own camera');
+  assert.equal(v[0].t, 620 * 16, "no animation time: the frame's end");
+  // the newest frames: as many after as there are
+  assert.deepEqual(ring.viewAt(698).map((x) => x.frame), Array.from({ length: 33 }, (_, i) => 668 + i));
+  // 30 before is gone from the ring (or before the page): no view
+  assert.equal(ring.viewAt(120), null);
+  assert.equal(ring.viewAt(131).length, 39);
+});
 
 test('ring: nearest-rank percentiles over the unpaused frames of a window', () => {
   const ring = new FrameRing(8);
