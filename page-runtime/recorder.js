@@ -87,7 +87,14 @@ const OWN_KINDS = ['other', 'after-frame (census slices, hitch records)', 'long-
 // the outbox's parts of its own time (delivery.js, onOwn)
 const OUTBOX_KIND = { seal: K_SEAL, fetch: K_SEND, answer: K_ANSWER };
 // work for the after-frame task, per queued frame
-const W_CENSUS = 1, W_HITCH = 2;
+// (W_COVERED: a census has covered the frame, its finds given; the hitch's
+// record waits for a task of its own — RECORDS_PER_TASK)
+const W_CENSUS = 1, W_HITCH = 2, W_COVERED = 4;
+// An after-frame task makes at most this many hitch records: a record is
+// 0.1–0.5 ms of code that runs a few times a session (V8's interpreter),
+// and a stall of several hitch frames made them all in one task, past
+// 1 ms.  The rest follow, one a task, before any census begins.
+const RECORDS_PER_TASK = 1;
 const CAM = 7;                    // camera position xyz + quaternion xyzw, per queued hitch
 const NO_CENSUS = Object.freeze({ spawned: Object.freeze([]), spawnedCount: 0, removed: Object.freeze([]), removedCount: 0,
   minted: Object.freeze([]), mintedCount: 0, spawnedEntities: Object.freeze([]), mintedIds: Object.freeze({}) });
@@ -294,6 +301,7 @@ class Recorder {
       running: false, done: false, mint: false, props: null, spawned: null, spawnedCount: 0, minted: null, sites: null,
       spawnedObjs: null, mintedObjs: null, newTextures: null, newPrograms: null, uploadBytes: 0 };
     this.carry = null;            // a census's finds that no queued frame took yet (workFor)
+    this.coveredFinds = null;     // {frame, finds}: a covered hitch's finds, its record waiting (makeCovered)
     this.ended = null;            // a census ended in the last task, its records not made yet (runWork)
     this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
     this.visitor = null;
@@ -392,7 +400,7 @@ class Recorder {
       // the long task — that census goes on in after-frame slices and the
       // wake waits for it (counted: state().own.deferredWakes).
       if (self.nWork > 0) {
-        self.runWork(Infinity, WAKE_WALK_MAX);
+        self.runWork(Infinity, WAKE_WALK_MAX, false);
         // (the frame just closed is the last queued, if it is queued)
         const last = self.nWork - 1;
         if (last >= 0 && (self.workKind[last] & W_HITCH) !== 0 && self.ring.frame[self.workSlot[last]] === self.frameNo) self.deferredWakes++;
@@ -867,14 +875,23 @@ class Recorder {
   // `most` objects walked, the census's end and records at once if the
   // walk ended within them (a small scene's wake leaves now, a big one's
   // in the slices after).
-  runWork(budget = CENSUS_SLICE_MS, most = Infinity) {
+  runWork(budget = CENSUS_SLICE_MS, most = Infinity, covered = true) {
     this.workQueued = false;
     const c = this.cs;
     for (;;) {
+      // hitches a census covered whose records wait (at the queue's head:
+      // the oldest) go first, RECORDS_PER_TASK a task — but not in a
+      // waking close (`covered` false), which makes its own frame's record
+      // and leaves them to the tasks after
+      if (covered && this.nWork > 0 && (this.workKind[0] & W_COVERED) !== 0) {
+        this.makeCovered(budget === Infinity ? Infinity : RECORDS_PER_TASK);
+        if (budget !== Infinity) { if (this.nWork > 0) this.queueWork(); break; }
+        continue;
+      }
       let census = this.ended;
       this.ended = null;
       if (census === null) {
-        if (this.nWork > 0 && !c.running && !c.done) this.censusBegin(this.censusDone);
+        if (!c.running && !c.done && this.uncovered() > 0) this.censusBegin(this.censusDone);
         if (c.running) {
           most -= this.censusStep(budget, most);
           if (c.running) { this.queueWork(); break; }
@@ -894,21 +911,25 @@ class Recorder {
       }
       // frames closed after the census began wait for the next one: the
       // walk may have passed what they drew before they drew it
-      if (this.workFor(census, c.began) === 0) break;
+      if (this.workFor(census, c.began, budget === Infinity ? Infinity : RECORDS_PER_TASK) === 0) break;
       if (budget !== Infinity) { this.queueWork(); break; }
     }
+    if (this.nWork > 0 && !this.workQueued && !c.running) this.queueWork();
     this.motion.flush();
     if (this.pending.length > 0) this.resolvePending(false);
   }
 
   // Give a finished census's finds to the queued frames it covers (those
-  // closed by the time it began) and make their hitches' records; keep
-  // the rest queued, in order.  Returns how many are left.
-  workFor(census, began) {
+  // closed by the time it began) and make their hitches' records, at most
+  // `records` of them (the others wait, W_COVERED, the finds kept for
+  // theirs); keep the rest queued, in order.  Returns how many still
+  // wait for a census.
+  workFor(census, began, records = Infinity) {
     const n = this.nWork;
     const ring = this.ring;
     const all = census === null;       // no census: every queued frame goes now
-    const covered = (i) => all || ring.frame[this.workSlot[i]] <= began;
+    // (a hitch an earlier census covered has had its finds: never again)
+    const covered = (i) => (this.workKind[i] & W_COVERED) === 0 && (all || ring.frame[this.workSlot[i]] <= began);
     // Programs or textures this census found new that no frame it covers
     // made (their counters did not move there) are a later frame's: its
     // sliced walk met a material after that frame compiled it — a frame
@@ -956,12 +977,15 @@ class Recorder {
           uploadBytes: finds.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
       }
     }
-    let m = 0;
+    let m = 0, made = 0;
     for (let i = 0; i < n; i++) {
       const s = this.workSlot[i];
       if (covered(i)) {
-        if ((this.workKind[i] & W_HITCH) !== 0) this.hitchAt(s, finds && i === target ? finds : NO_CENSUS, i);
-        continue;
+        if ((this.workKind[i] & W_HITCH) === 0) continue;
+        const mine = finds && i === target ? finds : NO_CENSUS;
+        if (made < records) { made++; this.hitchAt(s, mine, i); continue; }
+        this.workKind[i] = W_HITCH | W_COVERED;
+        if (mine !== NO_CENSUS) this.coveredFinds = { frame: ring.frame[s], finds: mine };
       }
       if (m !== i) {
         this.workSlot[m] = s; this.workKind[m] = this.workKind[i]; this.workHasCam[m] = this.workHasCam[i];
@@ -970,7 +994,32 @@ class Recorder {
       m++;
     }
     this.nWork = m;
-    return m;
+    return this.uncovered();
+  }
+
+  // How many queued frames still wait for a census (not W_COVERED).
+  uncovered() {
+    let n = 0;
+    for (let i = 0; i < this.nWork; i++) if ((this.workKind[i] & W_COVERED) === 0) n++;
+    return n;
+  }
+
+  // The records of up to `max` covered hitches at the queue's head (their
+  // census is done: the target's finds, else none), and off the queue.
+  makeCovered(max) {
+    const ring = this.ring;
+    let k = 0;
+    for (; k < this.nWork && k < max && (this.workKind[k] & W_COVERED) !== 0; k++) {
+      const s = this.workSlot[k], cf = this.coveredFinds;
+      const mine = cf !== null && cf.frame === ring.frame[s] ? cf.finds : NO_CENSUS;
+      if (mine !== NO_CENSUS) this.coveredFinds = null;
+      this.hitchAt(s, mine, k);
+    }
+    for (let i = k; i < this.nWork; i++) {
+      this.workSlot[i - k] = this.workSlot[i]; this.workKind[i - k] = this.workKind[i]; this.workHasCam[i - k] = this.workHasCam[i];
+      for (let c = 0; c < CAM; c++) this.workCam[(i - k) * CAM + c] = this.workCam[i * CAM + c];
+    }
+    this.nWork -= k;
   }
 
   // Did the census find programs or textures new that no queued frame it

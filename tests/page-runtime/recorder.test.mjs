@@ -172,6 +172,13 @@ test('rate limit: one a second, a session cap, and every refusal counted for the
   assert.ok(!esc.allow(300, 'long-script', 400), 'the bar doubled: 500 ms now');
   assert.ok(esc.allow(1000, 'long-script', 20), 'the interval still runs from the first');
   assert.equal(esc.take(), 3);
+  // an older frame's record made after a newer one's (it waited behind a
+  // waking hitch) goes, as it would have gone first; the interval stays
+  const late = new RateLimit({ intervalMs: 1000, sessionCap: 10 });
+  assert.ok(late.allow(1000, 'long-render', 150));
+  assert.ok(late.allow(900, 'long-render', 60), 'an older frame made late');
+  assert.ok(!late.allow(1500, 'long-render', 60), 'the interval is still the newer one\'s');
+  assert.equal(late.take(), 1);
   assert.ok(rl.allow(1000));
   rl.charge();                       // a usermark: no interval, but it counts
   assert.ok(!rl.allow(5000), 'the cap of 3 is reached');
@@ -1512,6 +1519,74 @@ test('recorder: a waking hitch made at its frame\'s end counts as its own time, 
   assert.equal(close[0].frame, frames);
   assert.ok(own.ms > before.ms, `its time is in the total: ${before.ms} → ${own.ms}`);
   assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs >= 150), 'the hitch was made');
+});
+
+// 60 steady frames, then three 60 ms frames in a row with no task between
+// them (none wakes the agent: each is made after the frame): a script's,
+// a new material's compile, a long render — three verdicts, so no rate
+// limit takes one.
+async function threeHitches() {
+  const srv = await collector();
+  const page = virtualPage();
+  page.mesh('crate', page.material('mat_crate', 'MeshLambertMaterial'));
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  page.frame(60);
+  page.mesh('lamp', page.material('mat_lamp', 'MeshStandardMaterial'));
+  page.frame(60, { cost: 50 });
+  page.frame(60, { cost: 50 });
+  page.frame(16);
+  return { srv, page, rec };
+}
+
+const guesses = (hitches) => hitches.map((r) => [r.frame, r.classification[0].guess]);
+
+// How many hitch records each of the recorder's tasks made: its listener
+// hears each record as it is made, and a microtask (run when the task
+// ends) closes that task's count.
+function recordsPerTask(rec) {
+  const tasks = [];
+  let open = null, last = rec.state().made.hitch;
+  rec.subscribe(() => {
+    const m = rec.state().made.hitch;
+    if (m === last) return;
+    if (open === null) { open = [0]; tasks.push(open); queueMicrotask(() => { open = null; }); }
+    open[0] += m - last;
+    last = m;
+  });
+  return { counts: () => tasks.map((t) => t[0]) };
+}
+
+test('recorder: a stall of several hitch frames makes one record a task, in frame order, the census\'s finds on the frame that compiled', async () => {
+  const { srv, page, rec } = await threeHitches();
+  const tasks = recordsPerTask(rec);
+  for (let t = 0; t < 40 && rec.state().made.hitch < 3; t++) await page.tick();
+  const got = await finish(rec, page, srv);
+  assert.deepEqual(tasks.counts(), [1, 1, 1], 'records made per task');
+  const hitches = got.filter((r) => r.type === 'hitch');
+  assert.deepEqual(hitches.map((r) => r.classification[0].guess), ['long-script', 'shader-compile', 'long-render'], JSON.stringify(guesses(hitches)));
+  assert.deepEqual(hitches.map((r) => r.frame), [...hitches.map((r) => r.frame)].sort((a, b) => a - b), 'in frame order');
+  assert.deepEqual(hitches[1].sites, ['MeshStandardMaterial:mat_lamp@lamp'], 'the compile\'s record has the census\'s finds');
+  assert.equal(hitches[0].sites, undefined);
+  assert.equal(hitches[2].sites, undefined);
+});
+
+test('recorder: a waking hitch while such records wait is made at its frame\'s end alone; theirs follow, one a task', async () => {
+  const { srv, page, rec } = await threeHitches();
+  const tasks = recordsPerTask(rec);
+  for (let t = 0; t < 40 && rec.state().made.hitch === 0; t++) await page.tick();
+  assert.equal(rec.state().made.hitch, 1, 'the first of the three made, two waiting');
+  page.frame(150, { cost: 130 });
+  await Promise.resolve();           // the frame's end: the close has run
+  const atEnd = rec.state().made.hitch;
+  for (let t = 0; t < 40 && rec.state().made.hitch < 4; t++) await page.tick();
+  const got = await finish(rec, page, srv);
+  assert.equal(atEnd, 2, 'the waking record, and not the two waiting, in the game\'s task');
+  assert.deepEqual(tasks.counts(), [1, 1, 1, 1], 'records made per task (the second: the waking close)');
+  const hitches = got.filter((r) => r.type === 'hitch');
+  assert.deepEqual(hitches.map((r) => r.frameMs), [60, 150, 60, 60], JSON.stringify(guesses(hitches)));
+  assert.deepEqual(hitches[2].sites, ['MeshStandardMaterial:mat_lamp@lamp'], 'the compile keeps its finds past the wake\'s census');
+  assert.equal(hitches[1].sites, undefined);
 });
 
 // A recorded scene of one warm crate, 60 steady frames, then `n` more
