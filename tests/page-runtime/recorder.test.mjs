@@ -12,7 +12,7 @@ import { FrameRing, CAMF, hitchThreshold, isHitch, classifyFrame, RateLimit, HIT
 import { MotionMonitor, JITTER_GUESSES } from '../../page-runtime/motion.js';
 import { Outbox } from '../../page-runtime/delivery.js';
 import { canonicalContext, createRecorder } from '../../page-runtime/recorder.js';
-import { footprintKey, footprintId } from '../../page-runtime/footprint.js';
+import { footprintKey, footprintId, utf8Bytes, headBytes, tailBytes } from '../../page-runtime/footprint.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const vectors = JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'schemas', 'footprint-vectors.json'), 'utf8'));
@@ -651,6 +651,36 @@ test('canonicalContext: sorted by key, k=v joined by ",", separators scrubbed, n
   assert.equal(canonicalContext({}), '');
   assert.equal(canonicalContext(null), '');
   assert.equal(canonicalContext({ v: 'tab\there\nnow' }), 'v=tab_here_now');
+});
+
+test('footprints: byte lengths and cuts in UTF-8 by code point, as Buffer counts them, on the ASCII path and off it', () => {
+  // the key's bounds are in UTF-8 bytes, a lone surrogate as U+FFFD (3)
+  const ref = (s, max) => {
+    let n = 0, out = '';
+    for (const cp of s) { const b = Buffer.byteLength(cp); if (n + b > max) break; n += b; out += cp; }
+    return out;
+  };
+  const refTail = (s, max) => {
+    const cps = [...s];
+    let n = 0, k = cps.length;
+    while (k > 0 && n + Buffer.byteLength(cps[k - 1]) <= max) n += Buffer.byteLength(cps[--k]);
+    return cps.slice(k).join('');
+  };
+  const parts = ['a', 'Z', '#', 'é', 'ß', '中', '😀', '\ud800', '\udc00', '\u007f', '\u0080'];
+  let seed = 7;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  for (let k = 0; k < 400; k++) {
+    let s = '';
+    const len = rnd(40), ascii = k % 3 === 0;
+    for (let i = 0; i < len; i++) s += parts[rnd(ascii ? 3 : parts.length)];
+    assert.equal(utf8Bytes(s), Buffer.byteLength(s), JSON.stringify(s));
+    for (const max of [0, 1, 2, 3, 5, 16, 48]) {
+      assert.equal(headBytes(s, max), ref(s, max), `head ${max} ${JSON.stringify(s)}`);
+      assert.equal(tailBytes(s, max), refTail(s, max), `tail ${max} ${JSON.stringify(s)}`);
+    }
+  }
+  // only the first `max` units of a long ASCII string are looked at, and given
+  assert.equal(headBytes('x'.repeat(1 << 20), 4096).length, 4096);
 });
 
 test('footprints: the six DESIGN vectors, and every record vector, as the writer mints them', () => {
