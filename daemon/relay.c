@@ -433,15 +433,21 @@ pick(struct relay *r, const cJSON *want, unsigned *pages)
 {
 	struct relay_page	*best = NULL, *p;
 	size_t			 i;
+	double			 w = 0;
+	int			 named = cJSON_IsNumber(want);
 
+	/* a number no page id can be (negative, fractional, past
+	 * UINT_MAX) names no page: converting it would be undefined */
+	if (named)
+		w = want->valuedouble;
 	*pages = 0;
 	for (i = 0; i < RELAY_PAGES; i++) {
 		p = &r->pages[i];
 		if (p->conn == NULL)
 			continue;
 		(*pages)++;
-		if (cJSON_IsNumber(want)) {
-			if (p->id == (unsigned)want->valuedouble)
+		if (named) {
+			if ((double)p->id == w)
 				best = p;
 			continue;
 		}
