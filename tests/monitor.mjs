@@ -32,6 +32,7 @@ export class Monitor {
     this.open = null;         // the event collecting lines
     this.suppressedSince = null;
     this.stopped = false;
+    this.received = 0;        // lines given to it, whatever became of them
   }
 
   // Session time (ms) of a wall-clock reading.
@@ -48,6 +49,7 @@ export class Monitor {
 
   // One line as the monitor receives it, at session time t.
   line(text, t) {
+    this.received++;
     if (this.stopped) return;
     const chars = [...text];
     if (chars.length > this.rules.cutAt) {

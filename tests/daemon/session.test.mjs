@@ -71,6 +71,10 @@ test('a one-hour session under the Monitor rules: every usermark its own line wi
     const accounted = () => json.lines.reduce((n, w) => n + (w.record ? 1 : 0) + w.held, 0);
     // what the limiter holds at the end is said when its window reopens
     await waitFor(() => accounted() === want.length, { timeout: 20000, what: `${want.length} records accounted (have ${accounted()})` });
+    // the monitored watch is a process of its own, reading the same
+    // stream: its last line may come a moment after the JSON watcher's
+    await waitFor(() => mon.monitor.received >= json.lines.length,
+      { timeout: 20000, what: `the monitored watch to receive ${json.lines.length} lines (has ${mon.monitor.received})` });
 
     // 1. every usermark: its own line, within 1 s of being written, with
     //    the player's note; the monitor delivered it
