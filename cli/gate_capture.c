@@ -115,11 +115,13 @@ config_hash(const char *scene, const cJSON *res, const char *browser,
 	vc.pixel_ratio = cJSON_IsNumber(x = get(vp, "devicePixelRatio")) ?
 	    x->valuedouble : 0;
 	vc.clock = cJSON_GetStringValue(get(clk, "mode"));
-	/* the page's word: a seed out of long's range is not converted
-	 * (undefined), it is no seed */
+	/* the page's word: a seed past ±2^53 (beyond what a JSON number
+	 * holds exactly, and on to where converting it to long is
+	 * undefined) is no seed; every 32-bit seed the clock takes is kept */
 	x = get(clk, "seed");
-	vc.seed = cJSON_IsNumber(x) && x->valuedouble >= -2147483648.0 &&
-	    x->valuedouble <= 2147483647.0 ? (long)x->valuedouble : PAGERUN_SEED;
+	vc.seed = cJSON_IsNumber(x) && x->valuedouble >= -9007199254740992.0 &&
+	    x->valuedouble <= 9007199254740992.0 ? (long)x->valuedouble :
+	    PAGERUN_SEED;
 	vc.browser = browser;
 	*out = '\0';
 	if (vc.clock != NULL && vc.width > 0 && vc.height > 0 &&

@@ -433,13 +433,12 @@ pick(struct relay *r, const cJSON *want, unsigned *pages)
 {
 	struct relay_page	*best = NULL, *p;
 	size_t			 i;
-	double			 w = 0;
 	int			 named = cJSON_IsNumber(want);
+	/* compared as a double: a number no page id can be (negative,
+	 * fractional, past UINT_MAX) names no page, where converting it
+	 * to unsigned would be undefined */
+	double			 w = named ? want->valuedouble : 0;
 
-	/* a number no page id can be (negative, fractional, past
-	 * UINT_MAX) names no page: converting it would be undefined */
-	if (named)
-		w = want->valuedouble;
 	*pages = 0;
 	for (i = 0; i < RELAY_PAGES; i++) {
 		p = &r->pages[i];

@@ -823,6 +823,13 @@ class Recorder {
     if (this.frameNo - this.baseFrame < MEDIAN_YOUNG) ring.medianInto('frameMs', fr, FR_MEDIAN, FR_BASE_END);
   }
 
+  // Queued work item `from` into place `to` (the queue closes up).
+  moveWork(to, from) {
+    this.workSlot[to] = this.workSlot[from]; this.workKind[to] = this.workKind[from];
+    this.workHasCam[to] = this.workHasCam[from];
+    for (let c = 0; c < CAM; c++) this.workCam[to * CAM + c] = this.workCam[from * CAM + c];
+  }
+
   // Queue frame slot `s` for the after-frame task.  Numbers only; the
   // task's own scheduling (a timer) is the one allocation, and only a
   // frame with something to say makes it.
@@ -835,11 +842,7 @@ class Recorder {
       while (j < MAX_WORK && (this.workKind[j] & W_HITCH) !== 0) j++;
       if (j === MAX_WORK) j = 0;      // all hitches: the oldest goes (its record is dropped, counted)
       if ((this.workKind[j] & W_HITCH) !== 0) this.hitchLimit.dropped++;
-      for (let k = j; k < MAX_WORK - 1; k++) {
-        this.workSlot[k] = this.workSlot[k + 1]; this.workKind[k] = this.workKind[k + 1];
-        this.workHasCam[k] = this.workHasCam[k + 1];
-        for (let c = 0; c < CAM; c++) this.workCam[k * CAM + c] = this.workCam[(k + 1) * CAM + c];
-      }
+      for (let k = j; k < MAX_WORK - 1; k++) this.moveWork(k, k + 1);
       i = MAX_WORK - 1;
     }
     this.workSlot[i] = s;
@@ -885,7 +888,7 @@ class Recorder {
       // and leaves them to the tasks after
       if (covered && this.nWork > 0 && (this.workKind[0] & W_COVERED) !== 0) {
         this.makeCovered(budget === Infinity ? Infinity : RECORDS_PER_TASK);
-        if (budget !== Infinity) { if (this.nWork > 0) this.queueWork(); break; }
+        if (budget !== Infinity) break;
         continue;
       }
       let census = this.ended;
@@ -914,7 +917,9 @@ class Recorder {
       if (this.workFor(census, c.began, budget === Infinity ? Infinity : RECORDS_PER_TASK) === 0) break;
       if (budget !== Infinity) { this.queueWork(); break; }
     }
-    if (this.nWork > 0 && !this.workQueued && !c.running) this.queueWork();
+    // (records still waiting, or frames for the next census: a task
+    // after this one; queueWork does nothing if one is queued)
+    if (this.nWork > 0) this.queueWork();
     this.motion.flush();
     if (this.pending.length > 0) this.resolvePending(false);
   }
@@ -987,10 +992,7 @@ class Recorder {
         this.workKind[i] = W_HITCH | W_COVERED;
         if (mine !== NO_CENSUS) this.coveredFinds = { frame: ring.frame[s], finds: mine };
       }
-      if (m !== i) {
-        this.workSlot[m] = s; this.workKind[m] = this.workKind[i]; this.workHasCam[m] = this.workHasCam[i];
-        for (let k = 0; k < CAM; k++) this.workCam[m * CAM + k] = this.workCam[i * CAM + k];
-      }
+      if (m !== i) this.moveWork(m, i);
       m++;
     }
     this.nWork = m;
@@ -1015,10 +1017,7 @@ class Recorder {
       if (mine !== NO_CENSUS) this.coveredFinds = null;
       this.hitchAt(s, mine, k);
     }
-    for (let i = k; i < this.nWork; i++) {
-      this.workSlot[i - k] = this.workSlot[i]; this.workKind[i - k] = this.workKind[i]; this.workHasCam[i - k] = this.workHasCam[i];
-      for (let c = 0; c < CAM; c++) this.workCam[(i - k) * CAM + c] = this.workCam[i * CAM + c];
-    }
+    for (let i = k; i < this.nWork; i++) this.moveWork(i - k, i);
     this.nWork -= k;
   }
 
