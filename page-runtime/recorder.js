@@ -78,12 +78,13 @@ const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_
 // so naming it allocates nothing)
 const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5;
 const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
-  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11, K_ADD = 12;
-const OWN_KINDS = ['other', 'after-frame (census slices, hitch records)', 'long-animation-frame observer', 'every-second (context)',
+  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11, K_ADD = 12, K_CENSUS_END = 13, K_RECORD = 14;
+const OWN_KINDS = ['other', 'after-frame (a census slice)', 'long-animation-frame observer', 'every-second (context)',
   'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send (mostly the fetch() call, or handing the batch to its worker)',
   'outbox send (mostly sealing: JSON.stringify of the batch)', 'outbox answer (the daemon\'s reply handled)',
   'view snapshot send', 'a waking hitch made at its frame\'s end (in the game\'s task)',
-  'add() of the page\'s identity (a stack captured for each object the game added, in its task)'];
+  'add() of the page\'s identity (a stack captured for each object the game added, in its task)',
+  'after-frame (a census\'s end: its finds sorted, the entities named)', 'after-frame (a hitch\'s record)'];
 // the outbox's parts of its own time (delivery.js, onOwn)
 const OUTBOX_KIND = { seal: K_SEAL, fetch: K_SEND, answer: K_ANSWER };
 // work for the after-frame task, per queued frame
@@ -532,6 +533,12 @@ class Recorder {
     this.ownAdd(performance.now() - this.own[OWN_START], this.own[OWN_KIND]);
   }
 
+  // An after-frame task says which of its steps it was (a slice, a
+  // census's end, a record): its own time is named by the step.
+  ownStep(kind) {
+    if (this.ownDepth > 0 && this.own[OWN_KIND] === K_FRAME) this.own[OWN_KIND] = kind;
+  }
+
   ownAdd(ms, kind) {
     if (!(ms > 0)) return;
     const o = this.own;
@@ -904,6 +911,7 @@ class Recorder {
         }
         if (c.done) {
           census = this.censusEnd();
+          this.ownStep(K_CENSUS_END);
           this.censusDone = true;
           // and the records for the task after that: naming the finds
           // and making a record are each some tenths of a millisecond,
@@ -1267,6 +1275,7 @@ class Recorder {
   // the after-frame task.
   hitchAt(s, census, w) {
     if (this.outbox.stopped) return;
+    this.ownStep(K_RECORD);
     const ring = this.ring;
     const f = this.frameFacts(s, census);
     const frame = ring.frame[s], at = ring.end[s];

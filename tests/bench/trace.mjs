@@ -9,7 +9,8 @@
 // can: every top-level FunctionCall whose script is one of the runtime's
 // modules (served by the plugin under /@id/__x00__sloptimize:), its
 // duration, and the collector's events inside it on the same thread.
-// BENCH_QUICK=1: two stutters; TRACE_DUMP=FILE keeps the trace's events.
+// BENCH_QUICK=1: two stutters; TRACE_DUMP=FILE keeps the trace's events
+// (with TRACE_PROFILE, the profile: a .cpuprofile DevTools opens).
 // TRACE_PROFILE=1: the same stutters under V8's sampling profiler instead
 // (every 25 µs), and where the time of each entry point into the runtime
 // went, by function — what a trace cannot say (its calls have no inside).
@@ -79,6 +80,7 @@ async function profile(page, cdp) {
   await cdp.send('Profiler.start');
   await playStutters(page);
   const { profile: prof } = await cdp.send('Profiler.stop');
+  if (process.env.TRACE_DUMP) (await import('node:fs')).writeFileSync(process.env.TRACE_DUMP, JSON.stringify(prof));
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of prof.nodes) for (const c of n.children || []) parent.set(c, n.id);

@@ -1591,11 +1591,14 @@ test('recorder: a stall of several hitch frames makes one record a task, in fram
   const { srv, page, rec } = await threeHitches();
   const tasks = recordsPerTask(rec);
   for (let t = 0; t < 40 && rec.state().made.hitch < 3; t++) await page.tick();
+  // (in the order made: the outbox's batches may arrive in any order,
+  // the daemon puts them in theirs)
+  const madeOrder = rec.state().incidents.filter((i) => i.type === 'hitch').map((i) => i.verdict);
   const got = await finish(rec, page, srv);
   assert.deepEqual(tasks.counts(), [1, 1, 1], 'records made per task');
-  const hitches = got.filter((r) => r.type === 'hitch');
+  assert.deepEqual(madeOrder, ['long-script', 'shader-compile', 'long-render'], 'made in frame order');
+  const hitches = got.filter((r) => r.type === 'hitch').sort((a, b) => a.frame - b.frame);
   assert.deepEqual(hitches.map((r) => r.classification[0].guess), ['long-script', 'shader-compile', 'long-render'], JSON.stringify(guesses(hitches)));
-  assert.deepEqual(hitches.map((r) => r.frame), [...hitches.map((r) => r.frame)].sort((a, b) => a - b), 'in frame order');
   assert.deepEqual(hitches[1].sites, ['MeshStandardMaterial:mat_lamp@lamp'], 'the compile\'s record has the census\'s finds');
   assert.equal(hitches[0].sites, undefined);
   assert.equal(hitches[2].sites, undefined);
@@ -1610,13 +1613,15 @@ test('recorder: a waking hitch while such records wait is made at its frame\'s e
   await Promise.resolve();           // the frame's end: the close has run
   const atEnd = rec.state().made.hitch;
   for (let t = 0; t < 40 && rec.state().made.hitch < 4; t++) await page.tick();
+  const madeOrder = rec.state().incidents.filter((i) => i.type === 'hitch').map((i) => i.value);
   const got = await finish(rec, page, srv);
   assert.equal(atEnd, 2, 'the waking record, and not the two waiting, in the game\'s task');
   assert.deepEqual(tasks.counts(), [1, 1, 1, 1], 'records made per task (the second: the waking close)');
-  const hitches = got.filter((r) => r.type === 'hitch');
-  assert.deepEqual(hitches.map((r) => r.frameMs), [60, 150, 60, 60], JSON.stringify(guesses(hitches)));
-  assert.deepEqual(hitches[2].sites, ['MeshStandardMaterial:mat_lamp@lamp'], 'the compile keeps its finds past the wake\'s census');
-  assert.equal(hitches[1].sites, undefined);
+  assert.deepEqual(madeOrder, [60, 150, 60, 60], 'made: the first, the waking one, then the two that waited');
+  const hitches = got.filter((r) => r.type === 'hitch').sort((a, b) => a.frame - b.frame);
+  assert.deepEqual(hitches.map((r) => r.frameMs), [60, 60, 60, 150], JSON.stringify(guesses(hitches)));
+  assert.deepEqual(hitches[1].sites, ['MeshStandardMaterial:mat_lamp@lamp'], 'the compile keeps its finds past the wake\'s census');
+  assert.equal(hitches[3].sites, undefined);
 });
 
 // A recorded scene of one warm crate, 60 steady frames, then `n` more
@@ -1764,4 +1769,37 @@ test('recorder: a crowd sharing materials, one of them new, is counted whole and
   assert.deepEqual(h.sites, ['ShaderMaterial:mat_glow@glowcrate', 'ShaderMaterial:mat_glow@wave/glowcrate']);
   // every pair the crowd made, each once
   assert.deepEqual(h.minted, ['mat_crate@crate', 'mat_glow@glowcrate']);
+});
+
+test('recorder: an after-frame task of 1 ms or more is named by its step — a census\'s end, a hitch\'s record', async () => {
+  // the page's identity as the recorder sees it, each of its calls made
+  // to hold the page on the virtual clock: naming an entity (the census's
+  // end) 2 ms, listing the tracked objects (a record's view snapshot) 3 ms
+  const KEY = Symbol.for('sloptimize.identity');
+  let page = null;
+  const hold = (ms) => { page.readCost = ms; performance.now(); page.readCost = 0; };
+  const idn = { addMs: 0, entityId: (o) => { hold(2); return { id: 'x', via: 'auto', root: o }; }, siteOf: () => 'unknown',
+    trackedObjects: () => { hold(3); return []; } };
+  Object.defineProperty(globalThis, KEY, { value: idn, configurable: true });
+  try {
+    const srv = await collector();
+    page = virtualPage();
+    const crate = page.material('mat_crate', 'MeshLambertMaterial');
+    page.mesh('crate', crate);
+    const rec = await recordOn(page, srv);
+    for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+    page.mesh('crate', crate);
+    page.renderer.info.memory.geometries += 1;
+    page.frame(40);                   // under 100 ms: made in the after-frame tasks
+    page.frame(16);
+    for (let t = 0; t < 20 && rec.state().made.hitch === 0; t++) await page.tick();
+    const own = rec.state().own;
+    const got = await finish(rec, page, srv);
+    assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs === 40), 'the hitch was made');
+    const kinds = own.long.map((t) => `${t.kind} ${t.ms}`);
+    // (each entity named is 2 ms: the crate spawned, the pair it minted)
+    assert.ok(own.long.some((t) => t.kind === 'after-frame (a census\'s end: its finds sorted, the entities named)' && t.ms >= 2), JSON.stringify(kinds));
+    assert.ok(kinds.includes('after-frame (a hitch\'s record) 3'), JSON.stringify(kinds));
+    assert.equal(own.long.length, 2, JSON.stringify(kinds));
+  } finally { delete globalThis[KEY]; }
 });
