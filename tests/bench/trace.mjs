@@ -10,7 +10,8 @@
 // modules (served by the plugin under /@id/__x00__sloptimize:), its
 // duration, and the collector's events inside it on the same thread.
 // BENCH_QUICK=1: two stutters; TRACE_DUMP=FILE keeps the trace's events
-// (with TRACE_PROFILE, the profile: a .cpuprofile DevTools opens).
+// (with TRACE_PROFILE, the profile: a .cpuprofile DevTools opens);
+// TRACE_JS_FLAGS=… V8 flags for the page (an experiment, never a figure).
 // TRACE_PROFILE=1: the same stutters under V8's sampling profiler instead
 // (every 25 µs), and where the time of each entry point into the runtime
 // went, by function — what a trace cannot say (its calls have no inside).
@@ -42,33 +43,37 @@ async function playStutters(page) {
   }
 }
 
-// The anchor for the longest call: a task of fixed work of the kind a
-// record is (small objects, a JSON string), calibrated in the page to
-// about the recorder's after-frame task (ANCHOR_MS), queued the way that
-// task is (a 0 ms timer after a frame), every ANCHOR_EVERY frames, traced
-// beside it.  Its calls over 1 ms are what the machine does to a small
+// The anchors: tasks of fixed work of the kind a record is (small
+// objects, a JSON string), each calibrated in the page to its size,
+// queued the way the recorder's after-frame task is (a 0 ms timer after
+// a frame), every ANCHOR_EVERY frames (in different frames), traced
+// beside it.  Their calls over 1 ms are what the machine does to a small
 // task in this page during the stutters (the software renderer's threads,
-// V8's interrupts, tracing); the recorder's beyond that are its own.
-const ANCHOR_MS = 0.25, ANCHOR_EVERY = 8;
-const ANCHOR = `(() => {
+// V8's interrupts and tier-ups, tracing): the 0.25 ms one is about the
+// after-frame task's median; the 0.5 ms one says how often this machine
+// takes a task of half a millisecond's work past 1 ms.  The recorder's
+// calls beyond those are its own.
+const ANCHORS = [{ ms: 0.25, fn: 'benchAnchorTask', at: 0 }, { ms: 0.5, fn: 'benchAnchorHalf', at: 4 }];
+const ANCHOR_EVERY = 8;
+const anchorScript = ({ ms, fn, at }) => `(() => {
   let s = 0, k = 1, frame = 0;
   const work = (k) => { for (let j = 0; j < k; j++) { const o = []; for (let i = 0; i < 20; i++) o.push({ frame: i + j, name: 'crate#' + i, at: [i * 0.5, j, s & 7], note: \`the \${i} of \${j}\` }); s += JSON.stringify(o).length; } };
   // calibrated as it runs (a task now and then, caches cold from the
   // frames between): the rounds whose median of 15 tasks is within 15 %
-  // of ANCHOR_MS; then the rounds stay fixed
+  // of its size; then the rounds stay fixed
   const times = [];
-  function benchAnchorTask() {
-    if (window.benchAnchorRounds) { work(k); return; }
+  function ${fn}() {
+    if (window.${fn}Rounds) { work(k); return; }
     const t0 = performance.now(); work(k); times.push(performance.now() - t0);
     if (times.length < 15) return;
     const m = times.sort((x, y) => x - y)[7];
     times.length = 0;
-    if (Math.abs(m - ${ANCHOR_MS}) <= 0.15 * ${ANCHOR_MS}) window.benchAnchorRounds = k;
-    else k = Math.max(1, Math.round(k * ${ANCHOR_MS} / Math.max(m, 0.005)));
+    if (Math.abs(m - ${ms}) <= 0.15 * ${ms}) window.${fn}Rounds = k;
+    else k = Math.max(1, Math.round(k * ${ms} / Math.max(m, 0.005)));
   }
-  function benchAnchorTick() { if (++frame % ${ANCHOR_EVERY} === 0) setTimeout(benchAnchorTask, 0); requestAnimationFrame(benchAnchorTick); }
-  requestAnimationFrame(benchAnchorTick);
-  window.benchAnchorSum = () => s;     // (its work is used: never optimised away)
+  function tick() { if (++frame % ${ANCHOR_EVERY} === ${at}) setTimeout(${fn}, 0); requestAnimationFrame(tick); }
+  requestAnimationFrame(tick);
+  window.${fn}Sum = () => s;     // (its work is used: never optimised away)
 })();`;
 
 // TRACE_PROFILE: each sample under a call into the runtime's modules
@@ -170,7 +175,7 @@ async function trace(page, cdp) {
       where: `${String(d.url).replace(/^.*[/:]/, '')}:${d.lineNumber}` };
   };
   const ours = top.filter((c) => OURS.test(c.args?.data?.url || '')).map(timed);
-  const anchor = top.filter((c) => c.args?.data?.functionName === 'benchAnchorTask').map(timed);
+  const anchors = ANCHORS.map((a) => top.filter((c) => c.args?.data?.functionName === a.fn).map(timed));
   const sum = (k) => ours.reduce((a, c) => a + c[k], 0);
   const byWhere = new Map();
   for (const c of ours) {
@@ -205,13 +210,17 @@ async function trace(page, cdp) {
     return { n: v.length, med: v.length ? v[Math.floor(v.length / 2)] : NaN, max: v.length ? v[v.length - 1] : NaN, over: v.filter((x) => x >= 1).length };
   };
   const say = (t) => `${t.n} calls, median ${f2(t.med)} ms, longest ${f2(t.max)}, ${t.over} of 1 ms or more (${f2(100 * t.over / Math.max(1, t.n))} %)`;
-  const an = tail(anchor), af = tail(ours.filter((c) => c.fn === 'afterFrame'));
-  console.log(`  the anchor, a task of fixed work (calibrated to ~${ANCHOR_MS} ms, a 0 ms timer every ${ANCHOR_EVERY} frames): ${say(an)}`);
+  const [an, half] = anchors.map(tail), af = tail(ours.filter((c) => c.fn === 'afterFrame'));
+  for (let i = 0; i < ANCHORS.length; i++)
+    console.log(`  an anchor, a task of fixed work (calibrated to ~${ANCHORS[i].ms} ms, a 0 ms timer every ${ANCHOR_EVERY} frames): ${say(tail(anchors[i]))}`);
   console.log(`  the recorder's after-frame tasks, the same way: ${say(af)}`);
   bench('sloptimize longest call without the collector, traced', an.n ? an.max : null, longest, 'ms', '< 1 ms', longest < 1,
-    long.length ? `${long[0].fn} ${long[0].where}; anchor: the longest of ${an.n} calls of a fixed ~${ANCHOR_MS} ms task` : null);
+    long.length ? `${long[0].fn} ${long[0].where}; anchor: the longest of ${an.n} calls of a fixed ~${ANCHORS[0].ms} ms task` : null);
   bench('sloptimize after-frame tasks of 1 ms or more, traced', an.n ? 100 * an.over / an.n : null, af.n ? 100 * af.over / af.n : null, '%', '0 %', af.n ? af.over === 0 : null,
-    `the anchor's calls of 1 ms or more (${an.over} of ${an.n})`);
+    `the ${ANCHORS[0].ms} ms anchor's calls of 1 ms or more (${an.over} of ${an.n})`);
+  bench('sloptimize after-frame tasks of 1 ms or more beside a fixed 0.5 ms task, traced', half.n ? 100 * half.over / half.n : null,
+    af.n ? 100 * af.over / af.n : null, '%', '-', null,
+    `the ${ANCHORS[1].ms} ms anchor's calls of 1 ms or more (${half.over} of ${half.n}, longest ${f2(half.max)} ms): how often this machine stretches half a millisecond's work past 1 ms`);
 }
 
 // The page's load, traced from the navigation to its 60th frame: V8's
@@ -255,7 +264,10 @@ const daemon = await new Daemon(project, { args: ['--global-max', '0', '--per-fp
 const vite = await startVite(daemon.base, { env: { SLOPTIMIZE_ISOLATE: '1' } });
 let browser = null;
 try {
-  browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
+  // TRACE_JS_FLAGS: V8 flags for an experiment (say, --always-sparkplug:
+  // what of the tail is code run cold)
+  const jsFlags = process.env.TRACE_JS_FLAGS ? [`--js-flags=${process.env.TRACE_JS_FLAGS}`] : [];
+  browser = await chromium.launch({ executablePath: process.env.SLOPTIMIZE_CHROMIUM || '/usr/bin/chromium', headless: true, args: [...FLAGS, ...jsFlags] });
   if (!PROFILE) await loadCompile(browser, `${vite.url}/`);
   const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
   await page.goto(`${vite.url}/`);
@@ -263,8 +275,8 @@ try {
   // past the page's load and the recorder's first census
   await page.waitForFunction(() => window.sloptimize.rec.state().frames >= 120, null, { timeout: 60000, polling: 100 });
   if (!PROFILE) {
-    await page.addScriptTag({ content: ANCHOR });
-    await page.waitForFunction(() => window.benchAnchorRounds > 0, null, { timeout: 120000, polling: 200 });
+    for (const a of ANCHORS) await page.addScriptTag({ content: anchorScript(a) });
+    await page.waitForFunction((fns) => fns.every((fn) => window[`${fn}Rounds`] > 0), ANCHORS.map((a) => a.fn), { timeout: 120000, polling: 200 });
   }
   const cdp = await page.context().newCDPSession(page);
   await (PROFILE ? profile : trace)(page, cdp);
