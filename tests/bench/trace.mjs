@@ -210,15 +210,15 @@ async function trace(page, cdp) {
     return { n: v.length, med: v.length ? v[Math.floor(v.length / 2)] : NaN, max: v.length ? v[v.length - 1] : NaN, over: v.filter((x) => x >= 1).length };
   };
   const say = (t) => `${t.n} calls, median ${f2(t.med)} ms, longest ${f2(t.max)}, ${t.over} of 1 ms or more (${f2(100 * t.over / Math.max(1, t.n))} %)`;
-  const [an, half] = anchors.map(tail), af = tail(ours.filter((c) => c.fn === 'afterFrame'));
+  const tails = anchors.map(tail), [an, half] = tails, af = tail(ours.filter((c) => c.fn === 'afterFrame'));
   for (let i = 0; i < ANCHORS.length; i++)
-    console.log(`  an anchor, a task of fixed work (calibrated to ~${ANCHORS[i].ms} ms, a 0 ms timer every ${ANCHOR_EVERY} frames): ${say(tail(anchors[i]))}`);
+    console.log(`  an anchor, a task of fixed work (calibrated to ~${ANCHORS[i].ms} ms, a 0 ms timer every ${ANCHOR_EVERY} frames): ${say(tails[i])}`);
   console.log(`  the recorder's after-frame tasks, the same way: ${say(af)}`);
   bench('sloptimize longest call without the collector, traced', an.n ? an.max : null, longest, 'ms', '< 1 ms', longest < 1,
     long.length ? `${long[0].fn} ${long[0].where}; anchor: the longest of ${an.n} calls of a fixed ~${ANCHORS[0].ms} ms task` : null);
   bench('sloptimize after-frame tasks of 1 ms or more, traced', an.n ? 100 * an.over / an.n : null, af.n ? 100 * af.over / af.n : null, '%', '0 %', af.n ? af.over === 0 : null,
     `the ${ANCHORS[0].ms} ms anchor's calls of 1 ms or more (${an.over} of ${an.n})`);
-  bench('sloptimize after-frame tasks of 1 ms or more beside a fixed 0.5 ms task, traced', half.n ? 100 * half.over / half.n : null,
+  bench(`sloptimize after-frame tasks of 1 ms or more beside a fixed ${ANCHORS[1].ms} ms task, traced`, half.n ? 100 * half.over / half.n : null,
     af.n ? 100 * af.over / af.n : null, '%', '-', null,
     `the ${ANCHORS[1].ms} ms anchor's calls of 1 ms or more (${half.over} of ${half.n}, longest ${f2(half.max)} ms): how often this machine stretches half a millisecond's work past 1 ms`);
 }
