@@ -22,13 +22,42 @@
 static const uint8_t	signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n',
 			    0x1a, '\n' };
 
+/*
+ * The first chunk, up to IEND, whose declared length runs past the bytes
+ * there are; NULL when every one fits.  libpng allocates a chunk's
+ * declared length before it reads the chunk: an 86-byte file declaring a
+ * 1.8 GB sPLT asked for 1.8 GB (found by fuzz_png).  In memory, a chunk
+ * longer than what is left is a broken file, said before libpng sees it.
+ */
+static const uint8_t *
+chunk_past_end(const uint8_t *p, size_t len, uint32_t *declared)
+{
+	size_t	at = sizeof(signature);
+
+	while (at + 12 <= len) {
+		uint32_t n = (uint32_t)p[at] << 24 | (uint32_t)p[at + 1] << 16 |
+		    (uint32_t)p[at + 2] << 8 | p[at + 3];
+
+		if (n > len - at - 12) {
+			*declared = n;
+			return p + at;
+		}
+		if (memcmp(p + at + 4, "IEND", 4) == 0)
+			break;
+		at += 12 + (size_t)n;
+	}
+	return NULL;
+}
+
 int
 pngio_decode(const void *data, size_t len, uint64_t max_pixels,
     struct pngio_image *out, char *why, size_t cap)
 {
 	png_image	im;
 	uint8_t		*px;
+	const uint8_t	*chunk;
 	size_t		 i, n;
+	uint32_t	 declared;
 
 	memset(out, 0, sizeof(*out));
 	if (max_pixels == 0)
@@ -39,6 +68,19 @@ pngio_decode(const void *data, size_t len, uint64_t max_pixels,
 	if (len < sizeof(signature) || memcmp(data, signature,
 	    sizeof(signature)) != 0)
 		return base_say(why, cap, -EINVAL, "not a PNG (no PNG signature)");
+	if ((chunk = chunk_past_end(data, len, &declared)) != NULL) {
+		char	type[5];
+
+		/* a chunk's type is four letters; anything else is shown as ? */
+		for (i = 0; i < 4; i++)
+			type[i] = (chunk[4 + i] | 0x20) >= 'a' &&
+			    (chunk[4 + i] | 0x20) <= 'z' ? (char)chunk[4 + i] : '?';
+		type[4] = '\0';
+		return base_say(why, cap, -EINVAL, "a broken PNG: its %s chunk at "
+		    "byte %zu declares %" PRIu32 " bytes, past the file's end "
+		    "(%zu bytes)", type, (size_t)(chunk - (const uint8_t *)data),
+		    declared, len);
+	}
 	memset(&im, 0, sizeof(im));
 	im.version = PNG_IMAGE_VERSION;
 	if (!png_image_begin_read_from_memory(&im, data, len)) {

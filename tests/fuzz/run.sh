@@ -207,7 +207,9 @@ for h in "$B"/fuzz/fuzz_*; do
 	mkdir -p "$corpus/$name" "$B/fuzz/crashes/$name"
 	reg="tests/fuzz/regress/$name"
 	if [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
-		if "$h" "$reg"/* >"$B/fuzz/$name.regress.log" 2>&1; then
+		# (under the fuzzing run's memory limit: an input found out
+		# of memory there must fail its replay too)
+		if "$h" -rss_limit_mb=1024 "$reg"/* >"$B/fuzz/$name.regress.log" 2>&1; then
 			echo "ok   $name: $(ls "$reg" | wc -l) regression inputs"
 		else
 			echo "FAIL $name: a regression input crashes it again"
