@@ -92,6 +92,10 @@ SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Zxz --build "$root" "$deb"
 say "$deb"
 say "Depends: $depends"
 if command -v lintian >/dev/null; then
-	lintian --tag-display-limit 0 "$deb" | sed 's/^/lintian: /' || true
+	# (TMPDIR: lintian 2.116 leaves an mldbm-elf-* file behind a run)
+	mkdir -p "$OBJ/lintian"
+	TMPDIR=$OBJ/lintian lintian --tag-display-limit 0 "$deb" |
+	    sed 's/^/lintian: /' || true
+	rm -rf "$OBJ/lintian"
 	say "lintian ran (docs/packaging.md explains each tag it may still give)"
 fi

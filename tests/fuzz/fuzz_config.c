@@ -14,7 +14,7 @@
 
 int	LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-static char	path[64];
+static char	path[512];
 
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -26,7 +26,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	int			 fd, rc;
 
 	if (path[0] == '\0')
-		snprintf(path, sizeof(path), "/tmp/fuzz-config.%ld.json",
+		snprintf(path, sizeof(path), "%s/fuzz-config.%ld.json",
+		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
 		    (long)getpid());
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
 		abort();

@@ -19,7 +19,7 @@
 
 int	LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-static char	path[64];
+static char	path[512];
 
 static void
 put(const void *p, size_t n, const char *tail)
@@ -46,7 +46,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	int		rc;
 
 	if (path[0] == '\0')
-		snprintf(path, sizeof(path), "/tmp/fuzz-cursor.%ld",
+		snprintf(path, sizeof(path), "%s/fuzz-cursor.%ld",
+		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
 		    (long)getpid());
 	if (size == 0) {
 		put("", 0, NULL);

@@ -201,6 +201,10 @@ mcp 000 'this is not JSON' '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' '"a stri
     '{"jsonrpc":"2.0","id":null,"method":"ping"}' '{"jsonrpc":"2.0","id":1.5,"method":"ping"}' \
     '{"jsonrpc":"2.0","id":7,"result":{}}' '{"jsonrpc":"2.0","id":8,"method":"pi\u0000ng"}'
 
+# the harnesses' scratch files go where the trap above removes them
+mkdir "$tmp/scratch"
+TMPDIR=$tmp/scratch
+export TMPDIR
 for h in "$B"/fuzz/fuzz_*; do
 	[ -x "$h" ] || continue
 	name=${h##*/}
