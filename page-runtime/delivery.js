@@ -138,14 +138,16 @@ export class Outbox {
     return this.sealed.length < this.maxFlying && this.readyPrefix() > 0;
   }
 
-  // Send soon: now if there is room for a request and no backoff runs.
-  kick(delayMs = 0) {
+  // Send soon: in a task of its own if there is room for a request and no
+  // backoff runs.  `urgent` (a record that wakes the agent): at the end of
+  // this task instead — it does not wait another turn of an event loop the
+  // stall left busy.  Otherwise never in the task that made the record:
+  // sealing and the fetch() call are some tenths of a millisecond, and
+  // added to a record's task they made it the page's long one.
+  kick(delayMs = 0, urgent = false) {
     if (this.stopped || this.soon || !this.canSend()) return;
     const wait = Math.max(delayMs, this.retryAt - this.now());
-    if (wait <= 0 && typeof queueMicrotask === 'function') {
-      // at the end of this task rather than in a task of its own: what
-      // this task made goes in one request, and a stutter's record does
-      // not wait another turn of an event loop the stall left busy
+    if (wait <= 0 && urgent && typeof queueMicrotask === 'function') {
       if (this.timer !== null) { this.clearTimer(this.timer); this.timer = null; }
       this.soon = true;
       queueMicrotask(() => { this.soon = false; this.send(); });

@@ -1630,7 +1630,9 @@ class Recorder {
     this.mint(rec);
     if (rec.type !== 'heartbeat') this.noteIncident(rec);
     const entry = this.outbox.push(rec);
-    this.outbox.kick(0);
+    // made in the waking close (the game's task): sent at its end, for the
+    // wake's latency; else in a task of its own, not added to this one
+    this.outbox.kick(0, this.ownDepth > 0 && this.own[OWN_KIND] === K_CLOSE);
     this.changed();
     return entry;
   }

@@ -463,6 +463,37 @@ test('outbox: its own time says which part cost it — sealing the batch, the fe
   ob.stop();
 });
 
+test('outbox: a record is sealed and sent in a task of its own, a waking one at the end of the task that made it', async () => {
+  // scripted timers: a task queued is a function in a list, run when the
+  // test says; no real time
+  const timers = [];
+  const calls = [];
+  const fetchFn = async (url, o) => {
+    calls.push(JSON.parse(o.body).map((r) => r.n));
+    return { ok: true, status: 200, json: async () => ({ accepted: 1 }), headers: { get: () => null } };
+  };
+  const ob = new Outbox({ fetch: fetchFn, setTimer: (fn, ms) => { timers.push([fn, ms]); return timers.length; }, clearTimer: () => {} });
+  ob.push({ n: 1 });
+  ob.kick(0);
+  await Promise.resolve(); await Promise.resolve();
+  assert.deepEqual(calls, [], 'nothing sealed or sent in the task that made it, nor in its microtasks');
+  assert.equal(timers.length, 1, 'a task of its own is queued');
+  assert.equal(timers[0][1], 0, 'at once');
+  ob.push({ n: 2 });
+  ob.kick(0);
+  assert.equal(timers.length, 1, 'one queued task for what comes before it runs');
+  timers.shift()[0]();
+  assert.deepEqual(calls, [[1, 2]], 'in that task: one request');
+  await ob.flush();
+  ob.push({ n: 3 });
+  ob.kick(0, true);
+  assert.deepEqual(calls, [[1, 2]], 'urgent: not inside the call');
+  await Promise.resolve();
+  assert.deepEqual(calls, [[1, 2], [3]], 'but at the end of this task (a microtask), no timer');
+  assert.equal(timers.length, 0);
+  ob.stop();
+});
+
 test('outbox: a record not ready holds the ones after it; a daemon that is gone is said, not waited on', async () => {
   const srv = await server((req, res, body, got) => { got.push(...JSON.parse(body)); res.end('{"accepted":1}'); });
   try {
@@ -1506,6 +1537,33 @@ test('recorder: a hitch names a view snapshot of the frames from 30 before it �
   assert.ok(steps.every((d) => Math.abs(d - 0.5) < 1e-9), `the camera moved 0.5 a frame: ${steps}`);
   assert.equal(snap.hitch.frameMs, h.frameMs);
   assert.equal(rec.state().snapshots.sent >= 1, true);
+});
+
+test('recorder: a waking hitch is sent at the end of its frame\'s task; a record made after the frame in a task after the one that made it', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  // `making`: set by the listener when a record is made, cleared by a
+  // microtask — at the end of the task that made it
+  let making = false;
+  const sent = [];
+  const logFetch = (url, init) => {
+    for (const r of JSON.parse(init.body)) if (r.type === 'hitch') sent.push({ frameMs: r.frameMs, inItsTask: making });
+    return fetch(url, init);
+  };
+  const rec = await recordOn(page, srv, { fetch: logFetch });
+  let last = 0;
+  rec.subscribe(() => {
+    const m = rec.state().made.hitch;
+    if (m !== last) { last = m; making = true; queueMicrotask(() => { making = false; }); }
+  });
+  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  page.frame(150);                  // wakes the agent: made at its frame's end
+  for (let i = 0; i < 20; i++) { page.frame(16); await page.tick(); }
+  page.frame(60, { cost: 50 });     // no wake: made in an after-frame task
+  for (let t = 0; t < 40 && rec.state().made.hitch < 2; t++) { page.frame(16); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  assert.equal(got.filter((r) => r.type === 'hitch').length, 2, JSON.stringify(sent));
+  assert.deepEqual(sent, [{ frameMs: 150, inItsTask: true }, { frameMs: 60, inItsTask: false }]);
 });
 
 test('recorder: a task of its own of 1 ms or more is counted and kept with its kind and frame (state().own)', async () => {
