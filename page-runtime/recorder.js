@@ -55,9 +55,17 @@ const LOAF_MIN_MS = 50;           // the browser reports no shorter animation fr
 const LOAF_FRAMES = 3;            // frames after a hitch's by which the browser has made its entry, if any
 const WAKE_MS = 100;              // a hitch this long wakes the agent (DESIGN §9's default)
 const CONFIRM_MS = 2500;
-const CENSUS_SLICE_MS = 0.5;      // the census walks at most this long per task (a big scene takes several)
+// The census walks at most this long per task (a big scene takes
+// several).  Not more: on this project's machine (docs/performance.md) a
+// task of half a millisecond's work passes 1 ms about one time in a
+// hundred, one of a quarter never did.
+const CENSUS_SLICE_MS = 0.25;
+// Naming a census's finds (an entity id and the site its stack says:
+// formatting a stack is some tens of microseconds, and a crowd's census
+// names dozens) goes on at most this long per task.
+const NAME_SLICE_MS = 0.25;
 // …but at least this many objects: a slice is bounded by its work, not by
-// the wall clock alone — on a loaded machine a preempted task's 0.5 ms of
+// the wall clock alone — on a loaded machine a preempted task's 0.25 ms of
 // wall time is a handful of objects, and a census of a small scene spread
 // over several frames cannot say which of them drew what it found
 const CENSUS_SLICE_MIN = 256;
@@ -78,13 +86,16 @@ const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_
 // so naming it allocates nothing)
 const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5;
 const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
-  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11, K_ADD = 12, K_CENSUS_END = 13, K_RECORD = 14;
+  K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11, K_ADD = 12, K_CENSUS_END = 13, K_RECORD = 14, K_NAMES = 15,
+  K_RECORD_END = 16;
 const OWN_KINDS = ['other', 'after-frame (a census slice)', 'long-animation-frame observer', 'every-second (context)',
   'heartbeat', 'first census', 'waiting long script (LoAF deadline)', 'outbox send (mostly the fetch() call, or handing the batch to its worker)',
   'outbox send (mostly sealing: JSON.stringify of the batch)', 'outbox answer (the daemon\'s reply handled)',
   'view snapshot send', 'a waking hitch made at its frame\'s end (in the game\'s task)',
   'add() of the page\'s identity (a stack captured for each object the game added, in its task)',
-  'after-frame (a census\'s end: its finds sorted, the entities named)', 'after-frame (a hitch\'s record)'];
+  'after-frame (a census\'s end: its finds sorted)', 'after-frame (a hitch\'s record: its facts and verdict)',
+  'after-frame (a census\'s finds named: an id and a site each)',
+  'after-frame (a hitch\'s record: its view, script and footprint)'];
 // the outbox's parts of its own time (delivery.js, onOwn)
 const OUTBOX_KIND = { seal: K_SEAL, fetch: K_SEND, answer: K_ANSWER };
 // work for the after-frame task, per queued frame
@@ -249,6 +260,8 @@ class Recorder {
     // last few with their kind and the frame they ran after (an object
     // each, made only for such a task)
     this.ownLong = 0;
+    // per kind of task: how many, their ms, the longest, how many ≥ 1 ms
+    this.ownKinds = new Float64Array(OWN_KINDS.length * 4);
     this.ownLongLast = [];
     this.deferredWakes = 0;       // waking hitches whose census was too big to finish at their frame's end (closeSoon)
     // the page's identity (identity.js), whose add() wrapper's time is
@@ -304,6 +317,7 @@ class Recorder {
     this.carry = null;            // a census's finds that no queued frame took yet (workFor)
     this.coveredFinds = null;     // {frame, finds}: a covered hitch's finds, its record waiting (makeCovered)
     this.ended = null;            // a census ended in the last task, its records not made yet (runWork)
+    this.finishing = [];          // records whose second half waits for a task (finishRecord)
     this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
     this.visitor = null;
     this.censuses = 0;            // for frames (the heartbeat's are not counted)
@@ -548,12 +562,24 @@ class Recorder {
       o[OWN_MAX] = ms;
       o[OWN_MAX_KIND] = kind;
     }
+    const k = this.ownKinds, b = kind * 4;
+    k[b]++; k[b + 1] += ms;
+    if (ms > k[b + 2]) k[b + 2] = ms;
+    if (ms >= 1) k[b + 3]++;
     if (ms >= 1) {
       this.ownLong++;
       this.ownLongLast.push({ kind: OWN_KINDS[kind], ms: r1(ms), frame: this.frameNo, hitchesMade: this.made.hitch });
       if (this.ownLongLast.length > 8) this.ownLongLast.shift();
     }
     this.fr[FR_SELF] += ms;
+  }
+
+  ownByKind() {
+    const k = this.ownKinds, out = {};
+    for (let i = 0; i < OWN_KINDS.length; i++) {
+      if (k[4 * i] > 0) out[OWN_KINDS[i]] = { tasks: k[4 * i], ms: r1(k[4 * i + 1]), maxMs: r1(k[4 * i + 2]), over1ms: k[4 * i + 3] };
+    }
+    return out;
   }
 
   // The sloptimize panel (panel.js) marks its host element `data-open`
@@ -888,7 +914,10 @@ class Recorder {
   runWork(budget = CENSUS_SLICE_MS, most = Infinity, covered = true) {
     this.workQueued = false;
     const c = this.cs;
-    for (;;) {
+    // a record's second half goes first, a task of its own (records
+    // stay in the order made)
+    if (budget !== Infinity && this.finishing.length > 0) this.finishRecord(this.finishing.shift());
+    else for (;;) {
       // hitches a census covered whose records wait (at the queue's head:
       // the oldest) go first, RECORDS_PER_TASK a task — but not in a
       // waking close (`covered` false), which makes its own frame's record
@@ -900,6 +929,12 @@ class Recorder {
       }
       let census = this.ended;
       this.ended = null;
+      // a census's finds are named in tasks of their own (NAME_SLICE_MS),
+      // its records in the tasks after
+      if (census !== null && census.naming) {
+        if (budget === Infinity) this.nameFinds(census, Infinity);
+        else { this.ownStep(K_NAMES); this.nameFinds(census, NAME_SLICE_MS); this.ended = census; this.queueWork(); break; }
+      }
       if (census === null) {
         if (!c.running && !c.done && this.uncovered() > 0) this.censusBegin(this.censusDone);
         if (c.running) {
@@ -913,11 +948,12 @@ class Recorder {
           census = this.censusEnd();
           this.ownStep(K_CENSUS_END);
           this.censusDone = true;
-          // and the records for the task after that: naming the finds
-          // and making a record are each some tenths of a millisecond,
-          // together past 1 ms on a loaded machine (no census begins
-          // meanwhile: the frames it covers are still queued)
-          if (budget !== Infinity && this.nWork > 0) { this.ended = census; this.queueWork(); break; }
+          // and the naming and the records for the tasks after that:
+          // each is some tenths of a millisecond, together past 1 ms on a
+          // loaded machine (no census begins meanwhile: the frames it
+          // covers are still queued)
+          if (budget === Infinity) this.nameFinds(census, Infinity);
+          else if (this.nWork > 0 || census.naming) { this.ended = census; this.queueWork(); break; }
         }
       }
       // frames closed after the census began wait for the next one: the
@@ -925,9 +961,10 @@ class Recorder {
       if (this.workFor(census, c.began, budget === Infinity ? Infinity : RECORDS_PER_TASK) === 0) break;
       if (budget !== Infinity) { this.queueWork(); break; }
     }
+    if (budget === Infinity) while (this.finishing.length > 0) this.finishRecord(this.finishing.shift());
     // (records still waiting, or frames for the next census: a task
     // after this one; queueWork does nothing if one is queued)
-    if (this.nWork > 0) this.queueWork();
+    if (this.nWork > 0 || this.finishing.length > 0 || this.ended !== null || c.running) this.queueWork();
     this.motion.flush();
     if (this.pending.length > 0) this.resolvePending(false);
   }
@@ -1137,19 +1174,38 @@ class Recorder {
     const mintedList = c.minted ? [...c.minted].sort() : [];
     const siteList = c.sites ? [...c.sites].sort() : [];
     const by = (set) => (set && set.size ? [...set].sort().slice(0, MAX_MINTED) : []);
-    // the entities of what is named (bounded: MAX_NAMES + MAX_MINTED)
-    const idCache = new WeakMap();
-    const spawnedEntities = mint && c.spawnedObjs ? c.spawnedObjs.map((o) => entityOf(o, idCache)) : [];
-    const mintedIds = {};
-    if (mint && c.mintedObjs) for (const k of mintedList.slice(0, MAX_MINTED)) mintedIds[k] = entityOf(c.mintedObjs.get(k), idCache);
+    // the entities of what is named (bounded: MAX_NAMES + MAX_MINTED),
+    // named after (nameFinds), the objects kept until then
+    const spawnedObjs = mint && c.spawnedObjs ? c.spawnedObjs : [];
+    const mintedObjs = mint && c.mintedObjs ? mintedList.slice(0, MAX_MINTED).map((k) => [k, c.mintedObjs.get(k)]) : [];
+    const naming = spawnedObjs.length + mintedObjs.length > 0 ? { spawned: spawnedObjs, minted: mintedObjs, i: 0, cache: new WeakMap() } : null;
     c.spawnedObjs = null; c.mintedObjs = null; c.memo.m = null; c.memo.parent = null;     // no reference kept
     const sitesBy = c.sitesBy ? { 'shader-compile': by(c.sitesBy.compiled), 'texture-upload': by(dominant(c.sitesBy.uploaded)),
       'spawn-burst': by(c.sitesBy.fresh) } : null;
     return { spawned: mint && c.spawned ? c.spawned : [], spawnedCount: mint ? c.spawnedCount : 0, removed: removed || [],
       removedCount: mint ? removedCount : 0, minted: mintedList.slice(0, MAX_MINTED), mintedCount: mintedList.length,
-      spawnedEntities, mintedIds,
+      spawnedEntities: [], mintedIds: {}, naming,
       sites: siteList.slice(0, MAX_MINTED), sitesBy, uploadBytes: mint ? c.uploadBytes : 0,
       programs: mint && c.newPrograms ? c.newPrograms.length : 0, textures: mint && c.newTextures ? c.newTextures.length : 0 };
+  }
+
+  // Name a census's finds (identity.js: an entity's id, and the site its
+  // stack says): until `budget` ms are spent, at least one; the objects
+  // let go when all are.  True when done.
+  nameFinds(f, budget) {
+    const n = f.naming;
+    if (!n) return true;
+    const t0 = budget === Infinity ? 0 : performance.now();
+    const ns = n.spawned.length, total = ns + n.minted.length;
+    while (n.i < total) {
+      const i = n.i++;
+      if (i < ns) f.spawnedEntities.push(entityOf(n.spawned[i], n.cache));
+      else f.mintedIds[n.minted[i - ns][0]] = entityOf(n.minted[i - ns][1], n.cache);
+      if (budget !== Infinity && performance.now() - t0 >= budget) break;
+    }
+    if (n.i < total) return false;
+    f.naming = null;
+    return true;
   }
 
   censusVisit(o) {
@@ -1328,6 +1384,16 @@ class Recorder {
         quaternion: [r3(c[o + 3]), r3(c[o + 4]), r3(c[o + 5]), r3(c[o + 6])] };
     }
     if (this.keysHeld.size) rec.world.inputsHeld = [...this.keysHeld];
+    // the rest (its view, its script, its footprint, queued) in the task
+    // after this one: a record whole is about half a millisecond of work
+    this.finishing.push({ rec, f, cls, at, frame, wantsScript });
+  }
+
+  // A record's second half: its view snapshot, the script Long Animation
+  // Frames named, then queued (or held for its script).
+  finishRecord({ rec, f, cls, at, frame, wantsScript }) {
+    if (this.outbox.stopped) return;
+    this.ownStep(K_RECORD_END);
     const view = this.viewSnapshot(frame, rec, cls[0].guess);
     if (view !== null) { rec.snapshotRef = view.ref; this.sendSnapshot(view); }
     if (this.loafSupported && !wantsScript && cls.some((c) => c.guess === 'long-script')) {
@@ -1931,6 +1997,7 @@ class Recorder {
       own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
         maxTaskKind: this.own[OWN_TASKS] > 0 ? OWN_KINDS[this.own[OWN_MAX_KIND]] : null,
         over1ms: this.ownLong, long: this.ownLongLast.map((t) => ({ ...t })), deferredWakes: this.deferredWakes,
+        byKind: this.ownByKind(),
         msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
       snapshots: { ...this.snapshots },

@@ -804,6 +804,9 @@ async function loafScenario(entriesAt) {
       const e = entriesAt(k, from, to);
       if (e) page.entry(e);
       page.frame(16, { cost: 2 });
+      // two tasks a frame: the census's walk and end after the first
+      // frame, the record's two halves after the second
+      await page.tick();
       await page.tick();
       held.push(rec.state().held);
     }
@@ -822,10 +825,10 @@ async function waitUntil(cond, what, ms = 10000) {
 
 test('recorder: a long-script hitch with no entry at all waits three frames, not its whole deadline, and is not a script', async () => {
   const { held, hitch } = await loafScenario(() => null);
-  // made three tasks after the frame that closed it (the next one) — the
-  // census's walk in one, its end in the next, the records in the third —
-  // it waits; the close of the third frame after its own lets it go
-  assert.deepEqual(held, [0, 0, 1, 0, 0, 0], 'held after each frame: ' + held);
+  // made in the four tasks after the frame that closed it (the next one)
+  // — the census's walk, its end, the record's two halves — it waits;
+  // the close of the third frame after its own lets it go
+  assert.deepEqual(held, [0, 1, 1, 0, 0, 0], 'held after each frame: ' + held);
   assert.equal(hitch.classification[0].guess, 'gc-or-upload-by-elimination', JSON.stringify(hitch.classification));
   assert.match(hitch.script.unavailable, /no Long Animation Frames entry/);
 });
@@ -1699,7 +1702,7 @@ async function crowdArrived(n) {
 test('recorder: a waking hitch in a scene too big to walk at its frame\'s end goes on in slices — no task of the recorder\'s reaches 1 ms, the record is still whole', async () => {
   const { srv, page, rec } = await crowdArrived(20000);
   // each clock read costs 0.02 ms: the after-frame slices, which read it
-  // every 64 objects, end on their 0.5 ms budget
+  // every 64 objects, end on their 0.25 ms budget
   page.readCost = 0.02;
   page.frame(150, { cost: 130 });
   await Promise.resolve();          // the frame's end: the close has run
@@ -1780,7 +1783,7 @@ test('recorder: the time identity\'s add() spent capturing stacks in a frame is 
   } finally { delete globalThis[KEY]; }
 });
 
-test('recorder: the after-frame tasks end a census walk, end the census, and make the records, each in a task of its own', async () => {
+test('recorder: the after-frame tasks end a census walk, end the census, and make a record in two halves, each in a task of its own', async () => {
   const srv = await collector();
   const page = virtualPage();
   const rec = await recordOn(page, srv);
@@ -1793,14 +1796,17 @@ test('recorder: the after-frame tasks end a census walk, end the census, and mak
   assert.equal(made(), 0);
   await page.tick();                // the task that walks the scene
   const afterWalk = [made(), censuses()];
-  await page.tick();                // the next one: the census's end (naming what it found)
+  await page.tick();                // the next one: the census's end (it found nothing to name)
   const afterEnd = [made(), censuses()];
-  await page.tick();                // and the one after: the record
+  await page.tick();                // the one after: the record's facts and verdict
+  const afterFacts = [made(), censuses()];
+  await page.tick();                // and the last: its view, script and footprint, queued
   const afterNext = [made(), censuses()];
   const got = await finish(rec, page, srv);
   assert.deepEqual(afterWalk, [0, c0], 'the walk\'s task made no record and gave no census');
   assert.deepEqual(afterEnd, [0, c0], 'the census\'s end made no record');
-  assert.deepEqual(afterNext, [1, c0 + 1], 'the task after it gave the census to the hitch and made its record');
+  assert.deepEqual(afterFacts, [0, c0 + 1], 'the task after it gave the census to the hitch and began its record');
+  assert.deepEqual(afterNext, [1, c0 + 1], 'the next one made it');
   assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs === 40));
 });
 
@@ -1829,10 +1835,10 @@ test('recorder: a crowd sharing materials, one of them new, is counted whole and
   assert.deepEqual(h.minted, ['mat_crate@crate', 'mat_glow@glowcrate']);
 });
 
-test('recorder: an after-frame task of 1 ms or more is named by its step — a census\'s end, a hitch\'s record', async () => {
+test('recorder: an after-frame task of 1 ms or more is named by its step — a census\'s finds named (one a task when each is slow), a hitch\'s record', async () => {
   // the page's identity as the recorder sees it, each of its calls made
-  // to hold the page on the virtual clock: naming an entity (the census's
-  // end) 2 ms, listing the tracked objects (a record's view snapshot) 3 ms
+  // to hold the page on the virtual clock: naming an entity (a census's
+  // finds named) 2 ms, listing the tracked objects (a record's view snapshot) 3 ms
   const KEY = Symbol.for('sloptimize.identity');
   let page = null;
   const hold = (ms) => { page.readCost = ms; performance.now(); page.readCost = 0; };
@@ -1855,9 +1861,18 @@ test('recorder: an after-frame task of 1 ms or more is named by its step — a c
     const got = await finish(rec, page, srv);
     assert.ok(got.some((r) => r.type === 'hitch' && r.frameMs === 40), 'the hitch was made');
     const kinds = own.long.map((t) => `${t.kind} ${t.ms}`);
-    // (each entity named is 2 ms: the crate spawned, the pair it minted)
-    assert.ok(own.long.some((t) => t.kind === 'after-frame (a census\'s end: its finds sorted, the entities named)' && t.ms >= 2), JSON.stringify(kinds));
-    assert.ok(kinds.includes('after-frame (a hitch\'s record) 3'), JSON.stringify(kinds));
-    assert.equal(own.long.length, 2, JSON.stringify(kinds));
+    // each entity named is 2 ms (the crate spawned, the pair it minted):
+    // past the naming's slice, so one a task, and the census's end, which
+    // names none, is not among the long ones
+    assert.deepEqual(kinds.filter((k) => /^after-frame \(a census's finds named/.test(k)).map((k) => Number(k.split(' ').at(-1)) >= 2), [true, true], JSON.stringify(kinds));
+    assert.ok(!kinds.some((k) => /census's end/.test(k)), JSON.stringify(kinds));
+    assert.ok(kinds.includes('after-frame (a hitch\'s record: its view, script and footprint) 3'), JSON.stringify(kinds));
+    assert.equal(own.long.length, 3, JSON.stringify(kinds));
+    // and each kind's count, time and longest, whatever their length
+    const named = own.byKind['after-frame (a census\'s finds named: an id and a site each)'];
+    assert.equal(named.tasks, 2, JSON.stringify(own.byKind));
+    assert.equal(named.over1ms, 2);
+    assert.ok(named.maxMs >= 2 && named.ms >= 4, JSON.stringify(named));
+    assert.equal(own.byKind['after-frame (a hitch\'s record: its view, script and footprint)'].maxMs, 3, JSON.stringify(own.byKind));
   } finally { delete globalThis[KEY]; }
 });
