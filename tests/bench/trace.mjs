@@ -76,6 +76,19 @@ const anchorScript = ({ ms, fn, at }) => `(() => {
   window.${fn}Sum = () => s;     // (its work is used: never optimised away)
 })();`;
 
+// And a task that only hands a body of the outbox's size (3 KB) to a
+// worker, as the outbox's sender does (sender.js): what the browser's
+// postMessage alone costs a task, beside the recorder's sends.
+const POST_FN = 'benchAnchorPost';
+const postScript = `(() => {
+  const w = new Worker(URL.createObjectURL(new Blob(['onmessage = (e) => postMessage(e.data.id)'], { type: 'text/javascript' })));
+  const body = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ type: 'hitch', frame: i, note: 'x'.repeat(50) })));
+  let id = 0, frame = 0;
+  function ${POST_FN}() { w.postMessage({ id: ++id, url: location.href, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body, credentials: 'omit' } }); }
+  function tick() { if (++frame % ${ANCHOR_EVERY} === 2) setTimeout(${POST_FN}, 0); requestAnimationFrame(tick); }
+  requestAnimationFrame(tick);
+})();`;
+
 // TRACE_PROFILE: each sample under a call into the runtime's modules
 // counts for that entry point, for its leaf (self) and for every function
 // on its stack (inclusive).
@@ -188,6 +201,7 @@ async function trace(page, cdp) {
   };
   const ours = top.filter((c) => OURS.test(c.args?.data?.url || '')).map((c) => ({ ...timed(c), task: taskOf(c) }));
   const anchors = ANCHORS.map((a) => top.filter((c) => c.args?.data?.functionName === a.fn).map(timed));
+  const posts = top.filter((c) => c.args?.data?.functionName === POST_FN).map(timed);
   const sum = (k) => ours.reduce((a, c) => a + c[k], 0);
   const byWhere = new Map();
   for (const c of ours) {
@@ -207,6 +221,11 @@ async function trace(page, cdp) {
   console.log(`  ${ours.length} top-level calls into the runtime's modules: wall ${f2(sum('wall'))} ms, ${cpuTimes ? 'thread CPU' : 'wall (no thread times in this trace)'} ${f2(sum('cpu'))} ms — of it V8's collector ${f2(sum('gcMs'))}, the rest ${f2(sum('own'))} ms, of it the compiler's ${f2(sum('jitMs'))} (${f2(sum('own') / frames)} ms/frame)`);
   console.log(`  the trace's own cost per call (the median of the recorder's three-statement tick): ${f2(perCall)} ms; ${ours.length} calls: ${f2(perCall * ours.length / frames)} ms/frame of the figure above is tracing's`);
   console.log(`  the recorder's self-measure since its start: own.ms ${st.own.ms}, longest ${st.own.maxTaskMs} ms (${st.own.maxTaskKind}), ${st.own.over1ms} of 1 ms or more (wall time, all of V8's work in it); ${st.own.deferredWakes ?? 'not said:'} waking hitches whose census went on after their frame`);
+  if (st.own.byKind) {
+    console.log('  its tasks by kind (self-measured, wall time: tasks, mean ms, the longest, how many ≥ 1 ms):');
+    for (const [k, o] of Object.entries(st.own.byKind).sort((a, b) => b[1].maxMs - a[1].maxMs))
+      console.log(`    ${String(o.tasks).padStart(5)}  mean ${f2(o.ms / o.tasks)}  max ${f2(o.maxMs)}  ≥1 ms ×${o.over1ms}  ${k}`);
+  }
   if (st.own.long?.length)
     console.log(`  its last tasks of 1 ms or more (kind, wall ms, at frame, hitches made by then): ${st.own.long.map((t) => `${t.kind} ${t.ms} ms @${t.frame} (${t.hitchesMade})`).join('; ')}`);
   console.log('  by entry point (calls, ms without the collector, the longest, how many ≥ 1 ms):');
@@ -230,6 +249,13 @@ async function trace(page, cdp) {
   const tails = anchors.map(tail), [an, half] = tails, af = tail(afterTasks);
   for (let i = 0; i < ANCHORS.length; i++)
     console.log(`  an anchor, a task of fixed work (calibrated to ~${ANCHORS[i].ms} ms, a 0 ms timer every ${ANCHOR_EVERY} frames): ${say(tails[i])}`);
+  console.log(`  an anchor, a task that only posts a 3 KB body to a worker (the sender's way), every ${ANCHOR_EVERY} frames: ${say(tail(posts))}`);
+  // the outbox's sends in tasks of their own (its timer's): not a waking
+  // hitch's, sent at the end of the game's task on purpose
+  const closing = new Set(ours.filter((c) => c.fn === 'closeSoon').map((c) => c.task));
+  const sends = tail(ours.filter((c) => /^delivery\.js:/.test(c.where) && c.fn === '(anonymous)' && !closing.has(c.task))
+    .map((c) => ({ own: c.task >= 0 ? inTask.get(c.task) : c.own })));
+  console.log(`  the outbox's sends in tasks of their own: ${say(sends)}`);
   console.log(`  the recorder's after-frame tasks, the same way (its calls in the browser's task: the after-frame call and what ran after it, an outbox send): ${say(af)}`);
   // the longest: of a call, and of the runtime's calls in one task
   const longestTask = Math.max(longest, ...inTask.values());
@@ -300,6 +326,7 @@ try {
   await page.waitForFunction(() => window.sloptimize.rec.state().frames >= 120, null, { timeout: 60000, polling: 100 });
   if (!PROFILE) {
     for (const a of ANCHORS) await page.addScriptTag({ content: anchorScript(a) });
+    await page.addScriptTag({ content: postScript });
     await page.waitForFunction((fns) => fns.every((fn) => window[`${fn}Rounds`] > 0), ANCHORS.map((a) => a.fn), { timeout: 120000, polling: 200 });
   }
   const cdp = await page.context().newCDPSession(page);
