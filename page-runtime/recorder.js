@@ -461,9 +461,9 @@ class Recorder {
     this.hidden = typeof document !== 'undefined' && document.visibilityState === 'hidden';
     this.onHide = () => {
       this.hidden = document.visibilityState === 'hidden';
-      if (this.hidden) this.outbox.beacon();
+      if (this.hidden) this.leave();
     };
-    this.onPageHide = () => this.outbox.beacon();
+    this.onPageHide = () => this.leave();
     if (typeof window !== 'undefined') {
       window.addEventListener('keydown', this.onKeyDown, true);
       window.addEventListener('keyup', this.onKeyUp, true);
@@ -580,6 +580,19 @@ class Recorder {
       if (k[4 * i] > 0) out[OWN_KINDS[i]] = { tasks: k[4 * i], ms: r1(k[4 * i + 1]), maxMs: r1(k[4 * i + 2]), over1ms: k[4 * i + 3] };
     }
     return out;
+  }
+
+  // The page is hidden or going away: what waits for the after-frame
+  // tasks (a census, a record's steps) is made now — nobody plays a
+  // hidden page, and a tab closed just after a stutter would take its
+  // record with it — and handed to the browser's beacon.  A long-script
+  // hitch still waiting for its script keeps waiting: made now, it would
+  // say the browser made no entry when the entry had only not come yet.
+  leave() {
+    if (this.recording && (this.workQueued || this.nWork > 0 || this.cs.running || this.ended !== null)) {
+      try { this.runWork(Infinity); } catch { /* never in the page's way as it goes */ }
+    }
+    this.outbox.beacon();
   }
 
   // The sloptimize panel (panel.js) marks its host element `data-open`

@@ -1569,6 +1569,34 @@ test('recorder: a waking hitch is sent at the end of its frame\'s task; a record
   assert.deepEqual(sent, [{ frameMs: 150, inItsTask: true }, { frameMs: 60, inItsTask: false }]);
 });
 
+test('recorder: a hitch whose record waits for the after-frame tasks when the page is hidden is made then, and goes with the beacon', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  // the page's window and document, as far as the recorder listens to them
+  const doc = Object.assign(new EventTarget(), { visibilityState: 'visible', querySelector: () => null });
+  globalThis.window = new EventTarget();
+  globalThis.document = doc;
+  try {
+    const sent = [];
+    const logFetch = (url, init) => {
+      for (const r of JSON.parse(init.body)) if (r.type === 'hitch') sent.push({ frameMs: r.frameMs, keepalive: !!init.keepalive });
+      return fetch(url, { ...init, keepalive: false });
+    };
+    const rec = await recordOn(page, srv, { fetch: logFetch });
+    for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+    page.frame(60, { cost: 50 });     // a hitch that wakes nobody: its census and record wait for the after-frame tasks
+    page.frame(16);
+    const before = rec.state().made.hitch;
+    doc.visibilityState = 'hidden';
+    doc.dispatchEvent(new Event('visibilitychange'));
+    const atHide = rec.state().made.hitch, sentAtHide = [...sent];
+    await finish(rec, page, srv);
+    assert.equal(before, 0);
+    assert.equal(atHide, 1, 'made when the page was hidden');
+    assert.deepEqual(sentAtHide, [{ frameMs: 60, keepalive: true }], 'and handed to the beacon then');
+  } finally { delete globalThis.window; delete globalThis.document; }
+});
+
 test('recorder: a task of its own of 1 ms or more is counted and kept with its kind and frame (state().own)', async () => {
   const srv = await collector();
   const page = virtualPage();
