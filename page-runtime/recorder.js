@@ -565,8 +565,8 @@ class Recorder {
     const k = this.ownKinds, b = kind * 4;
     k[b]++; k[b + 1] += ms;
     if (ms > k[b + 2]) k[b + 2] = ms;
-    if (ms >= 1) k[b + 3]++;
     if (ms >= 1) {
+      k[b + 3]++;
       this.ownLong++;
       this.ownLongLast.push({ kind: OWN_KINDS[kind], ms: r1(ms), frame: this.frameNo, hitchesMade: this.made.hitch });
       if (this.ownLongLast.length > 8) this.ownLongLast.shift();
@@ -1204,10 +1204,10 @@ class Recorder {
 
   // Name a census's finds (identity.js: an entity's id, and the site its
   // stack says): until `budget` ms are spent, at least one; the objects
-  // let go when all are.  True when done.
+  // let go when all are (f.naming null).
   nameFinds(f, budget) {
     const n = f.naming;
-    if (!n) return true;
+    if (!n) return;
     const t0 = budget === Infinity ? 0 : performance.now();
     const ns = n.spawned.length, total = ns + n.minted.length;
     while (n.i < total) {
@@ -1216,9 +1216,7 @@ class Recorder {
       else f.mintedIds[n.minted[i - ns][0]] = entityOf(n.minted[i - ns][1], n.cache);
       if (budget !== Infinity && performance.now() - t0 >= budget) break;
     }
-    if (n.i < total) return false;
-    f.naming = null;
-    return true;
+    if (n.i === total) f.naming = null;
   }
 
   censusVisit(o) {

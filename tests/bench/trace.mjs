@@ -260,12 +260,13 @@ async function trace(page, cdp) {
   // the longest: of a call, and of the runtime's calls in one task
   const longestTask = Math.max(longest, ...inTask.values());
   const longTasks = [...inTask].filter(([, ms]) => ms >= 1).sort((a, b) => b[1] - a[1]);
+  const callsIn = (k) => ours.filter((c) => c.task === k).map((c) => `${c.fn} ${f2(c.own)}`).join(' + ');
   console.log(`  tasks in which the runtime's calls took 1 ms or more: ${longTasks.length}${longTasks.length ? ` — ${longTasks.slice(0, 8).map(([k, ms]) =>
-    `${f2(ms)} ms (${ours.filter((c) => c.task === k).map((c) => `${c.fn} ${f2(c.own)}`).join(' + ')})`).join('; ')}` : ''}`);
+    `${f2(ms)} ms (${callsIn(k)})`).join('; ')}` : ''}`);
   bench('sloptimize longest call without the collector, traced', an.n ? an.max : null, longest, 'ms', '< 1 ms', longest < 1,
     long.length ? `${long[0].fn} ${long[0].where}; anchor: the longest of ${an.n} calls of a fixed ~${ANCHORS[0].ms} ms task` : null);
   bench('sloptimize longest task without the collector, traced (its calls in one browser task)', an.n ? an.max : null, longestTask, 'ms', '< 1 ms',
-    longestTask < 1, `the longest of ${an.n} calls of a fixed ~${ANCHORS[0].ms} ms task`);
+    longestTask < 1, `${longTasks.length ? `${callsIn(longTasks[0][0])}; ` : ''}anchor: the longest of ${an.n} calls of a fixed ~${ANCHORS[0].ms} ms task`);
   bench('sloptimize after-frame tasks of 1 ms or more, traced', an.n ? 100 * an.over / an.n : null, af.n ? 100 * af.over / af.n : null, '%', '0 %', af.n ? af.over === 0 : null,
     `the ${ANCHORS[0].ms} ms anchor's calls of 1 ms or more (${an.over} of ${an.n})`);
   bench(`sloptimize after-frame tasks of 1 ms or more beside a fixed ${ANCHORS[1].ms} ms task, traced`, half.n ? 100 * half.over / half.n : null,
