@@ -1081,16 +1081,25 @@ class Recorder {
 
   // Did the census find programs or textures new that no queued frame it
   // covers made (each kind it found, that kind's counter moved in none)?
+  // Or — it found nothing else — objects new that no frame it covers drew
+  // new geometry for, while a frame after those did (one still queued, or
+  // the one open now)?  A frame closes at the next one's first render,
+  // after the game's update for that one: the census of a hitch walks a
+  // scene that already holds the crowd the frame after it added and
+  // drew, and the crowd is that frame's.
   unexplained(census, covered) {
-    if (census.programs + census.textures === 0) return false;
+    const compiled = census.programs + census.textures > 0;
+    if (!compiled && census.spawnedCount === 0) return false;
     const ring = this.ring;
-    let p = 0, t = 0;
+    let p = 0, t = 0, g = 0, later = this.memGeometries > this.prevGeometries;
     for (let i = 0; i < this.nWork; i++) {
-      if (!covered(i)) continue;
       const s = this.workSlot[i];
+      if (!covered(i)) { if (ring.geometries[s] > 0) later = true; continue; }
       if (ring.programs[s] > 0) p++;
       if (ring.textures[s] > 0) t++;
+      if (ring.geometries[s] > 0) g++;
     }
+    if (!compiled) return g === 0 && later;
     return (census.programs === 0 || p === 0) && (census.textures === 0 || t === 0);
   }
 

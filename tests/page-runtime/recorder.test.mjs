@@ -1316,6 +1316,61 @@ test('recorder: objects added before a census and drawn after it are the spawn f
   assert.equal(h.world.spawnedCount, 100);
 });
 
+test('recorder: a crowd the game adds in the frame after a hitch is that frame\'s, not the hitch\'s (the hitch closes at the crowd\'s render, its census walks after)', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  page.mesh('crate', crate);                       // the material is warm
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  page.frame(70, { cost: 2 });                     // a hitch that wakes nobody: it closes at the next render
+  await page.tick();
+  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);   // the game's update adds a crowd…
+  page.renderer.info.memory.geometries += 1000;
+  page.frame(90, { cost: 70 });                    // …and draws it: the hitch before closes at this render
+  await page.tick();                               // the census for the hitch before walks now, the crowd drawn
+  for (let i = 0; i < 40; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const hs = got.filter((r) => r.type === 'hitch');
+  const show = JSON.stringify(hs.map((r) => [r.frameMs, r.classification[0].guess, r.world.spawnedCount ?? r.world.spawned.length]));
+  const crowd = hs.find((r) => r.frameMs === 90);
+  assert.ok(crowd, show);
+  assert.equal(crowd.classification[0].guess, 'spawn-burst', show);
+  assert.equal(crowd.world.spawnedCount, 1000, show);
+  const before = hs.find((r) => r.frameMs === 70);
+  assert.ok(before, show);
+  assert.equal(before.world.spawnedCount ?? before.world.spawned.length, 0, `the hitch before did not spawn the crowd: ${show}`);
+});
+
+test('recorder: a crowd a heartbeat\'s census walks before the crowd\'s frame has closed is that frame\'s (the census had no frame to give it to)', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  page.mesh('crate', crate);                       // the material is warm
+  // the heartbeat, run when the test says (its interval is the recorder's)
+  const realSetInterval = globalThis.setInterval;
+  let beat = null;
+  globalThis.setInterval = (fn, ms) => (ms === 3600001 ? (beat = fn, 0) : realSetInterval(fn, ms));
+  let rec;
+  try { rec = await recordOn(page, srv, { heartbeatMs: 3600001 }); } finally { globalThis.setInterval = realSetInterval; }
+  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);   // the game's update adds a crowd…
+  page.renderer.info.memory.geometries += 1000;
+  page.frame(90, { cost: 70 });                    // …and draws it; the frame closes at the next render
+  beat();                                          // a heartbeat in between: its census walks the crowd
+  for (let i = 0; i < 20; i++) await page.tick();
+  for (let i = 0; i < 40; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const hs = got.filter((r) => r.type === 'hitch');
+  const show = JSON.stringify(hs.map((r) => [r.frameMs, r.classification[0].guess, r.world.spawnedCount ?? r.world.spawned.length]));
+  assert.ok(beat, 'the heartbeat was caught');
+  assert.ok(got.some((r) => r.type === 'heartbeat'), 'and it beat');
+  const crowd = hs.find((r) => r.frameMs === 90);
+  assert.ok(crowd, show);
+  assert.equal(crowd.classification[0].guess, 'spawn-burst', show);
+  assert.equal(crowd.world.spawnedCount, 1000, show);
+});
+
 test('recorder: a program compiled while a sliced census walks is found by the next census, for the frame that compiled it', async () => {
   const srv = await collector();
   const page = virtualPage();
