@@ -95,7 +95,6 @@ export default {
 after(async () => {
   if (vite) await vite.stop();
   const left = scratch ? fs.readdirSync(scratch).filter((n) => n.startsWith('sloptimize-browser-')) : [];
-  fs.rmSync(scratch, { recursive: true, force: true });
   assert.deepEqual(left, [], 'every launched browser took its profile with it');
 });
 

@@ -81,7 +81,6 @@ before(async () => {
 after(async () => {
   if (vite) await vite.stop();
   assert.deepEqual(ours(), [], 'no browser process outlives the tests');
-  fs.rmSync(scratch, { recursive: true, force: true });
 });
 
 test('bench_needs_a_browser_a_launch_and_a_before_bench_each_said_with_exit_4', async () => {

@@ -126,7 +126,6 @@ before(async () => {
 after(async () => {
   if (mcp) await mcp.close();
   if (vite) await new Promise((r) => { vite.once('exit', r); vite.kill('SIGTERM'); });
-  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
 });
 
 // --- the scripted agent ---------------------------------------------------------

@@ -83,7 +83,6 @@ after(async () => {
     const end = await daemon.stop();
     assert.deepEqual(end, { code: 0, sig: null }, daemon.log.slice(-3000));
   }
-  fs.rmSync(scratch, { recursive: true, force: true });
 });
 
 test('the tab registers, is listed with its url, and is sent no wakes', async () => {

@@ -88,7 +88,6 @@ after(async () => {
     const end = await daemon.stop();
     assert.deepEqual(end, { code: 0, sig: null }, daemon.log.slice(-3000));
   }
-  fs.rmSync(scratch, { recursive: true, force: true });
 });
 
 test('a spawn burst is a hitch that names its view snapshot, kept by the daemon', { timeout: 180000 }, async () => {
@@ -100,7 +99,10 @@ test('a spawn burst is a hitch that names its view snapshot, kept by the daemon'
     const h = hitches().find(({ r }) => r.delta && r.delta.calls >= 500 && r.snapshotRef);
     if (h) { hitchRec = h.r; hitchOffset = h.offset; }
     return !!h;
-  }, { timeout: 90000, interval: 200, what: `the burst's hitch with a snapshotRef: ${JSON.stringify(hitches().map(({ r }) => [r.frame, r.delta, r.snapshotRef]))}` });
+  }, { timeout: 90000, interval: 200, what: async () => `the burst's hitch with a snapshotRef; the hitches kept: ${
+    JSON.stringify(hitches().map(({ r }) => [r.frame, r.frameMs, r.medianMs, r.recorderMs, r.classification?.[0]?.guess, r.delta, r.snapshotRef]))}; the recorder: ${
+    JSON.stringify(await page.evaluate(() => { const s = window.demo.recorder.state(); return { frames: s.frames, medianMs: s.medianMs, made: s.made, sent: s.sent, queued: s.queued, held: s.held, dropped: s.dropped,
+      lastError: s.lastError, censuses: s.censuses }; }).catch((e) => String(e)))}` });
   assert.match(hitchRec.snapshotRef, /^hitch-[0-9a-z]{1,32}-\d+$/);
   const file = path.join(project, '.sloptimize', 'snapshots', `${hitchRec.snapshotRef}.json`);
   await waitFor(() => fs.existsSync(file), { timeout: 30000, interval: 100, what: `${file} written` });
