@@ -66,6 +66,22 @@ function hitches() {
 
 const calls = () => page.evaluate(() => window.demo.renderer.info.render.calls);
 
+// Said when the burst's hitch did not come: the hitches that did, and
+// what the recorder made, sent and dropped (the page asked for 5 s at most)
+async function burstMissed() {
+  const kept = hitches().map(({ r }) => [r.frame, r.frameMs, r.medianMs, r.classification?.[0]?.guess, r.delta, r.snapshotRef]);
+  const state = await Promise.race([
+    page.evaluate(() => {
+      const s = window.demo.recorder.state();
+      return { frames: s.frames, medianMs: s.medianMs, made: s.made, sent: s.sent, queued: s.queued, held: s.held,
+        dropped: s.dropped, lastError: s.lastError, censuses: s.censuses };
+    }).catch((e) => String(e)),
+    new Promise((r) => setTimeout(() => r('(the page did not answer in 5 s)'), 5000).unref()),
+  ]);
+  return `the burst's hitch with a snapshotRef; the hitches kept [frame, ms, median, verdict, delta, snapshot]: ${
+    JSON.stringify(kept)}; the recorder: ${JSON.stringify(state)}`;
+}
+
 before(async () => {
   assert.ok(fs.existsSync(CHROMIUM), `no browser at ${CHROMIUM}: make deps installs Debian's chromium`);
   scratch = tmpdir('repro');
@@ -99,10 +115,7 @@ test('a spawn burst is a hitch that names its view snapshot, kept by the daemon'
     const h = hitches().find(({ r }) => r.delta && r.delta.calls >= 500 && r.snapshotRef);
     if (h) { hitchRec = h.r; hitchOffset = h.offset; }
     return !!h;
-  }, { timeout: 90000, interval: 200, what: async () => `the burst's hitch with a snapshotRef; the hitches kept: ${
-    JSON.stringify(hitches().map(({ r }) => [r.frame, r.frameMs, r.medianMs, r.recorderMs, r.classification?.[0]?.guess, r.delta, r.snapshotRef]))}; the recorder: ${
-    JSON.stringify(await page.evaluate(() => { const s = window.demo.recorder.state(); return { frames: s.frames, medianMs: s.medianMs, made: s.made, sent: s.sent, queued: s.queued, held: s.held, dropped: s.dropped,
-      lastError: s.lastError, censuses: s.censuses }; }).catch((e) => String(e)))}` });
+  }, { timeout: 90000, interval: 200, what: burstMissed });
   assert.match(hitchRec.snapshotRef, /^hitch-[0-9a-z]{1,32}-\d+$/);
   const file = path.join(project, '.sloptimize', 'snapshots', `${hitchRec.snapshotRef}.json`);
   await waitFor(() => fs.existsSync(file), { timeout: 30000, interval: 100, what: `${file} written` });
