@@ -66,20 +66,29 @@ function hitches() {
 
 const calls = () => page.evaluate(() => window.demo.renderer.info.render.calls);
 
-// Said when the burst's hitch did not come: the hitches that did, and
-// what the recorder made, sent and dropped (the page asked for 5 s at most)
-async function burstMissed() {
-  const kept = hitches().map(({ r }) => [r.frame, r.frameMs, r.medianMs, r.classification?.[0]?.guess, r.delta, r.snapshotRef]);
-  const state = await Promise.race([
-    page.evaluate(() => {
-      const s = window.demo.recorder.state();
-      return { frames: s.frames, medianMs: s.medianMs, made: s.made, sent: s.sent, queued: s.queued, held: s.held,
-        dropped: s.dropped, lastError: s.lastError, censuses: s.censuses };
-    }).catch((e) => String(e)),
-    new Promise((r) => setTimeout(() => r('(the page did not answer in 5 s)'), 5000).unref()),
-  ]);
-  return `the burst's hitch with a snapshotRef; the hitches kept [frame, ms, median, verdict, delta, snapshot]: ${
-    JSON.stringify(kept)}; the recorder: ${JSON.stringify(state)}`;
+// Said when the burst's hitch did not come: the hitches that did since
+// the crowd was asked for, the crowd's frames (ms from the end of the one
+// before, draw calls), and what the recorder made, sent and dropped (the
+// page asked for 5 s at most)
+async function burstMissed(seen) {
+  const kept = hitches().slice(seen).map(({ r }) => [r.frame, r.frameMs, r.medianMs, r.classification?.[0]?.guess, r.delta, r.snapshotRef]);
+  const page5 = (fn) => Promise.race([page.evaluate(fn).catch((e) => String(e)),
+    new Promise((r) => setTimeout(() => r('(the page did not answer in 5 s)'), 5000).unref())]);
+  const state = await page5(() => {
+    const s = window.demo.recorder.state();
+    return { frames: s.frames, medianMs: s.medianMs, made: s.made, sent: s.sent, queued: s.queued, held: s.held,
+      dropped: s.dropped, lastError: s.lastError, censuses: s.censuses };
+  });
+  const crowd = await page5(() => {
+    const log = window.crowdFrames || [];
+    const at = log.findIndex(([, c], i) => i > 0 && c - log[i - 1][1] >= 500);
+    if (at < 0) return 'no frame drew the crowd';
+    const out = [];
+    for (let i = Math.max(1, at - 2); i < Math.min(log.length, at + 4); i++) out.push([Math.round(log[i][0] - log[i - 1][0]), log[i][1]]);
+    return out;
+  });
+  return `the burst's hitch with a snapshotRef; the hitches since [frame, ms, median, verdict, delta, snapshot]: ${
+    JSON.stringify(kept)}; the crowd's frames [ms, calls] from two before: ${JSON.stringify(crowd)}; the recorder: ${JSON.stringify(state)}`;
 }
 
 before(async () => {
@@ -106,16 +115,39 @@ after(async () => {
   }
 });
 
-test('a spawn burst is a hitch that names its view snapshot, kept by the daemon', { timeout: 180000 }, async () => {
+test('a spawn burst is a hitch that names its view snapshot, kept by the daemon', { timeout: 480000 }, async (t) => {
   // the recorder's level known (and its ring past the 30 frames a snapshot needs)
   await waitFor(async () => (await page.evaluate(() => window.demo.recorder.state().frames)) > 90,
     { timeout: 90000, interval: 200, what: 'the recorder has seen 90 frames' });
-  await page.evaluate(() => window.demo.stutter('spawn'));
-  await waitFor(() => {
-    const h = hitches().find(({ r }) => r.delta && r.delta.calls >= 500 && r.snapshotRef);
-    if (h) { hitchRec = h.r; hitchOffset = h.offset; }
-    return !!h;
-  }, { timeout: 90000, interval: 200, what: burstMissed });
+  // On SwiftShader a crowd's cost lands in its own frame or — the GPU
+  // process catching up — in the frame after it, which is then the hitch
+  // (its census says spawn-burst, its own counters barely move).  What is
+  // held below is a replay of a hitch whose own frame brought the crowd:
+  // up to four crowds, each miss said.
+  const misses = [];
+  for (let attempt = 1; attempt <= 4 && !hitchRec; attempt++) {
+    const seen = hitches().length;
+    await page.evaluate(() => {
+      // each animation frame's end (a callback after the game's) and its draw calls, for a miss's message
+      const log = window.crowdFrames = [];
+      const f = () => { log.push([performance.now(), window.demo.renderer.info.render.calls]); if (log.length < 300) requestAnimationFrame(f); };
+      requestAnimationFrame(f);
+      window.demo.stutter('spawn');
+    });
+    try {
+      await waitFor(() => {
+        const h = hitches().slice(seen).find(({ r }) => r.delta && r.delta.calls >= 500 && r.snapshotRef);
+        if (h) { hitchRec = h.r; hitchOffset = h.offset; }
+        return !!h;
+      }, { timeout: 30000, interval: 200, what: () => burstMissed(seen) });
+    } catch (e) {
+      misses.push(`crowd ${attempt}: ${e.message}`);
+    }
+    // the crowd leaves 1.5 s of game time later
+    await waitFor(async () => (await calls()) < 500, { timeout: 60000, interval: 200, what: 'the crowd has left' });
+  }
+  assert.ok(hitchRec, misses.join('\n'));
+  for (const m of misses) t.diagnostic(m);
   assert.match(hitchRec.snapshotRef, /^hitch-[0-9a-z]{1,32}-\d+$/);
   const file = path.join(project, '.sloptimize', 'snapshots', `${hitchRec.snapshotRef}.json`);
   await waitFor(() => fs.existsSync(file), { timeout: 30000, interval: 100, what: `${file} written` });
@@ -129,8 +161,6 @@ test('a spawn burst is a hitch that names its view snapshot, kept by the daemon'
   assert.equal(snap.frames[0].frame, hitchRec.frame - 30);
   assert.ok(snap.frames.every((f) => Array.isArray(f.camera?.position) && typeof f.camera.fov === 'number'), 'each frame has its camera');
   assert.deepEqual(snap.viewport.canvas, [640, 400]);
-  // the crowd leaves 1.5 s of game time later
-  await waitFor(async () => (await calls()) < 500, { timeout: 60000, interval: 200, what: 'the crowd has left' });
 });
 
 test('repro in the open tab: the hitch\'s frame brings the crowd back, REPRODUCED', { timeout: 300000 }, async () => {
