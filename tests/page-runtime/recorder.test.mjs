@@ -1293,13 +1293,19 @@ test('recorder: two different scripts that run long within one second are two re
   assert.equal(new Set(h.map((r) => r.footprint.id)).size, 2);
 });
 
-test('recorder: objects added before a census and drawn after it are the spawn frame\'s, not the census\'s', async () => {
+// A page with one crate drawn (its material warm) and sixty calm frames recorded.
+async function calmCrate(opts = {}) {
   const srv = await collector();
   const page = virtualPage();
   const crate = page.material('mat_crate', 'MeshLambertMaterial');
-  page.mesh('crate', crate);                       // the material is warm
-  const rec = await recordOn(page, srv);
+  page.mesh('crate', crate);
+  const rec = await recordOn(page, srv, opts);
   for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  return { srv, page, crate, rec };
+}
+
+test('recorder: objects added before a census and drawn after it are the spawn frame\'s, not the census\'s', async () => {
+  const { srv, page, crate, rec } = await calmCrate();
   page.renderer.info.memory.geometries++;          // a frame that wants a census
   page.frame(16, { cost: 2 });
   page.frame(16, { cost: 2 });                     // closes it: its census is queued
@@ -1317,12 +1323,7 @@ test('recorder: objects added before a census and drawn after it are the spawn f
 });
 
 test('recorder: a crowd the game adds in the frame after a hitch is that frame\'s, not the hitch\'s (the hitch closes at the crowd\'s render, its census walks after)', async () => {
-  const srv = await collector();
-  const page = virtualPage();
-  const crate = page.material('mat_crate', 'MeshLambertMaterial');
-  page.mesh('crate', crate);                       // the material is warm
-  const rec = await recordOn(page, srv);
-  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const { srv, page, crate, rec } = await calmCrate();
   page.frame(70, { cost: 2 });                     // a hitch that wakes nobody: it closes at the next render
   await page.tick();
   for (let i = 0; i < 1000; i++) page.mesh('crate', crate);   // the game's update adds a crowd…
@@ -1343,22 +1344,18 @@ test('recorder: a crowd the game adds in the frame after a hitch is that frame\'
 });
 
 test('recorder: a crowd a heartbeat\'s census walks before the crowd\'s frame has closed is that frame\'s (the census had no frame to give it to)', async () => {
-  const srv = await collector();
-  const page = virtualPage();
-  const crate = page.material('mat_crate', 'MeshLambertMaterial');
-  page.mesh('crate', crate);                       // the material is warm
   // the heartbeat, run when the test says (its interval is the recorder's)
   const realSetInterval = globalThis.setInterval;
   let beat = null;
   globalThis.setInterval = (fn, ms) => (ms === 3600001 ? (beat = fn, 0) : realSetInterval(fn, ms));
-  let rec;
-  try { rec = await recordOn(page, srv, { heartbeatMs: 3600001 }); } finally { globalThis.setInterval = realSetInterval; }
-  for (let i = 0; i < 60; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  let calm;
+  try { calm = await calmCrate({ heartbeatMs: 3600001 }); } finally { globalThis.setInterval = realSetInterval; }
+  const { srv, page, crate, rec } = calm;
   for (let i = 0; i < 1000; i++) page.mesh('crate', crate);   // the game's update adds a crowd…
   page.renderer.info.memory.geometries += 1000;
   page.frame(90, { cost: 70 });                    // …and draws it; the frame closes at the next render
   if (beat) beat();                                // a heartbeat in between: its census walks the crowd
-  for (let i = 0; i < 20; i++) await page.tick();
+  for (let i = 0; i < 20; i++) await page.tick();  // (the clock stands still: its census walks in one task)
   for (let i = 0; i < 40; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
   const got = await finish(rec, page, srv);
   const hs = got.filter((r) => r.type === 'hitch');
