@@ -219,7 +219,7 @@ const r1 = (v) => Math.round(v * 10) / 10;
  * attribution: {name, sourceURL, charPosition, invoker, durationMs}),
  * loaf ('unsupported' | 'short' | 'none' | 'found' | 'absent': the
  * browser made no entry for the frame at all) and before ({programs,
- * textures}: the counters of the frame before it).
+ * textures, uploadBytes, spawned, calls}: what moved in the frame before it).
  *
  * Counter evidence ranks first, because a counter that moved is a fact,
  * while the split between inside and outside render is an inference.
@@ -320,14 +320,16 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
     return `${r1(outside)} of ${r1(f.frameMs)} ms outside render; ${why}${waitNote}${selfNote}`;
   };
 
-  // The frame after a compile or an upload, held back outside render with
-  // no script that explains it: the GPU process finishing that work
-  // (SwiftShader links a program, or takes a big upload, after three.js's
-  // render call has returned; the next animation frame waits for it, the
-  // main thread idle).  Its stall is the compile's or the upload's.
+  // The frame after a compile, an upload or a crowd, held back outside
+  // render with no script that explains it: the GPU process finishing
+  // that work (SwiftShader links a program, takes a big upload or draws a
+  // thousand new meshes after three.js's render call has returned; the
+  // next animation frame waits for it, the main thread idle).  Its stall
+  // is that work's.
   const bp = f.before ? f.before.programs | 0 : 0, bt = f.before ? f.before.textures | 0 : 0;
   const bb = f.before && f.before.uploadBytes > 0 ? f.before.uploadBytes : 0;
-  const heldBack = out.length === 0 && insideShare < 0.5 && (bp > 0 || bt > 0 || bb > 0) && !named;
+  const bs = f.before && (f.before.spawned | 0) >= spawnBurst ? f.before.spawned | 0 : 0;
+  const heldBack = out.length === 0 && insideShare < 0.5 && (bp > 0 || bt > 0 || bb > 0 || bs > 0) && !named;
   if (heldBack) {
     const held = `then ${r1(outside)} of ${r1(f.frameMs)} ms outside render with no script that explains it: ` +
       `the GPU process finishing it held this frame back${selfNote}`;
@@ -336,6 +338,11 @@ export function classifyFrame(f, { spawnBurst = 50 } = {}) {
     if (upFirst) out.push({ guess: 'texture-upload', confidence: 'medium', evidence: upTxt });
     if (bp > 0) out.push({ guess: 'shader-compile', confidence: upFirst ? 'low' : 'medium', evidence: `programs +${bp} in the frame before, ${held}` });
     if (!upFirst && (bt > 0 || bb > 0)) out.push({ guess: 'texture-upload', confidence: 'low', evidence: upTxt });
+    if (bs > 0) {
+      const bc = f.before.calls | 0;
+      out.push({ guess: 'spawn-burst', confidence: out.length === 0 ? 'medium' : 'low',
+        evidence: `${bs} objects first rendered in the frame before (threshold ${spawnBurst})${bc ? `, draw calls ${bc > 0 ? '+' : ''}${bc} in it` : ''}, ${held}` });
+    }
   }
 
   if (out.length === 0) {

@@ -318,7 +318,11 @@ class Recorder {
     this.coveredFinds = null;     // {frame, finds}: a covered hitch's finds, its record waiting (makeCovered)
     this.ended = null;            // a census ended in the last task, its records not made yet (runWork)
     this.finishing = [];          // records whose second half waits for a task (finishRecord)
-    this.lastFinds = null;        // what the last census found in the frame it was for (the frame after may be its stall)
+    // what the last two censuses found in the frames they were for (the
+    // frame after one may be its stall, and the census of that stall
+    // comes after it: findsOf)
+    this.lastFinds = null;
+    this.olderFinds = null;
     this.visitor = null;
     this.censuses = 0;            // for frames (the heartbeat's are not counted)
     this.censused = false;        // the first census is queued
@@ -1016,6 +1020,17 @@ class Recorder {
     // (geometries too: a spawn burst of new meshes moves them, not programs)
     const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
     let target = -1, any = false;
+    // Objects alone are the frame's that drew the most new geometry — a
+    // crowd's own frame, not the hitch after it whose stall it caused (on
+    // a software renderer the GPU process catches up in the next frame;
+    // that hitch's record says the frame before, hitchAt)
+    if (census && census.programs + census.textures === 0 && census.spawnedCount > 0) {
+      let most = 0;
+      for (let i = 0; i < n; i++) {
+        const g = ring.geometries[this.workSlot[i]];
+        if (covered(i) && g > most) { most = g; target = i; }
+      }
+    }
     for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0 && moved(i)) target = i;
     for (let i = 0; i < n && target < 0; i++) if (covered(i) && moved(i)) target = i;
     for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0) target = i;
@@ -1035,9 +1050,10 @@ class Recorder {
       // what was first used in a frame, kept for the frame after it: a
       // stall there is the same cause (the GPU process finishing it)
       if (moved(target) || finds.uploadBytes > 0) {
+        if (this.lastFinds !== null && this.lastFinds.frame !== ring.frame[s]) this.olderFinds = this.lastFinds;
         this.lastFinds = { frame: ring.frame[s], sites: finds.sites, sitesBy: finds.sitesBy, minted: finds.minted, mintedCount: finds.mintedCount,
-          mintedIds: finds.mintedIds,
-          uploadBytes: finds.uploadBytes, programs: ring.programs[s], textures: ring.textures[s] };
+          mintedIds: finds.mintedIds, spawned: finds.spawned, spawnedCount: finds.spawnedCount, spawnedEntities: finds.spawnedEntities,
+          uploadBytes: finds.uploadBytes, programs: ring.programs[s], textures: ring.textures[s], delta: this.deltaOf(s) };
       }
     }
     let m = 0, made = 0;
@@ -1055,6 +1071,13 @@ class Recorder {
     }
     this.nWork = m;
     return this.uncovered();
+  }
+
+  // What a census found in `frame` (one of the last two it gave finds to), or null.
+  findsOf(frame) {
+    if (this.lastFinds !== null && this.lastFinds.frame === frame) return this.lastFinds;
+    if (this.olderFinds !== null && this.olderFinds.frame === frame) return this.olderFinds;
+    return null;
   }
 
   // How many queued frames still wait for a census (not W_COVERED).
@@ -1373,30 +1396,35 @@ class Recorder {
     };
     const sites = sitesFor(census, cls[0].guess);
     if (sites.length) rec.sites = sites;
-    let mintedIds = census.mintedIds || {};
+    // the finds the pairs and the spawned objects come from: this frame's
+    // census, or the frame before's when its stall is this frame (below)
+    let mint = census, spawn = census;
     if (f.uploadBytes > 0) rec.uploadBytes = f.uploadBytes;
     if (f.recorderMs >= 0.1) rec.recorderMs = r1(f.recorderMs);
     if (f.resized) rec.resize = f.resized;
     if (f.young) rec.warmup = { frames: this.frameNo - this.baseFrame, needed: WARM_FRAMES };
-    // the stall after a compile or an upload is that work's: it carries
-    // the sites of the frame before, so both are one footprint
-    const heldBack = /in the frame before/.test(cls[0].evidence);
-    if (heldBack && this.lastFinds && this.lastFinds.frame === frame - 1) {
-      const lf = this.lastFinds;
+    // the stall after a compile, an upload or a crowd is that work's: it
+    // carries the sites of the frame before, so both are one footprint,
+    // and that frame (`before`: what moved in it, where repro compares)
+    const lf = /in the frame before/.test(cls[0].evidence) ? this.findsOf(frame - 1) : null;
+    if (lf !== null) {
       const held = sitesFor(lf, cls[0].guess);
       if (held.length) rec.sites = held;
-      if (lf.minted.length) { rec.minted = lf.minted; mintedIds = lf.mintedIds || {}; }
-      rec.before = { frame: lf.frame, programs: lf.programs, textures: lf.textures, ...(lf.uploadBytes > 0 ? { uploadBytes: lf.uploadBytes } : {}) };
+      if (lf.minted.length) { rec.minted = lf.minted; mint = lf; }
+      if (cls[0].guess === 'spawn-burst') { spawn = lf; rec.world.spawned = lf.spawned; }
+      rec.before = { frame: lf.frame, programs: lf.programs, textures: lf.textures, ...(lf.uploadBytes > 0 ? { uploadBytes: lf.uploadBytes } : {}),
+        ...(lf.spawnedCount > 0 ? { spawned: lf.spawnedCount } : {}), delta: lf.delta };
     }
-    if (census.spawnedCount > census.spawned.length) rec.world.spawnedCount = census.spawnedCount;
+    if (spawn.spawnedCount > spawn.spawned.length) rec.world.spawnedCount = spawn.spawnedCount;
     if (census.removedCount > census.removed.length) rec.world.removedCount = census.removedCount;
-    if (census.mintedCount > census.minted.length) rec.mintedCount = census.mintedCount;
+    if (mint.mintedCount > mint.minted.length) rec.mintedCount = mint.mintedCount;
     // beside the names, what entity each is and where it was built
     // (identity.js); the names stay for the readers that know only them
-    if (census.spawnedEntities && census.spawnedEntities.length === rec.world.spawned.length && rec.world.spawned.length)
-      rec.world.spawnedEntities = census.spawnedEntities.map((e, i) => ({ name: rec.world.spawned[i], id: e.id, site: e.site }));
-    if (rec.minted.length && rec.minted.every((k) => mintedIds[k]))
-      rec.mintedEntities = rec.minted.map((k) => ({ minted: k, id: mintedIds[k].id, site: mintedIds[k].site }));
+    if (spawn.spawnedEntities && spawn.spawnedEntities.length === rec.world.spawned.length && rec.world.spawned.length)
+      rec.world.spawnedEntities = spawn.spawnedEntities.map((e, i) => ({ name: rec.world.spawned[i], id: e.id, site: e.site }));
+    const ids = mint.mintedIds || {};
+    if (rec.minted.length && rec.minted.every((k) => ids[k]))
+      rec.mintedEntities = rec.minted.map((k) => ({ minted: k, id: ids[k].id, site: ids[k].site }));
     if (this.workHasCam[w] === 1) {
       const c = this.workCam, o = w * CAM;
       const r2 = (v) => Math.round(v * 100) / 100, r3 = (v) => Math.round(v * 1000) / 1000;
@@ -1445,18 +1473,11 @@ class Recorder {
     const ring = this.ring;
     const p = (s - 1 + ring.capacity) % ring.capacity;
     const hasPrev = ring.count > 1;
-    const delta = {
-      calls: ring.calls[s] - (hasPrev ? ring.calls[p] : 0),
-      // a delta against the frame before, like every other member (it held
-      // the frame's absolute count)
-      triangles: ring.triangles[s] - (hasPrev ? ring.triangles[p] : 0),
-      programs: ring.programs[s], textures: ring.textures[s], geometries: ring.geometries[s],
-    };
-    if (this.kind === 'webgpu') delete delta.programs;    // not measured there: absent, never 0
+    const delta = this.deltaOf(s);
     const frame = ring.frame[s];
-    const lf = this.lastFinds;
-    const before = hasPrev ? { programs: ring.programs[p], textures: ring.textures[p],
-      uploadBytes: lf && lf.frame === frame - 1 ? lf.uploadBytes : 0 } : null;
+    const lf = this.findsOf(frame - 1);
+    const before = hasPrev ? { programs: ring.programs[p], textures: ring.textures[p], uploadBytes: lf ? lf.uploadBytes : 0,
+      spawned: lf ? lf.spawnedCount : 0, calls: lf ? lf.delta.calls : 0 } : null;
     const f = { frameMs: ring.frameMs[s], insideMs: ring.insideMs[s], medianMs: this.medianMs, delta, before,
       spawned: census ? census.spawnedCount : ring.spawned[s], heapDropMb: this.heapDropMb,
       recorderMs: ring.selfMs[s], uploadBytes: census ? census.uploadBytes : 0,
@@ -1465,6 +1486,22 @@ class Recorder {
       f.resized = { from: [this.resizeFrom0, this.resizeFrom1], to: [this.canvasW, this.canvasH] };
     }
     return f;
+  }
+
+  // What moved in frame slot `s`: against the frame before, draw calls and
+  // triangles (the ring holds the frame's counts); programs, textures and
+  // geometries as the renderer's memory counters moved in it.
+  deltaOf(s) {
+    const ring = this.ring;
+    const p = (s - 1 + ring.capacity) % ring.capacity;
+    const hasPrev = ring.count > 1;
+    const delta = {
+      calls: ring.calls[s] - (hasPrev ? ring.calls[p] : 0),
+      triangles: ring.triangles[s] - (hasPrev ? ring.triangles[p] : 0),
+      programs: ring.programs[s], textures: ring.textures[s], geometries: ring.geometries[s],
+    };
+    if (this.kind === 'webgpu') delete delta.programs;    // not measured there: absent, never 0
+    return delta;
   }
 
   // The browser's entries, kept as plain objects read once: an entry's
@@ -1661,7 +1698,7 @@ class Recorder {
       },
       cameraParented: !!(cam && cam.parent),
       visibility,
-      hitch: { frameMs: rec.frameMs, delta: rec.delta, guess },
+      hitch: { frameMs: rec.frameMs, delta: rec.delta, guess, ...(rec.before ? { before: { frame: rec.before.frame, delta: rec.before.delta } } : {}) },
     };
   }
 

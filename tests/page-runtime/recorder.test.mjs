@@ -1368,6 +1368,74 @@ test('recorder: a crowd a heartbeat\'s census walks before the crowd\'s frame ha
   assert.equal(crowd.world.spawnedCount, 1000, show);
 });
 
+// The crowd's record when its cost lands in its own frame (`stall` false),
+// or — on a software renderer, the GPU process catching up — in the frame
+// after it (`stall`: a fast crowd frame, then `stallMs` mostly outside
+// render, drawing `adds` new geometries of its own — what CI's browser
+// saw: +1; `censusBetween`: the crowd frame's census runs before the
+// stall closes).
+async function crowdRecord({ stall, stallMs = 300, adds = 0, censusBetween = false }) {
+  const { srv, page, crate, rec } = await calmCrate();
+  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);     // the game adds a crowd…
+  page.renderer.info.memory.geometries += 1000;
+  if (!stall) page.frame(300, { cost: 280 });                  // …and draws it, in a frame of its own cost
+  else {
+    page.frame(16, { cost: 2 });                               // …and draws it in a frame of 16 ms
+    if (censusBetween) await page.tick();
+    page.renderer.info.memory.geometries += adds;
+    page.frame(stallMs, { cost: 2 });                          // the next frame waits outside render
+  }
+  await page.tick();
+  for (let i = 0; i < 40; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  // its view snapshot (posted when the page is idle)
+  const deadline = Date.now() + 5000;
+  while (!srv.snapshots.some((v) => v.hitch.guess === 'spawn-burst') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const got = await finish(rec, page, srv);
+  const hs = got.filter((r) => r.type === 'hitch');
+  const show = JSON.stringify(hs.map((r) => [r.frame, r.frameMs, r.classification[0].guess, r.world.spawnedCount ?? r.world.spawned.length, r.before]));
+  const h = hs.find((r) => r.frameMs === (stall ? stallMs : 300));
+  return { h, hs, show, view: h && srv.snapshots.find((v) => v.ref === h.snapshotRef) };
+}
+
+test('recorder: a crowd whose stall lands in the frame after it is that frame\'s spawn burst, the frame before named — one footprint with the crowd whose own frame stalled', async () => {
+  const own = await crowdRecord({ stall: false });
+  assert.ok(own.h, own.show);
+  assert.equal(own.h.classification[0].guess, 'spawn-burst', own.show);
+  assert.equal(own.h.before, undefined, 'its own frame: nothing before');
+  assert.equal(own.view.hitch.before, undefined, 'its view: repro compares the hitch\'s own frame');
+  // a waking stall's close walks the crowd's frame and its own at once;
+  // a shorter one's census comes after the crowd frame's
+  for (const [what, opts] of [['waking, a geometry of its own', { stall: true, adds: 1 }], ['waking, nothing of its own', { stall: true }],
+    ['census between', { stall: true, stallMs: 90, adds: 1, censusBetween: true }]]) {
+    const { h, hs, show, view } = await crowdRecord(opts);
+    assert.ok(h, `${what}: ${show}`);
+    assert.equal(h.classification[0].guess, 'spawn-burst', `${what}: ${show}`);
+    assert.equal(h.classification[0].confidence, 'medium');
+    assert.match(h.classification[0].evidence, /^1000 objects first rendered in the frame before \(threshold 50\), then 8\d of 9\d ms outside render|^1000 objects first rendered in the frame before \(threshold 50\), then 29\d of 300 ms outside render/, `${what}: ${h.classification[0].evidence}`);
+    assert.equal(h.before.frame, h.frame - 1, `${what}: ${show}`);
+    assert.equal(h.before.spawned, 1000);
+    assert.equal(h.before.delta.geometries, 1000, `${what}: what moved in the crowd's frame, for repro`);
+    assert.ok(view, `${what}: its view snapshot was sent`);
+    assert.deepEqual(view.hitch.before, { frame: h.frame - 1, delta: h.before.delta }, `${what}: repro compares the crowd's frame`);
+    assert.equal(h.world.spawnedCount, 1000);
+    assert.equal(h.world.spawnedEntities.length, h.world.spawned.length);
+    assert.ok(h.delta.geometries <= 1, `its own counters are its own: ${JSON.stringify(h.delta)}`);
+    assert.equal(h.footprint.key, own.h.footprint.key, `${what}: one cause, one footprint`);
+    assert.equal(hs.filter((r) => r.classification[0].guess === 'spawn-burst').length, 1, `${what}: one record of the crowd: ${show}`);
+  }
+});
+
+test('classifier: the frame after a crowd, held back outside render with no script, is the crowd\'s', () => {
+  const held = classifyFrame(frame({ frameMs: 250, insideMs: 2, loaf: 'none', before: { programs: 0, textures: 0, spawned: 1000, calls: 1000 } }));
+  assert.equal(held[0].guess, 'spawn-burst', JSON.stringify(held));
+  assert.match(held[0].evidence, /^1000 objects first rendered in the frame before \(threshold 50\), draw calls \+1000 in it, then 248 of 250 ms outside render/);
+  // below the threshold, or time inside render: not the crowd's
+  assert.equal(classifyFrame(frame({ insideMs: 2, before: { spawned: 49 } }), { spawnBurst: 50 })[0].guess, 'long-script');
+  assert.equal(classifyFrame(frame({ insideMs: 100, before: { spawned: 1000 } }))[0].guess, 'long-render');
+  // a compile in it too: the compile first
+  assert.deepEqual(classifyFrame(frame({ insideMs: 2, before: { programs: 2, spawned: 1000 } })).map((g) => g.guess), ['shader-compile', 'spawn-burst']);
+});
+
 test('recorder: a program compiled while a sliced census walks is found by the next census, for the frame that compiled it', async () => {
   const srv = await collector();
   const page = virtualPage();
