@@ -1155,7 +1155,9 @@ const struct mcp_tool mcp_tools[] = {
 	  "meanwhile) or with launch: true in a named scene of a headless "
 	  "Chromium. Per frame the counters and what the game added (entity "
 	  "ids, the line that built them); reproduced: whether the hitch's "
-	  "own frame moved its counters as recorded. Fidelity \"view\": the "
+	  "own frame moved its counters as recorded (or the frame before it, "
+	  "when the record says its stall was that frame's work: comparedAt). "
+	  "Fidelity \"view\": the "
 	  "game's own state (physics, spawn queues, its random numbers) is not "
 	  "restored, so NOT reproduced says the cause lies there. Times from a "
 	  "software renderer are never evidence.",

@@ -267,15 +267,26 @@ static void
 print_text(const cJSON *d)
 {
 	const cJSON	*h = get(d, "hitch"), *rec = get(h, "recorded"),
-			*s, *c, *n, *a, *cmp;
+			*cat = get(d, "comparedAt"), *s, *c, *n, *a, *cmp;
 	int		 soft = strcmp(str(d, "regime"), "hardware") != 0;
-	int		 at = (int)num(h, "step");
+	/* the step held against the record: the hitch's own, or the frame
+	 * before it when the record says its stall was that frame's work */
+	int		 before = strcmp(str(cat, "why"), "frame-before") == 0;
+	int		 at = (int)num(before ? cat : h, "step");
+	const char	*where = before ? "the frame before the hitch's" :
+			    "the hitch's frame";
 	char		 line[512];
 
 	moved(get(rec, "delta"), line, sizeof(line));
 	printf("repro of %s: hitch at frame %.0f (%s, %.1f ms; recorded %s)\n",
 	    str(d, "ref"), num(h, "frame"), str(rec, "guess"),
 	    num(rec, "frameMs"), line[0] ? line : "no counter moved");
+	if (before) {
+		moved(get(get(rec, "before"), "delta"), line, sizeof(line));
+		printf("its stall was the work of the frame before, %.0f "
+		    "(recorded %s): the replay is held against that frame\n",
+		    num(cat, "frame"), line[0] ? line : "no counter moved");
+	}
 	printf("the view restored %s, %d frames stepped at the recorded "
 	    "times (fidelity \"view\")%s\n", strcmp(str(d, "where"),
 	    "open-tab") == 0 ? "in the open tab (the game paused meanwhile)" :
@@ -305,14 +316,16 @@ print_text(const cJSON *d)
 		}
 	}
 	if (at == 0)
-		printf("the hitch's own frame was not among those stepped\n");
+		printf("%s was not among those stepped\n", before ?
+		    "the frame before the hitch's" : "the hitch's own frame");
 	else if (cJSON_IsNull(get(d, "reproduced")))
-		printf("the hitch's frame is step %d (>); no counter moved in "
-		    "it when recorded: compare its time (not a verdict)\n", at);
+		printf("%s is step %d (>); no counter moved in it when "
+		    "recorded: compare its time (not a verdict)\n", where, at);
 	else {
-		printf("%s: in the hitch's frame (step %d) %s\n",
+		printf("%s: in %s (step %d) %s\n",
 		    cJSON_IsTrue(get(d, "reproduced")) ? "REPRODUCED" :
-		    "NOT REPRODUCED", at, cJSON_IsTrue(get(d, "reproduced")) ?
+		    "NOT REPRODUCED", where, at,
+		    cJSON_IsTrue(get(d, "reproduced")) ?
 		    "every counter that moved when recorded moved the same "
 		    "way" :
 		    "a counter that moved when recorded did not move the same "

@@ -155,6 +155,16 @@ export function compareHitch(recorded, replayed, keys) {
   return { compared, reproduced: replayed === null || moved.length === 0 ? null : moved.every((k) => compared[k].moved) };
 }
 
+// Where a replay is held against its record: the hitch's own frame and
+// what moved in it — or, when the record says its stall was the frame
+// before's work (`before`: a crowd, a compile, an upload the GPU process
+// finished late), that frame and what moved there.
+export function replayTarget(frame, hitch) {
+  const b = hitch && hitch.before;
+  if (b && Number.isInteger(b.frame) && b.delta && typeof b.delta === 'object') return { frame: b.frame, delta: b.delta, why: 'frame-before' };
+  return { frame, delta: hitch && hitch.delta && typeof hitch.delta === 'object' ? hitch.delta : {}, why: 'hitch' };
+}
+
 // The query-parameter way of naming a scene: ?sloptimize=bench:NAME.
 export function urlScene(search) {
   const m = /(?:^|[?&])sloptimize=bench(?::|%3A)([^&#]*)/i.exec(String(search || ''));
@@ -1156,11 +1166,12 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1, l
 
       const gl = typeof renderer.getContext === 'function' ? renderer.getContext() : null;
       const device = rendererInfo(gl);
-      // the step that replays the hitch's own frame, and whether its
-      // counters moved the way the record says they did
+      // the step that replays the hitch's own frame, and whether the
+      // counters moved the way the record says they did (replayTarget)
       const hitchStep = steps.find((s) => s.frame === view.frame) || null;
-      const recorded = view.hitch && view.hitch.delta && typeof view.hitch.delta === 'object' ? view.hitch.delta : {};
-      const { compared, reproduced } = compareHitch(recorded, hitchStep ? hitchStep.delta || {} : null, K);
+      const target = replayTarget(view.frame, view.hitch);
+      const causeStep = steps.find((s) => s.frame === target.frame) || null;
+      const { compared, reproduced } = compareHitch(target.delta, causeStep ? causeStep.delta || {} : null, K);
       if (!engaged && opt.scene === null) notes.push('the clock was already virtual: the recorded times were reached by steps, never backwards');
       if (restoredOn === null) notes.push(first ? 'no render call took a camera: the view was not restored' : 'the snapshot holds no camera: the view was not restored');
       if (gameMoved > 0) notes.push(`the game moved the camera itself from frame ${gameMoved} of the replay (its own logic): the view is the game's from there`);
@@ -1176,6 +1187,8 @@ export function installBench(g = globalThis, { mode = 'passthrough', seed = 1, l
         scene: opt.scene,
         sceneSetup: entry ? (entry.setup ? 'setup' : 'at-load') : null,
         hitch: { frame: view.frame, step: hitchStep ? hitchStep.step : null, recorded: view.hitch || null },
+        // where the counters were compared: the hitch's frame, or the one before it that did the work
+        comparedAt: { frame: target.frame, step: causeStep ? causeStep.step : null, why: target.why },
         reproduced,
         compared,
         visibilitySet: visSet,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
-import { classifyRegime, compareHitch, counterStats, installBench, median, nearestRank, summarize, urlScene } from '../../page-runtime/bench.js';
+import { classifyRegime, compareHitch, counterStats, installBench, median, nearestRank, replayTarget, summarize, urlScene } from '../../page-runtime/bench.js';
 
 // What `sloptimize bench --launch` injects (the Makefile joins clock.js,
 // identity.js, census.js and bench.js): a classic script, where
@@ -363,6 +363,17 @@ test('bench_progress_while_running', async () => {
   }
   await running;
   assert.ok(seen.has('run:1') && seen.has('run:2'), [...seen].join(' '));
+});
+
+test('repro: a hitch whose record names the frame before as its stall\'s cause is held against that frame', () => {
+  const crowd = { calls: 1000, geometries: 1000 };
+  assert.deepEqual(replayTarget(110, { frameMs: 300, delta: { calls: 1, geometries: 1 }, guess: 'spawn-burst', before: { frame: 109, delta: crowd } }),
+    { frame: 109, delta: crowd, why: 'frame-before' });
+  assert.deepEqual(replayTarget(110, { frameMs: 300, delta: crowd, guess: 'spawn-burst' }), { frame: 110, delta: crowd, why: 'hitch' });
+  // a before that names no frame or no counters (an older recorder's): the hitch's own
+  assert.equal(replayTarget(110, { delta: crowd, before: { frame: 109 } }).why, 'hitch');
+  assert.equal(replayTarget(110, { delta: crowd, before: { frame: 'x', delta: crowd } }).why, 'hitch');
+  assert.deepEqual(replayTarget(110, null), { frame: 110, delta: {}, why: 'hitch' });
 });
 
 test('repro: a replayed hitch moved "the same way" only in the same direction and by at least half as much', () => {
