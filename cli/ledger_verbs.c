@@ -370,6 +370,28 @@ url_file(const char *url, char *out, size_t cap)
 	snprintf(out, cap, "%.*s", (int)(end - p), p);
 }
 
+/* The resource counters that moved in a delta, each a part of its own,
+ * the first after `lead`; with `calls`, the draw calls too — for the frame
+ * whose work the stall was ("the frame before: "), where a crowd sharing
+ * one geometry moves nothing else (in the hitch's own frame a camera's
+ * turn moves them: not what tells it apart). */
+static void
+moved_add(char *out, size_t cap, const char *lead, const cJSON *d, int calls)
+{
+	const cJSON	*it;
+
+	cJSON_ArrayForEach(it, d)
+		if (cJSON_IsNumber(it) && it->valuedouble != 0 &&
+		    (strcmp(it->string, "programs") == 0 ||
+		    strcmp(it->string, "textures") == 0 ||
+		    strcmp(it->string, "geometries") == 0 ||
+		    (calls && strcmp(it->string, "calls") == 0))) {
+			what_add(out, cap, "%s%s %+.0f", lead, it->string,
+			    it->valuedouble);
+			lead = "";
+		}
+}
+
 /*
  * What tells an occurrence from the others of its footprint, from what
  * its record carried (docs/json.md): the script the browser named, the
@@ -434,13 +456,9 @@ occurrence_what(const cJSON *o, char *out, size_t cap)
 		what_add(out, cap, "%s", cJSON_GetStringValue(it) ?
 		    cJSON_GetStringValue(it) : "?");
 	}
-	cJSON_ArrayForEach(it, d)
-		if (cJSON_IsNumber(it) && it->valuedouble != 0 &&
-		    (strcmp(it->string, "programs") == 0 ||
-		    strcmp(it->string, "textures") == 0 ||
-		    strcmp(it->string, "geometries") == 0))
-			what_add(out, cap, "%s %+.0f", it->string,
-			    it->valuedouble);
+	moved_add(out, cap, "", d, 0);
+	moved_add(out, cap, "the frame before: ", cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(o, "before"), "delta"), 1);
 	if (reg != NULL && strcmp(reg, "software") == 0)
 		what_add(out, cap, "software renderer");
 	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "snapshotRef")))

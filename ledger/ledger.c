@@ -511,6 +511,28 @@ occ_num(cJSON *o, const char *name, struct jspan v)
 		cJSON_AddNumberToObject(o, name, d);
 }
 
+/* A record's counter deltas, those it has, as o's "delta" (none: left out). */
+static void
+occ_delta(const struct jscan_result *r, struct jspan v, cJSON *o)
+{
+	static const char *const dn[] = {
+		"programs", "textures", "geometries", "calls", "triangles"
+	};
+	struct jspan	 m[5];
+	cJSON		*x;
+	size_t		 k;
+
+	if (v.kind != J_OBJECT || (x = cJSON_CreateObject()) == NULL)
+		return;
+	jscan_getn_in(r, v, dn, m, 5);
+	for (k = 0; k < 5; k++)
+		occ_num(x, dn[k], m[k]);
+	if (cJSON_GetArraySize(x) > 0)
+		cJSON_AddItemToObject(o, "delta", x);
+	else
+		cJSON_Delete(x);
+}
+
 /*
  * The entities an incident names (docs/attribute.md): l[0] its
  * `mintedEntities` ({minted, id, site}), l[1] its `world.spawnedEntities`
@@ -651,7 +673,8 @@ ledger_ref_ok(const char *s)
 /*
  * What tells one occurrence from another (docs/json.md): the script the
  * browser named, the bytes uploaded, the sites minted, the counters that
- * moved, the regime.  Read as far as each record has them: a field the
+ * moved (and the frame before's, when its stall was that frame's work),
+ * the regime.  Read as far as each record has them: a field the
  * record does not carry is left out, never made up.
  */
 static void
@@ -661,9 +684,6 @@ occurrence_detail(struct ledger *l, const struct jscan_result *r,
 	static const char *const sn[] = {
 		"name", "sourceURL", "invoker", "invokerType", "durationMs",
 		"unavailable"
-	};
-	static const char *const dn[] = {
-		"programs", "textures", "geometries", "calls", "triangles"
 	};
 	struct jspan	 v, m[6], site, up, lists[2];
 	cJSON		*x;
@@ -748,14 +768,16 @@ occurrence_detail(struct ledger *l, const struct jscan_result *r,
 			cJSON_AddStringToObject(o, "snapshotRef", buf);
 	}
 	/* the counters that moved */
-	v = jscan_get_in(r, rec, "delta");
+	occ_delta(r, jscan_get_in(r, rec, "delta"), o);
+	/* the frame before, when the record says its stall was that frame's
+	   work (a compile, an upload, a crowd): its number, what moved in it */
+	v = jscan_get_in(r, rec, "before");
 	if (v.kind == J_OBJECT && (x = cJSON_CreateObject()) != NULL) {
-		jscan_getn_in(r, v, dn, m, 5);
-		for (k = 0; k < 5; k++)
-			occ_num(x, dn[k], m[k]);
-		if (cJSON_GetArraySize(x) > 0)
-			cJSON_AddItemToObject(o, "delta", x);
-		else
+		occ_num(x, "frame", jscan_get_in(r, v, "frame"));
+		if (cJSON_GetArraySize(x) > 0) {
+			occ_delta(r, jscan_get_in(r, v, "delta"), x);
+			cJSON_AddItemToObject(o, "before", x);
+		} else
 			cJSON_Delete(x);
 	}
 	code = regime_code(r->f[F_REGIME], REGIME_UNKNOWN);

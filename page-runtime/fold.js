@@ -379,8 +379,9 @@ function hasInfinity(v) {
 export const OUT_OF_RANGE = 'number out of range';
 // What tells one occurrence from another (ledger/ledger.c's
 // occurrence_detail): the script the browser named, the bytes uploaded,
-// the sites, the counters that moved, the regime — each only when the
-// record has it.  `lastRegime`: its build's last heartbeat's code, or -1.
+// the sites, the counters that moved (and the frame before's, when its
+// stall was that frame's work), the regime — each only when the record
+// has it.  `lastRegime`: its build's last heartbeat's code, or -1.
 const SNAPSHOT_REF = /^hitch-[0-9a-z]{1,32}-[0-9]{1,12}$/;
 function occurrenceDetail(rec, lastRegime) {
   const out = {};
@@ -422,18 +423,31 @@ function occurrenceDetail(rec, lastRegime) {
   if (entities.length) out.entities = entities;
   // the view snapshot `sloptimize repro` replays (ledger_ref_ok)
   if (typeof rec.snapshotRef === 'string' && SNAPSHOT_REF.test(rec.snapshotRef)) out.snapshotRef = rec.snapshotRef;
-  if (isObject(rec.delta)) {
-    const x = {};
-    for (const k of ['programs', 'textures', 'geometries', 'calls', 'triangles']) {
-      const v = num(rec.delta[k]);
-      if (v !== null) x[k] = v;
+  occDelta(rec.delta, out);
+  // the frame before, when the record says its stall was that frame's
+  // work (a compile, an upload, a crowd): its number, what moved in it
+  if (isObject(rec.before)) {
+    const frame = num(rec.before.frame);
+    if (frame !== null) {
+      out.before = { frame };
+      occDelta(rec.before.delta, out.before);
     }
-    if (Object.keys(x).length) out.delta = x;
   }
   let code = regimeCode(rec.regime, 0);
   if (code === R_NONE && lastRegime >= 0) code = lastRegime;
   if (code !== R_NONE) out.regime = REGIMES[code];
   return out;
+}
+
+// A record's counter deltas, those it has, as o.delta (none: left out).
+function occDelta(d, o) {
+  if (!isObject(d)) return;
+  const x = {};
+  for (const k of ['programs', 'textures', 'geometries', 'calls', 'triangles']) {
+    const v = num(d[k]);
+    if (v !== null) x[k] = v;
+  }
+  if (Object.keys(x).length) o.delta = x;
 }
 
 function parseLine(line) {

@@ -108,3 +108,39 @@ test('both folds give an occurrence its view snapshot, only a ref of the recorde
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('both folds give an occurrence whose stall was the frame before\'s work that frame and what moved in it, and issues --fp says it', () => {
+  const dir = tmpdir('before');
+  try {
+    const hit = (frame, before) => ({
+      v: 1, type: 'hitch', at: `2026-09-01T09:00:0${frame % 10}.000Z`, frame, frameMs: 300, phase: 'play', build: 'v1',
+      delta: { calls: 1, triangles: 12, programs: 0, textures: 0, geometries: 1 }, sites: ['src/main.js:155'],
+      classification: [{ guess: 'spawn-burst', confidence: before ? 'medium' : 'high', evidence: 'a crowd' }],
+      ...(before ? { before } : {}),
+    });
+    const recs = [hit(11, { frame: 10, spawned: 1000, delta: { calls: 1000, triangles: 12000, programs: 0, textures: 0, geometries: 1000 } }),
+      hit(21), hit(31, { frame: 'x', delta: { calls: 5 } }), hit(41, { frame: 40 })];
+    fs.mkdirSync(path.dirname(perfPath(dir)), { recursive: true });
+    fs.writeFileSync(perfPath(dir), recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const fp = buildIssues(recs, { now: Date.parse('2026-10-01T00:00:00Z') }).issues[0].id;
+    const c = spawnSync(CLI, ['issues', '--fp', fp, '--json', '--project', dir], { encoding: 'utf8' });
+    assert.equal(c.status, 0, c.stderr);
+    const fromC = JSON.parse(c.stdout).occurrences, fromJs = buildIssue(recs, fp).occurrences;
+    assert.equal(fromC.length, 4);
+    fs.writeFileSync(path.join(dir, 'issue.json'), c.stdout);
+    const v = spawnSync(process.execPath, [new URL('../validate.mjs', import.meta.url).pathname,
+      new URL('../../schemas/issue.json', import.meta.url).pathname, path.join(dir, 'issue.json')], { encoding: 'utf8' });
+    assert.equal(v.status, 0, v.stderr || v.stdout);
+    const want = [{ frame: 10, delta: { programs: 0, textures: 0, geometries: 1000, calls: 1000, triangles: 12000 } }, null, null, { frame: 40 }];
+    // (file order: the byte offsets say which record each is)
+    const byOffset = (occ) => [...occ].sort((a, b) => a.offset - b.offset).map((o) => o.before ?? null);
+    assert.deepEqual(byOffset(fromC), want);
+    assert.deepEqual(byOffset(fromJs), want);
+    assert.equal(JSON.stringify(byOffset(fromJs)), JSON.stringify(byOffset(fromC)), 'the same bytes, in the same order');
+    const t = spawnSync(CLI, ['issues', '--fp', fp, '--project', dir], { encoding: 'utf8' });
+    assert.equal(t.status, 0, t.stderr);
+    assert.equal((t.stdout.match(/the frame before: geometries \+1000 · calls \+1000/g) || []).length, 1, t.stdout);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
