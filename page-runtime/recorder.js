@@ -1020,15 +1020,19 @@ class Recorder {
     // (geometries too: a spawn burst of new meshes moves them, not programs)
     const moved = (i) => { const s = this.workSlot[i]; return ring.programs[s] > 0 || ring.textures[s] > 0 || ring.geometries[s] > 0; };
     let target = -1, any = false;
-    // Objects alone are the frame's that drew the most new geometry — a
-    // crowd's own frame, not the hitch after it whose stall it caused (on
-    // a software renderer the GPU process catches up in the next frame;
-    // that hitch's record says the frame before, hitchAt)
+    // Objects alone are the frame's that drew the most that is new — its
+    // geometries and draw calls risen: a crowd's own frame (one geometry
+    // shared by a thousand crates moves only the calls), not the hitch
+    // after it whose stall it caused (on a software renderer the GPU
+    // process catches up in the next frame; that hitch's record says the
+    // frame before, hitchAt)
     if (census && census.programs + census.textures === 0 && census.spawnedCount > 0) {
       let most = 0;
       for (let i = 0; i < n; i++) {
-        const g = ring.geometries[this.workSlot[i]];
-        if (covered(i) && g > most) { most = g; target = i; }
+        if (!covered(i)) continue;
+        const s = this.workSlot[i], p = (s - 1 + ring.capacity) % ring.capacity;
+        const rise = ring.geometries[s] + Math.max(0, ring.calls[s] - ring.calls[p]);
+        if (rise > most) { most = rise; target = i; }
       }
     }
     for (let i = 0; i < n && target < 0; i++) if (covered(i) && (this.workKind[i] & W_HITCH) !== 0 && moved(i)) target = i;

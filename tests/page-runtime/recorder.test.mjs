@@ -886,7 +886,7 @@ function virtualPage({ loaf = false, oldThree = false, timeline = false } = {}) 
   const scene = { isScene: true, visible: true, children: [], type: 'Scene' };
   const page = {
     vt: () => vt, canvas, camera, scene, programs, anim: null,
-    readCost: 0, renderCost: 0, triangles: 100, textures: 0,
+    readCost: 0, renderCost: 0, triangles: 100, textures: 0, calls: 1,
     renderer: {
       // three before r15x: get() only, which makes an empty entry for what it has not seen
       domElement: canvas, properties: oldThree ? { get: (o) => { if (!props.has(o)) props.set(o, {}); return props.get(o); } }
@@ -910,7 +910,7 @@ function virtualPage({ loaf = false, oldThree = false, timeline = false } = {}) 
         };
         walk(sc);
         vt += page.renderCost;
-        page.renderer.info.render.calls = 1;
+        page.renderer.info.render.calls = page.calls;
         page.renderer.info.render.triangles = page.triangles;
         const e = cam.matrixWorld.elements;
         e[12] = cam.position.x; e[13] = cam.position.y; e[14] = cam.position.z;
@@ -1423,6 +1423,26 @@ test('recorder: a crowd whose stall lands in the frame after it is that frame\'s
     assert.equal(h.footprint.key, own.h.footprint.key, `${what}: one cause, one footprint`);
     assert.equal(hs.filter((r) => r.classification[0].guess === 'spawn-burst').length, 1, `${what}: one record of the crowd: ${show}`);
   }
+});
+
+test('recorder: a crowd sharing one geometry is its own frame\'s, not a frame beside it that made more geometries (its draw calls rose)', async () => {
+  const { srv, page, crate, rec } = await calmCrate();
+  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);     // a crowd of one shared geometry…
+  page.renderer.info.memory.geometries += 1;
+  page.calls = 1001;                                           // …a draw call each
+  page.frame(90, { cost: 70 });                                // its own frame, a hitch that wakes nobody
+  page.renderer.info.memory.geometries += 2;                   // the next frame makes two geometries of its own
+  page.frame(16, { cost: 2 });
+  page.frame(16, { cost: 2 });                                 // both closed: one census covers them
+  await page.tick();
+  for (let i = 0; i < 20; i++) { page.frame(16, { cost: 2 }); await page.tick(); }
+  const got = await finish(rec, page, srv);
+  const hs = got.filter((r) => r.type === 'hitch');
+  const show = JSON.stringify(hs.map((r) => [r.frame, r.frameMs, r.classification[0].guess, r.world.spawnedCount ?? r.world.spawned.length]));
+  const h = hs.find((r) => r.frameMs === 90);
+  assert.ok(h, show);
+  assert.equal(h.classification[0].guess, 'spawn-burst', show);
+  assert.equal(h.world.spawnedCount, 1000, show);
 });
 
 test('classifier: the frame after a crowd, held back outside render with no script, is the crowd\'s', () => {
