@@ -318,7 +318,7 @@ asan: deps-test
 valgrind: deps-test
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_VALGRIND=1 SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) \
-	    node --test daemon.test.mjs
+	    node --test daemon/
 
 # `make fuzz FUZZ_SECONDS=N` runs every harness for N seconds from a
 # corpus seeded with the fixtures; tests/repo/fuzz.test.sh (part of `make test`)
