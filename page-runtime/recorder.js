@@ -840,7 +840,7 @@ class Recorder {
     // never on a steady frame; it and the hitch's record are made in a
     // task after the frame (runWork): the recorder must never be the
     // hitch it reports.  What must be read now is: the camera.
-    if (hitch || dG !== 0 || dT !== 0 || dP !== 0) {
+    if (hitch || dG !== 0 || dT !== 0 || dP !== 0 || this.crowdDrawn(s)) {
       this.addWork(s, hitch ? W_HITCH | W_CENSUS : W_CENSUS);
     }
     if (resized) {
@@ -1053,7 +1053,7 @@ class Recorder {
       ring.spawned[s] = finds.spawnedCount;
       // what was first used in a frame, kept for the frame after it: a
       // stall there is the same cause (the GPU process finishing it)
-      if (moved(target) || finds.uploadBytes > 0) {
+      if (moved(target) || finds.uploadBytes > 0 || finds.spawnedCount >= this.spawnBurst) {
         if (this.lastFinds !== null && this.lastFinds.frame !== ring.frame[s]) this.olderFinds = this.lastFinds;
         this.lastFinds = { frame: ring.frame[s], sites: finds.sites, sitesBy: finds.sitesBy, minted: finds.minted, mintedCount: finds.mintedCount,
           mintedIds: finds.mintedIds, spawned: finds.spawned, spawnedCount: finds.spawnedCount, spawnedEntities: finds.spawnedEntities,
@@ -1075,6 +1075,21 @@ class Recorder {
     }
     this.nWork = m;
     return this.uncovered();
+  }
+
+  // Did this frame draw a crowd that moved no memory counter — meshes whose
+  // geometry and material were in use before?  Its draw calls rose by a
+  // spawn burst over the frame before and past the most any frame in the
+  // ring drew: a camera turning back to what it saw a few seconds ago does
+  // not queue a census, new objects drawn do.  Without one, a stall that
+  // lands in the next frame (the GPU process catching up) took the crowd
+  // for its own.  The ring is read only on such a jump.  (The first frame's
+  // rise from nothing is the scene the first census marks as seen.)
+  crowdDrawn(s) {
+    if (this.frameNo === 1 || this.curCalls - this.prevCalls < this.spawnBurst) return false;
+    const ring = this.ring, calls = ring.calls;
+    for (let i = 0; i < ring.capacity; i++) if (i !== s && calls[i] >= this.curCalls) return false;
+    return true;
   }
 
   // What a census found in `frame` (one of the last two it gave finds to), or null.

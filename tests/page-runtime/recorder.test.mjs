@@ -1373,11 +1373,13 @@ test('recorder: a crowd a heartbeat\'s census walks before the crowd\'s frame ha
 // after it (`stall`: a fast crowd frame, then `stallMs` mostly outside
 // render, drawing `adds` new geometries of its own — what CI's browser
 // saw: +1; `censusBetween`: the crowd frame's census runs before the
-// stall closes).
-async function crowdRecord({ stall, stallMs = 300, adds = 0, censusBetween = false }) {
+// stall closes; `reused`: the crowd's geometry and material were in use
+// before it — only its draw calls rise).
+async function crowdRecord({ stall, stallMs = 300, adds = 0, censusBetween = false, reused = false }) {
   const { srv, page, crate, rec } = await calmCrate();
   for (let i = 0; i < 1000; i++) page.mesh('crate', crate);     // the game adds a crowd…
-  page.renderer.info.memory.geometries += 1000;
+  if (reused) page.calls += 1000;
+  else page.renderer.info.memory.geometries += 1000;
   if (!stall) page.frame(300, { cost: 280 });                  // …and draws it, in a frame of its own cost
   else {
     page.frame(16, { cost: 2 });                               // …and draws it in a frame of 16 ms
@@ -1423,6 +1425,50 @@ test('recorder: a crowd whose stall lands in the frame after it is that frame\'s
     assert.equal(h.footprint.key, own.h.footprint.key, `${what}: one cause, one footprint`);
     assert.equal(hs.filter((r) => r.classification[0].guess === 'spawn-burst').length, 1, `${what}: one record of the crowd: ${show}`);
   }
+});
+
+test('recorder: a crowd of meshes whose geometry and material were in use is its own frame\'s, its stall in the frame after it or not (only its draw calls rose)', async () => {
+  const own = await crowdRecord({ stall: false, reused: true });
+  assert.ok(own.h, own.show);
+  assert.equal(own.h.classification[0].guess, 'spawn-burst', own.show);
+  assert.equal(own.h.delta.calls, 1000, own.show);
+  // its own frame moved no memory counter and was no hitch: nothing but
+  // its draw calls queues its census, and the stall after it needs that
+  for (const [what, opts] of [['waking', { stall: true, reused: true }], ['census between', { stall: true, stallMs: 90, reused: true, censusBetween: true }]]) {
+    const { h, hs, show, view } = await crowdRecord(opts);
+    assert.ok(h, `${what}: ${show}`);
+    assert.equal(h.classification[0].guess, 'spawn-burst', `${what}: ${show}`);
+    assert.equal(h.classification[0].confidence, 'medium', `${what}: ${show}`);
+    assert.match(h.classification[0].evidence, /^1000 objects first rendered in the frame before \(threshold 50\), draw calls \+1000 in it, then/, `${what}: ${h.classification[0].evidence}`);
+    assert.equal(h.before.frame, h.frame - 1, `${what}: ${show}`);
+    assert.equal(h.before.delta.calls, 1000, `${what}: ${JSON.stringify(h.before)}`);
+    assert.deepEqual(view.hitch.before, { frame: h.frame - 1, delta: h.before.delta }, `${what}: repro compares the crowd's frame`);
+    assert.equal(h.delta.calls, 0, `${what}: its own counters are its own: ${JSON.stringify(h.delta)}`);
+    assert.equal(h.footprint.key, own.h.footprint.key, `${what}: one cause, one footprint`);
+    assert.equal(hs.filter((r) => r.classification[0].guess === 'spawn-burst').length, 1, `${what}: one record of the crowd: ${show}`);
+  }
+});
+
+test('recorder: draw calls that jump back to what the ring saw queue no census; past it, one', async () => {
+  const { srv, page, rec } = await calmCrate();
+  // (the censuses that covered a queued frame; no heartbeat here)
+  const walks0 = rec.state().censuses;
+  const walks = () => rec.state().censuses - walks0;
+  const play = async (calls) => { page.calls = calls; for (let i = 0; i < 5; i++) { page.frame(16, { cost: 2 }); await page.tick(); } };
+  await play(400);                                             // the camera turns to a crowd of the scene's
+  const first = walks();
+  for (const calls of [1, 400, 1, 390, 1, 400]) await play(calls);  // …away and back, three times
+  const back = walks();
+  await play(1);
+  await play(460);                                             // 40 more than the most drawn, a jump from 1
+  const past = walks();
+  await play(440);                                             // less than that, no jump: none
+  const last = walks();
+  await finish(rec, page, srv);
+  assert.equal(first, 1, 'a jump past anything drawn: a census');
+  assert.equal(back, first, 'the camera turning back to what the ring drew queues none');
+  assert.equal(past, first + 1, 'past the most the ring drew: a census');
+  assert.equal(last, past);
 });
 
 test('recorder: a crowd sharing one geometry is its own frame\'s, not a frame beside it that made more geometries (its draw calls rose)', async () => {
