@@ -109,6 +109,15 @@ function catalogue(project) {
   return JSON.parse(r.stdout);
 }
 
+// What the recorder cost the game before the reload, for the log: its
+// censuses are queued by what a frame drew (docs/recorder.md), and a real
+// game's camera moves its draw calls.
+function ownCost(st) {
+  const slices = st.own.byKind['after-frame (a census slice)'] || { tasks: 0, ms: 0 };
+  return `${st.frames} frames, ${st.censuses} censuses given finds, census slices ${slices.tasks} (${slices.ms} ms); ` +
+    `the recorder's own ${st.own.ms} ms (${st.own.msPerFrame} ms a frame), ${st.own.over1ms} tasks of 1 ms or more`;
+}
+
 const top1 = (r) => r.classification[0].guess;
 const show = (recs) => JSON.stringify(recs.filter((r) => r.type === 'hitch').map((r) => [r.frame, r.frameMs, top1(r), r.footprint.key]));
 
@@ -258,7 +267,7 @@ function bigUpload(page, sceneExpr) {
 
 // --- @3d-dice/dice-box-threejs: physics every frame, compiles on the first roll
 
-test('dice-box-threejs: the first roll\'s compile is one footprint across a reload; a 4096² upload is texture-upload; a resize is one record; never the recorder', async () => {
+test('dice-box-threejs: the first roll\'s compile is one footprint across a reload; a 4096² upload is texture-upload; a resize is one record; never the recorder', async (t) => {
   const { project, daemon } = await startDaemon('dice');
   const game = await startGame('dice-box', daemon, 'dice-1');
   const { page, problems } = await newPage({ width: 320, height: 240 });
@@ -292,6 +301,7 @@ test('dice-box-threejs: the first roll\'s compile is one footprint across a relo
   await waitFor(() => page.evaluate(() => window.game.rolls.length >= 4), { timeout: 180000, interval: 100, what: 'the roll after the resize' });
   await delivered(page);
   // a reload: the same first roll, the same compile
+  t.diagnostic(ownCost(await recState(page)));
   const reloadAt = Date.now();
   await play('reloaded first', { width: 320, height: 240 });
   await delivered(page);
@@ -356,7 +366,7 @@ async function playChart(game, page, n) {
 
 let chartRun = null;      // the first test's daemon and project, for the fix test after it
 
-test('chart-preview: a 4096² upload is texture-upload, one footprint across a reload; two scripts that run long are two; a resize is one record; never the recorder', async () => {
+test('chart-preview: a 4096² upload is texture-upload, one footprint across a reload; two scripts that run long are two; a resize is one record; never the recorder', async (t) => {
   const { project, daemon } = await startDaemon('chart');
   const game = await startGame('chart-preview', daemon, 'chart-1');
   const { page, problems } = await chartPage();
@@ -383,6 +393,7 @@ test('chart-preview: a 4096² upload is texture-upload, one footprint across a r
   // a reload: the same play, the same upload (the browser keeps compiled
   // programs across loads, so the first play's compile may not come
   // again; the upload always does)
+  t.diagnostic(ownCost(await recState(page)));
   const reloadAt = Date.now();
   await playChart(game, page, 40);
   await bigUpload(page, HIGHWAY);
