@@ -80,11 +80,12 @@ const MAX_WORK = 16;              // frames waiting for the after-frame task (mo
 // argument can cost a heap number per store or call)
 const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_SELF = 5, FR_BASE_END = 6, FR_TICK_AT = 7,
   FR_ANIM = 8, FR_PREV_ANIM = 9;
-// this.own: the recorder's own main-thread time (its tasks, not the render
-// wrapper's few reads): a task's start, the total, the longest task, tasks,
-// the kind of the task under way and of the longest (OWN_KINDS: numbers,
-// so naming it allocates nothing)
-const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5;
+// this.own: the recorder's own main-thread time: a task's start, the
+// total of its tasks, the longest task, tasks, the kind of the task under
+// way and of the longest (OWN_KINDS: numbers, so naming it allocates
+// nothing), and the render wrapper's own time (every frame's few
+// microseconds, in the game's render call: no task of its own)
+const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5, OWN_RENDER = 6;
 const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
   K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11, K_ADD = 12, K_CENSUS_END = 13, K_RECORD = 14, K_NAMES = 15,
   K_RECORD_END = 16;
@@ -239,7 +240,7 @@ class Recorder {
     this.recording = true;
 
     this.ring = new FrameRing(RING_FRAMES);
-    this.times = new Float64Array(2);   // the render call under way: start, end
+    this.times = new Float64Array(4);   // the render call under way: start, end; the wrapper's start, own time then
     // the per-frame doubles live in a typed array: a double stored in an
     // object's field can cost a fresh heap number per store
     this.fr = new Float64Array(10);     // FR_END … FR_TICK_AT, FR_ANIM, FR_PREV_ANIM
@@ -254,7 +255,8 @@ class Recorder {
     // fraction of a unit that is only the clocks disagreeing.
     this.timeline = typeof document !== 'undefined' && document.timeline ? document.timeline : null;
     this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
-    this.own = new Float64Array(6);     // the recorder's own time: OWN_START … OWN_MAX_KIND
+    this.own = new Float64Array(7);     // the recorder's own time: OWN_START … OWN_RENDER
+    this.ownAtBeat = 0; this.renderAtBeat = 0;   // own[OWN_TOTAL], own[OWN_RENDER] at the last heartbeat
     this.ownDepth = 0;
     // its tasks of 1 ms or more (the target is none): how many, and the
     // last few with their kind and the frame they ran after (an object
@@ -388,14 +390,21 @@ class Recorder {
     this.wrapper = function recordedRender(scene, camera) {
       // call, not apply(arguments): an arguments object per frame otherwise
       if (!self.recording) return original.call(this, scene, camera);
-      self.onRenderStart(scene, camera);
       // times in a typed array: a double passed to a call would be boxed
-      self.times[0] = performance.now();
+      const times = self.times, own = self.own;
+      // the wrapper's own time is the recorder's too (a frame's close, its
+      // counters): all of it but the game's render, less what is counted
+      // as a task of its own in it already (the first census)
+      times[2] = performance.now();
+      times[3] = own[OWN_TOTAL];
+      self.onRenderStart(scene, camera);
+      times[0] = performance.now();
       try {
         return original.call(this, scene, camera);
       } finally {
-        self.times[1] = performance.now();
+        times[1] = performance.now();
         self.onRenderEnd();
+        own[OWN_RENDER] += performance.now() - times[2] - (times[1] - times[0]) - (own[OWN_TOTAL] - times[3]);
       }
     };
     this.renderer.render = this.wrapper;
@@ -1828,8 +1837,9 @@ class Recorder {
     if (this.kind === 'webgpu') rec.measured = WEBGPU_MEASURED;
     // the recorder's own cost since the last heartbeat (docs/performance.md)
     const own = this.own;
-    rec.recorder = { ms: r1(own[OWN_TOTAL] - (this.ownAtBeat || 0)), maxTaskMs: r1(own[OWN_MAX]) };
+    rec.recorder = { ms: r1(own[OWN_TOTAL] - this.ownAtBeat), renderMs: r1(own[OWN_RENDER] - this.renderAtBeat), maxTaskMs: r1(own[OWN_MAX]) };
     this.ownAtBeat = own[OWN_TOTAL];
+    this.renderAtBeat = own[OWN_RENDER];
     this.emit(rec, t, {});
   }
 
@@ -2070,11 +2080,12 @@ class Recorder {
       reachable: o.reachable, lastError: o.lastError, lastSentAt: o.lastSentAt, backoffMs: o.backoffMs,
       loaf: this.loafSupported, censuses: this.censuses, incidents: this.incidents.slice(-20),
       renderer: this.kind, panelOpen: this.panelOpen, heldPanelFrames: this.panelFramesTotal,
-      own: { ms: r1(this.own[OWN_TOTAL]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
+      own: { ms: r1(this.own[OWN_TOTAL]), renderMs: r1(this.own[OWN_RENDER]), maxTaskMs: r1(this.own[OWN_MAX]), tasks: this.own[OWN_TASKS],
         maxTaskKind: this.own[OWN_TASKS] > 0 ? OWN_KINDS[this.own[OWN_MAX_KIND]] : null,
         over1ms: this.ownLong, long: this.ownLongLast.map((t) => ({ ...t })), deferredWakes: this.deferredWakes,
         byKind: this.ownByKind(),
-        msPerFrame: this.frameNo > 0 ? Math.round((this.own[OWN_TOTAL] / this.frameNo) * 1000) / 1000 : null },
+        // all in: its tasks and the render wrapper's own time
+        msPerFrame: this.frameNo > 0 ? Math.round(((this.own[OWN_TOTAL] + this.own[OWN_RENDER]) / this.frameNo) * 1000) / 1000 : null },
       noteOpen: !!this.noteBox,
       snapshots: { ...this.snapshots },
       // where records are sent from: a worker, or the page's own thread and why

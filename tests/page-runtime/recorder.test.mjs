@@ -1449,6 +1449,25 @@ test('recorder: a crowd of meshes whose geometry and material were in use is its
   }
 });
 
+test('recorder: the render wrapper\'s own time is the recorder\'s, all in — the game\'s render in it is not, nor a task counted already', async () => {
+  const { srv, page, rec } = await calmCrate();
+  const before = rec.state().own;
+  // each read of the clock moves it 0.01 ms: the wrapper's reads around
+  // the game's render are its own time; the render itself costs 5 ms
+  page.readCost = 0.01;
+  for (let i = 0; i < 100; i++) { page.frame(20, { cost: 5 }); await page.tick(); }
+  page.readCost = 0;
+  const st = rec.state();
+  await finish(rec, page, srv);
+  const render = st.own.renderMs - before.renderMs;
+  assert.ok(render >= 100 * 0.02 - 0.2 && render < 100 * 0.1, `the wrapper's own ${render} ms over 100 frames (two reads of 0.01 ms a frame at least, never the 5 ms render)`);
+  // (ms and renderMs are rounded to 0.1 ms, msPerFrame is not)
+  assert.ok(Math.abs(st.own.msPerFrame - (st.own.ms + st.own.renderMs) / st.frames) <= 0.001 + 0.1 / st.frames, JSON.stringify(st.own));
+  assert.ok(st.own.msPerFrame > st.own.ms / st.frames, 'msPerFrame is all in: its tasks and the wrapper');
+  // before any such read, a calm page's wrapper costs nothing on this clock
+  assert.equal(before.renderMs, 0, JSON.stringify(before));
+});
+
 test('recorder: draw calls that jump back to what the ring saw queue no census; past it, one', async () => {
   const { srv, page, rec } = await calmCrate();
   // (the censuses that covered a queued frame; no heartbeat here)
