@@ -92,7 +92,7 @@ FUZZ_SECONDS	?= 60
 
 PROGS		:= $(BUILD)/sloptimize $(if $(wildcard daemon/main.c),$(BUILD)/sloptimized)
 
-.PHONY: FORCE all deps run dist deb test test-loaded asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder bench-trace bench-verify bench-attribute install \
+.PHONY: FORCE all deps run dist deb test test-loaded asan valgrind fuzz fuzz-build fuzzers soak bench-fold bench-wake bench-http bench-sink bench-recorder bench-trace bench-games bench-verify bench-attribute install \
 	install-service clean check-deps
 
 # Programs the integration tests and benchmarks drive (not test units).
@@ -388,6 +388,10 @@ bench-recorder: deps-test
 bench-trace: deps-test
 	@$(MAKE) --no-print-directory all
 	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/trace.mjs
+
+bench-games: deps-test
+	@$(MAKE) --no-print-directory all
+	cd tests && SLOPTIMIZE_BUILD=$(CURDIR)/$(BUILD) node bench/games.mjs
 
 bench-verify: deps-test
 	@$(MAKE) --no-print-directory all

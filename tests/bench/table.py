@@ -39,6 +39,7 @@ def benches(build):
         "issues-mem": ([sys.executable, os.path.join(t, "bench", "issues_mem.py"), build], TOP),
         "recorder": (["node", "bench/recorder.mjs"], t),
         "trace": (["node", "bench/trace.mjs"], t),
+        "games": (["node", "bench/games.mjs"], t),
         "sink": (["node", "bench/sink.mjs"], t),
         "gate": ([sys.executable, os.path.join(t, "bench", "gate.py"), build], TOP),
         "verify": (["node", "bench/verify.mjs"], t),
