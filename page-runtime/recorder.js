@@ -83,9 +83,11 @@ const FR_END = 0, FR_PREV_END = 1, FR_INSIDE = 2, FR_MEDIAN = 3, FR_ABS = 4, FR_
 // this.own: the recorder's own main-thread time: a task's start, the
 // total of its tasks, the longest task, tasks, the kind of the task under
 // way and of the longest (OWN_KINDS: numbers, so naming it allocates
-// nothing), and the render wrapper's own time (every frame's few
-// microseconds, in the game's render call: no task of its own)
-const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5, OWN_RENDER = 6;
+// nothing), the render wrapper's own time (every frame's few
+// microseconds, in the game's render call: no task of its own), and the
+// time its tasks were timed running (the total less what was put on its
+// books after it was spent: the identity's add())
+const OWN_START = 0, OWN_TOTAL = 1, OWN_MAX = 2, OWN_TASKS = 3, OWN_KIND = 4, OWN_MAX_KIND = 5, OWN_RENDER = 6, OWN_TIMED = 7;
 const K_OTHER = 0, K_FRAME = 1, K_LOAF = 2, K_SECOND = 3, K_BEAT = 4, K_FIRST_CENSUS = 5, K_PENDING = 6, K_SEND = 7,
   K_SEAL = 8, K_ANSWER = 9, K_SNAPSHOT = 10, K_CLOSE = 11, K_ADD = 12, K_CENSUS_END = 13, K_RECORD = 14, K_NAMES = 15,
   K_RECORD_END = 16;
@@ -255,7 +257,7 @@ class Recorder {
     // fraction of a unit that is only the clocks disagreeing.
     this.timeline = typeof document !== 'undefined' && document.timeline ? document.timeline : null;
     this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
-    this.own = new Float64Array(7);     // the recorder's own time: OWN_START … OWN_RENDER
+    this.own = new Float64Array(8);     // the recorder's own time: OWN_START … OWN_TIMED
     this.ownAtBeat = 0; this.renderAtBeat = 0;   // own[OWN_TOTAL], own[OWN_RENDER] at the last heartbeat
     this.ownDepth = 0;
     // its tasks of 1 ms or more (the target is none): how many, and the
@@ -393,10 +395,10 @@ class Recorder {
       // times in a typed array: a double passed to a call would be boxed
       const times = self.times, own = self.own;
       // the wrapper's own time is the recorder's too (a frame's close, its
-      // counters): all of it but the game's render, less what is counted
-      // as a task of its own in it already (the first census)
+      // counters): all of it but the game's render, less a task of its own
+      // timed in it (the first census)
       times[2] = performance.now();
-      times[3] = own[OWN_TOTAL];
+      times[3] = own[OWN_TIMED];
       self.onRenderStart(scene, camera);
       times[0] = performance.now();
       try {
@@ -404,7 +406,7 @@ class Recorder {
       } finally {
         times[1] = performance.now();
         self.onRenderEnd();
-        own[OWN_RENDER] += performance.now() - times[2] - (times[1] - times[0]) - (own[OWN_TOTAL] - times[3]);
+        own[OWN_RENDER] += performance.now() - times[2] - (times[1] - times[0]) - (own[OWN_TIMED] - times[3]);
       }
     };
     this.renderer.render = this.wrapper;
@@ -557,7 +559,9 @@ class Recorder {
   ownEnd() {
     if (--this.ownDepth > 0) return;
     this.ownDepth = 0;
-    this.ownAdd(performance.now() - this.own[OWN_START], this.own[OWN_KIND]);
+    const ms = performance.now() - this.own[OWN_START];
+    if (ms > 0) this.own[OWN_TIMED] += ms;
+    this.ownAdd(ms, this.own[OWN_KIND]);
   }
 
   // An after-frame task says which of its steps it was (a slice, a

@@ -2013,6 +2013,9 @@ test('recorder: the time identity\'s add() spent capturing stacks in a frame is 
     const add = own.long.filter((t) => /^add\(\) of the page's identity/.test(t.kind));
     assert.equal(add.length, 1, JSON.stringify(own.long));
     assert.equal(add[0].ms, 30);
+    // put on the books in the render wrapper (a frame's close) but spent
+    // before it: not taken off the wrapper's own time (none on this clock)
+    assert.equal(own.renderMs, 0, JSON.stringify(own));
   } finally { delete globalThis[KEY]; }
 });
 
