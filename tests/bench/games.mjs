@@ -51,9 +51,8 @@ async function phase(rec) {
     await cdp.send('Performance.enable');
     const read = async () => {
       const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
-      const s = await page.evaluate(() => ({ frames: window.__frames, own: globalThis.sloptimize?.rec ? globalThis.sloptimize.rec.state().own : null,
-        rec: globalThis.sloptimize?.rec ? globalThis.sloptimize.rec.state() : null }));
-      return { task: m.TaskDuration * 1000, script: m.ScriptDuration * 1000, ...s };
+      const s = await page.evaluate(() => ({ frames: window.__frames, rec: globalThis.sloptimize?.rec ? globalThis.sloptimize.rec.state() : null }));
+      return { task: m.TaskDuration * 1000, script: m.ScriptDuration * 1000, frames: s.frames, rec: s.rec, own: s.rec && s.rec.own };
     };
     const until = (n) => page.waitForFunction((k) => window.__frames >= k, n, { timeout: 600000, polling: 200 });
     await until(WARM);
@@ -62,7 +61,7 @@ async function phase(rec) {
     const b = await read();
     if (rec && (!b.rec || !b.rec.recording)) throw new Error(`the plugin's recorder is not recording: ${JSON.stringify(b.rec)}`);
     const n = b.frames - a.frames;
-    const out = { frames: n, task: (b.task - a.task) / n, script: (b.script - a.script) / n, frameMs: null };
+    const out = { frames: n, task: (b.task - a.task) / n, script: (b.script - a.script) / n };
     if (rec) {
       out.tasks = (b.own.ms - a.own.ms) / n;
       out.render = (b.own.renderMs - a.own.renderMs) / n;
