@@ -50,6 +50,8 @@ export interface RecorderOptions {
   fetch?: typeof globalThis.fetch;
   /** How long a long-script hitch waits for its Long Animation Frames entry (default 250 ms). */
   loafWaitMs?: number;
+  /** The render wrapper times its own part on one render in this many, at random, and counts it as many times (default 8; 1: every render). */
+  ownSample?: number;
 }
 
 export interface TrackOptions {

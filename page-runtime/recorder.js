@@ -42,6 +42,7 @@ import { entityId, ownUrl, pageIdentity, SITE_UNKNOWN } from './identity.js';
 export { canonicalContext, textureBytes };
 
 const REGISTRY = Symbol.for('sloptimize.recorder');
+const ANIM_CHECK = 32;            // the animation frame's time is read from the timeline one frame in this many, if ours agrees
 const MEDIAN_YOUNG = 60;          // below this many frames in the ring, the rolling median is remade each frame
 const MAX_SCENES = 4;             // distinct scenes rendered in one frame, kept for the census
 const MAX_NAMES = 32;             // names listed in world.spawned / removed
@@ -220,7 +221,7 @@ const WEBGPU_MEASURED = 'WebGPU: render.calls is the draw count three reports fo
 class Recorder {
   constructor(opts = {}) {
     const { renderer, endpoint = '', build, budgetFrameMs = 16.7, context, usermarkKey = 'Control+F11',
-      heartbeatMs = 2000, spawnBurst = 50, confirm = true, motion = {}, fetch: fetchFn, loafWaitMs = LOAF_WAIT_MS,
+      heartbeatMs = 2000, spawnBurst = 50, ownSample = 8, confirm = true, motion = {}, fetch: fetchFn, loafWaitMs = LOAF_WAIT_MS,
       trackCamera = true, askNote = true, phase = PHASE_DEFAULT } = opts;
     if (!renderer || typeof renderer.render !== 'function')
       throw new TypeError('createRecorder: `renderer` must be a THREE.WebGLRenderer (it has no render())');
@@ -243,6 +244,11 @@ class Recorder {
 
     this.ring = new FrameRing(RING_FRAMES);
     this.times = new Float64Array(4);   // the render call under way: start, end; the wrapper's start, own time then
+    // the wrapper times itself on one render in ownSample (at random: a
+    // draw of the generator below ownPick, of 2³⁰)
+    this.ownSample = ownSample >= 1 ? Math.floor(ownSample) : 1;
+    this.ownPick = Math.floor(0x40000000 / this.ownSample);
+    this.ownRnd = 0x2545f49;
     // the per-frame doubles live in a typed array: a double stored in an
     // object's field can cost a fresh heap number per store
     this.fr = new Float64Array(10);     // FR_END … FR_TICK_AT, FR_ANIM, FR_PREV_ANIM
@@ -256,6 +262,8 @@ class Recorder {
     // render ends overshoots, then undershoots — a reversed "jump" of a
     // fraction of a unit that is only the clocks disagreeing.
     this.timeline = typeof document !== 'undefined' && document.timeline ? document.timeline : null;
+    this.tickIsAnim = false;            // our callback's time was the timeline's at the last check (openFrame)
+    this.animCheck = 0;                 // frames to the next check
     this.fr[FR_BASE_END] = -Infinity;   // the median is over frames that ended after this (a resize re-bases it)
     this.own = new Float64Array(8);     // the recorder's own time: OWN_START … OWN_TIMED
     this.ownAtBeat = 0; this.renderAtBeat = 0;   // own[OWN_TOTAL], own[OWN_RENDER] at the last heartbeat
@@ -394,11 +402,17 @@ class Recorder {
       if (!self.recording) return original.call(this, scene, camera);
       // times in a typed array: a double passed to a call would be boxed
       const times = self.times, own = self.own;
-      // the wrapper's own time is the recorder's too (a frame's close, its
+      // The wrapper's own time is the recorder's too (a frame's close, its
       // counters): all of it but the game's render, less a task of its own
-      // timed in it (the first census)
-      times[2] = performance.now();
-      times[3] = own[OWN_TIMED];
+      // timed in it (the first census).  Timed on one render in ownSample,
+      // picked at random (a composer's passes alternate: every n-th would
+      // always be the same pass) and counted ownSample times: the two
+      // clock reads it takes cost a frame more, cold, than much of what
+      // they time (docs/performance.md).
+      // (30 bits: a small integer, never a heap number)
+      const r = self.ownRnd = (Math.imul(self.ownRnd, 1664525) + 1013904223) & 0x3fffffff;
+      const timed = r < self.ownPick;
+      if (timed) { times[2] = performance.now(); times[3] = own[OWN_TIMED]; }
       self.onRenderStart(scene, camera);
       times[0] = performance.now();
       try {
@@ -406,7 +420,7 @@ class Recorder {
       } finally {
         times[1] = performance.now();
         self.onRenderEnd();
-        own[OWN_RENDER] += performance.now() - times[2] - (times[1] - times[0]) - (own[OWN_TIMED] - times[3]);
+        if (timed) own[OWN_RENDER] += self.ownSample * (performance.now() - times[2] - (times[1] - times[0]) - (own[OWN_TIMED] - times[3]));
       }
     };
     this.renderer.render = this.wrapper;
@@ -732,8 +746,23 @@ class Recorder {
     this.frameTick = this.tick;
     this.frameOpen = true;
     this.fr[FR_INSIDE] = 0;
-    // (null while the document is inactive: 0 here, then no delta below)
-    this.fr[FR_ANIM] = this.timeline !== null ? this.timeline.currentTime : NaN;
+    // The animation frame's time.  Our own animation-frame callback was
+    // given it when it ran before this render in this frame (it was made
+    // before the game's loop: the usual case): then the timeline need not
+    // be read — a read costs ~10 µs with the caches cold, more than the
+    // rest of a frame's close (docs/performance.md).  Checked against the
+    // timeline one frame in ANIM_CHECK, and read every frame while the
+    // two differ (a game whose callback runs before ours).  (null while
+    // the document is inactive: 0 here, then no delta below.)
+    const tl = this.timeline;
+    if (tl === null) this.fr[FR_ANIM] = NaN;
+    else if (this.tickIsAnim && --this.animCheck > 0) this.fr[FR_ANIM] = this.fr[FR_TICK_AT];
+    else {
+      const ct = tl.currentTime;
+      this.fr[FR_ANIM] = ct;
+      this.tickIsAnim = ct === this.fr[FR_TICK_AT];
+      this.animCheck = ANIM_CHECK;
+    }
     this.curCalls = 0; this.curTriangles = 0; this.curPoints = 0; this.curLines = 0;
     this.nScenes = 0;
     const hidden = this.hidden;     // kept by a visibilitychange listener, not read per frame

@@ -861,14 +861,14 @@ function virtualPage({ loaf = false, oldThree = false, timeline = false } = {}) 
   let vt = 10000;
   // page.readCost: each read of the clock moves it (a census's slices
   // then end on their budget, as on a real clock)
-  performance.now = () => { const t = vt; vt += page.readCost; return t; };
+  performance.now = () => { const t = vt; vt += page.readCost; page.reads++; return t; };
   let raf = null;
   const saved = { PerformanceObserver: globalThis.PerformanceObserver };
   let made = [];
   globalThis.requestAnimationFrame = (fn) => { raf = fn; return 1; };
   globalThis.cancelAnimationFrame = () => { raf = null; };
   // document.timeline: its currentTime is the animation frame's (page.anim)
-  if (timeline) globalThis.document = { visibilityState: 'visible', timeline: { get currentTime() { return page.anim; } } };
+  if (timeline) globalThis.document = { visibilityState: 'visible', timeline: { get currentTime() { page.timelineReads++; return page.anim; } } };
   if (loaf) {
     globalThis.PerformanceObserver = class {
       static supportedEntryTypes = ['long-animation-frame'];
@@ -886,7 +886,7 @@ function virtualPage({ loaf = false, oldThree = false, timeline = false } = {}) 
   const scene = { isScene: true, visible: true, children: [], type: 'Scene' };
   const page = {
     vt: () => vt, canvas, camera, scene, programs, anim: null,
-    readCost: 0, renderCost: 0, triangles: 100, textures: 0, calls: 1,
+    readCost: 0, reads: 0, timelineReads: 0, renderCost: 0, triangles: 100, textures: 0, calls: 1,
     renderer: {
       // three before r15x: get() only, which makes an empty entry for what it has not seen
       domElement: canvas, properties: oldThree ? { get: (o) => { if (!props.has(o)) props.set(o, {}); return props.get(o); } }
@@ -925,11 +925,13 @@ function virtualPage({ loaf = false, oldThree = false, timeline = false } = {}) 
       return o;
     },
     material(name, type = 'ShaderMaterial', extra = {}) { return { type, name, id: nextId++, ...extra }; },
-    // one frame of `ms`: script time outside render, then render
-    frame(ms, { cost = 0 } = {}) {
+    // one frame of `ms`: script time outside render, then render; the
+    // recorder's animation-frame callback is given `at` (default: the
+    // render clock's time)
+    frame(ms, { cost = 0, at } = {}) {
       vt += ms - cost;
       page.renderCost = cost;
-      raf(vt);
+      raf(at === undefined ? vt : at);
       page.renderer.render(scene, camera);
       page.renderCost = 0;
     },
@@ -1112,6 +1114,42 @@ test('recorder: motion is judged on the animation frames\' clock, so renders tha
   // the same page judged on render ends (no timeline) sees the clocks disagree
   const off = await run(false);
   assert.ok(off.some((r) => r.units < 1), `render ends alone make small "jumps": ${JSON.stringify(off.map((r) => [r.kind, r.units]))}`);
+});
+
+test('recorder: the animation frame\'s time is its own callback\'s when that agrees with the timeline — read one frame in 32, every frame while they differ', async () => {
+  const srv = await collector();
+  const page = virtualPage({ timeline: true });
+  const rec = await recordOn(page, srv);
+  const uneven = [27.5, 6.4, 20.4, 6.7, 30.1, 9.2, 16.7, 24.8, 7.3, 16.7];
+  let anim = 10000;
+  // the game steps its camera on the animation frames' clock (one snap of
+  // 2.5 at frame 150); the renders end unevenly
+  const play = (from, to, agree) => {
+    for (let i = from; i < to; i++) {
+      anim += 16.7;
+      page.anim = anim;
+      page.camera.position.x = anim * 0.0045 + (i >= 150 ? 2.5 : 0);
+      page.frame(uneven[i % uneven.length], { at: agree ? anim : anim - 16.7 });
+    }
+  };
+  play(0, 100, true);
+  await page.tick();
+  const agreeing = page.timelineReads;
+  play(100, 200, true);
+  await page.tick();
+  // our callback given the timeline's time: read once in 32 frames
+  assert.ok(page.timelineReads - agreeing <= Math.ceil(100 / 32) + 1, `${page.timelineReads - agreeing} reads in 100 frames`);
+  // a game whose callback runs first: ours has the frame before's time
+  const r0 = page.timelineReads;
+  play(200, 300, false);
+  await page.tick();
+  assert.ok(page.timelineReads - r0 >= 100 - 32, `${page.timelineReads - r0} reads in 100 frames once the clocks differ`);
+  const got = await finish(rec, page, srv);
+  // motion still on the animation clock: the one snap, on its 16.7 ms frame
+  const j = got.filter((r) => r.type === 'jitter');
+  assert.equal(j.length, 1, JSON.stringify(j));
+  assert.equal(j[0].dtMs, 16.7, JSON.stringify(j[0]));
+  assert.ok(Math.abs(j[0].units - 2.5) < 0.01, `units ${j[0].units}`);
 });
 
 test('recorder: at 4 fps the Long Animation Frames wait outlasts a frame, so a named script is still named', async () => {
@@ -1450,7 +1488,8 @@ test('recorder: a crowd of meshes whose geometry and material were in use is its
 });
 
 test('recorder: the render wrapper\'s own time is the recorder\'s, all in — the game\'s render in it is not, nor a task counted already', async () => {
-  const { srv, page, rec } = await calmCrate();
+  // (every render timed: the figure is exact, not a sample's)
+  const { srv, page, rec } = await calmCrate({ ownSample: 1 });
   const before = rec.state().own;
   // each read of the clock moves it 0.01 ms: the wrapper's reads around
   // the game's render are its own time; the render itself costs 5 ms
@@ -1466,6 +1505,25 @@ test('recorder: the render wrapper\'s own time is the recorder\'s, all in — th
   assert.ok(st.own.msPerFrame > st.own.ms / st.frames, 'msPerFrame is all in: its tasks and the wrapper');
   // before any such read, a calm page's wrapper costs nothing on this clock
   assert.equal(before.renderMs, 0, JSON.stringify(before));
+});
+
+test('recorder: by default the wrapper times itself on one render in eight, counted eight times — two clock reads a frame fewer', async () => {
+  const { srv, page, rec } = await calmCrate();
+  const before = rec.state().own.renderMs;
+  page.readCost = 0.01;
+  const reads0 = page.reads;
+  for (let i = 0; i < 800; i++) page.frame(20, { cost: 5 });
+  const reads = (page.reads - reads0) / 800;
+  page.readCost = 0;
+  await page.tick();
+  const render = rec.state().own.renderMs - before;
+  await finish(rec, page, srv);
+  // a timed render reads the clock four times, the others twice (the
+  // render's start and end, which the frame's figures need)
+  assert.ok(reads > 2 && reads < 2.5, `${reads} clock reads a render`);
+  // each timed render's own 0.02 ms, eight times: about 0.02 ms a render
+  // on average — never the untimed renders' nothing, never eight times all
+  assert.ok(render > 800 * 0.02 * 0.6 && render < 800 * 0.02 * 1.4, `the wrapper's own ${render} ms over 800 renders`);
 });
 
 test('recorder: draw calls that jump back to what the ring saw queue no census; past it, one', async () => {
