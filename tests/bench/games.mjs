@@ -13,8 +13,12 @@
 // alternated, each a fresh load of the page — the anchor is the page
 // without it; on a loaded machine the difference carries the whole
 // page's noise, so the target is read on (a).  Frames are the page's
-// animation frames, counted by the same init script in both.
+// animation frames, counted by the same init script in both.  Then
+// bench/steady.mjs: the same per-frame work in V8 alone, warm and with the
+// caches swept between frames — how much of (a) is the recorder's work
+// and how much the memory it fetches again each frame.
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { Daemon, tmpdir } from '../lib.mjs';
@@ -72,6 +76,12 @@ async function phase(rec) {
       out.medianMs = b.rec.medianMs;
       out.regime = b.rec.regime;
       out.hitches = b.rec.made?.hitch ?? null;
+      // the tasks by what they were (a heartbeat, the every-second refresh, a census's slice…)
+      out.kinds = {};
+      for (const [k, v] of Object.entries(b.own.byKind || {})) {
+        const ms = v.ms - (a.own.byKind?.[k]?.ms ?? 0), tasks = v.tasks - (a.own.byKind?.[k]?.tasks ?? 0);
+        if (tasks > 0) out.kinds[k] = { tasks, ms };
+      }
     }
     await cdp.detach();
     return out;
@@ -93,6 +103,10 @@ try {
   console.log(`  the recorder as it measures itself: ${f3(own)} ms/frame (per phase ${w.map((r) => `${f3(r.own)} = tasks ${f3(r.tasks)} + in render ${f3(r.render)}`).join(', ')}),` +
     ` tasks of 1 ms or more ${w.map((r) => r.over1ms).join(', ')}, its longest ${Math.max(...w.map((r) => r.maxTaskMs))} ms (${w.map((r) => r.maxKind).join(' / ')}),` +
     ` hitches recorded ${w.map((r) => r.hitches).join(', ')}`);
+  const kinds = {};
+  for (const r of w) for (const [k, v] of Object.entries(r.kinds)) { kinds[k] ??= { tasks: 0, ms: 0 }; kinds[k].tasks += v.tasks; kinds[k].ms += v.ms; }
+  console.log(`  its tasks by kind: ${Object.entries(kinds).sort((x, y) => y[1].ms - x[1].ms)
+    .map(([k, v]) => `${k} ${f3(v.ms / frames)} ms/frame (${v.tasks} tasks, ${f3(v.ms / v.tasks)} ms each)`).join(', ')}`);
   console.log(`  the page's task time per frame (CDP TaskDuration): with it ${w.map((r) => f3(r.task)).join(', ')}, without it ${wo.map((r) => f3(r.task)).join(', ')}`);
   console.log(`  the page's script time per frame (CDP ScriptDuration): with it ${w.map((r) => f3(r.script)).join(', ')}, without it ${wo.map((r) => f3(r.script)).join(', ')}`);
   console.log('  target: ≤ 0.05 ms per frame over a session of play (read on the self-measure; the A/B difference holds the page\'s noise)');
@@ -107,3 +121,5 @@ try {
   await without.stop();
   await daemon.stop();
 }
+// its own process: it replaces the clock and requestAnimationFrame
+execFileSync(process.execPath, [path.join(import.meta.dirname, 'steady.mjs')], { stdio: 'inherit', timeout: 600000 });
