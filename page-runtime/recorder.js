@@ -406,10 +406,10 @@ class Recorder {
       // counters): all of it but the game's render, less a task of its own
       // timed in it (the first census).  Timed on one render in ownSample,
       // picked at random (a composer's passes alternate: every n-th would
-      // always be the same pass) and counted ownSample times: the two
-      // clock reads it takes cost a frame more, cold, than much of what
-      // they time (docs/performance.md).
-      // (30 bits: a small integer, never a heap number)
+      // always be the same pass) and counted ownSample times: its two
+      // clock reads cost ~4 µs a frame with the caches cold, a tenth of
+      // what they time (docs/performance.md).  (30 bits: a small integer,
+      // never a heap number.)
       const r = self.ownRnd = (Math.imul(self.ownRnd, 1664525) + 1013904223) & 0x3fffffff;
       const timed = r < self.ownPick;
       if (timed) { times[2] = performance.now(); times[3] = own[OWN_TIMED]; }
@@ -749,8 +749,8 @@ class Recorder {
     // The animation frame's time.  Our own animation-frame callback was
     // given it when it ran before this render in this frame (it was made
     // before the game's loop: the usual case): then the timeline need not
-    // be read — a read costs ~10 µs with the caches cold, more than the
-    // rest of a frame's close (docs/performance.md).  Checked against the
+    // be read — a read costs ~10 µs with the caches cold, a quarter of
+    // a frame's close (docs/performance.md).  Checked against the
     // timeline one frame in ANIM_CHECK, and read every frame while the
     // two differ (a game whose callback runs before ours).  (null while
     // the document is inactive: 0 here, then no delta below.)
