@@ -121,7 +121,27 @@ const r1 = (v) => Math.round(v * 10) / 10;
 // script that runs long within a second of another is still recorded.
 const limitKey = (cls, f) => (cls[0].guess === 'long-script' ? `long-script|${scriptField(f)}` : cls[0].guess);
 const now = () => performance.now();
-const isoAt = (t) => new Date(performance.timeOrigin + t).toISOString();
+// A record's ISO time, written by hand: toISOString() on a new Date costs
+// ~40 µs cold in the page (a record's path runs cold; docs/performance.md),
+// the arithmetic below a few.  The date part is made once a day.  The same
+// string as toISOString() for any time after 1970 (the unit test compares).
+let isoDay = NaN, isoPrefix = '';
+const pad2 = (n) => (n < 10 ? '0' : '') + n;
+export function isoTime(ms) {
+  ms = Math.floor(ms);
+  const day = Math.floor(ms / 86400000);
+  if (day !== isoDay) {
+    const s = new Date(day * 86400000).toISOString();
+    isoDay = day;
+    isoPrefix = s.slice(0, s.indexOf('T') + 1);
+  }
+  let r = ms - day * 86400000;
+  const h = Math.floor(r / 3600000); r -= h * 3600000;
+  const m = Math.floor(r / 60000); r -= m * 60000;
+  const sec = Math.floor(r / 1000), f = r - sec * 1000;
+  return `${isoPrefix}${pad2(h)}:${pad2(m)}:${pad2(sec)}.${f < 10 ? '00' : f < 100 ? '0' : ''}${f}Z`;
+}
+const isoAt = (t) => isoTime(performance.timeOrigin + t);
 
 function parseChord(s) {
   const parts = String(s).split('+').map((p) => p.trim()).filter(Boolean);

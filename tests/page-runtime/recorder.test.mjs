@@ -11,13 +11,23 @@ import { fileURLToPath } from 'node:url';
 import { FrameRing, CAMF, hitchThreshold, isHitch, classifyFrame, RateLimit, HITCH_GUESSES, FLAG_PAUSED, select, loafSettled, loafOverlaps } from '../../page-runtime/frames.js';
 import { MotionMonitor, JITTER_GUESSES } from '../../page-runtime/motion.js';
 import { Outbox } from '../../page-runtime/delivery.js';
-import { canonicalContext, createRecorder } from '../../page-runtime/recorder.js';
+import { canonicalContext, createRecorder, isoTime } from '../../page-runtime/recorder.js';
 import { footprintKey, footprintId, utf8Bytes, headBytes, tailBytes } from '../../page-runtime/footprint.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const vectors = JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'schemas', 'footprint-vectors.json'), 'utf8'));
 
 // --- the ring and the hitch rule ------------------------------------------------
+
+test('a record\'s time is written by hand as toISOString() writes it', () => {
+  const at = [0, 999, 1000, 86399999, 86400000, 951782400000 /* 2000-02-29 */, 1798761599999.9, 1798761600000, 253402300799999 /* 9999-12-31 */];
+  let x = 0x9e3779b9;
+  for (let k = 0; k < 20000; k++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    at.push(1.6e12 + x * 97.3, 1.7e12 + k * 86399.9999);   // fractions, and day after day across midnight
+  }
+  for (const ms of at) assert.equal(isoTime(ms), new Date(ms).toISOString(), `at ${ms}`);
+});
 
 test('ring: a view is the frames from 30 before to 8 after, oldest first, read from the newest back', () => {
   const ring = new FrameRing(600);
