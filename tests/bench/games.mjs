@@ -73,6 +73,8 @@ async function phase(rec) {
       out.over1ms = b.own.over1ms - a.own.over1ms;
       out.maxTaskMs = b.own.maxTaskMs;
       out.maxKind = b.own.maxTaskKind;
+      out.loadMs = b.own.loadMs;
+      out.beatMaxMs = b.own.byKind?.heartbeat?.maxMs ?? null;
       out.medianMs = b.rec.medianMs;
       out.regime = b.rec.regime;
       out.hitches = b.rec.made?.hitch ?? null;
@@ -103,6 +105,8 @@ try {
   console.log(`  the recorder as it measures itself: ${f3(own)} ms/frame (per phase ${w.map((r) => `${f3(r.own)} = tasks ${f3(r.tasks)} + in render ${f3(r.render)}`).join(', ')}),` +
     ` tasks of 1 ms or more ${w.map((r) => r.over1ms).join(', ')}, its longest ${Math.max(...w.map((r) => r.maxTaskMs))} ms (${w.map((r) => r.maxKind).join(' / ')}),` +
     ` hitches recorded ${w.map((r) => r.hitches).join(', ')}`);
+  console.log(`  at the game's load, in its task: ${w.map((r) => r.loadMs).join(' / ')} ms (the recorder made, a heartbeat's code run once in it);` +
+    ` the longest heartbeat of the session ${w.map((r) => r.beatMaxMs).join(' / ')} ms`);
   const kinds = {};
   for (const r of w) for (const [k, v] of Object.entries(r.kinds)) { kinds[k] ??= { tasks: 0, ms: 0 }; kinds[k].tasks += v.tasks; kinds[k].ms += v.ms; }
   console.log(`  its tasks by kind: ${Object.entries(kinds).sort((x, y) => y[1].ms - x[1].ms)

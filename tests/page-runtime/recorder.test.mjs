@@ -982,6 +982,22 @@ async function finish(rec, page, srv) {
   return srv.got;
 }
 
+test('recorder: the heartbeat made at load to run its code once is dropped — nothing sent, counted or kept from it', async () => {
+  const srv = await collector();
+  const page = virtualPage();
+  const rec = await recordOn(page, srv);
+  const st = rec.state();
+  assert.deepEqual(st.made, { heartbeat: 0, hitch: 0, usermark: 0, jitter: 0 });
+  assert.deepEqual([st.queued, st.frames, st.medianMs, st.incidents.length], [0, 0, null, 0]);
+  assert.equal(typeof st.own.loadMs, 'number', 'what it cost the load is said');
+  assert.deepEqual([st.own.ms, st.own.tasks], [0, 0], 'and not counted as a task of its own');
+  for (let i = 0; i < 20; i++) { page.frame(16); await page.tick(); }
+  rec.usermark({ windowMs: 100000 });
+  const got = await finish(rec, page, srv);
+  assert.deepEqual(got.map((r) => r.type), ['usermark'], 'the only record is the one asked for');
+  assert.ok(got[0].frames > 0 && got[0].frames <= 20, `${got[0].frames} frames: of the 20 played, none of the warm-up's`);
+});
+
 test('recorder: a slow game is not judged against a median of one or two frames (34 ms frames from the start are no hitch)', async () => {
   const srv = await collector();
   const page = virtualPage();
