@@ -122,8 +122,9 @@ const r1 = (v) => Math.round(v * 10) / 10;
 const limitKey = (cls, f) => (cls[0].guess === 'long-script' ? `long-script|${scriptField(f)}` : cls[0].guess);
 const now = () => performance.now();
 // A record's ISO time, written by hand: toISOString() on a new Date costs
-// ~40 µs cold in the page (a record's path runs cold; docs/performance.md),
-// the arithmetic below a few.  The date part is made once a day.  The same
+// 10–40 µs cold in the page beside a software renderer or on a loaded
+// machine (a record's path runs cold; docs/performance.md), the arithmetic
+// below about half.  The date part is made once a day.  The same
 // string as toISOString() for any time after 1970 (the unit test compares).
 let isoDay = NaN, isoPrefix = '';
 const pad2 = (n) => (n < 10 ? '0' : '') + n;
