@@ -453,7 +453,13 @@ class Recorder {
       self.closeQueued = false;
       if (!self.recording || !self.frameOpen) return;
       self.closeFrame();
-      if (self.nWork === 0 && self.pending.length === 0) return;
+      // only a hitch wakes anyone: a long frame judged none (a young
+      // level's whose resources did not move: the first frames of a load)
+      // leaves its census to the after-frame slices, as any frame does —
+      // walked here it was the recorder's longest task of a load (1.3 ms)
+      let waking = false;
+      for (let i = 0; i < self.nWork; i++) if ((self.workKind[i] & W_HITCH) !== 0) waking = true;
+      if (!waking && self.pending.length === 0) return;
       // what follows is the recorder's own time (a waking hitch's census
       // and record), counted with the rest of it; it runs in the game's
       // task, not one of its own
@@ -467,7 +473,7 @@ class Recorder {
       // of thousands takes milliseconds to walk, and the recorder is never
       // the long task — that census goes on in after-frame slices and the
       // wake waits for it (counted: state().own.deferredWakes).
-      if (self.nWork > 0) {
+      if (waking) {
         self.runWork(Infinity, WAKE_WALK_MAX, false);
         // (the frame just closed is the last queued, if it is queued)
         const last = self.nWork - 1;
@@ -1914,7 +1920,8 @@ class Recorder {
   // The first heartbeat of play ran its code for the first time: past
   // 1 ms where the later ones take 0.4 (docs/performance.md).  One is made
   // here, in the game's load, from frames of a ring of its own, stamped,
-  // keyed and dropped: the next ones find their code run once.
+  // keyed (as emit() keys one) and dropped: the next ones find their code
+  // run once.
   warm() {
     const ring = new FrameRing(8);
     for (let k = 0; k < 8; k++) {
@@ -1925,7 +1932,7 @@ class Recorder {
     const rec = this.beatRecord(ring, -Infinity, ring.gather('frameMs'), 0.128);
     rec.recorder = { ms: 0, renderMs: 0, maxTaskMs: 0 };
     this.stamp(rec, now());
-    footprintKey(rec);
+    this.mint(rec);
   }
 
   // --- the host's verbs -----------------------------------------------------

@@ -2072,6 +2072,33 @@ test('recorder: a frame whose counters moved but that is no hitch is censused in
   assert.equal(got.filter((r) => r.type === 'hitch').length, 0, 'and it woke nobody');
 });
 
+test('recorder: a long frame of a young level that is no hitch (only geometry moved) is censused in the slices after it, not at its end in the game\'s task', async () => {
+  // the first frames of a load: too few for a median, so a long frame is
+  // judged only when a compile or an upload moved — its end is still
+  // queued (it is past the wake threshold), and must not walk the scene
+  const srv = await collector();
+  const page = virtualPage();
+  const crate = page.material('mat_crate', 'MeshLambertMaterial');
+  page.mesh('crate', crate);
+  const rec = await recordOn(page, srv);
+  for (let i = 0; i < 5; i++) { page.frame(16); await page.tick(); }
+  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);
+  page.renderer.info.memory.geometries += 1000;
+  const before = rec.state();
+  page.frame(150);
+  await Promise.resolve();          // the frame's end: the close has run
+  const atEnd = rec.state();
+  let ticks = 0;
+  while (rec.state().censuses === before.censuses && ticks++ < 50) { page.frame(16); await page.tick(); }
+  const after = rec.state();
+  const got = await finish(rec, page, srv);
+  assert.equal(atEnd.frames, before.frames + 2, 'the frame before and the long one were closed by its end');
+  assert.equal(atEnd.censuses, before.censuses, 'no census walked at the frame\'s end');
+  assert.equal(atEnd.own.tasks, before.own.tasks, 'nothing of the recorder\'s ran in the game\'s task');
+  assert.equal(after.censuses, before.censuses + 1, `censused in the after-frame slices (${ticks} frames later)`);
+  assert.equal(got.filter((r) => r.type === 'hitch').length, 0, 'and it was judged no hitch');
+});
+
 test('recorder: the time identity\'s add() spent capturing stacks in a frame is the recorder\'s own — that frame is judged without it', async () => {
   // the page's identity (identity.js) as the recorder sees it: its add()
   // wrapper's running total; here moved by hand, as 1,000 adds would
