@@ -2002,15 +2002,15 @@ test('recorder: a waking hitch while such records wait is made at its frame\'s e
   assert.equal(hitches[3].sites, undefined);
 });
 
-// A recorded scene of one warm crate, 60 steady frames, then `n` more
+// A recorded scene of one warm crate, `played` steady frames, then `n` more
 // crates added (drawn by the next frame): the waking close's walk.
-async function crowdArrived(n) {
+async function crowdArrived(n, played = 60) {
   const srv = await collector();
   const page = virtualPage();
   const crate = page.material('mat_crate', 'MeshLambertMaterial');
   page.mesh('crate', crate);
   const rec = await recordOn(page, srv);
-  for (let i = 0; i < 60; i++) { page.frame(16); await page.tick(); }
+  for (let i = 0; i < played; i++) { page.frame(16); await page.tick(); }
   for (let i = 0; i < n; i++) page.mesh('crate', crate);
   page.renderer.info.memory.geometries += n;
   return { srv, page, rec };
@@ -2054,50 +2054,28 @@ test('recorder: a waking hitch in a small scene is made at its frame\'s end howe
   assert.equal(h.world.spawnedCount, 1000);
 });
 
-test('recorder: a frame whose counters moved but that is no hitch is censused in the slices after it, never at its end in the game\'s task', async () => {
-  // a thousand crates drawn first in a steady 16 ms frame: a census is
-  // due (geometries moved), a wake is not
-  const { srv, page, rec } = await crowdArrived(1000);
-  const before = rec.state();
-  page.frame(16);
-  await Promise.resolve();          // the frame's end: the close has run
-  const atEnd = rec.state();
-  let ticks = 0;
-  while (rec.state().censuses === before.censuses && ticks++ < 50) { page.frame(16); await page.tick(); }
-  const after = rec.state();
-  const got = await finish(rec, page, srv);
-  assert.equal(atEnd.censuses, before.censuses, 'no census walked at the frame\'s end');
-  assert.equal(atEnd.own.tasks, before.own.tasks, 'nothing of the recorder\'s ran in the game\'s task');
-  assert.equal(after.censuses, before.censuses + 1, `censused in the after-frame slices (${ticks} frames later)`);
-  assert.equal(got.filter((r) => r.type === 'hitch').length, 0, 'and it woke nobody');
-});
-
-test('recorder: a long frame of a young level that is no hitch (only geometry moved) is censused in the slices after it, not at its end in the game\'s task', async () => {
-  // the first frames of a load: too few for a median, so a long frame is
-  // judged only when a compile or an upload moved — its end is still
-  // queued (it is past the wake threshold), and must not walk the scene
-  const srv = await collector();
-  const page = virtualPage();
-  const crate = page.material('mat_crate', 'MeshLambertMaterial');
-  page.mesh('crate', crate);
-  const rec = await recordOn(page, srv);
-  for (let i = 0; i < 5; i++) { page.frame(16); await page.tick(); }
-  for (let i = 0; i < 1000; i++) page.mesh('crate', crate);
-  page.renderer.info.memory.geometries += 1000;
-  const before = rec.state();
-  page.frame(150);
-  await Promise.resolve();          // the frame's end: the close has run
-  const atEnd = rec.state();
-  let ticks = 0;
-  while (rec.state().censuses === before.censuses && ticks++ < 50) { page.frame(16); await page.tick(); }
-  const after = rec.state();
-  const got = await finish(rec, page, srv);
-  assert.equal(atEnd.frames, before.frames + 2, 'the frame before and the long one were closed by its end');
-  assert.equal(atEnd.censuses, before.censuses, 'no census walked at the frame\'s end');
-  assert.equal(atEnd.own.tasks, before.own.tasks, 'nothing of the recorder\'s ran in the game\'s task');
-  assert.equal(after.censuses, before.censuses + 1, `censused in the after-frame slices (${ticks} frames later)`);
-  assert.equal(got.filter((r) => r.type === 'hitch').length, 0, 'and it was judged no hitch');
-});
+// A thousand crates drawn first (geometries moved: a census is due, a
+// wake is not) in a steady 16 ms frame; and in a 150 ms frame of a
+// load's first frames — too few for a median, so judged only when a
+// compile or an upload moved, yet past the wake threshold: its close is
+// queued at its end, and must not walk the scene there.
+for (const [what, played, ms] of [['a frame', 60, 16], ['a long frame of a young level', 5, 150]]) {
+  test(`recorder: ${what} whose counters moved but that is no hitch is censused in the slices after it, never at its end in the game's task`, async () => {
+    const { srv, page, rec } = await crowdArrived(1000, played);
+    const before = rec.state();
+    page.frame(ms);
+    await Promise.resolve();          // the frame's end: the close has run
+    const atEnd = rec.state();
+    let ticks = 0;
+    while (rec.state().censuses === before.censuses && ticks++ < 50) { page.frame(16); await page.tick(); }
+    const after = rec.state();
+    const got = await finish(rec, page, srv);
+    assert.equal(atEnd.censuses, before.censuses, 'no census walked at the frame\'s end');
+    assert.equal(atEnd.own.tasks, before.own.tasks, 'nothing of the recorder\'s ran in the game\'s task');
+    assert.equal(after.censuses, before.censuses + 1, `censused in the after-frame slices (${ticks} frames later)`);
+    assert.equal(got.filter((r) => r.type === 'hitch').length, 0, 'and it woke nobody');
+  });
+}
 
 test('recorder: the time identity\'s add() spent capturing stacks in a frame is the recorder\'s own — that frame is judged without it', async () => {
   // the page's identity (identity.js) as the recorder sees it: its add()
