@@ -14,7 +14,17 @@ bin=$(cd "${SLOPTIMIZE_BUILD:-build}" && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/docs-test.XXXXXX")
 pids=
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	# gone before their folder is: a daemon still stopping wrote its
+	# state folder again after the rm (an empty one was left in /tmp)
+	(trap 'kill $s 2>/dev/null; exit 0' TERM; sleep 10 & s=$!; wait $s
+	    for p in $pids; do kill -KILL "$p" 2>/dev/null; done) &
+	guard=$!
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	kill "$guard" 2>/dev/null
+	rm -rf "$tmp"
+}
 trap cleanup EXIT INT TERM
 export PATH="$bin:$PATH" XDG_STATE_HOME="$tmp/state"
 
