@@ -115,8 +115,9 @@ test('check --counters-only passes N meshes and fails 2N, from the recorder\'s h
   fs.writeFileSync(path.join(dir, 'count.js'), `export const N = ${2 * N};\n`);
   // Vite's watcher reloads the page itself on that write, at a time the
   // load of the machine picks: this reload may meet that one and lose
-  // (ERR_ABORTED, the other navigation won) — either brings the new count
-  await page.reload().catch((e) => { if (!/ERR_ABORTED|frame was detached/.test(e.message)) throw e; });
+  // (ERR_ABORTED, or "interrupted by another navigation": the other one
+  // won) — either brings the new count
+  await page.reload().catch((e) => { if (!/ERR_ABORTED|frame was detached|interrupted by another navigation/.test(e.message)) throw e; });
   await page.waitForFunction((n) => window.page && window.page.N === n && window.page.calls() === n, 2 * N, { timeout: 60000 });
   p = await waitFor(() => { const q = profile(); return q && q.render && q.render.calls === 2 * N ? q : null; },
     { timeout: 60000, what: `profile.json with ${2 * N} draw calls (last: ${JSON.stringify(profile())})` });
